@@ -1,0 +1,305 @@
+/**
+ * PPO for discrete actions (CleanRL's ppo.py, in one readable file): separate actor and
+ * critic MLPs with orthogonal initialisation, GAE, clipped surrogate objective, value
+ * loss, entropy bonus, per-minibatch advantage normalisation, global gradient clipping
+ * and a linearly annealed Adam learning rate. Rollouts run the actor in plain JS on a
+ * weight snapshot (faster than dispatching tfjs ops for a handful of rows); the
+ * gradient steps run on TensorFlow.js.
+ */
+import type { PpoConfig } from '../../spec/schema.js';
+import { VecEnv } from '../envs/vector.js';
+import { type AlgoResult, NaNError, type TrainContext, shapedRewards } from '../context.js';
+import { RunningNorm } from '../normalize.js';
+import { type DenseLayer, POLICY_FORMAT, type PolicyFile, mlpForward } from '../policy.js';
+import { tf, initTf } from '../tf.js';
+import type { Rng } from '../../util/rng.js';
+
+interface Net {
+  sizes: number[];
+  w: tf.Variable[];
+  b: tf.Variable[];
+}
+
+/** An orthogonal matrix [rows × cols] times `gain` (Saxe et al.), from the job's generator. */
+export function orthogonal(rows: number, cols: number, gain: number, rng: Rng): Float32Array {
+  const tall = rows >= cols;
+  const n = tall ? rows : cols; // vector length
+  const k = tall ? cols : rows; // number of orthonormal vectors
+  const vecs: Float64Array[] = [];
+  for (let v = 0; v < k; v++) {
+    const a = new Float64Array(n);
+    for (let i = 0; i < n; i++) a[i] = rng.normal();
+    for (const q of vecs) {
+      let dot = 0;
+      for (let i = 0; i < n; i++) dot += a[i] * q[i];
+      for (let i = 0; i < n; i++) a[i] -= dot * q[i];
+    }
+    let norm = 0;
+    for (let i = 0; i < n; i++) norm += a[i] * a[i];
+    norm = Math.sqrt(norm) || 1;
+    for (let i = 0; i < n; i++) a[i] /= norm;
+    vecs.push(a);
+  }
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) out[r * cols + c] = gain * (tall ? vecs[c][r] : vecs[r][c]);
+  }
+  return out;
+}
+
+function makeNet(sizes: number[], outGain: number, rng: Rng): Net {
+  const w: tf.Variable[] = [];
+  const b: tf.Variable[] = [];
+  for (let l = 0; l + 1 < sizes.length; l++) {
+    const gain = l + 2 === sizes.length ? outGain : Math.SQRT2;
+    w.push(tf.variable(tf.tensor2d(orthogonal(sizes[l], sizes[l + 1], gain, rng), [sizes[l], sizes[l + 1]])));
+    b.push(tf.variable(tf.zeros([sizes[l + 1]])));
+  }
+  return { sizes, w, b };
+}
+
+function forward(net: Net, x: tf.Tensor2D, activation: 'tanh' | 'relu'): tf.Tensor2D {
+  let h = x;
+  for (let l = 0; l < net.w.length; l++) {
+    h = tf.add(tf.matMul(h, net.w[l]), net.b[l]);
+    if (l + 1 < net.w.length) h = activation === 'tanh' ? tf.tanh(h) : tf.relu(h);
+  }
+  return h;
+}
+
+function snapshot(net: Net): DenseLayer[] {
+  return net.w.map((w, l) => ({
+    in: net.sizes[l],
+    out: net.sizes[l + 1],
+    weights: Array.from(w.dataSync()),
+    bias: Array.from(net.b[l].dataSync()),
+  }));
+}
+
+/** Trains a discrete-action policy with PPO within the context's env-step budget. */
+export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoResult> {
+  await initTf();
+  const { spec, env, rng } = ctx;
+  const activation = spec.model.activation;
+  const info = env.info;
+  if (info.actionSpace.type !== 'discrete') throw new Error(`ppo here needs a discrete action space; ${info.id} has ${info.actionSpace.type}`);
+  const nAct = info.actionSpace.n;
+  const numEnvs = spec.environment.numEnvs;
+  const d = info.observationNames.length;
+  const normalize = spec.environment.wrappers.includes('normalize-observation');
+  const norm = normalize ? new RunningNorm(d) : null;
+
+  const vec = new VecEnv(env.make, numEnvs, spec.seed, ctx.params);
+  let steps = Math.min(cfg.rolloutSteps, Math.floor(ctx.maxEnvSteps / numEnvs));
+  if (steps < 1) throw new Error(`budget.envSteps (${ctx.maxEnvSteps}) is smaller than environment.numEnvs (${numEnvs})`);
+  const batch = steps * numEnvs;
+  const numUpdates = Math.max(1, Math.floor(ctx.maxEnvSteps / batch));
+  const mbSize = Math.max(1, Math.floor(batch / cfg.minibatches));
+
+  const actor = makeNet([d, ...spec.model.hidden, nAct], 0.01, rng);
+  const critic = makeNet([d, ...spec.model.hidden, 1], 1.0, rng);
+  const vars = [...actor.w, ...actor.b, ...critic.w, ...critic.b];
+  const opt = tf.train.adam(cfg.learningRate, 0.9, 0.999, 1e-5);
+  const setLr = (lr: number): void => {
+    (opt as unknown as { learningRate: number }).learningRate = lr;
+  };
+
+  const obsBuf = new Float32Array(batch * d);
+  const actBuf = new Int32Array(batch);
+  const logpBuf = new Float32Array(batch);
+  const rewBuf = new Float64Array(batch);
+  const doneBuf = new Uint8Array(batch); // episode ended after this step
+  const valBuf = new Float64Array(batch);
+  const advBuf = new Float32Array(batch);
+  const retBuf = new Float32Array(batch);
+  const normObs = new Float64Array(numEnvs * d);
+  const normNext = new Float64Array(numEnvs * d);
+  const shaped = new Float64Array(numEnvs);
+  const scratch = new Float64Array(d + 3);
+  const perm = new Int32Array(batch);
+
+  let envSteps = 0;
+  let updates = 0;
+  let stopReason: AlgoResult['stopReason'] = 'budget';
+  const start = Date.now();
+  const dispose = (): void => {
+    for (const v of vars) v.dispose();
+    opt.dispose();
+  };
+
+  const policyFile = (aLayers: DenseLayer[]): PolicyFile => ({
+    format: POLICY_FORMAT,
+    obsDim: d,
+    actionSpace: { type: 'discrete', n: nAct },
+    activation,
+    layers: aLayers,
+    obsNorm: norm ? norm.freeze() : null,
+  });
+
+  try {
+    for (let u = 0; u < numUpdates; u++) {
+      if (cfg.annealLr) setLr(cfg.learningRate * (1 - u / numUpdates));
+      const aLayers = snapshot(actor);
+      const cLayers = snapshot(critic);
+      let reached = false;
+      for (let s = 0; s < steps; s++) {
+        if (norm) norm.update(vec.obs, numEnvs);
+        const x = norm ? norm.apply(vec.obs, numEnvs, normObs) : vec.obs;
+        const logits = mlpForward(aLayers, activation, x, numEnvs);
+        const values = mlpForward(cLayers, activation, x, numEnvs);
+        const actions = new Int32Array(numEnvs);
+        for (let i = 0; i < numEnvs; i++) {
+          let max = -Infinity;
+          for (let j = 0; j < nAct; j++) max = Math.max(max, logits[i * nAct + j]);
+          let sum = 0;
+          const p = new Float64Array(nAct);
+          for (let j = 0; j < nAct; j++) sum += p[j] = Math.exp(logits[i * nAct + j] - max);
+          const a = rng.categorical(p);
+          actions[i] = a;
+          const row = s * numEnvs + i;
+          for (let k = 0; k < d; k++) obsBuf[row * d + k] = x[i * d + k];
+          actBuf[row] = a;
+          logpBuf[row] = logits[i * nAct + a] - max - Math.log(sum);
+          valBuf[row] = values[i];
+        }
+        vec.step(actions);
+        envSteps += numEnvs;
+        shapedRewards(ctx.reward, d, numEnvs, vec.nextObs, vec.rewards, vec.episodeStep, vec.terminated, scratch, shaped);
+        // Bootstrap through time-limit truncation with the value of the final observation.
+        let anyTrunc = false;
+        for (let i = 0; i < numEnvs; i++) if (vec.truncated[i]) anyTrunc = true;
+        const vNext = anyTrunc ? mlpForward(cLayers, activation, norm ? norm.apply(vec.nextObs, numEnvs, normNext) : vec.nextObs, numEnvs) : null;
+        for (let i = 0; i < numEnvs; i++) {
+          const row = s * numEnvs + i;
+          rewBuf[row] = shaped[i] + (vec.truncated[i] && vNext ? cfg.gamma * vNext[i] : 0);
+          doneBuf[row] = vec.terminated[i] || vec.truncated[i] ? 1 : 0;
+        }
+        const eps = vec.drainEpisodes();
+        if (eps.length && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length))) reached = true;
+      }
+
+      // GAE(λ) over the rollout, bootstrapping from the value of the current observations.
+      const lastX = norm ? norm.apply(vec.obs, numEnvs, normObs) : vec.obs;
+      const lastV = mlpForward(cLayers, activation, lastX, numEnvs);
+      const lastGae = new Float64Array(numEnvs);
+      for (let s = steps - 1; s >= 0; s--) {
+        for (let i = 0; i < numEnvs; i++) {
+          const row = s * numEnvs + i;
+          const nonTerminal = 1 - doneBuf[row];
+          const nextV = s === steps - 1 ? lastV[i] : valBuf[row + numEnvs];
+          const delta = rewBuf[row] + cfg.gamma * nextV * nonTerminal - valBuf[row];
+          lastGae[i] = delta + cfg.gamma * cfg.gaeLambda * nonTerminal * lastGae[i];
+          advBuf[row] = lastGae[i];
+          retBuf[row] = lastGae[i] + valBuf[row];
+        }
+      }
+
+      let pgSum = 0;
+      let vSum = 0;
+      let entSum = 0;
+      let klSum = 0;
+      let clipSum = 0;
+      let count = 0;
+      for (let i = 0; i < batch; i++) perm[i] = i;
+      for (let epoch = 0; epoch < cfg.epochs; epoch++) {
+        for (let i = batch - 1; i > 0; i--) {
+          const j = rng.int(i + 1);
+          const t = perm[i];
+          perm[i] = perm[j];
+          perm[j] = t;
+        }
+        for (let start0 = 0; start0 + mbSize <= batch; start0 += mbSize) {
+          const mbObs = new Float32Array(mbSize * d);
+          const mbAct = new Int32Array(mbSize);
+          const mbLogp = new Float32Array(mbSize);
+          const mbAdv = new Float32Array(mbSize);
+          const mbRet = new Float32Array(mbSize);
+          for (let k = 0; k < mbSize; k++) {
+            const idx = perm[start0 + k];
+            mbObs.set(obsBuf.subarray(idx * d, idx * d + d), k * d);
+            mbAct[k] = actBuf[idx];
+            mbLogp[k] = logpBuf[idx];
+            mbAdv[k] = advBuf[idx];
+            mbRet[k] = retBuf[idx];
+          }
+          if (cfg.normalizeAdvantages && mbSize > 1) {
+            let m = 0;
+            for (let k = 0; k < mbSize; k++) m += mbAdv[k];
+            m /= mbSize;
+            let v = 0;
+            for (let k = 0; k < mbSize; k++) v += (mbAdv[k] - m) ** 2;
+            const sd = Math.sqrt(v / (mbSize - 1)) + 1e-8;
+            for (let k = 0; k < mbSize; k++) mbAdv[k] = (mbAdv[k] - m) / sd;
+          }
+          const stats = tf.tidy(() => {
+            const obsT = tf.tensor2d(mbObs, [mbSize, d]);
+            const actT = tf.oneHot(tf.tensor1d(mbAct, 'int32'), nAct);
+            const oldLogpT = tf.tensor1d(mbLogp);
+            const advT = tf.tensor1d(mbAdv);
+            const retT = tf.tensor1d(mbRet);
+            let parts: tf.Scalar[] = [];
+            const { value: loss, grads } = tf.variableGrads(() => {
+              const logits = forward(actor, obsT, activation);
+              const logpAll = tf.logSoftmax(logits);
+              const logp = tf.sum(tf.mul(logpAll, actT), 1);
+              const logRatio = tf.sub(logp, oldLogpT);
+              const ratio = tf.exp(logRatio);
+              const pg1 = tf.mul(ratio, advT);
+              const pg2 = tf.mul(tf.clipByValue(ratio, 1 - cfg.clip, 1 + cfg.clip), advT);
+              const pgLoss = tf.neg(tf.mean(tf.minimum(pg1, pg2)));
+              const v = tf.reshape(forward(critic, obsT, activation), [-1]);
+              const vLoss = tf.mul(0.5, tf.mean(tf.square(tf.sub(v, retT))));
+              const entropy = tf.mean(tf.neg(tf.sum(tf.mul(tf.exp(logpAll), logpAll), 1)));
+              const approxKl = tf.mean(tf.sub(tf.sub(ratio, 1), logRatio));
+              const clipFrac = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clip), 'float32'));
+              parts = [pgLoss, vLoss, entropy, approxKl, clipFrac].map((t) => tf.keep(t as tf.Scalar));
+              return tf.add(tf.sub(pgLoss, tf.mul(cfg.entropyCoef, entropy)), tf.mul(cfg.valueCoef, vLoss)) as tf.Scalar;
+            }, vars);
+            const gradList = vars.map((v) => grads[v.name]);
+            const norm2 = tf.sqrt(tf.addN(gradList.map((g) => tf.sum(tf.square(g)))));
+            const scale = tf.div(cfg.maxGradNorm, tf.maximum(norm2, cfg.maxGradNorm));
+            const clipped: Record<string, tf.Tensor> = {};
+            for (const v of vars) clipped[v.name] = tf.mul(grads[v.name], scale);
+            opt.applyGradients(vars.map((v) => ({ name: v.name, tensor: clipped[v.name] })));
+            const packed = tf.stack([loss, ...parts]);
+            for (const t of parts) t.dispose();
+            return packed;
+          });
+          const [loss, pg, vl, ent, kl, cf] = stats.dataSync();
+          stats.dispose();
+          if (!Number.isFinite(loss)) {
+            throw new NaNError(`ppo loss became ${loss} at update ${u + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
+          }
+          pgSum += pg;
+          vSum += vl;
+          entSum += ent;
+          klSum += kl;
+          clipSum += cf;
+          count += 1;
+        }
+      }
+      updates += 1;
+      const n = Math.max(1, count);
+      ctx.log('losses/policy_loss', envSteps, pgSum / n);
+      ctx.log('losses/value_loss', envSteps, vSum / n);
+      ctx.log('losses/entropy', envSteps, entSum / n);
+      ctx.log('losses/approx_kl', envSteps, klSum / n);
+      ctx.log('losses/clipfrac', envSteps, clipSum / n);
+      ctx.log('charts/learning_rate', envSteps, (opt as unknown as { learningRate: number }).learningRate);
+      ctx.log('charts/SPS', envSteps, envSteps / Math.max(1e-3, (Date.now() - start) / 1000));
+      ctx.progress(envSteps, () => policyFile(snapshot(actor)));
+      if (reached) {
+        stopReason = 'target-return';
+        break;
+      }
+      if (u + 1 < numUpdates && envSteps + batch > ctx.maxEnvSteps) break;
+    }
+    const final = policyFile(snapshot(actor));
+    for (const l of final.layers) {
+      if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('ppo produced non-finite weights');
+    }
+    return { policy: final, envSteps, updates, stopReason };
+  } finally {
+    dispose();
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * The embedded trainer agent: a small neural policy (tfjs) over the design space. The
+ * brief's features go through one tanh layer to one softmax per head; a spec is sampled
+ * head by head and its log-probability is the sum over the heads that matter for it.
+ * Updated by a group-relative policy gradient: within each task's group the rewards are
+ * normalised to advantages, and one Adam step raises the log-probability of the specs
+ * that beat their group, with an entropy bonus to keep exploring.
+ */
+import type { TaskBrief } from '../../spec/brief.js';
+import { Rng } from '../../util/rng.js';
+import { initTf, tf } from '../../inner/tf.js';
+import { FEATURE_DIM, briefFeatures } from './features.js';
+import { activeHeads, buildHeads, decode } from './space.js';
+import type { Agent, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
+
+/** Controller settings. */
+export interface ControllerOptions {
+  seed?: number;
+  hidden?: number;
+  learningRate?: number;
+  entropyCoef?: number;
+}
+
+/** The trace of one sampled spec. */
+export interface ControllerTrace {
+  choice: number[];
+  logProb: number;
+}
+
+/** Largest head (number of options) the controller allocates logits for. */
+const MAX_OPTIONS = 8;
+/** Heads the controller can hold (the design space has fewer). */
+const MAX_HEADS = 32;
+
+export class Controller implements Agent {
+  readonly name = 'controller';
+  private readonly opts: Required<ControllerOptions>;
+  private readonly vars: tf.Variable[];
+  private readonly opt: tf.AdamOptimizer;
+
+  /** Creates a controller with small seeded random weights (near-uniform choices). */
+  constructor(options: ControllerOptions = {}) {
+    this.opts = { seed: 1, hidden: 32, learningRate: 0.05, entropyCoef: 0.01, ...options };
+    const rng = new Rng(this.opts.seed);
+    const h = this.opts.hidden;
+    const init = (n: number, scale: number): Float32Array => Float32Array.from({ length: n }, () => rng.normal() * scale);
+    this.vars = [
+      tf.variable(tf.tensor2d(init(FEATURE_DIM * h, 1 / Math.sqrt(FEATURE_DIM)), [FEATURE_DIM, h])),
+      tf.variable(tf.zeros([h])),
+      tf.variable(tf.tensor2d(init(h * MAX_HEADS * MAX_OPTIONS, 0.01), [h, MAX_HEADS * MAX_OPTIONS])),
+      tf.variable(tf.zeros([MAX_HEADS * MAX_OPTIONS])),
+    ];
+    this.opt = tf.train.adam(this.opts.learningRate);
+  }
+
+  /** Logits per head slot for a batch of feature rows: [rows, MAX_HEADS, MAX_OPTIONS]. */
+  private logits(x: tf.Tensor2D): tf.Tensor3D {
+    const [w1, b1, w2, b2] = this.vars;
+    const hdn = tf.tanh(tf.add(tf.matMul(x, w1 as tf.Tensor2D), b1));
+    return tf.reshape(tf.add(tf.matMul(hdn, w2 as tf.Tensor2D), b2), [-1, MAX_HEADS, MAX_OPTIONS]);
+  }
+
+  /** Mask of real options per head (1 real, 0 padding) for a brief's heads. */
+  private static optionMask(sizes: number[]): Float32Array {
+    const m = new Float32Array(MAX_HEADS * MAX_OPTIONS);
+    sizes.forEach((n, h) => m.fill(1, h * MAX_OPTIONS, h * MAX_OPTIONS + n));
+    return m;
+  }
+
+  /** Per-head probabilities for a brief (rows = heads, padded options have probability 0). */
+  async probabilities(brief: TaskBrief): Promise<number[][]> {
+    await initTf();
+    const heads = buildHeads(brief);
+    if (heads.length > MAX_HEADS || heads.some((h) => h.options.length > MAX_OPTIONS)) throw new Error('design space larger than the controller');
+    const mask = Controller.optionMask(heads.map((h) => h.options.length));
+    const probs = tf.tidy(() => {
+      const l = this.logits(tf.tensor2d(briefFeatures(brief), [1, FEATURE_DIM]));
+      const masked = tf.add(l, tf.mul(tf.sub(1, tf.tensor3d(mask, [1, MAX_HEADS, MAX_OPTIONS])), -1e9));
+      return tf.softmax(masked);
+    });
+    const data = probs.dataSync();
+    probs.dispose();
+    return heads.map((h, i) => Array.from(data.subarray(i * MAX_OPTIONS, i * MAX_OPTIONS + h.options.length)));
+  }
+
+  /** Samples one choice per head and decodes it into a spec. */
+  async propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal> {
+    const heads = buildHeads(brief);
+    const probs = await this.probabilities(brief);
+    const choice = probs.map((p) => ctx.rng.categorical(p));
+    const active = activeHeads(heads, choice);
+    const logProb = choice.reduce((a, c, i) => a + (active[i] ? Math.log(probs[i][c]) : 0), 0);
+    const trace: ControllerTrace = { choice, logProb };
+    return { spec: decode(brief, heads, choice, ctx.rng.int(1_000_000)), trace };
+  }
+
+  /** One group-relative policy-gradient step over every group. */
+  async update(groups: RewardGroup[]): Promise<UpdateStats> {
+    await initTf();
+    const rows: { feat: Float32Array; sel: Float32Array; mask: Float32Array; adv: number }[] = [];
+    let rewardSum = 0;
+    let n = 0;
+    for (const g of groups) {
+      const rs = g.items.map((i) => i.reward);
+      const mean = rs.reduce((a, b) => a + b, 0) / rs.length;
+      const sd = Math.sqrt(rs.reduce((a, b) => a + (b - mean) ** 2, 0) / rs.length);
+      const heads = buildHeads(g.brief);
+      const feat = briefFeatures(g.brief);
+      const mask = Controller.optionMask(heads.map((h) => h.options.length));
+      for (const item of g.items) {
+        rewardSum += item.reward;
+        n += 1;
+        const t = item.trace as ControllerTrace;
+        const active = activeHeads(heads, t.choice);
+        const sel = new Float32Array(MAX_HEADS * MAX_OPTIONS);
+        t.choice.forEach((c, h) => {
+          if (active[h]) sel[h * MAX_OPTIONS + c] = 1;
+        });
+        rows.push({ feat, sel, mask, adv: sd > 1e-6 ? (item.reward - mean) / sd : 0 });
+      }
+    }
+    if (!rows.length) return {};
+    const B = rows.length;
+    const stack = (k: 'feat' | 'sel' | 'mask', width: number): Float32Array => {
+      const out = new Float32Array(B * width);
+      rows.forEach((r, i) => out.set(r[k], i * width));
+      return out;
+    };
+    const feats = tf.tensor2d(stack('feat', FEATURE_DIM), [B, FEATURE_DIM]);
+    const sel = tf.tensor3d(stack('sel', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
+    const mask = tf.tensor3d(stack('mask', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
+    const adv = tf.tensor1d(rows.map((r) => r.adv));
+    let entropyValue = 0;
+    const lossT = this.opt.minimize(
+      () =>
+        tf.tidy(() => {
+          const l = tf.add(this.logits(feats), tf.mul(tf.sub(1, mask), -1e9));
+          const logp = tf.logSoftmax(l);
+          const chosen = tf.sum(tf.mul(logp, sel), [1, 2]);
+          const pg = tf.neg(tf.mean(tf.mul(chosen, adv)));
+          const ent = tf.mean(tf.neg(tf.sum(tf.mul(tf.mul(tf.exp(logp), logp), mask), [1, 2])));
+          entropyValue = ent.dataSync()[0];
+          return tf.sub(pg, tf.mul(this.opts.entropyCoef, ent)) as tf.Scalar;
+        }),
+      true,
+      this.vars,
+    );
+    const loss = lossT ? lossT.dataSync()[0] : NaN;
+    lossT?.dispose();
+    tf.dispose([feats, sel, mask, adv]);
+    return { 'agent/loss': loss, 'agent/entropy': entropyValue, 'agent/mean_reward': rewardSum / n };
+  }
+
+  /** Weights and Adam state (through the optimizer's own save format) as plain arrays. */
+  async state(): Promise<unknown> {
+    const adam = await this.opt.getWeights();
+    return {
+      options: this.opts,
+      weights: this.vars.map((v) => Array.from(v.dataSync())),
+      adam: adam.map((w) => ({ name: w.name, shape: w.tensor.shape, values: Array.from(w.tensor.dataSync()) })),
+    };
+  }
+
+  /** Restores weights and Adam state from `state()`. */
+  async load(state: unknown): Promise<void> {
+    await initTf();
+    const s = state as { weights: number[][]; adam?: { name: string; shape: number[]; values: number[] }[] };
+    if (!Array.isArray(s?.weights) || s.weights.length !== this.vars.length) throw new Error('controller checkpoint has the wrong shape');
+    s.weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
+    if (s.adam?.length) {
+      // Adam restores its moments by position (the order of this.vars), so saved names are kept as they are.
+      await this.opt.setWeights(s.adam.map((w) => ({ name: w.name, tensor: tf.tensor(w.values, w.shape) })));
+    }
+  }
+}

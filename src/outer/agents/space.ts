@@ -1,0 +1,112 @@
+/**
+ * The discrete design space the embedded agents choose from, built from a task's brief:
+ * each head is one decision (algorithm, a hyperparameter, a reward term, domain
+ * randomisation, the share of the budget). `decode` turns one choice per head into a
+ * complete job spec. Heads that do not apply to the chosen algorithm are marked unused,
+ * so they do not enter the log-probability.
+ */
+import type { TaskBrief } from '../../spec/brief.js';
+import type { JobSpecInput } from '../../spec/schema.js';
+
+/** One decision with its options (values are JSON). */
+export interface Head {
+  name: string;
+  options: readonly unknown[];
+  /** When set, the head only matters for this algorithm. */
+  algorithm?: string;
+}
+
+/** The heads for a brief, in a fixed order. */
+export function buildHeads(brief: TaskBrief): Head[] {
+  const obsVars = brief.environment.observation.map((v) => v.name);
+  return [
+    { name: 'algorithm', options: brief.algorithms },
+    { name: 'hidden', options: [[], [16], [32, 32], [64, 64]] },
+    { name: 'activation', options: ['tanh', 'relu'] },
+    { name: 'normalizeObs', options: brief.environment.wrappers.includes('normalize-observation') ? [false, true] : [false] },
+    { name: 'randomize', options: brief.environment.params.length ? [false, true] : [false] },
+    { name: 'rewardTerm', options: ['none', ...obsVars] },
+    { name: 'rewardForm', options: ['abs', 'square'] },
+    { name: 'rewardWeight', options: [0.05, 0.2, 0.5] },
+    { name: 'budgetShare', options: [0.05, 0.1, 0.25, 0.5] },
+    { name: 'numEnvs', options: [4, 8, 16], algorithm: 'ppo' },
+    { name: 'ppo.learningRate', options: [1e-4, 3e-4, 1e-3, 3e-3], algorithm: 'ppo' },
+    { name: 'ppo.rolloutSteps', options: [32, 128, 256], algorithm: 'ppo' },
+    { name: 'ppo.epochs', options: [4, 10, 20], algorithm: 'ppo' },
+    { name: 'ppo.minibatches', options: [1, 4], algorithm: 'ppo' },
+    { name: 'ppo.gamma', options: [0.98, 0.99], algorithm: 'ppo' },
+    { name: 'ppo.gaeLambda', options: [0.8, 0.95], algorithm: 'ppo' },
+    { name: 'ppo.entropyCoef', options: [0, 0.01], algorithm: 'ppo' },
+    { name: 'ars.stepSize', options: [0.01, 0.02, 0.05], algorithm: 'ars' },
+    { name: 'ars.directions', options: [4, 8, 16], algorithm: 'ars' },
+    { name: 'ars.topShare', options: [0.5, 1], algorithm: 'ars' },
+    { name: 'ars.noise', options: [0.01, 0.03, 0.05], algorithm: 'ars' },
+  ].filter((h) => !h.algorithm || brief.algorithms.includes(h.algorithm as never));
+}
+
+/** Which heads count for a choice vector (shared heads, and those of the chosen algorithm). */
+export function activeHeads(heads: Head[], choice: number[]): boolean[] {
+  const algo = heads[0].options[choice[0]] as string;
+  return heads.map((h, i) => {
+    if (h.algorithm && h.algorithm !== algo) return false;
+    if (algo === 'ars' && h.name === 'normalizeObs') return false; // ARS always normalises
+    if ((h.name === 'rewardForm' || h.name === 'rewardWeight') && heads.find((x) => x.name === 'rewardTerm') && choice[heads.findIndex((x) => x.name === 'rewardTerm')] === 0) return false;
+    return i >= 0;
+  });
+}
+
+/** Turns one option index per head into a complete job spec for the brief. */
+export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: number): JobSpecInput {
+  const v = (name: string): unknown => {
+    const i = heads.findIndex((h) => h.name === name);
+    if (i < 0) throw new Error(`no head "${name}"`);
+    return heads[i].options[choice[i]];
+  };
+  const algo = v('algorithm') as 'ppo' | 'ars';
+  const term = v('rewardTerm') as string;
+  const w = v('rewardWeight') as number;
+  const expression = term === 'none' ? 'r' : v('rewardForm') === 'abs' ? `r - ${w} * abs(${term})` : `r - ${w} * ${term}^2`;
+  const params: Record<string, [number, number]> = {};
+  if (v('randomize')) {
+    for (const p of brief.environment.params) {
+      const lo = Math.max(p.min, p.default * 0.8);
+      const hi = Math.min(p.max, p.default * 1.2);
+      params[p.name] = [Number(lo.toPrecision(4)), Number(hi.toPrecision(4))];
+    }
+  }
+  const envSteps = Math.max(1000, Math.round(brief.budget.maxEnvSteps * (v('budgetShare') as number)));
+  const algorithm =
+    algo === 'ppo'
+      ? {
+          name: 'ppo' as const,
+          learningRate: v('ppo.learningRate') as number,
+          gamma: v('ppo.gamma') as number,
+          gaeLambda: v('ppo.gaeLambda') as number,
+          clip: 0.2,
+          epochs: v('ppo.epochs') as number,
+          minibatches: v('ppo.minibatches') as number,
+          rolloutSteps: v('ppo.rolloutSteps') as number,
+          entropyCoef: v('ppo.entropyCoef') as number,
+        }
+      : {
+          name: 'ars' as const,
+          stepSize: v('ars.stepSize') as number,
+          directions: v('ars.directions') as number,
+          topDirections: Math.max(1, Math.round((v('ars.directions') as number) * (v('ars.topShare') as number))),
+          noise: v('ars.noise') as number,
+        };
+  return {
+    task: brief.id,
+    environment: {
+      params,
+      wrappers: algo === 'ppo' && v('normalizeObs') ? ['normalize-observation'] : [],
+      numEnvs: algo === 'ppo' ? (v('numEnvs') as number) : 1,
+    },
+    reward: { expression },
+    dataset: { demonstrations: null },
+    model: { hidden: v('hidden') as number[], activation: v('activation') as 'tanh' | 'relu' },
+    algorithm,
+    budget: { envSteps, targetReturn: null },
+    seed,
+  };
+}

@@ -1,0 +1,37 @@
+import type { TaskBrief } from '../../spec/brief.js';
+import type { Rng } from '../../util/rng.js';
+
+/** What an agent may know when proposing: its own past jobs on this task, never the evaluation. */
+export interface ProposalContext {
+  rng: Rng;
+  iteration: number;
+  /** Earlier jobs of this run on the same task with the rewards the agent received. */
+  history: { spec: unknown; reward: number | null }[];
+}
+
+/** One proposed job: the raw spec (validated later) and the agent's own trace. */
+export interface Proposal {
+  spec: unknown;
+  /** JSON-serialisable record of how the spec was produced (choices, log-probabilities). */
+  trace: unknown;
+}
+
+/** A group of proposals for one task with their outer rewards. */
+export interface RewardGroup {
+  brief: TaskBrief;
+  items: { trace: unknown; reward: number }[];
+}
+
+/** Statistics of an agent update, for the store and the curve. */
+export type UpdateStats = Record<string, number>;
+
+/** The trainer agent: proposes jobs, learns from their rewards, saves and restores itself. */
+export interface Agent {
+  readonly name: string;
+  propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal>;
+  update(groups: RewardGroup[]): Promise<UpdateStats>;
+  /** A JSON-serialisable checkpoint. */
+  state(): Promise<unknown>;
+  /** Restores a checkpoint made by `state()`. */
+  load(state: unknown): Promise<void>;
+}

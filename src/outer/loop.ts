@@ -1,0 +1,250 @@
+/**
+ * The outer RL loop. Each iteration the agent proposes `group` jobs per task; every job
+ * is validated, trained by the executor and scored on the hidden evaluation here, on the
+ * harness side; the scores become rewards and the agent is updated. Every step lands in
+ * the store before the next depends on it, so a killed run resumes where it stopped.
+ */
+import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import type { TaskBrief } from '../spec/brief.js';
+import { validateSpec } from '../inner/validate.js';
+import type { Executor, JobResult } from '../run/executor.js';
+import { Store, type JobRow } from '../store/store.js';
+import { getPublicTask } from '../tasks/briefs.js';
+import { Rng, mixSeed } from '../util/rng.js';
+import { Controller } from './agents/controller.js';
+import { RandomAgent } from './agents/random.js';
+import type { Agent, RewardGroup } from './agents/types.js';
+import { outerReward } from './reward.js';
+import { scoreArtifact } from './score.js';
+
+/** A run's configuration, stored with the run and reused on resume. */
+export interface TrainConfig {
+  tasks: string[];
+  agent: 'controller' | 'random';
+  iterations: number;
+  group: number;
+  seed: number;
+}
+
+/** Progress events for a CLI or dashboard. */
+export type LoopEvent =
+  | { type: 'phase'; message: string }
+  | { type: 'jobs'; iteration: number; total: number; done: number }
+  | { type: 'job'; job: JobRow }
+  | { type: 'iteration'; iteration: number; meanReward: number; bestNormalized: number | null; meanNormalized: number | null };
+
+/** Summary of a run as `rrl train --json` prints it. */
+export interface TrainSummary {
+  run: string;
+  dir: string;
+  jobs: number;
+  iterations: { iteration: number; meanReward: number; meanNormalized: number | null; bestNormalized: number | null }[];
+  baselines: Record<string, number | null>;
+  timing: { wallSeconds: number; busySeconds: number; overheadShare: number };
+}
+
+/** Creates the agent a config names. */
+export function makeAgent(name: TrainConfig['agent'], seed: number): Agent {
+  if (name === 'controller') return new Controller({ seed });
+  if (name === 'random') return new RandomAgent();
+  throw new Error(`unknown agent "${String(name)}"; choose controller or random`);
+}
+
+/** Tracks wall time during which at least one job trains or is scored. */
+class BusyClock {
+  private active = 0;
+  private since = 0;
+  busy = 0;
+  enter(): void {
+    if (this.active++ === 0) this.since = performance.now();
+  }
+  leave(): void {
+    if (--this.active === 0) this.busy += (performance.now() - this.since) / 1000;
+  }
+}
+
+/** Runs (or resumes) a training run in `dir` with `executor`. */
+export async function train(
+  dir: string,
+  config: TrainConfig | null,
+  executor: Executor,
+  options: { onEvent?: (e: LoopEvent) => void; signal?: AbortSignal; timeoutMs?: number } = {},
+): Promise<TrainSummary> {
+  const emit = options.onEvent ?? (() => {});
+  const store = new Store(dir);
+  const wall0 = performance.now();
+  const clock = new BusyClock();
+  try {
+    let run = store.getRun();
+    if (!run) {
+      if (!config) throw new Error(`no run to resume in ${dir} (store.db has no run)`);
+      const id = `run-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${(config.seed >>> 0).toString(16)}`;
+      store.createRun(id, config);
+      run = store.getRun()!;
+    } else if (config && JSON.stringify(config) !== JSON.stringify(run.config)) {
+      emit({ type: 'phase', message: 'resuming with the configuration stored in the run (flags that differ are ignored)' });
+    }
+    const runId = run.id;
+    const cfg = run.config as TrainConfig;
+    store.setRunStatus(runId, 'running');
+    const briefs: TaskBrief[] = cfg.tasks.map((t) => getPublicTask(t).brief);
+    const agent = makeAgent(cfg.agent, cfg.seed);
+    const ckpt = store.latestCheckpoint(runId);
+    if (ckpt) await agent.load(ckpt.state);
+    const startIteration = ckpt ? ckpt.iteration + 1 : 0;
+
+    const runJobs = async (rows: JobRow[], iteration: number): Promise<void> => {
+      const pending = rows.filter((r) => r.status === 'pending');
+      let done = rows.length - pending.length;
+      emit({ type: 'jobs', iteration, total: rows.length, done });
+      await Promise.all(
+        pending.map(async (row) => {
+          const brief = briefs.find((b) => b.id === row.task) ?? getPublicTask(row.task).brief;
+          const outDir = join(dir, 'jobs', `j${String(row.id).padStart(5, '0')}`);
+          const checked = validateSpec(row.spec, brief);
+          if (!checked.ok) {
+            store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
+          } else {
+            rmSync(outDir, { recursive: true, force: true });
+            clock.enter();
+            let result: JobResult;
+            try {
+              result = await executor.execute(
+                { spec: checked.spec, brief, outDir },
+                { signal: options.signal, timeoutMs: options.timeoutMs ?? brief.budget.maxWallSeconds * 1000 },
+              );
+              if (options.signal?.aborted) return; // interrupted: leave the job pending for resume
+              if (result.status === 'succeeded') {
+                const score = scoreArtifact(row.task, outDir);
+                const { cost } = result.artifact;
+                store.finishJob(row.id, {
+                  status: 'succeeded',
+                  envSteps: cost.envSteps,
+                  wallSeconds: cost.wallSeconds,
+                  cpuSeconds: cost.cpuSeconds,
+                  artifactDir: outDir,
+                  score,
+                  curve: result.curve,
+                });
+              } else {
+                store.finishJob(row.id, {
+                  status: 'failed',
+                  failureKind: result.kind,
+                  error: result.error,
+                  wallSeconds: result.cost.wallSeconds ?? null,
+                  artifactDir: outDir,
+                });
+              }
+            } finally {
+              clock.leave();
+            }
+          }
+          done += 1;
+          emit({ type: 'jobs', iteration, total: rows.length, done });
+          emit({ type: 'job', job: store.jobs(runId).find((j) => j.id === row.id)! });
+        }),
+      );
+      if (options.signal?.aborted) throw new Error('interrupted');
+    };
+
+    // The baseline spec of every task, once per run: the reference the rewards compare to.
+    let baselineRows = store.jobs(runId, { kind: 'baseline' });
+    const missing = briefs.filter((b) => !baselineRows.some((r) => r.task === b.id));
+    if (missing.length) {
+      store.addJobs(runId, missing.map((b) => ({ iteration: 0, slot: 0, task: b.id, kind: 'baseline' as const, agent: 'baseline', spec: getPublicTask(b.id).baseline, trace: null })));
+      baselineRows = store.jobs(runId, { kind: 'baseline' });
+    }
+    if (baselineRows.some((r) => r.status === 'pending')) {
+      emit({ type: 'phase', message: `training the baseline spec of ${briefs.length} task(s)` });
+      await runJobs(baselineRows, -1);
+      baselineRows = store.jobs(runId, { kind: 'baseline' });
+    }
+    const baselineScore = new Map(baselineRows.map((r) => [r.task, r.normalized ?? 0]));
+
+    for (let it = startIteration; it < cfg.iterations; it++) {
+      store.startIteration(runId, it);
+      let rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
+      if (rows.length === 0) {
+        const proposals = [];
+        for (const [ti, brief] of briefs.entries()) {
+          const history = store
+            .jobs(runId, { kind: 'proposal' })
+            .filter((j) => j.task === brief.id && j.iteration < it)
+            .map((j) => ({ spec: j.spec, reward: j.reward }));
+          for (let g = 0; g < cfg.group; g++) {
+            const rng = new Rng(mixSeed(cfg.seed, it, ti, g));
+            let spec: unknown;
+            let trace: unknown;
+            try {
+              ({ spec, trace } = await agent.propose(brief, { rng, iteration: it, history }));
+            } catch (err) {
+              spec = { error: `the agent failed to propose: ${(err as Error).message}` };
+              trace = null;
+            }
+            proposals.push({ iteration: it, slot: g, task: brief.id, kind: 'proposal' as const, agent: agent.name, spec, trace });
+          }
+        }
+        store.addJobs(runId, proposals);
+        rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
+      }
+      emit({ type: 'phase', message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)` });
+      await runJobs(rows, it);
+      rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
+
+      // Rewards, against the baseline and the best score on the task before this iteration.
+      const earlier = store.jobs(runId, { kind: 'proposal' }).filter((j) => j.iteration < it);
+      const groups: RewardGroup[] = [];
+      const rewards: { jobId: number; reward: number; advantage: number | null; detail: unknown }[] = [];
+      for (const brief of briefs) {
+        const mine = rows.filter((r) => r.task === brief.id);
+        const base = baselineScore.get(brief.id) ?? 0;
+        const best = Math.max(base, ...earlier.filter((j) => j.task === brief.id && j.normalized !== null).map((j) => j.normalized as number));
+        const scored = mine.map((r) => ({
+          row: r,
+          ...outerReward({ status: r.status as 'succeeded' | 'failed' | 'invalid', normalized: r.normalized, baseline: base, bestSoFar: best }),
+        }));
+        const mean = scored.reduce((a, s) => a + s.reward, 0) / Math.max(1, scored.length);
+        const sd = Math.sqrt(scored.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / Math.max(1, scored.length));
+        for (const s of scored) {
+          rewards.push({
+            jobId: s.row.id,
+            reward: s.reward,
+            advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
+            detail: { improvement: s.improvement, bonus: s.bonus, baseline: base, bestSoFar: best },
+          });
+        }
+        groups.push({ brief, items: scored.filter((s) => s.row.trace !== null).map((s) => ({ trace: s.row.trace, reward: s.reward })) });
+      }
+      const stats = await agent.update(groups);
+      const norms = rows.map((r) => r.normalized).filter((v): v is number => v !== null);
+      const summary = {
+        meanReward: rewards.reduce((a, r) => a + r.reward, 0) / Math.max(1, rewards.length),
+        meanNormalized: norms.length ? norms.reduce((a, b) => a + b, 0) / norms.length : null,
+        bestNormalized: norms.length ? Math.max(...norms) : null,
+        updateStats: stats,
+      };
+      store.completeIteration(runId, it, rewards, { agent: agent.name, state: await agent.state() }, summary);
+      emit({ type: 'iteration', iteration: it, meanReward: summary.meanReward, bestNormalized: summary.bestNormalized, meanNormalized: summary.meanNormalized });
+    }
+    store.setRunStatus(runId, 'finished');
+    const wallSeconds = (performance.now() - wall0) / 1000;
+    return {
+      run: runId,
+      dir,
+      jobs: store.jobs(runId, { kind: 'proposal' }).length,
+      iterations: store
+        .iterations(runId)
+        .filter((i) => i.status === 'done')
+        .map((i) => ({ iteration: i.idx, meanReward: i.meanReward ?? 0, meanNormalized: i.meanNormalized, bestNormalized: i.bestNormalized })),
+      baselines: Object.fromEntries(store.jobs(runId, { kind: 'baseline' }).map((r) => [r.task, r.normalized])),
+      timing: { wallSeconds, busySeconds: clock.busy, overheadShare: wallSeconds > 0 ? Math.max(0, 1 - clock.busy / wallSeconds) : 0 },
+    };
+  } catch (err) {
+    const run = store.getRun();
+    if (run && options.signal?.aborted) store.setRunStatus(run.id, 'interrupted');
+    throw err;
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,53 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { TaskBrief } from '../spec/brief.js';
+import { ARTIFACT_FILES, type Artifact, type JobCost, writeFailureStatus } from '../inner/train.js';
+import type { CurvePoint } from '../inner/context.js';
+
+/** What an executor needs to run one job: the spec, the public brief, where to write. */
+export interface JobRequest {
+  spec: unknown;
+  brief: TaskBrief;
+  outDir: string;
+}
+
+/** A job's result as the outer loop sees it; failures carry a reason, never throw. */
+export type JobResult =
+  | { status: 'succeeded'; artifact: Artifact; curve: CurvePoint[] }
+  | { status: 'failed'; kind: string; error: string; cost: Partial<JobCost> };
+
+/** Runs jobs somewhere (worker threads here, a cluster later), enforcing limits. */
+export interface Executor {
+  readonly name: string;
+  /** How many jobs it runs at once. */
+  readonly slots: number;
+  /** Runs one job; resolves with its result, whatever happens. */
+  execute(req: JobRequest, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<JobResult>;
+  /** Cancels every job in flight. */
+  cancelAll(reason?: string): void;
+  close(): Promise<void>;
+}
+
+/** Reads an artifact's curve file (JSON lines). */
+export function readCurve(dir: string): CurvePoint[] {
+  const p = join(dir, ARTIFACT_FILES.curve);
+  if (!existsSync(p)) return [];
+  return readFileSync(p, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as CurvePoint);
+}
+
+/** Records a failure in the artifact directory when the job could not do it itself. */
+export function recordFailure(dir: string, kind: string, error: string): void {
+  const p = join(dir, ARTIFACT_FILES.status);
+  let written = false;
+  if (existsSync(p)) {
+    try {
+      written = (JSON.parse(readFileSync(p, 'utf8')) as { status?: string }).status === 'failed';
+    } catch {
+      written = false;
+    }
+  }
+  if (!written) writeFailureStatus(dir, error, kind);
+}

@@ -1,0 +1,205 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as delay } from 'node:timers/promises';
+import { WorkerPool, type TaskOutcome } from './pool.js';
+import type { TestPayload, TestResult } from './fixtures/pool-worker.js';
+
+const workerFile = new URL('./fixtures/pool-worker.js', import.meta.url);
+
+function makePool(workers: number, maxOldGenerationSizeMb?: number): WorkerPool<TestPayload, TestResult> {
+  return new WorkerPool<TestPayload, TestResult>({ workerFile, workers, maxOldGenerationSizeMb });
+}
+
+/** Asserts a failure of the given kind and returns its message. */
+function failure(outcome: TaskOutcome<TestResult>, kind: string): string {
+  assert.equal(outcome.ok, false, `expected a '${kind}' failure, got ${JSON.stringify(outcome)}`);
+  if (outcome.ok) throw new Error('unreachable');
+  assert.equal(outcome.kind, kind, `message: ${outcome.message}`);
+  assert.ok(outcome.wallSeconds >= 0);
+  return outcome.message;
+}
+
+/** Asserts that the pool still answers an echo. */
+async function assertStillWorks(pool: WorkerPool<TestPayload, TestResult>, value: unknown = 'still alive'): Promise<void> {
+  const outcome = await pool.run({ mode: 'echo', value });
+  assert.ok(outcome.ok, `pool no longer works: ${JSON.stringify(outcome)}`);
+  assert.deepEqual(outcome.value.value, value);
+}
+
+test('echo returns the structured-cloned value and the wall time', async () => {
+  const pool = makePool(1);
+  try {
+    assert.equal(pool.size, 1);
+    const value = { a: [1, 2.5, 'x'], b: { c: null, d: true } };
+    const outcome = await pool.run({ mode: 'echo', value });
+    assert.ok(outcome.ok);
+    assert.deepEqual(outcome.value.value, value);
+    assert.ok(outcome.wallSeconds >= 0);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('an exception in the worker is an error with its message, and keeps a custom name', async () => {
+  const pool = makePool(1);
+  try {
+    assert.equal(failure(await pool.run({ mode: 'throw', message: 'bad hyperparameter' }), 'error'), 'bad hyperparameter');
+    await assertStillWorks(pool);
+    assert.equal(failure(await pool.run({ mode: 'nan-error' }), 'error'), 'NaNError: loss became NaN');
+    await assertStillWorks(pool);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a busy task past its limit is a timeout, its worker is stopped, and the pool goes on', async () => {
+  const pool = makePool(1);
+  try {
+    const heartbeat = new Int32Array(new SharedArrayBuffer(4));
+    const outcome = await pool.run({ mode: 'sleep', ms: 60_000, busy: true, heartbeat }, { timeoutMs: 250 });
+    assert.match(failure(outcome, 'timeout'), /exceeded the wall-clock limit of 0\.25 s/);
+    // The busy loop bumps the heartbeat non-stop; once its thread is terminated it stands still.
+    let last = Atomics.load(heartbeat, 0);
+    let stable = false;
+    for (let i = 0; i < 100 && !stable; i++) {
+      await delay(50);
+      const now = Atomics.load(heartbeat, 0);
+      stable = now === last;
+      last = now;
+    }
+    assert.ok(stable, 'the timed-out task kept running');
+    await assertStillWorks(pool);
+    // An awaiting (non-busy) task times out the same way.
+    const awaiting = await pool.run({ mode: 'sleep', ms: 60_000 }, { timeoutMs: 1000 });
+    assert.equal(failure(awaiting, 'timeout'), 'exceeded the wall-clock limit of 1.0 s');
+    await assertStillWorks(pool);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('the wall-clock limit counts from when a worker takes the task, not while it is queued', async () => {
+  const pool = makePool(1);
+  try {
+    const first = pool.run({ mode: 'sleep', ms: 700 });
+    const second = pool.run({ mode: 'echo', value: 2 }, { timeoutMs: 500 });
+    const unlimited = pool.run({ mode: 'echo', value: 3 }, { timeoutMs: Infinity });
+    assert.ok((await first).ok);
+    const outcome = await second;
+    assert.ok(outcome.ok, JSON.stringify(outcome));
+    assert.ok((await unlimited).ok);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('heap exhaustion is out-of-memory naming the limit', async () => {
+  const pool = makePool(1, 32);
+  try {
+    assert.match(failure(await pool.run({ mode: 'oom' }), 'out-of-memory'), /32 MB/);
+    await assertStillWorks(pool);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a worker that calls process.exit is worker-exit with its code', async () => {
+  const pool = makePool(1);
+  try {
+    assert.match(failure(await pool.run({ mode: 'exit' }), 'worker-exit'), /exited with code 3/);
+    await assertStillWorks(pool);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('the caller aborting a running or queued task cancels it', async () => {
+  const pool = makePool(1);
+  try {
+    const controller = new AbortController();
+    const running = pool.run({ mode: 'sleep', ms: 60_000, busy: true }, { signal: controller.signal });
+    const queued = pool.run({ mode: 'echo', value: 'queued' }, { signal: controller.signal });
+    await delay(100);
+    controller.abort('user pressed stop');
+    assert.equal(failure(await running, 'cancelled'), 'cancelled by the caller: user pressed stop');
+    assert.equal(failure(await queued, 'cancelled'), 'cancelled by the caller: user pressed stop');
+    // An already-aborted signal never starts the task.
+    assert.equal(failure(await pool.run({ mode: 'echo', value: 1 }, { signal: controller.signal }), 'cancelled'),
+      'cancelled by the caller: user pressed stop');
+    await assertStillWorks(pool);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('cancelAll cancels queued and running tasks, and the pool goes on', async () => {
+  const pool = makePool(2);
+  try {
+    const tasks = [
+      pool.run({ mode: 'sleep', ms: 60_000, busy: true }),
+      pool.run({ mode: 'sleep', ms: 60_000 }),
+      pool.run({ mode: 'echo', value: 'queued 1' }),
+      pool.run({ mode: 'echo', value: 'queued 2' }),
+    ];
+    await delay(100);
+    pool.cancelAll('run stopped');
+    for (const outcome of await Promise.all(tasks)) {
+      assert.equal(failure(outcome, 'cancelled'), 'run stopped');
+    }
+    await Promise.all([assertStillWorks(pool, 'a'), assertStillWorks(pool, 'b')]);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('with two workers two tasks really run at the same time', async () => {
+  const pool = makePool(2);
+  try {
+    // Each task waits at a shared barrier until the other has arrived: only concurrent tasks meet.
+    const barrier = new Int32Array(new SharedArrayBuffer(4));
+    const [a, b] = await Promise.all([
+      pool.run({ mode: 'barrier', barrier, parties: 2, waitMs: 20_000 }),
+      pool.run({ mode: 'barrier', barrier, parties: 2, waitMs: 20_000 }),
+    ]);
+    assert.ok(a.ok && b.ok);
+    assert.ok(a.value.met && b.value.met, 'the two tasks did not overlap');
+    assert.notEqual(a.value.threadId, b.value.threadId);
+    assert.ok(a.value.startedAt! <= b.value.finishedAt! && b.value.startedAt! <= a.value.finishedAt!);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a missing worker module or an uncloneable payload or result is an error, not a crash', async () => {
+  const missing = new WorkerPool<TestPayload, TestResult>({
+    workerFile: new URL('./fixtures/no-such-worker.js', import.meta.url),
+    workers: 1,
+  });
+  try {
+    assert.match(failure(await missing.run({ mode: 'echo', value: 1 }), 'error'), /no-such-worker/);
+    assert.match(failure(await missing.run({ mode: 'echo', value: 2 }), 'error'), /no-such-worker/);
+  } finally {
+    await missing.close();
+  }
+  const pool = makePool(1);
+  try {
+    const outcome = await pool.run({ mode: 'echo', value: () => 1 });
+    assert.match(failure(outcome, 'error'), /could not be cloned/);
+    await assertStillWorks(pool);
+    assert.match(failure(await pool.run({ mode: 'bad-result' }), 'error'), /cannot be structured-cloned/);
+    await assertStillWorks(pool);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a closed pool cancels what it still holds and refuses new tasks', async () => {
+  const pool = makePool(1);
+  const running = pool.run({ mode: 'sleep', ms: 60_000, busy: true });
+  const queued = pool.run({ mode: 'echo', value: 1 });
+  await delay(50);
+  await pool.close();
+  failure(await running, 'cancelled');
+  failure(await queued, 'cancelled');
+  assert.equal(failure(await pool.run({ mode: 'echo', value: 1 }), 'cancelled'), 'the pool is closed');
+});

@@ -1,0 +1,263 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Status of a job row. */
+export type JobStatus = 'pending' | 'succeeded' | 'failed' | 'invalid';
+
+/** One job as stored. */
+export interface JobRow {
+  id: number;
+  runId: string;
+  iteration: number;
+  slot: number;
+  task: string;
+  kind: 'proposal' | 'baseline';
+  agent: string;
+  spec: unknown;
+  trace: unknown;
+  status: JobStatus;
+  failureKind: string | null;
+  error: string | null;
+  envSteps: number | null;
+  wallSeconds: number | null;
+  cpuSeconds: number | null;
+  artifactDir: string | null;
+  raw: number | null;
+  normalized: number | null;
+  reward: number | null;
+  advantage: number | null;
+  finishedAt: string | null;
+}
+
+/** What a job's execution produced, as recorded. */
+export interface JobOutcome {
+  status: Exclude<JobStatus, 'pending'>;
+  failureKind?: string | null;
+  error?: string | null;
+  envSteps?: number | null;
+  wallSeconds?: number | null;
+  cpuSeconds?: number | null;
+  artifactDir?: string | null;
+  score?: { raw: number; normalized: number } | null;
+  curve?: { name: string; step: number; wallTime: number; value: number }[];
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS runs (
+  id TEXT PRIMARY KEY,
+  created_at TEXT NOT NULL,
+  config TEXT NOT NULL,
+  status TEXT NOT NULL,
+  finished_at TEXT
+);
+CREATE TABLE IF NOT EXISTS iterations (
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  idx INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  mean_reward REAL,
+  mean_normalized REAL,
+  best_normalized REAL,
+  update_stats TEXT,
+  started_at TEXT NOT NULL,
+  finished_at TEXT,
+  PRIMARY KEY (run_id, idx)
+);
+CREATE TABLE IF NOT EXISTS jobs (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  iteration INTEGER NOT NULL,
+  slot INTEGER NOT NULL,
+  task TEXT NOT NULL,
+  kind TEXT NOT NULL,
+  agent TEXT NOT NULL,
+  spec TEXT NOT NULL,
+  trace TEXT,
+  status TEXT NOT NULL,
+  failure_kind TEXT,
+  error TEXT,
+  env_steps INTEGER,
+  wall_seconds REAL,
+  cpu_seconds REAL,
+  artifact_dir TEXT,
+  created_at TEXT NOT NULL,
+  finished_at TEXT,
+  UNIQUE (run_id, kind, iteration, task, slot)
+);
+CREATE TABLE IF NOT EXISTS scores (
+  job_id INTEGER PRIMARY KEY REFERENCES jobs(id),
+  raw REAL NOT NULL,
+  normalized REAL NOT NULL,
+  scored_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rewards (
+  job_id INTEGER PRIMARY KEY REFERENCES jobs(id),
+  reward REAL NOT NULL,
+  advantage REAL,
+  detail TEXT
+);
+CREATE TABLE IF NOT EXISTS checkpoints (
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  iteration INTEGER NOT NULL,
+  agent TEXT NOT NULL,
+  state TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  PRIMARY KEY (run_id, iteration)
+);
+CREATE TABLE IF NOT EXISTS curves (
+  job_id INTEGER NOT NULL REFERENCES jobs(id),
+  name TEXT NOT NULL,
+  step INTEGER NOT NULL,
+  wall_time REAL NOT NULL,
+  value REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS curves_job ON curves(job_id, name);
+`;
+
+const now = (): string => new Date().toISOString();
+
+/** The run's record in SQLite (WAL mode, every write in a transaction). */
+export class Store {
+  readonly db: Database.Database;
+  readonly path: string;
+
+  /** Opens (or creates) `store.db` in the run directory. */
+  constructor(runDir: string) {
+    mkdirSync(runDir, { recursive: true });
+    this.path = join(runDir, 'store.db');
+    this.db = new Database(this.path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.exec(SCHEMA);
+  }
+
+  /** Closes the database. */
+  close(): void {
+    this.db.close();
+  }
+
+  /** Creates the run row; throws if a run already exists here. */
+  createRun(id: string, config: unknown): void {
+    this.db.prepare('INSERT INTO runs (id, created_at, config, status) VALUES (?, ?, ?, ?)').run(id, now(), JSON.stringify(config), 'running');
+  }
+
+  /** The run recorded in this store, if any. */
+  getRun(): { id: string; config: unknown; status: string; createdAt: string } | undefined {
+    const r = this.db.prepare('SELECT id, config, status, created_at FROM runs LIMIT 1').get() as
+      | { id: string; config: string; status: string; created_at: string }
+      | undefined;
+    return r && { id: r.id, config: JSON.parse(r.config), status: r.status, createdAt: r.created_at };
+  }
+
+  /** Sets the run's status (running / finished / interrupted). */
+  setRunStatus(id: string, status: string): void {
+    this.db.prepare('UPDATE runs SET status = ?, finished_at = ? WHERE id = ?').run(status, status === 'running' ? null : now(), id);
+  }
+
+  /** Records the start of an iteration (idempotent). */
+  startIteration(runId: string, idx: number): void {
+    this.db.prepare("INSERT OR IGNORE INTO iterations (run_id, idx, status, started_at) VALUES (?, ?, 'running', ?)").run(runId, idx, now());
+  }
+
+  /** Iterations with their summaries, in order. */
+  iterations(runId: string): { idx: number; status: string; meanReward: number | null; meanNormalized: number | null; bestNormalized: number | null }[] {
+    return this.db
+      .prepare('SELECT idx, status, mean_reward AS meanReward, mean_normalized AS meanNormalized, best_normalized AS bestNormalized FROM iterations WHERE run_id = ? ORDER BY idx')
+      .all(runId) as { idx: number; status: string; meanReward: number | null; meanNormalized: number | null; bestNormalized: number | null }[];
+  }
+
+  /** Inserts proposed jobs as pending, all or none; returns their ids in order. */
+  addJobs(
+    runId: string,
+    jobs: { iteration: number; slot: number; task: string; kind: 'proposal' | 'baseline'; agent: string; spec: unknown; trace: unknown }[],
+  ): number[] {
+    const ins = this.db.prepare(
+      "INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, trace, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
+    );
+    return this.db.transaction(() =>
+      jobs.map((j) => Number(ins.run(runId, j.iteration, j.slot, j.task, j.kind, j.agent, JSON.stringify(j.spec ?? null), JSON.stringify(j.trace ?? null), now()).lastInsertRowid)),
+    )();
+  }
+
+  /** Records a job's outcome, score and curve in one transaction. */
+  finishJob(id: number, o: JobOutcome): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          'UPDATE jobs SET status = ?, failure_kind = ?, error = ?, env_steps = ?, wall_seconds = ?, cpu_seconds = ?, artifact_dir = ?, finished_at = ? WHERE id = ?',
+        )
+        .run(o.status, o.failureKind ?? null, o.error ?? null, o.envSteps ?? null, o.wallSeconds ?? null, o.cpuSeconds ?? null, o.artifactDir ?? null, now(), id);
+      if (o.score) this.db.prepare('INSERT OR REPLACE INTO scores (job_id, raw, normalized, scored_at) VALUES (?, ?, ?, ?)').run(id, o.score.raw, o.score.normalized, now());
+      if (o.curve?.length) {
+        const ins = this.db.prepare('INSERT INTO curves (job_id, name, step, wall_time, value) VALUES (?, ?, ?, ?, ?)');
+        for (const p of o.curve) ins.run(id, p.name, p.step, p.wallTime, p.value);
+      }
+    })();
+  }
+
+  /** Jobs of a run, optionally of one iteration and kind, joined with score and reward. */
+  jobs(runId: string, filter: { iteration?: number; kind?: 'proposal' | 'baseline' } = {}): JobRow[] {
+    const where = ['j.run_id = ?'];
+    const args: unknown[] = [runId];
+    if (filter.iteration !== undefined) {
+      where.push('j.iteration = ?');
+      args.push(filter.iteration);
+    }
+    if (filter.kind) {
+      where.push('j.kind = ?');
+      args.push(filter.kind);
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT j.id, j.run_id AS runId, j.iteration, j.slot, j.task, j.kind, j.agent, j.spec, j.trace, j.status,
+                j.failure_kind AS failureKind, j.error, j.env_steps AS envSteps, j.wall_seconds AS wallSeconds,
+                j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt,
+                s.raw, s.normalized, r.reward, r.advantage
+           FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id
+          WHERE ${where.join(' AND ')} ORDER BY j.id`,
+      )
+      .all(...args) as (Omit<JobRow, 'spec' | 'trace'> & { spec: string; trace: string | null })[];
+    return rows.map((r) => ({ ...r, spec: JSON.parse(r.spec), trace: r.trace === null ? null : JSON.parse(r.trace) }));
+  }
+
+  /**
+   * Closes an iteration atomically: its rewards, the agent's checkpoint and the
+   * iteration summary land together or not at all.
+   */
+  completeIteration(
+    runId: string,
+    idx: number,
+    rewards: { jobId: number; reward: number; advantage: number | null; detail: unknown }[],
+    checkpoint: { agent: string; state: unknown },
+    summary: { meanReward: number; meanNormalized: number | null; bestNormalized: number | null; updateStats: unknown },
+  ): void {
+    this.db.transaction(() => {
+      const ins = this.db.prepare('INSERT OR REPLACE INTO rewards (job_id, reward, advantage, detail) VALUES (?, ?, ?, ?)');
+      for (const r of rewards) ins.run(r.jobId, r.reward, r.advantage, JSON.stringify(r.detail));
+      this.db
+        .prepare('INSERT OR REPLACE INTO checkpoints (run_id, iteration, agent, state, created_at) VALUES (?, ?, ?, ?, ?)')
+        .run(runId, idx, checkpoint.agent, JSON.stringify(checkpoint.state), now());
+      this.db
+        .prepare(
+          "UPDATE iterations SET status = 'done', mean_reward = ?, mean_normalized = ?, best_normalized = ?, update_stats = ?, finished_at = ? WHERE run_id = ? AND idx = ?",
+        )
+        .run(summary.meanReward, summary.meanNormalized, summary.bestNormalized, JSON.stringify(summary.updateStats), now(), runId, idx);
+    })();
+  }
+
+  /** The agent state saved after the latest completed iteration. */
+  latestCheckpoint(runId: string): { iteration: number; agent: string; state: unknown } | undefined {
+    const r = this.db.prepare('SELECT iteration, agent, state FROM checkpoints WHERE run_id = ? ORDER BY iteration DESC LIMIT 1').get(runId) as
+      | { iteration: number; agent: string; state: string }
+      | undefined;
+    return r && { iteration: r.iteration, agent: r.agent, state: JSON.parse(r.state) };
+  }
+
+  /** A job's training curve, optionally one metric. */
+  curve(jobId: number, name?: string): { name: string; step: number; value: number }[] {
+    return (name
+      ? this.db.prepare('SELECT name, step, value FROM curves WHERE job_id = ? AND name = ? ORDER BY rowid').all(jobId, name)
+      : this.db.prepare('SELECT name, step, value FROM curves WHERE job_id = ? ORDER BY rowid').all(jobId)) as { name: string; step: number; value: number }[];
+  }
+}

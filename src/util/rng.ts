@@ -1,0 +1,97 @@
+/**
+ * Seeded pseudo-random numbers (sfc32 core seeded through splitmix32).
+ * Every random choice in recursive-rl goes through an `Rng` so that the
+ * same seed gives the same run.
+ */
+export class Rng {
+  private a: number;
+  private b: number;
+  private c: number;
+  private d: number;
+  private spare: number | null = null;
+
+  /** Creates a generator from a 32-bit integer seed. */
+  constructor(seed: number) {
+    let s = seed >>> 0;
+    const next = (): number => {
+      s = (s + 0x9e3779b9) >>> 0;
+      let z = s;
+      z = Math.imul(z ^ (z >>> 16), 0x85ebca6b);
+      z = Math.imul(z ^ (z >>> 13), 0xc2b2ae35);
+      return (z ^ (z >>> 16)) >>> 0;
+    };
+    this.a = next();
+    this.b = next();
+    this.c = next();
+    this.d = next();
+    for (let i = 0; i < 12; i++) this.uint32();
+  }
+
+  /** A uniform 32-bit unsigned integer. */
+  uint32(): number {
+    const t = (((this.a + this.b) >>> 0) + this.d) >>> 0;
+    this.d = (this.d + 1) >>> 0;
+    this.a = this.b ^ (this.b >>> 9);
+    this.b = (this.c + (this.c << 3)) >>> 0;
+    this.c = ((this.c << 21) | (this.c >>> 11)) >>> 0;
+    this.c = (this.c + t) >>> 0;
+    return t;
+  }
+
+  /** A uniform float in [0, 1). */
+  next(): number {
+    return this.uint32() / 4294967296;
+  }
+
+  /** A uniform float in [lo, hi). */
+  uniform(lo: number, hi: number): number {
+    return lo + (hi - lo) * this.next();
+  }
+
+  /** A uniform integer in [0, n). */
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+
+  /** A standard normal sample (Box–Muller, caching the second value). */
+  normal(): number {
+    if (this.spare !== null) {
+      const v = this.spare;
+      this.spare = null;
+      return v;
+    }
+    let u = 0;
+    while (u === 0) u = this.next();
+    const v = this.next();
+    const r = Math.sqrt(-2 * Math.log(u));
+    this.spare = r * Math.sin(2 * Math.PI * v);
+    return r * Math.cos(2 * Math.PI * v);
+  }
+
+  /** Index drawn from unnormalised non-negative weights. */
+  categorical(weights: ArrayLike<number>): number {
+    let total = 0;
+    for (let i = 0; i < weights.length; i++) total += weights[i];
+    let u = this.next() * total;
+    for (let i = 0; i < weights.length; i++) {
+      u -= weights[i];
+      if (u < 0) return i;
+    }
+    return weights.length - 1;
+  }
+
+  /** A new independent generator derived from this one. */
+  fork(): Rng {
+    return new Rng(this.uint32());
+  }
+}
+
+/** Mixes several integers into one 32-bit seed (for per-env / per-iteration seeds). */
+export function mixSeed(...parts: number[]): number {
+  let h = 0x811c9dc5;
+  for (const p of parts) {
+    h = Math.imul(h ^ (p >>> 0), 0x01000193) >>> 0;
+    h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0;
+  }
+  return h >>> 0;
+}
