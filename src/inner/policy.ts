@@ -81,12 +81,17 @@ export class PolicyRunner {
       width = l.out;
     }
     if (width !== file.actionSpace.n) throw new Error(`policy outputs ${width} values for ${file.actionSpace.n} actions`);
+    const n = file.obsNorm;
+    if (n && (n.mean.length !== file.obsDim || n.std.length !== file.obsDim || !n.std.every((s) => Number.isFinite(s) && s > 0) || !(n.clip > 0))) {
+      throw new Error(`policy obsNorm must have ${file.obsDim} means, ${file.obsDim} positive stds and a positive clip`);
+    }
     this.file = file;
   }
 
   /** Greedy actions for `rows` raw observations laid out row by row. */
   act(obs: ArrayLike<number>, rows: number): Int32Array {
     const { obsDim, obsNorm, layers, activation, actionSpace } = this.file;
+    if (obs.length < rows * obsDim) throw new RangeError(`act() needs ${rows * obsDim} observation values for ${rows} rows, got ${obs.length}`);
     const x = new Float64Array(rows * obsDim);
     for (let k = 0; k < rows * obsDim; k++) {
       const v = obs[k];

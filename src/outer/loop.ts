@@ -12,6 +12,7 @@ import type { Executor, JobResult } from '../run/executor.js';
 import { Store, type JobRow } from '../store/store.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { Rng, mixSeed } from '../util/rng.js';
+import { initTf } from '../inner/tf.js';
 import { Controller } from './agents/controller.js';
 import { RandomAgent } from './agents/random.js';
 import type { Agent, RewardGroup } from './agents/types.js';
@@ -69,7 +70,7 @@ export async function train(
   dir: string,
   config: TrainConfig | null,
   executor: Executor,
-  options: { onEvent?: (e: LoopEvent) => void; signal?: AbortSignal; timeoutMs?: number } = {},
+  options: { onEvent?: (e: LoopEvent) => void; signal?: AbortSignal; timeoutMs?: number; agent?: Agent } = {},
 ): Promise<TrainSummary> {
   const emit = options.onEvent ?? (() => {});
   const store = new Store(dir);
@@ -89,7 +90,8 @@ export async function train(
     const cfg = run.config as TrainConfig;
     store.setRunStatus(runId, 'running');
     const briefs: TaskBrief[] = cfg.tasks.map((t) => getPublicTask(t).brief);
-    const agent = makeAgent(cfg.agent, cfg.seed);
+    await initTf(); // the embedded controller's network lives on tfjs in this thread
+    const agent = options.agent ?? makeAgent(cfg.agent, cfg.seed);
     const ckpt = store.latestCheckpoint(runId);
     if (ckpt) await agent.load(ckpt.state);
     const startIteration = ckpt ? ckpt.iteration + 1 : 0;
@@ -155,12 +157,9 @@ export async function train(
       store.addJobs(runId, missing.map((b) => ({ iteration: 0, slot: 0, task: b.id, kind: 'baseline' as const, agent: 'baseline', spec: getPublicTask(b.id).baseline, trace: null })));
       baselineRows = store.jobs(runId, { kind: 'baseline' });
     }
-    if (baselineRows.some((r) => r.status === 'pending')) {
-      emit({ type: 'phase', message: `training the baseline spec of ${briefs.length} task(s)` });
-      await runJobs(baselineRows, -1);
-      baselineRows = store.jobs(runId, { kind: 'baseline' });
-    }
-    const baselineScore = new Map(baselineRows.map((r) => [r.task, r.normalized ?? 0]));
+    // Baselines train beside the first iteration's proposals (they are needed only for its rewards).
+    const baselineScores = (): Map<string, number> => new Map(store.jobs(runId, { kind: 'baseline' }).map((r) => [r.task, r.normalized ?? 0]));
+    if (startIteration >= cfg.iterations && baselineRows.some((r) => r.status === 'pending')) await runJobs(baselineRows, -1);
 
     for (let it = startIteration; it < cfg.iterations; it++) {
       store.startIteration(runId, it);
@@ -188,8 +187,13 @@ export async function train(
         store.addJobs(runId, proposals);
         rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
       }
-      emit({ type: 'phase', message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)` });
-      await runJobs(rows, it);
+      const pendingBaselines = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
+      emit({
+        type: 'phase',
+        message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : ''}`,
+      });
+      await runJobs([...pendingBaselines, ...rows], it);
+      const baselineScore = baselineScores();
       rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
 
       // Rewards, against the baseline and the best score on the task before this iteration.

@@ -12,7 +12,7 @@ const paramSetting = z
     z
       .tuple([z.number().min(-1e6).max(1e6), z.number().min(-1e6).max(1e6)])
       .describe('[low, high]: drawn uniformly at the start of every episode (domain randomisation)'),
-  ])
+  ], { error: 'expected a number or a [low, high] pair of numbers' })
   .describe('a physical parameter: a fixed value or a [low, high] range');
 
 /** Observation/reward wrappers a job may ask for. */

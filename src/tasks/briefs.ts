@@ -6,6 +6,7 @@
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpecInput } from '../spec/schema.js';
 import * as cartpoleBalance from './cartpole-balance/brief.js';
+import * as cartpoleShort from './cartpole-short/brief.js';
 
 /** A task's public parts. */
 export interface PublicTask {
@@ -13,7 +14,7 @@ export interface PublicTask {
   baseline: JobSpecInput;
 }
 
-const TASKS: PublicTask[] = [cartpoleBalance];
+const TASKS: PublicTask[] = [cartpoleBalance, cartpoleShort];
 
 /** Every task's public parts, in registry order. */
 export function listTasks(): PublicTask[] {

@@ -4,8 +4,9 @@
  */
 import type { HiddenEvaluation } from './hidden-types.js';
 import { hidden as cartpoleBalance } from './cartpole-balance/hidden.js';
+import { hidden as cartpoleShort } from './cartpole-short/hidden.js';
 
-const HIDDEN: HiddenEvaluation[] = [cartpoleBalance];
+const HIDDEN: HiddenEvaluation[] = [cartpoleBalance, cartpoleShort];
 
 /** The hidden evaluation of a task. */
 export function getHiddenEvaluation(taskId: string): HiddenEvaluation {

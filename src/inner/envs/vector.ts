@@ -64,13 +64,13 @@ export class VecEnv {
     const { obs } = this.envs[i].reset({ seed, params: this.drawParams(i) });
     this.obs.set(obs, i * this.obsDim);
     this.returns[i] = 0;
-    this.episodeStep[i] = 0;
   }
 
   /** Steps every environment with its action; finished episodes restart at once. */
   step(actions: ArrayLike<number>, actionDim = 1): void {
     const d = this.obsDim;
     for (let i = 0; i < this.num; i++) {
+      if (this.terminated[i] || this.truncated[i]) this.episodeStep[i] = 0;
       const a = actionDim === 1 ? actions[i] : Array.prototype.slice.call(actions, i * actionDim, (i + 1) * actionDim);
       const r = this.envs[i].step(a as number | number[]);
       this.nextObs.set(r.obs, i * d);

@@ -38,7 +38,7 @@ export class Controller implements Agent {
   private readonly vars: tf.Variable[];
   private readonly opt: tf.AdamOptimizer;
 
-  /** Creates a controller with small seeded random weights (near-uniform choices). */
+  /** Creates a controller with small seeded random weights (near-uniform choices); call after `initTf()`. */
   constructor(options: ControllerOptions = {}) {
     this.opts = { seed: 1, hidden: 32, learningRate: 0.05, entropyCoef: 0.01, ...options };
     const rng = new Rng(this.opts.seed);

@@ -41,7 +41,7 @@ export const brief: TaskBrief = {
   ],
   demonstrations: [],
   algorithms: ['ppo', 'ars'],
-  budget: { maxEnvSteps: 200_000, maxWallSeconds: 300 },
+  budget: { maxEnvSteps: 100_000, maxWallSeconds: 300 },
   metric:
     'mean undiscounted return (steps balanced, up to 500) of the trained policy acting greedily on the default physics, ' +
     'over held-out episodes; normalised so that a uniformly random policy scores 0 and 500 scores 1',

@@ -1,0 +1,188 @@
+/** The `rrl` command line. */
+import { Command, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { jobSpecJsonSchema } from '../spec/schema.js';
+import { listTasks, getPublicTask } from '../tasks/briefs.js';
+import { runJob } from '../inner/train.js';
+import { scoreArtifact } from '../outer/score.js';
+import { LocalExecutor } from '../run/local.js';
+import { type LoopEvent, type TrainConfig, train } from '../outer/loop.js';
+import { SpecError } from '../spec/validate.js';
+import { num, progressBar, table } from './format.js';
+
+function int(name: string, min: number, max: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer in [${min}, ${max}], got "${v}"`);
+    return n;
+  };
+}
+
+const program = new Command();
+program.name('rrl').description('recursive-rl: a trainer agent that learns, by RL, to write training jobs').showHelpAfterError();
+
+program
+  .command('tasks')
+  .description('list the tasks')
+  .option('--json', 'one JSON array on stdout')
+  .action((o: { json?: boolean }) => {
+    const rows = listTasks().map(({ brief: b }) => ({ id: b.id, family: b.family, kind: b.kind, split: b.split, data: b.data }));
+    if (o.json) console.log(JSON.stringify(rows));
+    else console.log(table(['id', 'family', 'kind', 'split', 'data', 'title'], listTasks().map(({ brief: b }) => [b.id, b.family, b.kind, b.split, b.data, b.title])));
+  });
+
+program
+  .command('spec')
+  .description('the job spec schema')
+  .option('--json-schema', 'print the JSON Schema the agent writes against')
+  .action((o: { jsonSchema?: boolean }) => {
+    if (!o.jsonSchema) {
+      console.error('use `rrl spec --json-schema` to print the job spec JSON Schema');
+      process.exitCode = 2;
+      return;
+    }
+    console.log(JSON.stringify(jobSpecJsonSchema(), null, 2));
+  });
+
+const job = program.command('job').description('single training jobs');
+job
+  .command('baseline')
+  .argument('<task>', 'task id')
+  .description("print the task's baseline spec (JSON)")
+  .action((task: string) => {
+    console.log(JSON.stringify(getPublicTask(task).baseline, null, 2));
+  });
+
+job
+  .command('run')
+  .argument('<spec>', 'path to a job spec (JSON)')
+  .option('--out <dir>', 'artifact directory', '')
+  .option('--json', 'one JSON object on stdout as the last line')
+  .description('train one job here and score it on the hidden evaluation')
+  .action(async (specPath: string, o: { out: string; json?: boolean }) => {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(readFileSync(specPath, 'utf8'));
+    } catch (err) {
+      throw new Error(`cannot read the spec ${specPath}: ${(err as Error).message}`);
+    }
+    const taskId = (raw as { task?: unknown })?.task;
+    if (typeof taskId !== 'string') throw new SpecError([{ path: 'task', value: taskId, message: 'expected the id of a task (see `rrl tasks`)' }]);
+    const { brief } = getPublicTask(taskId);
+    const outDir = resolve(o.out || join('runs', 'jobs', `${taskId}-${Date.now()}`));
+    const bar = progressBar('training', brief.budget.maxEnvSteps);
+    let artifact;
+    try {
+      artifact = await runJob(raw, brief, { outDir, onProgress: (s, max) => bar.update(s, `of ${max} env steps`) });
+    } finally {
+      bar.stop();
+    }
+    const score = scoreArtifact(taskId, outDir);
+    const out = {
+      status: artifact.status,
+      score,
+      cost: { envSteps: artifact.cost.envSteps, wallSeconds: artifact.cost.wallSeconds, cpuSeconds: artifact.cost.cpuSeconds },
+      artifact: outDir,
+    };
+    if (o.json) console.log(JSON.stringify(out));
+    else {
+      console.log(
+        table(
+          ['status', 'hidden raw', 'hidden normalised', 'env steps', 'wall s', 'artifact'],
+          [[out.status, num(score.raw, 1), num(score.normalized), out.cost.envSteps, num(out.cost.wallSeconds, 2), outDir]],
+        ),
+      );
+    }
+  });
+
+program
+  .command('train')
+  .description('run the outer loop: the agent proposes jobs, they train, are scored, and the agent learns')
+  .option('--tasks <ids>', 'comma-separated task ids (default: every train-split task)')
+  .option('--agent <name>', 'controller | random', 'controller')
+  .option('--iterations <n>', 'outer iterations', int('--iterations', 1, 10_000), 3)
+  .option('--group <g>', 'proposals per task per iteration', int('--group', 1, 256), 4)
+  .option('--seed <s>', 'seed of the run', int('--seed', 0, 2 ** 31 - 1), 1)
+  .option('--run <dir>', 'run directory (default: runs/<timestamp>)')
+  .option('--resume [dir]', 'resume the run in this directory (or in --run)')
+  .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
+  .option('--job-timeout <seconds>', "per-job wall-clock limit (default: the task's cap)", int('--job-timeout', 1, 86_400))
+  .option('--job-memory <mb>', 'per-job heap limit in MB', int('--job-memory', 64, 65_536), 2048)
+  .option('--json', 'one JSON object on stdout as the last line')
+  .action(async (o: {
+    tasks?: string;
+    agent: string;
+    iterations: number;
+    group: number;
+    seed: number;
+    run?: string;
+    resume?: string | boolean;
+    workers?: number;
+    jobTimeout?: number;
+    jobMemory: number;
+    json?: boolean;
+  }) => {
+    if (o.agent !== 'controller' && o.agent !== 'random') throw new InvalidArgumentError(`--agent must be controller or random, got "${o.agent}"`);
+    const resumeDir = typeof o.resume === 'string' ? o.resume : o.resume ? o.run : undefined;
+    if (o.resume && !resumeDir) throw new InvalidArgumentError('--resume needs a run directory: --resume DIR or --run DIR --resume');
+    const dir = resolve(resumeDir ?? o.run ?? join('runs', new Date().toISOString().replace(/[:.]/g, '-')));
+    const tasks = o.tasks ? o.tasks.split(',').map((s) => s.trim()).filter(Boolean) : listTasks().filter((t) => t.brief.split === 'train').map((t) => t.brief.id);
+    for (const t of tasks) getPublicTask(t);
+    const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent, iterations: o.iterations, group: o.group, seed: o.seed };
+    const executor = new LocalExecutor({ workers: o.workers, memoryMb: o.jobMemory });
+    const abort = new AbortController();
+    const onSignal = (): void => {
+      process.stderr.write('\ninterrupted: cancelling running jobs; resume with `rrl train --resume ' + dir + '`\n');
+      abort.abort();
+      executor.cancelAll('the run was interrupted');
+    };
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    process.stderr.write(`run directory: ${dir}\n`);
+    let bar: ReturnType<typeof progressBar> | null = null;
+    let barIteration = -2;
+    const onEvent = (e: LoopEvent): void => {
+      if (e.type === 'phase') {
+        bar?.stop();
+        bar = null;
+        process.stderr.write(`${e.message}\n`);
+      } else if (e.type === 'jobs') {
+        if (!bar || barIteration !== e.iteration) {
+          bar?.stop();
+          bar = progressBar(e.iteration < 0 ? 'baseline' : `iteration ${e.iteration + 1}`, e.total);
+          barIteration = e.iteration;
+        }
+        bar.update(e.done, 'jobs');
+      } else if (e.type === 'iteration') {
+        bar?.stop();
+        bar = null;
+        process.stderr.write(`iteration ${e.iteration + 1}: mean outer reward ${num(e.meanReward)}, best normalised score ${num(e.bestNormalized)}\n`);
+      }
+    };
+    try {
+      const summary = await train(dir, config, executor, { onEvent, signal: abort.signal, timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined });
+      if (o.json) {
+        console.log(JSON.stringify({ ...summary, iterations: summary.iterations.map((i) => ({ meanReward: i.meanReward, bestNormalized: i.bestNormalized, meanNormalized: i.meanNormalized })) }));
+      } else {
+        console.log(
+          table(
+            ['iteration', 'mean outer reward', 'mean normalised score', 'best normalised score'],
+            summary.iterations.map((i) => [i.iteration + 1, num(i.meanReward), num(i.meanNormalized), num(i.bestNormalized)]),
+          ),
+        );
+        console.log(`baseline normalised score: ${Object.entries(summary.baselines).map(([k, v]) => `${k} ${num(v)}`).join(', ')}`);
+        console.log(`${summary.jobs} proposals in ${num(summary.timing.wallSeconds, 1)} s; run: ${summary.dir}`);
+      }
+    } finally {
+      await executor.close();
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+    if (abort.signal.aborted) process.exitCode = 130;
+  });
+
+program.parseAsync(process.argv).catch((err: Error) => {
+  console.error(`rrl: ${err.message}`);
+  process.exitCode = process.exitCode || 1;
+});

@@ -1,0 +1,69 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runJob } from './train.js';
+import { getPublicTask } from '../tasks/briefs.js';
+import { scoreArtifact } from '../outer/score.js';
+import { arsSpec, fastPpoSpec } from '../testing/specs.js';
+
+const { brief } = getPublicTask('cartpole-balance');
+const tmp = mkdtempSync(join(tmpdir(), 'rrl-train-'));
+
+test('ARS solves CartPole on the hidden evaluation from a fixed seed', async () => {
+  const a = await runJob(arsSpec('cartpole-balance', 20_000), brief, { outDir: join(tmp, 'ars') });
+  assert.ok(a.cost.envSteps <= 20_000);
+  const s = scoreArtifact('cartpole-balance', a.dir);
+  assert.ok(s.raw >= 475, `ARS hidden score ${s.raw}`);
+});
+
+test('PPO solves CartPole on the hidden evaluation from a fixed seed', async () => {
+  const a = await runJob(fastPpoSpec('cartpole-balance'), brief, { outDir: join(tmp, 'ppo') });
+  const s = scoreArtifact('cartpole-balance', a.dir);
+  assert.ok(s.raw >= 475, `PPO hidden score ${s.raw}`);
+  const curve = readFileSync(join(a.dir, 'curve.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  for (const m of ['charts/episodic_return', 'losses/policy_loss', 'losses/value_loss', 'losses/entropy', 'losses/approx_kl']) {
+    assert.ok(curve.some((p) => p.name === m), `curve has ${m}`);
+  }
+});
+
+test('same spec and seed give the same weights; another seed does not', async () => {
+  const spec = { ...fastPpoSpec('cartpole-balance'), budget: { envSteps: 2048, targetReturn: null } };
+  const a = await runJob(spec, brief, { outDir: join(tmp, 'det-a') });
+  const b = await runJob(spec, brief, { outDir: join(tmp, 'det-b') });
+  const c = await runJob({ ...spec, seed: spec.seed + 1 }, brief, { outDir: join(tmp, 'det-c') });
+  const w = (d: string) => readFileSync(join(d, 'policy.json'), 'utf8');
+  assert.equal(w(a.dir), w(b.dir));
+  assert.notEqual(w(a.dir), w(c.dir));
+  const r1 = await runJob(arsSpec('cartpole-balance', 3000, 4), brief, { outDir: join(tmp, 'det-r1') });
+  const r2 = await runJob(arsSpec('cartpole-balance', 3000, 4), brief, { outDir: join(tmp, 'det-r2') });
+  assert.equal(w(r1.dir), w(r2.dir));
+});
+
+test('the engine counts env steps and stops at the budget', async () => {
+  for (const envSteps of [1000, 1234]) {
+    const a = await runJob(arsSpec('cartpole-balance', envSteps), brief, { outDir: join(tmp, `b-ars-${envSteps}`) });
+    assert.ok(a.cost.envSteps <= envSteps && a.cost.envSteps > envSteps * 0.5, `ars used ${a.cost.envSteps} of ${envSteps}`);
+    const p = await runJob({ ...fastPpoSpec('cartpole-balance'), budget: { envSteps, targetReturn: null } }, brief, { outDir: join(tmp, `b-ppo-${envSteps}`) });
+    assert.ok(p.cost.envSteps <= envSteps, `ppo used ${p.cost.envSteps} of ${envSteps}`);
+  }
+  await assert.rejects(
+    runJob(arsSpec('cartpole-balance', brief.budget.maxEnvSteps + 1), brief, { outDir: join(tmp, 'over') }),
+    /budget\.envSteps: got 100001: exceeds the task's cap of 100000/,
+  );
+});
+
+test('a target return stops training early and says so', async () => {
+  const a = await runJob({ ...arsSpec('cartpole-balance', 50_000), budget: { envSteps: 50_000, targetReturn: 200 } }, brief, { outDir: join(tmp, 'target') });
+  assert.equal(a.stopReason, 'target-return');
+  assert.ok(a.cost.envSteps < 50_000);
+});
+
+test('a loss that overflows fails as NaN with the reason', async () => {
+  const spec = fastPpoSpec('cartpole-balance');
+  const bad = { ...spec, reward: { expression: 'r * 1000000^6' } };
+  await assert.rejects(runJob(bad, brief, { outDir: join(tmp, 'nan') }), (e: Error) => e.name === 'NaNError' && /ppo loss became (NaN|Infinity) at update 1/.test(e.message));
+  const status = JSON.parse(readFileSync(join(tmp, 'nan', 'status.json'), 'utf8'));
+  assert.equal(status.status, 'failed');
+});
