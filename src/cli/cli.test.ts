@@ -1,0 +1,81 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { arsSpec } from '../testing/specs.js';
+
+const bin = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
+const tmp = mkdtempSync(join(tmpdir(), 'rrl-cli-'));
+
+function rrl(...args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', cwd: tmp });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+test('rrl tasks --json lists every task with its labels', () => {
+  const r = rrl('tasks', '--json');
+  assert.equal(r.code, 0);
+  const tasks = JSON.parse(r.stdout);
+  assert.ok(tasks.some((t: { id: string }) => t.id === 'cartpole-balance'));
+  for (const t of tasks) {
+    assert.deepEqual(Object.keys(t).sort(), ['data', 'family', 'id', 'kind', 'split']);
+    assert.ok(['control', 'supervised'].includes(t.kind));
+    assert.ok(['train', 'held-out'].includes(t.split));
+  }
+});
+
+test('rrl spec --json-schema prints the JSON Schema', () => {
+  const r = rrl('spec', '--json-schema');
+  assert.equal(r.code, 0);
+  const schema = JSON.parse(r.stdout);
+  assert.equal(schema.type, 'object');
+  assert.deepEqual(Object.keys(schema.properties).sort(), ['algorithm', 'budget', 'dataset', 'environment', 'model', 'reward', 'seed', 'task']);
+});
+
+test('rrl job baseline prints a spec that rrl job run accepts; unknown tasks are named', () => {
+  const r = rrl('job', 'baseline', 'cartpole-balance');
+  assert.equal(r.code, 0);
+  assert.equal(JSON.parse(r.stdout).task, 'cartpole-balance');
+  const bad = rrl('job', 'baseline', 'no-such-task');
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /unknown task "no-such-task"; known tasks: cartpole-balance/);
+});
+
+test('rrl job run --json trains, scores and prints one JSON object last', () => {
+  const specPath = join(tmp, 'ars.json');
+  writeFileSync(specPath, JSON.stringify(arsSpec('cartpole-balance', 20_000)));
+  const r = rrl('job', 'run', specPath, '--out', join(tmp, 'job'), '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+  assert.equal(out.status, 'succeeded');
+  assert.ok(out.score.raw >= 475);
+  assert.ok(out.score.normalized > 0.9 && out.score.normalized <= 1);
+  assert.ok(out.cost.envSteps > 0 && out.cost.envSteps <= 20_000);
+  assert.ok(out.cost.wallSeconds > 0);
+  assert.equal(out.artifact, join(tmp, 'job'));
+});
+
+test('rrl job run on an invalid spec exits 1 naming the field, the value and the rule', () => {
+  const specPath = join(tmp, 'bad.json');
+  writeFileSync(specPath, JSON.stringify({ ...arsSpec('cartpole-balance'), seed: -3, budget: { envSteps: 5e6 } }));
+  const r = rrl('job', 'run', specPath, '--json');
+  assert.equal(r.code, 1);
+  assert.match(r.stderr, /seed: got -3: .*>=0/);
+  const notJson = join(tmp, 'broken.json');
+  writeFileSync(notJson, '{ "task": ');
+  const r2 = rrl('job', 'run', notJson);
+  assert.equal(r2.code, 1);
+  assert.match(r2.stderr, /cannot read the spec .*broken\.json/);
+});
+
+test('rrl train rejects bad flags with the limit', () => {
+  const r = rrl('train', '--iterations', '0');
+  assert.notEqual(r.code, 0);
+  assert.match(r.stderr, /--iterations must be an integer in \[1, 10000\], got "0"/);
+  const r2 = rrl('train', '--tasks', 'nope', '--run', join(tmp, 'x'));
+  assert.equal(r2.code, 1);
+  assert.match(r2.stderr, /unknown task "nope"/);
+});
