@@ -8,7 +8,7 @@ import { runJob } from '../inner/train.js';
 import { scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
 import { type LoopEvent, type TrainConfig, train } from '../outer/loop.js';
-import { SpecError } from '../spec/validate.js';
+import { SpecError, formatIssues } from '../spec/validate.js';
 import { num, progressBar, table } from './format.js';
 
 function int(name: string, min: number, max: number) {
@@ -75,6 +75,12 @@ job
     let artifact;
     try {
       artifact = await runJob(raw, brief, { outDir, onProgress: (s, max) => bar.update(s, `of ${max} env steps`) });
+    } catch (err) {
+      if (o.json) {
+        const status = err instanceof SpecError ? 'invalid' : 'failed';
+        console.log(JSON.stringify({ status, error: (err as Error).message, score: null, cost: null, artifact: outDir }));
+      }
+      throw err;
     } finally {
       bar.stop();
     }
@@ -183,6 +189,8 @@ program
   });
 
 program.parseAsync(process.argv).catch((err: Error) => {
-  console.error(`rrl: ${err.message}`);
+  if (err instanceof SpecError) {
+    console.error(`rrl: invalid job spec:\n${err.issues.map((i) => `  - ${formatIssues([i])}`).join('\n')}`);
+  } else console.error(`rrl: ${err.message}`);
   process.exitCode = process.exitCode || 1;
 });

@@ -1,0 +1,131 @@
+/**
+ * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
+ * object per benchmark. NAME: cartpole (default: all).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CartPoleEnv } from '../src/inner/envs/cartpole.js';
+import { VecEnv } from '../src/inner/envs/vector.js';
+import { runJob } from '../src/inner/train.js';
+import type { PolicyFile } from '../src/inner/policy.js';
+import { scorePolicy } from '../src/outer/score.js';
+import { train } from '../src/outer/loop.js';
+import { LocalExecutor } from '../src/run/local.js';
+import { getPublicTask } from '../src/tasks/briefs.js';
+import { arsSpec, cleanRlPpoSpec } from '../src/testing/specs.js';
+import { Rng } from '../src/util/rng.js';
+import { num, table } from '../src/cli/format.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
+const log = (s: string): boolean => process.stderr.write(`${s}\n`);
+
+/** Raw environment speed: single env and an 8-wide vector, random actions. */
+function envThroughput(): { singleStepsPerSec: number; vectorStepsPerSec: number } {
+  const env = new CartPoleEnv();
+  const rng = new Rng(1);
+  env.reset({ seed: 1 });
+  const n = 2_000_000;
+  let t0 = performance.now();
+  for (let i = 0; i < n; i++) {
+    const r = env.step(rng.int(2));
+    if (r.terminated || r.truncated) env.reset();
+  }
+  const single = n / ((performance.now() - t0) / 1000);
+  const vec = new VecEnv(() => new CartPoleEnv(), 8, 1);
+  const actions = new Int32Array(8);
+  t0 = performance.now();
+  const m = 250_000;
+  for (let i = 0; i < m; i++) {
+    for (let k = 0; k < 8; k++) actions[k] = rng.int(2);
+    vec.step(actions);
+    vec.drainEpisodes();
+  }
+  return { singleStepsPerSec: single, vectorStepsPerSec: (8 * m) / ((performance.now() - t0) / 1000) };
+}
+
+/** Trains a spec, scoring snapshots on the hidden evaluation; reports when it first reaches `target`. */
+async function timeToSolve(spec: unknown, task: string, every: number, target = 475) {
+  const { brief } = getPublicTask(task);
+  let scoringMs = 0;
+  let solved: { envSteps: number; wallSeconds: number; hidden: number } | null = null;
+  const t0 = performance.now();
+  const artifact = await runJob(spec, brief, {
+    outDir: join(tmp, `solve-${Date.now()}`),
+    snapshotEvery: every,
+    onSnapshot: (envSteps: number, policy: PolicyFile) => {
+      if (solved) return;
+      const s0 = performance.now();
+      const hidden = scorePolicy(task, policy).raw;
+      scoringMs += performance.now() - s0;
+      if (hidden >= target) solved = { envSteps, wallSeconds: (performance.now() - t0 - scoringMs) / 1000, hidden };
+    },
+  });
+  return { solved: solved as { envSteps: number; wallSeconds: number; hidden: number } | null, total: artifact.cost };
+}
+
+async function cartpole(): Promise<Record<string, unknown>> {
+  log('cartpole: environment throughput');
+  const env = envThroughput();
+  log('cartpole: PPO throughput at CleanRL defaults (50k env steps)');
+  const { brief } = getPublicTask('cartpole-balance');
+  const ppo = await runJob(cleanRlPpoSpec('cartpole-balance', 50_000), brief, { outDir: join(tmp, 'cleanrl') });
+  const ppoRate = ppo.cost.envSteps / ppo.cost.wallSeconds;
+  log('cartpole: baseline PPO spec to a hidden 475');
+  const base = await timeToSolve(getPublicTask('cartpole-balance').baseline, 'cartpole-balance', 5000);
+  log('cartpole: ARS spec to a hidden 475 (5 seeds)');
+  const ars = [];
+  for (let seed = 1; seed <= 5; seed++) ars.push(await timeToSolve(arsSpec('cartpole-balance', 50_000, seed), 'cartpole-balance', 1));
+  log('cartpole: harness overhead during a short rrl train');
+  const executor = new LocalExecutor();
+  let overhead;
+  try {
+    overhead = await train(join(tmp, 'train'), { tasks: ['cartpole-short'], agent: 'controller', iterations: 3, group: 4, seed: 1 }, executor);
+  } finally {
+    await executor.close();
+  }
+  const arsSolved = ars.map((a) => a.solved).filter((s): s is NonNullable<typeof s> => s !== null);
+  const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const result = {
+    envStepsPerSec: env,
+    ppoCleanRlDefaults: { envStepsPerSec: ppoRate, envSteps: ppo.cost.envSteps, wallSeconds: ppo.cost.wallSeconds, target: 2500 },
+    baselinePpoToSolve: base.solved,
+    arsToSolve: {
+      solvedSeeds: arsSolved.length,
+      seeds: ars.length,
+      medianEnvSteps: arsSolved.length ? median(arsSolved.map((s) => s.envSteps)) : null,
+      medianWallSeconds: arsSolved.length ? median(arsSolved.map((s) => s.wallSeconds)) : null,
+      perSeed: ars.map((a) => a.solved),
+    },
+    speedupArsOverBaseline:
+      base.solved && arsSolved.length ? base.solved.wallSeconds / median(arsSolved.map((s) => s.wallSeconds)) : null,
+    harness: { ...overhead.timing, jobs: overhead.jobs, target: 0.05 },
+  };
+  console.log(
+    table(
+      ['figure', 'value', 'target'],
+      [
+        ['CartPole env steps/s (single env)', num(env.singleStepsPerSec, 0), ''],
+        ['CartPole env steps/s (8-env vector)', num(env.vectorStepsPerSec, 0), ''],
+        ['PPO env steps/s at CleanRL defaults', num(ppoRate, 0), '≥ 2,500'],
+        ['baseline PPO: env steps to hidden ≥ 475', base.solved ? num(base.solved.envSteps, 0) : 'not reached', ''],
+        ['baseline PPO: training seconds to hidden ≥ 475', base.solved ? num(base.solved.wallSeconds, 2) : 'not reached', ''],
+        [`ARS: seeds solved`, `${arsSolved.length}/${ars.length}`, ''],
+        ['ARS: median env steps to hidden ≥ 475', num(result.arsToSolve.medianEnvSteps, 0), ''],
+        ['ARS: median training seconds to hidden ≥ 475', num(result.arsToSolve.medianWallSeconds, 3), '< 1 s'],
+        ['ARS speed-up over baseline PPO (wall)', result.speedupArsOverBaseline ? `${num(result.speedupArsOverBaseline, 0)}×` : '—', ''],
+        ['harness overhead share during rrl train', `${num(100 * overhead.timing.overheadShare, 2)} %`, '< 5 %'],
+      ],
+    ),
+  );
+  return result;
+}
+
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole };
+
+const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);
+for (const name of names.length ? names : Object.keys(BENCHES)) {
+  const result = await BENCHES[name]();
+  console.log(JSON.stringify({ bench: name, ...result }));
+}
