@@ -71,10 +71,16 @@ job
     if (typeof taskId !== 'string') throw new SpecError([{ path: 'task', value: taskId, message: 'expected the id of a task (see `rrl tasks`)' }]);
     const { brief } = getPublicTask(taskId);
     const outDir = resolve(o.out || join('runs', 'jobs', `${taskId}-${Date.now()}`));
-    const bar = progressBar('training', brief.budget.maxEnvSteps);
+    let bar: ReturnType<typeof progressBar> | null = null;
     let artifact;
     try {
-      artifact = await runJob(raw, brief, { outDir, onProgress: (s, max) => bar.update(s, `of ${max} env steps`) });
+      artifact = await runJob(raw, brief, {
+        outDir,
+        onProgress: (steps, max) => {
+          bar ??= progressBar('training', max);
+          bar.update(steps, 'env steps');
+        },
+      });
     } catch (err) {
       if (o.json) {
         const status = err instanceof SpecError ? 'invalid' : 'failed';
@@ -82,7 +88,7 @@ job
       }
       throw err;
     } finally {
-      bar.stop();
+      (bar as ReturnType<typeof progressBar> | null)?.stop();
     }
     const score = scoreArtifact(taskId, outDir);
     const out = {

@@ -1,6 +1,9 @@
 import { getEnvironment } from '../inner/envs/index.js';
 import type { PhysParams } from '../inner/envs/types.js';
+import { PolicyRunner } from '../inner/policy.js';
 import { Rng } from '../util/rng.js';
+import type { Anchors, HiddenEvaluation } from './hidden-types.js';
+import { heldOutSeeds } from './secret.js';
 
 /** Anything that picks discrete actions for a batch of raw observations. */
 export interface Actor {
@@ -41,6 +44,39 @@ export function randomActor(n: number, seed: number): Actor {
   return {
     act(_obs, rows) {
       return Int32Array.from({ length: rows }, () => rng.int(n));
+    },
+  };
+}
+
+/**
+ * A control task's hidden evaluation: the greedy policy's mean canonical return over
+ * `episodes` held-out episodes on `params`, normalised between a uniformly random policy on
+ * the same episodes (0) and `reference` (1).
+ */
+export function controlHiddenEvaluation(o: {
+  taskId: string;
+  envId: string;
+  episodes: number;
+  reference: number;
+  params?: PhysParams;
+  referenceHow: string;
+}): HiddenEvaluation {
+  let anchors: Anchors | null = null;
+  const seeds = (): number[] => heldOutSeeds(o.taskId, o.episodes);
+  return {
+    taskId: o.taskId,
+    score(policy) {
+      return meanEpisodeReturn(new PolicyRunner(policy), o.envId, seeds(), o.params);
+    },
+    anchors() {
+      const { actionSpace } = getEnvironment(o.envId).info;
+      if (actionSpace.type !== 'discrete') throw new Error(`${o.envId}: the random anchor needs a discrete action space`);
+      anchors ??= {
+        random: meanEpisodeReturn(randomActor(actionSpace.n, heldOutSeeds(`${o.taskId}/random`, 1)[0]), o.envId, seeds(), o.params),
+        reference: o.reference,
+        how: `random: a uniformly random policy on the same held-out episodes; reference: ${o.referenceHow}`,
+      };
+      return anchors;
     },
   };
 }
