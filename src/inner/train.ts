@@ -11,6 +11,7 @@ import { threadCpuSeconds } from './cost.js';
 import { getEnvironment } from './envs/index.js';
 import { compileExpression } from './expr.js';
 import type { PolicyFile } from './policy.js';
+import { initTf } from './tf.js';
 import { rewardVariableNames, validateSpec } from './validate.js';
 
 /** Compute a job used, counted by the engine. */
@@ -124,7 +125,6 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
       wallSeconds: (performance.now() - wall0) / 1000,
       cpuSeconds: threadCpuSeconds() - cpu0,
     };
-    const { initTf } = await import('./tf.js');
     const backend = spec.algorithm.name === 'ppo' ? await initTf() : 'js';
     writeFileSync(join(dir, ARTIFACT_FILES.policy), JSON.stringify(result.policy));
     writeFileSync(join(dir, ARTIFACT_FILES.curve), curve.map((p) => JSON.stringify(p)).join('\n') + (curve.length ? '\n' : ''));

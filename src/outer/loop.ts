@@ -144,7 +144,7 @@ export async function train(
           }
           done += 1;
           emit({ type: 'jobs', iteration, total: rows.length, done });
-          emit({ type: 'job', job: store.jobs(runId).find((j) => j.id === row.id)! });
+          emit({ type: 'job', job: store.job(runId, row.id)! });
         }),
       );
       if (options.signal?.aborted) throw new Error('interrupted');

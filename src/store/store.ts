@@ -196,8 +196,13 @@ export class Store {
     })();
   }
 
+  /** One job by id, joined with its score and reward. */
+  job(runId: string, id: number): JobRow | undefined {
+    return this.jobs(runId, { id })[0];
+  }
+
   /** Jobs of a run, optionally of one iteration and kind, joined with score and reward. */
-  jobs(runId: string, filter: { iteration?: number; kind?: 'proposal' | 'baseline' } = {}): JobRow[] {
+  jobs(runId: string, filter: { iteration?: number; kind?: 'proposal' | 'baseline'; id?: number } = {}): JobRow[] {
     const where = ['j.run_id = ?'];
     const args: unknown[] = [runId];
     if (filter.iteration !== undefined) {
@@ -207,6 +212,10 @@ export class Store {
     if (filter.kind) {
       where.push('j.kind = ?');
       args.push(filter.kind);
+    }
+    if (filter.id !== undefined) {
+      where.push('j.id = ?');
+      args.push(filter.id);
     }
     const rows = this.db
       .prepare(

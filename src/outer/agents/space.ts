@@ -47,11 +47,13 @@ export function buildHeads(brief: TaskBrief): Head[] {
 /** Which heads count for a choice vector (shared heads, and those of the chosen algorithm). */
 export function activeHeads(heads: Head[], choice: number[]): boolean[] {
   const algo = heads[0].options[choice[0]] as string;
-  return heads.map((h, i) => {
+  const termIndex = heads.findIndex((x) => x.name === 'rewardTerm');
+  const shaped = termIndex >= 0 && choice[termIndex] !== 0;
+  return heads.map((h) => {
     if (h.algorithm && h.algorithm !== algo) return false;
-    if (algo === 'ars' && h.name === 'normalizeObs') return false; // ARS always normalises
-    if ((h.name === 'rewardForm' || h.name === 'rewardWeight') && heads.find((x) => x.name === 'rewardTerm') && choice[heads.findIndex((x) => x.name === 'rewardTerm')] === 0) return false;
-    return i >= 0;
+    if (algo === 'ars' && h.name === 'normalizeObs') return false; // ARS always normalises states
+    if ((h.name === 'rewardForm' || h.name === 'rewardWeight') && !shaped) return false;
+    return true;
   });
 }
 

@@ -1,0 +1,62 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { Controller, type ControllerTrace } from './controller.js';
+import { buildHeads } from './space.js';
+import { getPublicTask } from '../../tasks/briefs.js';
+import { validateSpec } from '../../inner/validate.js';
+import { initTf } from '../../inner/tf.js';
+import { Rng } from '../../util/rng.js';
+
+const { brief } = getPublicTask('cartpole-balance');
+
+test('every proposal is a valid spec and its trace holds the log-probability of its choices', async () => {
+  await initTf();
+  const c = new Controller({ seed: 3 });
+  const probs = await c.probabilities(brief);
+  const rng = new Rng(9);
+  for (let i = 0; i < 20; i++) {
+    const p = await c.propose(brief, { rng, iteration: 0, history: [] });
+    assert.ok(validateSpec(p.spec, brief).ok, JSON.stringify(p.spec));
+    const t = p.trace as ControllerTrace;
+    assert.ok(t.logProb < 0);
+    // The algorithm head always counts; its probability is part of the total.
+    assert.ok(t.logProb <= Math.log(probs[0][t.choice[0]]) + 1e-9);
+  }
+});
+
+test('a group-relative update raises the probability of the rewarded choice', async () => {
+  await initTf();
+  const c = new Controller({ seed: 4 });
+  const algoHead = buildHeads(brief).findIndex((h) => h.name === 'algorithm');
+  const arsIndex = (buildHeads(brief)[algoHead].options as string[]).indexOf('ars');
+  const before = (await c.probabilities(brief))[algoHead][arsIndex];
+  const rng = new Rng(5);
+  for (let round = 0; round < 5; round++) {
+    const items = [];
+    for (let g = 0; g < 8; g++) {
+      const p = await c.propose(brief, { rng, iteration: round, history: [] });
+      const t = p.trace as ControllerTrace;
+      items.push({ trace: t, reward: t.choice[algoHead] === arsIndex ? 1 : 0 });
+    }
+    await c.update([{ brief, items }]);
+  }
+  const after = (await c.probabilities(brief))[algoHead][arsIndex];
+  assert.ok(after > before + 0.1, `P(ars) went from ${before} to ${after}`);
+});
+
+test('a checkpoint round-trips: same probabilities and the same next update', async () => {
+  await initTf();
+  const a = new Controller({ seed: 6 });
+  const rng = new Rng(1);
+  const p = await a.propose(brief, { rng, iteration: 0, history: [] });
+  const q = await a.propose(brief, { rng, iteration: 0, history: [] });
+  await a.update([{ brief, items: [{ trace: p.trace, reward: 1 }, { trace: q.trace, reward: 0 }] }]);
+  const saved = JSON.parse(JSON.stringify(await a.state()));
+  const b = new Controller({ seed: 99 });
+  await b.load(saved);
+  assert.deepEqual(await b.probabilities(brief), await a.probabilities(brief));
+  const group = [{ brief, items: [{ trace: q.trace, reward: 1 }, { trace: p.trace, reward: 0 }] }];
+  await a.update(group);
+  await b.update(group);
+  assert.deepEqual(await b.probabilities(brief), await a.probabilities(brief));
+});
