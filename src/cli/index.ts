@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { jobSpecJsonSchema } from '../spec/schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
-import { scoreArtifact } from '../outer/score.js';
+import { dataForJob, scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
 import { type LoopEvent, type TrainConfig, train } from '../outer/loop.js';
 import { SpecError, formatIssues } from '../spec/validate.js';
@@ -76,6 +76,7 @@ job
     try {
       artifact = await runJob(raw, brief, {
         outDir,
+        data: dataForJob(taskId, raw),
         onProgress: (steps, max) => {
           bar ??= progressBar('training', max);
           bar.update(steps, 'env steps');
@@ -94,15 +95,15 @@ job
     const out = {
       status: artifact.status,
       score,
-      cost: { envSteps: artifact.cost.envSteps, wallSeconds: artifact.cost.wallSeconds, cpuSeconds: artifact.cost.cpuSeconds },
+      cost: { envSteps: artifact.cost.envSteps, examples: artifact.cost.examples, wallSeconds: artifact.cost.wallSeconds, cpuSeconds: artifact.cost.cpuSeconds },
       artifact: outDir,
     };
     if (o.json) console.log(JSON.stringify(out));
     else {
       console.log(
         table(
-          ['status', 'hidden raw', 'hidden normalised', 'env steps', 'wall s', 'artifact'],
-          [[out.status, num(score.raw, 1), num(score.normalized), out.cost.envSteps, num(out.cost.wallSeconds, 2), outDir]],
+          ['status', 'hidden raw', 'hidden normalised', brief.kind === 'control' ? 'env steps' : 'examples', 'wall s', 'artifact'],
+          [[out.status, num(score.raw, 3), num(score.normalized), brief.kind === 'control' ? out.cost.envSteps : out.cost.examples, num(out.cost.wallSeconds, 2), outDir]],
         ),
       );
     }

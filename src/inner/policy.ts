@@ -19,7 +19,8 @@ export interface DenseLayer {
 export interface PolicyFile {
   format: typeof POLICY_FORMAT;
   obsDim: number;
-  actionSpace: { type: 'discrete'; n: number };
+  /** Discrete: the output is one logit per action (greedy = argmax). Box: the output is the action mean (greedy = mean clipped to [low, high]). */
+  actionSpace: { type: 'discrete'; n: number } | { type: 'box'; low: number[]; high: number[] };
   activation: 'tanh' | 'relu';
   layers: DenseLayer[];
   obsNorm: { mean: number[]; std: number[]; clip: number } | null;
@@ -80,7 +81,8 @@ export class PolicyRunner {
       }
       width = l.out;
     }
-    if (width !== file.actionSpace.n) throw new Error(`policy outputs ${width} values for ${file.actionSpace.n} actions`);
+    const outputs = file.actionSpace.type === 'discrete' ? file.actionSpace.n : file.actionSpace.low.length;
+    if (width !== outputs) throw new Error(`policy outputs ${width} values for ${outputs} action values`);
     const n = file.obsNorm;
     if (n && (n.mean.length !== file.obsDim || n.std.length !== file.obsDim || !n.std.every((s) => Number.isFinite(s) && s > 0) || !(n.clip > 0))) {
       throw new Error(`policy obsNorm must have ${file.obsDim} means, ${file.obsDim} positive stds and a positive clip`);
@@ -88,8 +90,13 @@ export class PolicyRunner {
     this.file = file;
   }
 
-  /** Greedy actions for `rows` raw observations laid out row by row. */
-  act(obs: ArrayLike<number>, rows: number): Int32Array {
+  /** Values per action: 1 for discrete spaces, the vector length for boxes. */
+  get actionDim(): number {
+    return this.file.actionSpace.type === 'discrete' ? 1 : this.file.actionSpace.low.length;
+  }
+
+  /** Greedy actions for `rows` raw observations laid out row by row (rows × actionDim values). */
+  act(obs: ArrayLike<number>, rows: number): Float64Array {
     const { obsDim, obsNorm, layers, activation, actionSpace } = this.file;
     if (obs.length < rows * obsDim) throw new RangeError(`act() needs ${rows * obsDim} observation values for ${rows} rows, got ${obs.length}`);
     const x = new Float64Array(rows * obsDim);
@@ -102,7 +109,12 @@ export class PolicyRunner {
       } else x[k] = v;
     }
     const out = mlpForward(layers, activation, x, rows);
-    const actions = new Int32Array(rows);
+    if (actionSpace.type === 'box') {
+      const m = actionSpace.low.length;
+      for (let k = 0; k < rows * m; k++) out[k] = Math.min(actionSpace.high[k % m], Math.max(actionSpace.low[k % m], out[k]));
+      return out;
+    }
+    const actions = new Float64Array(rows);
     for (let r = 0; r < rows; r++) actions[r] = argmax(out, r * actionSpace.n, actionSpace.n);
     return actions;
   }

@@ -5,7 +5,10 @@ import type { JobSpec } from '../spec/schema.js';
 import { SpecError } from '../spec/validate.js';
 import { Rng, mixSeed } from '../util/rng.js';
 import { trainArs } from './algos/ars.js';
+import { type SupervisedData, trainSupervised } from './algos/supervised.js';
 import { trainPpo } from './algos/ppo.js';
+import { trainDqn } from './algos/dqn.js';
+import { trainReinforce } from './algos/reinforce.js';
 import type { AlgoResult, CurvePoint, TrainContext } from './context.js';
 import { threadCpuSeconds } from './cost.js';
 import { getEnvironment } from './envs/index.js';
@@ -16,7 +19,10 @@ import { rewardVariableNames, validateSpec } from './validate.js';
 
 /** Compute a job used, counted by the engine. */
 export interface JobCost {
+  /** Environment steps (control tasks; 0 for supervised ones). */
   envSteps: number;
+  /** Training examples processed, summed over epochs (supervised tasks; 0 for control ones). */
+  examples: number;
   wallSeconds: number;
   cpuSeconds: number;
 }
@@ -28,8 +34,8 @@ export interface Artifact {
   spec: JobSpec;
   cost: JobCost;
   updates: number;
-  stopReason: AlgoResult['stopReason'];
-  /** Mean canonical return of the last (up to) 20 training episodes, or null if none finished. */
+  stopReason: string;
+  /** Control: mean canonical return of the last (up to) 20 training episodes; supervised: the validation metric. */
   trainReturn: number | null;
   backend: string;
 }
@@ -38,22 +44,27 @@ export interface Artifact {
 export interface RunJobOptions {
   /** Directory for the artifact; created if missing. */
   outDir: string;
-  /** Called after every update with env steps used so far. */
-  onProgress?: (envSteps: number, maxEnvSteps: number) => void;
+  /** Supervised tasks: the rows of the sources the spec names (built by the harness). */
+  data?: SupervisedData;
+  /** Called after every update with the budget used so far and its cap. */
+  onProgress?: (used: number, cap: number) => void;
   /** Receives a snapshot of the policy every `snapshotEvery` env steps (benchmarks). */
   onSnapshot?: (envSteps: number, policy: PolicyFile) => void;
   snapshotEvery?: number;
 }
 
-const ALGORITHMS: Record<JobSpec['algorithm']['name'], (ctx: TrainContext, cfg: never) => Promise<AlgoResult>> = {
+const ALGORITHMS: Partial<Record<JobSpec['algorithm']['name'], (ctx: TrainContext, cfg: never) => Promise<AlgoResult>>> = {
   ppo: trainPpo as (ctx: TrainContext, cfg: never) => Promise<AlgoResult>,
   ars: trainArs as (ctx: TrainContext, cfg: never) => Promise<AlgoResult>,
+  dqn: trainDqn as (ctx: TrainContext, cfg: never) => Promise<AlgoResult>,
+  reinforce: trainReinforce as (ctx: TrainContext, cfg: never) => Promise<AlgoResult>,
 };
 
 /** Artifact file names, shared with readers (store, scorer, dashboard). */
 export const ARTIFACT_FILES = {
   spec: 'spec.json',
   policy: 'policy.json',
+  model: 'model.json',
   curve: 'curve.jsonl',
   cost: 'cost.json',
   status: 'status.json',
@@ -82,51 +93,19 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
     if (!checked.ok) throw checked.error;
     const spec = checked.spec;
     writeFileSync(join(dir, ARTIFACT_FILES.spec), JSON.stringify(spec, null, 2));
-    const env = getEnvironment(brief.environment.id);
     const curve: CurvePoint[] = [];
-    const recent: number[] = [];
-    const maxEnvSteps = Math.min(spec.budget.envSteps, brief.budget.maxEnvSteps);
-    const every = options.snapshotEvery ?? 0;
-    let nextSnapshot = every;
     const log = (name: string, step: number, value: number): void => {
       curve.push({ name, step, wallTime: (performance.now() - wall0) / 1000, value });
     };
-    const ctx: TrainContext = {
-      spec,
-      brief,
-      env,
-      params: spec.environment.params,
-      reward: compileExpression(spec.reward.expression, rewardVariableNames(brief)),
-      rng: new Rng(mixSeed(spec.seed, 0x7a11)),
-      maxEnvSteps,
-      log,
-      episodes(step, returns, lengths) {
-        for (let i = 0; i < returns.length; i++) {
-          log('charts/episodic_return', step, returns[i]);
-          log('charts/episodic_length', step, lengths[i]);
-          recent.push(returns[i]);
-          if (recent.length > 20) recent.shift();
-        }
-        const target = spec.budget.targetReturn;
-        return target !== null && recent.length >= 20 && mean(recent) >= target;
-      },
-      progress(envSteps, snapshot) {
-        options.onProgress?.(envSteps, maxEnvSteps);
-        if (options.onSnapshot && every > 0 && envSteps >= nextSnapshot) {
-          options.onSnapshot(envSteps, snapshot());
-          while (nextSnapshot <= envSteps) nextSnapshot += every;
-        }
-      },
-    };
-    const result = await ALGORITHMS[spec.algorithm.name](ctx, spec.algorithm as never);
-    if (result.envSteps > maxEnvSteps) throw new Error(`engine error: ${result.envSteps} env steps exceed the cap ${maxEnvSteps}`);
+    const trained = brief.kind === 'control' ? await trainControl(spec, brief, options, log) : await trainModel(spec, brief, options, log);
     const cost: JobCost = {
-      envSteps: result.envSteps,
+      envSteps: trained.envSteps,
+      examples: trained.examples,
       wallSeconds: (performance.now() - wall0) / 1000,
       cpuSeconds: threadCpuSeconds() - cpu0,
     };
-    const backend = spec.algorithm.name === 'ppo' ? await initTf() : 'js';
-    writeFileSync(join(dir, ARTIFACT_FILES.policy), JSON.stringify(result.policy));
+    const backend = spec.algorithm.name === 'ars' ? 'js' : await initTf();
+    writeFileSync(join(dir, trained.file), JSON.stringify(trained.weights));
     writeFileSync(join(dir, ARTIFACT_FILES.curve), curve.map((p) => JSON.stringify(p)).join('\n') + (curve.length ? '\n' : ''));
     writeFileSync(join(dir, ARTIFACT_FILES.cost), JSON.stringify(cost, null, 2));
     const artifact: Artifact = {
@@ -134,14 +113,14 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
       dir,
       spec,
       cost,
-      updates: result.updates,
-      stopReason: result.stopReason,
-      trainReturn: recent.length ? mean(recent) : null,
+      updates: trained.updates,
+      stopReason: trained.stopReason,
+      trainReturn: trained.trainReturn,
       backend,
     };
     writeFileSync(
       join(dir, ARTIFACT_FILES.status),
-      JSON.stringify({ status: 'succeeded', stopReason: result.stopReason, updates: result.updates, trainReturn: artifact.trainReturn, backend }, null, 2),
+      JSON.stringify({ status: 'succeeded', stopReason: trained.stopReason, updates: trained.updates, trainReturn: trained.trainReturn, backend }, null, 2),
     );
     return artifact;
   } catch (err) {
@@ -149,6 +128,86 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
     writeFailureStatus(dir, e.message, e instanceof SpecError ? 'invalid' : e.name === 'NaNError' ? 'nan' : 'error');
     throw err;
   }
+}
+
+interface Trained {
+  file: string;
+  weights: unknown;
+  envSteps: number;
+  examples: number;
+  updates: number;
+  stopReason: string;
+  trainReturn: number | null;
+}
+
+/** Trains a control policy with the spec's RL algorithm. */
+async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOptions, log: TrainContext['log']): Promise<Trained> {
+  const env = getEnvironment(brief.environment.id);
+  const recent: number[] = [];
+  const maxEnvSteps = Math.min(spec.budget.envSteps ?? 0, brief.budget.maxEnvSteps);
+  const every = options.snapshotEvery ?? 0;
+  let nextSnapshot = every;
+  const ctx: TrainContext = {
+    spec,
+    brief,
+    env,
+    params: spec.environment.params,
+    reward: compileExpression(spec.reward.expression ?? 'r', rewardVariableNames(brief)),
+    rng: new Rng(mixSeed(spec.seed, 0x7a11)),
+    maxEnvSteps,
+    log,
+    episodes(step, returns, lengths) {
+      for (let i = 0; i < returns.length; i++) {
+        log('charts/episodic_return', step, returns[i]);
+        log('charts/episodic_length', step, lengths[i]);
+        recent.push(returns[i]);
+        if (recent.length > 20) recent.shift();
+      }
+      const target = spec.budget.targetReturn;
+      return target !== null && recent.length >= 20 && mean(recent) >= target;
+    },
+    progress(envSteps, snapshot) {
+      options.onProgress?.(envSteps, maxEnvSteps);
+      if (options.onSnapshot && every > 0 && envSteps >= nextSnapshot) {
+        options.onSnapshot(envSteps, snapshot());
+        while (nextSnapshot <= envSteps) nextSnapshot += every;
+      }
+    },
+  };
+  const trainer = ALGORITHMS[spec.algorithm.name];
+  if (!trainer) throw new Error(`algorithm.name: "${spec.algorithm.name}" does not train control tasks`);
+  const result = await trainer(ctx, spec.algorithm as never);
+  if (result.envSteps > maxEnvSteps) throw new Error(`engine error: ${result.envSteps} env steps exceed the cap ${maxEnvSteps}`);
+  return {
+    file: ARTIFACT_FILES.policy,
+    weights: result.policy,
+    envSteps: result.envSteps,
+    examples: 0,
+    updates: result.updates,
+    stopReason: result.stopReason,
+    trainReturn: recent.length ? mean(recent) : null,
+  };
+}
+
+/** Trains a supervised model on the data the harness provided. */
+async function trainModel(spec: JobSpec, brief: TaskBrief, options: RunJobOptions, log: TrainContext['log']): Promise<Trained> {
+  if (spec.algorithm.name !== 'supervised') throw new Error(`algorithm.name: "${spec.algorithm.name}" does not train supervised tasks (use "supervised")`);
+  if (!options.data) throw new Error('a supervised job needs its data sources (the harness provides them)');
+  const maxExamples = Math.min(spec.budget.examples ?? 0, brief.budget.maxExamples ?? 0);
+  const r = await trainSupervised(
+    { spec, brief, data: options.data, maxExamples, log, progress: (n) => options.onProgress?.(n, maxExamples) },
+    spec.algorithm,
+  );
+  if (r.examples > maxExamples) throw new Error(`engine error: ${r.examples} examples exceed the cap ${maxExamples}`);
+  return {
+    file: ARTIFACT_FILES.model,
+    weights: r.model,
+    envSteps: 0,
+    examples: r.examples,
+    updates: r.epochs,
+    stopReason: r.stopReason,
+    trainReturn: r.validation ? r.validation.metric : null,
+  };
 }
 
 function mean(xs: number[]): number {

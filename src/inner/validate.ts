@@ -34,15 +34,60 @@ export function briefIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   if (!brief.algorithms.includes(spec.algorithm.name)) {
     issues.push({ path: 'algorithm.name', value: spec.algorithm.name, message: `not allowed for this task (allowed: ${brief.algorithms.join(', ')})` });
   }
-  if (spec.budget.envSteps > brief.budget.maxEnvSteps) {
-    issues.push({ path: 'budget.envSteps', value: spec.budget.envSteps, message: `exceeds the task's cap of ${brief.budget.maxEnvSteps}` });
-  }
+  if (brief.kind === 'control') issues.push(...controlIssues(spec, brief));
+  else issues.push(...supervisedIssues(spec, brief));
+  return issues;
+}
+
+function controlIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
+  const issues: SpecIssue[] = [];
+  const steps = spec.budget.envSteps;
+  if (steps === undefined) issues.push({ path: 'budget.envSteps', value: undefined, message: 'required for a control task' });
+  else if (steps > brief.budget.maxEnvSteps) issues.push({ path: 'budget.envSteps', value: steps, message: `exceeds the task's cap of ${brief.budget.maxEnvSteps}` });
   const demo = spec.dataset.demonstrations;
   if (demo !== null && !brief.demonstrations.some((s) => s.id === demo)) {
     issues.push({ path: 'dataset.demonstrations', value: demo, message: `not in the task's catalog (${brief.demonstrations.map((s) => s.id).join(', ') || 'none offered'})` });
   }
-  const exprError = checkExpression(spec.reward.expression, rewardVariableNames(brief));
-  if (exprError) issues.push({ path: 'reward.expression', value: spec.reward.expression, message: exprError });
+  if (spec.dataset.sources.length) issues.push({ path: 'dataset.sources', value: spec.dataset.sources, message: 'control tasks take no dataset sources (use dataset.demonstrations)' });
+  if (spec.reward.objective !== undefined) issues.push({ path: 'reward.objective', value: spec.reward.objective, message: 'control tasks train on reward.expression, not a supervised objective' });
+  const expr = spec.reward.expression;
+  if (expr === undefined) issues.push({ path: 'reward.expression', value: undefined, message: 'required for a control task' });
+  else {
+    const exprError = checkExpression(expr, rewardVariableNames(brief));
+    if (exprError) issues.push({ path: 'reward.expression', value: expr, message: exprError });
+  }
+  return issues;
+}
+
+function supervisedIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
+  const issues: SpecIssue[] = [];
+  const info = brief.supervised;
+  if (!info) return [{ path: 'task', value: spec.task, message: 'the brief of this supervised task has no dataset description' }];
+  const examples = spec.budget.examples;
+  const cap = brief.budget.maxExamples ?? 0;
+  if (examples === undefined) issues.push({ path: 'budget.examples', value: undefined, message: 'required for a supervised task' });
+  else if (examples > cap) issues.push({ path: 'budget.examples', value: examples, message: `exceeds the task's cap of ${cap}` });
+  if (spec.dataset.demonstrations !== null) issues.push({ path: 'dataset.demonstrations', value: spec.dataset.demonstrations, message: 'supervised tasks take dataset.sources, not demonstrations' });
+  if (!spec.dataset.sources.length) issues.push({ path: 'dataset.sources', value: [], message: `choose at least one source from the catalog (${info.sources.map((s) => s.id).join(', ')})` });
+  spec.dataset.sources.forEach((src, i) => {
+    if (!info.sources.some((s) => s.id === src.id)) {
+      issues.push({ path: `dataset.sources[${i}].id`, value: src.id, message: `not in the task's catalog (${info.sources.map((s) => s.id).join(', ')})` });
+    }
+  });
+  if (spec.dataset.sources.length && spec.dataset.sources.every((s) => s.weight === 0)) {
+    issues.push({ path: 'dataset.sources', value: spec.dataset.sources, message: 'at least one mixture weight must be positive' });
+  }
+  const objective = spec.reward.objective;
+  const classify = info.target.type === 'classification';
+  if (objective === undefined) issues.push({ path: 'reward.objective', value: undefined, message: `required for a supervised task (${classify ? 'cross-entropy or focal' : 'mse or huber'})` });
+  else if (classify !== (objective === 'cross-entropy' || objective === 'focal')) {
+    issues.push({ path: 'reward.objective', value: objective, message: `does not fit a ${info.target.type} target (use ${classify ? 'cross-entropy or focal' : 'mse or huber'})` });
+  }
+  if (spec.reward.expression !== undefined) issues.push({ path: 'reward.expression', value: spec.reward.expression, message: 'supervised tasks use reward.objective (and reward.weight), not a per-step reward expression' });
+  if (spec.reward.weight !== null) {
+    const err = checkExpression(spec.reward.weight, rewardVariableNames(brief), { label: 'weight expression' });
+    if (err) issues.push({ path: 'reward.weight', value: spec.reward.weight, message: err });
+  }
   return issues;
 }
 

@@ -17,7 +17,7 @@ import { Controller } from './agents/controller.js';
 import { RandomAgent } from './agents/random.js';
 import type { Agent, RewardGroup } from './agents/types.js';
 import { outerReward } from './reward.js';
-import { scoreArtifact } from './score.js';
+import { dataForJob, scoreArtifact } from './score.js';
 
 /** A run's configuration, stored with the run and reused on resume. */
 export interface TrainConfig {
@@ -113,7 +113,7 @@ export async function train(
             let result: JobResult;
             try {
               result = await executor.execute(
-                { spec: checked.spec, brief, outDir },
+                { spec: checked.spec, brief, outDir, data: dataForJob(row.task, checked.spec) },
                 { signal: options.signal, timeoutMs: options.timeoutMs ?? brief.budget.maxWallSeconds * 1000 },
               );
               if (options.signal?.aborted) return; // interrupted: leave the job pending for resume

@@ -3,12 +3,15 @@ import { join } from 'node:path';
 import type { TaskBrief } from '../spec/brief.js';
 import { ARTIFACT_FILES, type Artifact, type JobCost, writeFailureStatus } from '../inner/train.js';
 import type { CurvePoint } from '../inner/context.js';
+import type { SupervisedData } from '../inner/algos/supervised.js';
 
 /** What an executor needs to run one job: the spec, the public brief, where to write. */
 export interface JobRequest {
   spec: unknown;
   brief: TaskBrief;
   outDir: string;
+  /** Supervised tasks: the rows of the sources the spec names (built by the harness). */
+  data?: SupervisedData;
 }
 
 /** A job's result as the outer loop sees it; failures carry a reason, never throw. */

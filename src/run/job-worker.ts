@@ -7,5 +7,5 @@ import { type Artifact, runJob } from '../inner/train.js';
 
 /** Runs the job in this worker and returns the artifact summary. */
 export default async function runJobInWorker(req: JobRequest): Promise<Artifact> {
-  return runJob(req.spec, req.brief, { outDir: req.outDir });
+  return runJob(req.spec, req.brief, { outDir: req.outDir, data: req.data });
 }

@@ -31,9 +31,15 @@ export const EnvironmentSection = z
       .max(4)
       .default([])
       .describe('normalize-observation: running mean/variance normalisation of observations, frozen into the saved policy'),
-    numEnvs: z.number().int().min(1).max(64).default(8).describe('number of environment copies stepped together'),
+    numEnvs: z.number().int().min(1).max(64).default(8).describe('number of environment copies stepped together (control tasks)'),
+    standardize: z.boolean().default(true).describe('supervised tasks: standardise every feature with the training set mean and std'),
+    inputNoise: z.number().min(0).max(2).default(0).describe('supervised tasks: std of Gaussian noise added to standardised features of each training batch'),
+    mixup: z.number().min(0).max(1).default(0).describe('supervised tasks: mixup alpha (0 disables); mixes pairs of examples and their labels'),
   })
-  .describe('the training environment: physics, wrappers, vectorisation');
+  .describe('control: physics, wrappers, vectorisation; supervised: preprocessing and augmentation');
+
+/** Training objectives of supervised jobs. */
+export const OBJECTIVES = ['cross-entropy', 'focal', 'mse', 'huber'] as const;
 
 export const RewardSection = z
   .strictObject({
@@ -41,11 +47,26 @@ export const RewardSection = z
       .string()
       .min(1)
       .max(500)
+      .optional()
       .describe(
-        "training reward per step, a math expression over the brief's variables (observation names, r = environment reward, t = step in episode, done = 1 on the terminal step); e.g. r + 0.1 * (1 - abs(x) / 2.4)",
+        "control tasks (required there): training reward per step, a math expression over the brief's variables (observation names, r = environment reward, t = step in episode, done = 1 on the terminal step); e.g. r + 0.1 * (1 - abs(x) / 2.4)",
       ),
+    objective: z
+      .enum(OBJECTIVES)
+      .optional()
+      .describe('supervised tasks (required there): the training loss; cross-entropy or focal for classification, mse or huber for regression'),
+    labelSmoothing: z.number().min(0).max(0.5).default(0).describe('supervised classification: label smoothing epsilon'),
+    focalGamma: z.number().min(0).max(5).default(2).describe('supervised classification with focal loss: focusing parameter gamma'),
+    huberDelta: z.number().min(0.01).max(10).default(1).describe('supervised regression with huber loss: delta, in standardised target units'),
+    weight: z
+      .string()
+      .min(1)
+      .max(500)
+      .nullable()
+      .default(null)
+      .describe("supervised tasks: optional per-example loss weight, an expression over the brief's feature names and `label`; null weighs all examples equally"),
   })
-  .describe('the reward the job trains on (the hidden evaluation always uses the canonical reward)');
+  .describe('what the job optimises: a per-step reward (control) or a loss (supervised); the hidden evaluation always uses the canonical metric');
 
 export const DatasetSection = z
   .strictObject({
@@ -54,7 +75,20 @@ export const DatasetSection = z
       .max(64)
       .nullable()
       .default(null)
-      .describe("id of a demonstration set from the task's catalog for a behaviour-cloning warm start, or null"),
+      .describe("control tasks: id of a demonstration set from the task's catalog for a behaviour-cloning warm start, or null"),
+    bcEpochs: z.number().int().min(1).max(200).default(20).describe('control tasks: behaviour-cloning epochs over the demonstrations before RL'),
+    sources: z
+      .array(
+        z.strictObject({
+          id: z.string().max(64).describe("id of a source from the task's catalog"),
+          weight: z.number().min(0).max(1).describe('mixture weight (weights are normalised over the chosen sources)'),
+        }),
+      )
+      .max(8)
+      .default([])
+      .describe('supervised tasks: the sources to train on and their mixture weights'),
+    size: z.number().int().min(10).max(100_000).nullable().default(null).describe('supervised tasks: examples drawn from the mixture (with replacement when a source is smaller); null uses every example of the chosen sources once'),
+    validationFraction: z.number().min(0).max(0.5).default(0.1).describe('supervised tasks: share of the drawn examples held back for validation (early stopping, curves)'),
   })
   .describe('data the job trains on besides its own experience');
 
@@ -65,6 +99,7 @@ export const ModelSection = z
       .max(4)
       .describe('hidden layer widths of the policy (and value) network; [] is a linear policy'),
     activation: z.enum(['tanh', 'relu']).describe('activation of the hidden layers'),
+    dropout: z.number().min(0).max(0.8).default(0).describe('supervised tasks: dropout rate after each hidden layer'),
   })
   .describe('the model architecture');
 
@@ -83,8 +118,9 @@ export const PpoParams = z
     valueCoef: z.number().min(0).max(5).default(0.5).describe('value loss coefficient'),
     maxGradNorm: z.number().min(0.01).max(100).default(0.5).describe('global gradient-norm clip'),
     normalizeAdvantages: z.boolean().default(true).describe('normalise advantages per minibatch'),
+    initLogStd: z.number().min(-5).max(2).default(0).describe('continuous actions: initial log standard deviation of the Gaussian policy'),
   })
-  .describe('PPO hyperparameters');
+  .describe('PPO hyperparameters (discrete actions: categorical policy; continuous: Gaussian policy with state-independent log std)');
 
 export const ArsParams = z
   .strictObject({
@@ -96,9 +132,61 @@ export const ArsParams = z
   })
   .describe('ARS hyperparameters');
 
+export const DqnParams = z
+  .strictObject({
+    name: z.literal('dqn').describe('deep Q-network (Mnih et al. 2015): replay buffer, target network, epsilon-greedy schedule; discrete actions'),
+    learningRate: z.number().min(1e-6).max(0.1).describe('Adam learning rate'),
+    gamma: z.number().min(0.8).max(0.9999).describe('discount factor'),
+    bufferSize: z.number().int().min(100).max(1_000_000).describe('replay buffer capacity (transitions)'),
+    batchSize: z.number().int().min(8).max(1024).describe('transitions per gradient step'),
+    learningStarts: z.number().int().min(0).max(1_000_000).describe('env steps collected before learning starts'),
+    trainFrequency: z.number().int().min(1).max(256).describe('env steps (per environment vector step) between gradient steps'),
+    gradientSteps: z.number().int().min(1).max(16).default(1).describe('gradient steps each time training happens'),
+    targetUpdateInterval: z.number().int().min(1).max(100_000).describe('env steps between target network updates'),
+    tau: z.number().min(0.001).max(1).default(1).describe('target network soft-update coefficient (1: hard copy)'),
+    explorationFraction: z.number().min(0.01).max(1).describe('share of the budget over which epsilon decays linearly'),
+    explorationInitial: z.number().min(0).max(1).default(1).describe('epsilon at the start'),
+    explorationFinal: z.number().min(0).max(1).describe('epsilon after the decay'),
+    maxGradNorm: z.number().min(0.01).max(100).default(10).describe('global gradient-norm clip'),
+  })
+  .describe('DQN hyperparameters');
+
+export const ReinforceParams = z
+  .strictObject({
+    name: z.literal('reinforce').describe('REINFORCE (Williams 1992) with a learned value baseline; discrete actions'),
+    learningRate: z.number().min(1e-6).max(0.1).describe('Adam learning rate of the policy'),
+    valueLearningRate: z.number().min(1e-6).max(0.1).default(1e-3).describe('Adam learning rate of the value baseline'),
+    gamma: z.number().min(0.8).max(1).describe('discount factor'),
+    episodesPerUpdate: z.number().int().min(1).max(64).describe('complete episodes per policy update'),
+    entropyCoef: z.number().min(0).max(0.5).default(0).describe('entropy bonus coefficient'),
+    normalizeAdvantages: z.boolean().default(true).describe('normalise advantages within each update'),
+  })
+  .describe('REINFORCE hyperparameters');
+
+/** Optimisers of supervised jobs. */
+export const OPTIMIZERS = ['sgd', 'adam', 'adamw'] as const;
+
+export const SupervisedParams = z
+  .strictObject({
+    name: z.literal('supervised').describe('minibatch gradient training of the model on the dataset (supervised tasks)'),
+    optimizer: z.enum(OPTIMIZERS).describe('sgd (with momentum), adam, or adamw (decoupled weight decay)'),
+    learningRate: z.number().min(1e-6).max(1).describe('peak learning rate'),
+    momentum: z.number().min(0).max(0.99).default(0.9).describe('sgd momentum'),
+    weightDecay: z.number().min(0).max(0.1).default(0).describe('weight decay (L2 for sgd/adam, decoupled for adamw)'),
+    schedule: z.enum(['constant', 'cosine', 'step']).default('constant').describe('learning-rate schedule over the epochs (step: x0.1 at 50% and 75%)'),
+    warmupEpochs: z.number().int().min(0).max(50).default(0).describe('epochs of linear warm-up'),
+    batchSize: z.number().int().min(1).max(4096).describe('examples per gradient step'),
+    epochs: z.number().int().min(1).max(500).describe('passes over the training set'),
+    earlyStoppingPatience: z.number().int().min(0).max(100).default(0).describe('stop after this many epochs without validation improvement and keep the best weights (0: off)'),
+  })
+  .describe('supervised optimiser and schedule');
+
 export const AlgorithmSection = z
-  .discriminatedUnion('name', [PpoParams, ArsParams])
+  .discriminatedUnion('name', [PpoParams, ArsParams, DqnParams, ReinforceParams, SupervisedParams])
   .superRefine((a, ctx) => {
+    if (a.name === 'dqn' && a.explorationFinal > a.explorationInitial) {
+      ctx.addIssue({ code: 'custom', path: ['explorationFinal'], message: `must be <= explorationInitial (${a.explorationInitial})` });
+    }
     if (a.name === 'ars' && a.topDirections > a.directions) {
       ctx.addIssue({
         code: 'custom',
@@ -111,14 +199,15 @@ export const AlgorithmSection = z
 
 export const BudgetSection = z
   .strictObject({
-    envSteps: z.number().int().min(1).max(10_000_000).describe("environment steps the engine may take (capped by the task's brief)"),
+    envSteps: z.number().int().min(1).max(10_000_000).optional().describe("control tasks (required there): environment steps the engine may take (capped by the task's brief)"),
+    examples: z.number().int().min(1).max(100_000_000).optional().describe("supervised tasks (required there): training examples the engine may process, summed over epochs (capped by the task's brief)"),
     targetReturn: z
       .number()
       .min(-1e6)
       .max(1e6)
       .nullable()
       .default(null)
-      .describe('stop early once the mean return of the last 20 training episodes reaches this (on the canonical environment reward); null: use the whole budget'),
+      .describe('control tasks: stop early once the mean return of the last 20 training episodes reaches this (on the canonical environment reward); null: use the whole budget'),
   })
   .describe('compute budget; the engine counts it itself and stops at the cap');
 
@@ -127,7 +216,7 @@ export const JobSpecSchema = z
     task: z.string().min(1).max(64).describe('id of the task this job is for'),
     environment: EnvironmentSection,
     reward: RewardSection,
-    dataset: DatasetSection.default({ demonstrations: null }),
+    dataset: DatasetSection.prefault({}),
     model: ModelSection,
     algorithm: AlgorithmSection,
     budget: BudgetSection,
@@ -141,9 +230,12 @@ export type JobSpec = z.output<typeof JobSpecSchema>;
 export type JobSpecInput = z.input<typeof JobSpecSchema>;
 export type PpoConfig = z.output<typeof PpoParams>;
 export type ArsConfig = z.output<typeof ArsParams>;
+export type DqnConfig = z.output<typeof DqnParams>;
+export type ReinforceConfig = z.output<typeof ReinforceParams>;
+export type SupervisedConfig = z.output<typeof SupervisedParams>;
 /** Names of the inner algorithms. */
 export type AlgorithmName = JobSpec['algorithm']['name'];
-export const ALGORITHMS: readonly AlgorithmName[] = ['ppo', 'ars'];
+export const ALGORITHMS: readonly AlgorithmName[] = ['ppo', 'ars', 'dqn', 'reinforce', 'supervised'];
 
 /** The job spec's JSON Schema (draft 2020-12), as an LLM's structured output expects it. */
 export function jobSpecJsonSchema(): Record<string, unknown> {

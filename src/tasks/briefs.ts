@@ -7,6 +7,8 @@ import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpecInput } from '../spec/schema.js';
 import * as cartpoleBalance from './cartpole-balance/brief.js';
 import * as cartpoleShort from './cartpole-short/brief.js';
+import { supervisedBrief } from './supervised-def.js';
+import { SUPERVISED_TASKS } from './supervised/tasks.js';
 
 /** A task's public parts. */
 export interface PublicTask {
@@ -14,7 +16,11 @@ export interface PublicTask {
   baseline: JobSpecInput;
 }
 
-const TASKS: PublicTask[] = [cartpoleBalance, cartpoleShort];
+const TASKS: PublicTask[] = [
+  cartpoleBalance,
+  cartpoleShort,
+  ...SUPERVISED_TASKS.map((def) => ({ brief: supervisedBrief(def), baseline: def.baseline })),
+];
 
 /** Every task's public parts, in registry order. */
 export function listTasks(): PublicTask[] {

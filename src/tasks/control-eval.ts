@@ -1,13 +1,14 @@
 import { getEnvironment } from '../inner/envs/index.js';
-import type { PhysParams } from '../inner/envs/types.js';
-import { PolicyRunner } from '../inner/policy.js';
+import type { PhysParams, Space } from '../inner/envs/types.js';
+import { type PolicyFile, PolicyRunner } from '../inner/policy.js';
 import { Rng } from '../util/rng.js';
 import type { Anchors, HiddenEvaluation } from './hidden-types.js';
 import { heldOutSeeds } from './secret.js';
 
-/** Anything that picks discrete actions for a batch of raw observations. */
+/** Anything that picks actions for a batch of raw observations (rows × actionDim values). */
 export interface Actor {
-  act(obs: ArrayLike<number>, rows: number): Int32Array;
+  act(obs: ArrayLike<number>, rows: number): ArrayLike<number>;
+  readonly actionDim?: number;
 }
 
 /**
@@ -26,9 +27,10 @@ export function meanEpisodeReturn(actor: Actor, envId: string, seeds: number[], 
     const batch = new Float64Array(alive.length * d);
     alive.forEach((e, k) => batch.set(obs.subarray(e * d, e * d + d), k * d));
     const actions = actor.act(batch, alive.length);
+    const m = actor.actionDim ?? 1;
     const still: number[] = [];
     alive.forEach((e, k) => {
-      const r = envs[e].step(actions[k]);
+      const r = envs[e].step(m === 1 ? actions[k] : Array.from({ length: m }, (_, j) => actions[k * m + j]));
       returns[e] += r.reward;
       obs.set(r.obs, e * d);
       if (!r.terminated && !r.truncated) still.push(e);
@@ -38,13 +40,16 @@ export function meanEpisodeReturn(actor: Actor, envId: string, seeds: number[], 
   return returns.reduce((a, b) => a + b, 0) / seeds.length;
 }
 
-/** A uniformly random actor over `n` discrete actions (the 0 anchor). */
-export function randomActor(n: number, seed: number): Actor {
+/** A uniformly random actor over an action space (the 0 anchor). */
+export function randomActor(space: Space, seed: number): Actor {
   const rng = new Rng(seed);
+  if (space.type === 'discrete') {
+    return { act: (_obs, rows) => Float64Array.from({ length: rows }, () => rng.int(space.n)) };
+  }
+  const m = space.low.length;
   return {
-    act(_obs, rows) {
-      return Int32Array.from({ length: rows }, () => rng.int(n));
-    },
+    actionDim: m,
+    act: (_obs, rows) => Float64Array.from({ length: rows * m }, (_, k) => rng.uniform(space.low[k % m], space.high[k % m])),
   };
 }
 
@@ -65,14 +70,13 @@ export function controlHiddenEvaluation(o: {
   const seeds = (): number[] => heldOutSeeds(o.taskId, o.episodes);
   return {
     taskId: o.taskId,
-    score(policy) {
-      return meanEpisodeReturn(new PolicyRunner(policy), o.envId, seeds(), o.params);
+    score(trained) {
+      return meanEpisodeReturn(new PolicyRunner(trained as PolicyFile), o.envId, seeds(), o.params);
     },
     anchors() {
       const { actionSpace } = getEnvironment(o.envId).info;
-      if (actionSpace.type !== 'discrete') throw new Error(`${o.envId}: the random anchor needs a discrete action space`);
       anchors ??= {
-        random: meanEpisodeReturn(randomActor(actionSpace.n, heldOutSeeds(`${o.taskId}/random`, 1)[0]), o.envId, seeds(), o.params),
+        random: meanEpisodeReturn(randomActor(actionSpace, heldOutSeeds(`${o.taskId}/random`, 1)[0]), o.envId, seeds(), o.params),
         reference: o.reference,
         how: `random: a uniformly random policy on the same held-out episodes; reference: ${o.referenceHow}`,
       };

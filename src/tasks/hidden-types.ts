@@ -1,3 +1,4 @@
+import type { ModelFile } from '../inner/model.js';
 import type { PolicyFile } from '../inner/policy.js';
 
 /** Anchors of the normalised score: `random` maps to 0, `reference` to 1. */
@@ -11,8 +12,8 @@ export interface Anchors {
 /** A task's hidden evaluation: harness side only, never given to job code. */
 export interface HiddenEvaluation {
   taskId: string;
-  /** Scores a trained policy with the task's canonical metric (raw units). */
-  score(policy: PolicyFile): number;
+  /** Scores a trained policy (control) or model (supervised) with the task's canonical metric (raw units, higher is better). */
+  score(trained: PolicyFile | ModelFile): number;
   /** The normalisation anchors (computed on the same held-out episodes). */
   anchors(): Anchors;
 }

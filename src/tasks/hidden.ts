@@ -3,14 +3,28 @@
  * imports this module; job code in workers or on cluster nodes never does.
  */
 import type { HiddenEvaluation } from './hidden-types.js';
+import { type SupervisedEvaluation, supervisedEvaluation } from './supervised-eval.js';
+import { SUPERVISED_TASKS } from './supervised/tasks.js';
+import type { SupervisedData } from '../inner/algos/supervised.js';
 import { hidden as cartpoleBalance } from './cartpole-balance/hidden.js';
 import { hidden as cartpoleShort } from './cartpole-short/hidden.js';
 
-const HIDDEN: HiddenEvaluation[] = [cartpoleBalance, cartpoleShort];
+const SUPERVISED: SupervisedEvaluation[] = SUPERVISED_TASKS.map(supervisedEvaluation);
+const HIDDEN: HiddenEvaluation[] = [cartpoleBalance, cartpoleShort, ...SUPERVISED];
 
 /** The hidden evaluation of a task. */
 export function getHiddenEvaluation(taskId: string): HiddenEvaluation {
   const h = HIDDEN.find((x) => x.taskId === taskId);
   if (!h) throw new Error(`no hidden evaluation for task "${taskId}"`);
   return h;
+}
+
+/**
+ * The data a job of this task may receive: for supervised tasks the rows of the sources
+ * the spec names (from the training pool, never the test set); nothing for control tasks.
+ */
+export function jobData(taskId: string, spec: { dataset?: { sources?: { id: string }[] } }): SupervisedData | undefined {
+  const s = SUPERVISED.find((x) => x.taskId === taskId);
+  if (!s) return undefined;
+  return s.jobData((spec.dataset?.sources ?? []).map((x) => x.id));
 }

@@ -80,6 +80,31 @@ export class Rng {
     return weights.length - 1;
   }
 
+  /** A Gamma(shape, 1) sample (Marsaglia–Tsang; shape < 1 by the boost u^(1/shape)). */
+  gamma(shape: number): number {
+    if (shape < 1) return this.gamma(shape + 1) * Math.pow(this.next() || Number.MIN_VALUE, 1 / shape);
+    const d = shape - 1 / 3;
+    const c = 1 / Math.sqrt(9 * d);
+    for (;;) {
+      let x: number;
+      let v: number;
+      do {
+        x = this.normal();
+        v = 1 + c * x;
+      } while (v <= 0);
+      v = v * v * v;
+      const u = this.next();
+      if (u < 1 - 0.0331 * x ** 4 || Math.log(u) < 0.5 * x * x + d * (1 - v + Math.log(v))) return d * v;
+    }
+  }
+
+  /** A Beta(a, b) sample. */
+  beta(a: number, b: number): number {
+    const x = this.gamma(a);
+    const y = this.gamma(b);
+    return x / (x + y);
+  }
+
   /** A new independent generator derived from this one. */
   fork(): Rng {
     return new Rng(this.uint32());

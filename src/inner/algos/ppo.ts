@@ -82,8 +82,12 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
   const { spec, env, rng } = ctx;
   const activation = spec.model.activation;
   const info = env.info;
-  if (info.actionSpace.type !== 'discrete') throw new Error(`ppo here needs a discrete action space; ${info.id} has ${info.actionSpace.type}`);
-  const nAct = info.actionSpace.n;
+  const space = info.actionSpace;
+  const continuous = space.type === 'box';
+  // Discrete: nAct logits; continuous: nAct Gaussian means with a learned, state-independent log std.
+  const nAct = space.type === 'discrete' ? space.n : space.shape[0];
+  const low = space.type === 'box' ? space.low : [];
+  const high = space.type === 'box' ? space.high : [];
   const numEnvs = spec.environment.numEnvs;
   const d = info.observationNames.length;
   const normalize = spec.environment.wrappers.includes('normalize-observation');
@@ -98,14 +102,15 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
 
   const actor = makeNet([d, ...spec.model.hidden, nAct], 0.01, rng);
   const critic = makeNet([d, ...spec.model.hidden, 1], 1.0, rng);
-  const vars = [...actor.w, ...actor.b, ...critic.w, ...critic.b];
+  const logStd = tf.variable(tf.fill([nAct], cfg.initLogStd));
+  const vars = [...actor.w, ...actor.b, ...critic.w, ...critic.b, ...(continuous ? [logStd] : [])];
   const opt = tf.train.adam(cfg.learningRate, 0.9, 0.999, 1e-5);
   const setLr = (lr: number): void => {
     (opt as unknown as { learningRate: number }).learningRate = lr;
   };
 
   const obsBuf = new Float32Array(batch * d);
-  const actBuf = new Int32Array(batch);
+  const actBuf = new Float32Array(batch * nAct);
   const logpBuf = new Float32Array(batch);
   const rewBuf = new Float64Array(batch);
   const doneBuf = new Uint8Array(batch); // episode ended after this step
@@ -124,13 +129,14 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
   const start = Date.now();
   const dispose = (): void => {
     for (const v of vars) v.dispose();
+    if (!continuous) logStd.dispose();
     opt.dispose();
   };
 
   const policyFile = (aLayers: DenseLayer[]): PolicyFile => ({
     format: POLICY_FORMAT,
     obsDim: d,
-    actionSpace: { type: 'discrete', n: nAct },
+    actionSpace: space.type === 'discrete' ? { type: 'discrete', n: nAct } : { type: 'box', low: [...low], high: [...high] },
     activation,
     layers: aLayers,
     obsNorm: norm ? norm.freeze() : null,
@@ -147,8 +153,25 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
         const x = norm ? norm.apply(vec.obs, numEnvs, normObs) : vec.obs;
         const logits = mlpForward(aLayers, activation, x, numEnvs);
         const values = mlpForward(cLayers, activation, x, numEnvs);
-        const actions = new Int32Array(numEnvs);
+        const actions = new Float64Array(numEnvs * nAct);
+        const std = continuous ? Array.from(logStd.dataSync(), Math.exp) : [];
         for (let i = 0; i < numEnvs; i++) {
+          const row = s * numEnvs + i;
+          for (let k = 0; k < d; k++) obsBuf[row * d + k] = x[i * d + k];
+          valBuf[row] = values[i];
+          if (continuous) {
+            let lp = 0;
+            for (let j = 0; j < nAct; j++) {
+              const mu = logits[i * nAct + j];
+              const z = rng.normal();
+              const a = mu + std[j] * z;
+              actBuf[row * nAct + j] = a;
+              actions[i * nAct + j] = Math.min(high[j], Math.max(low[j], a)); // the env gets the clipped action
+              lp += -0.5 * z * z - Math.log(std[j]) - 0.5 * Math.log(2 * Math.PI);
+            }
+            logpBuf[row] = lp;
+            continue;
+          }
           let max = -Infinity;
           for (let j = 0; j < nAct; j++) max = Math.max(max, logits[i * nAct + j]);
           let sum = 0;
@@ -156,13 +179,10 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
           for (let j = 0; j < nAct; j++) sum += p[j] = Math.exp(logits[i * nAct + j] - max);
           const a = rng.categorical(p);
           actions[i] = a;
-          const row = s * numEnvs + i;
-          for (let k = 0; k < d; k++) obsBuf[row * d + k] = x[i * d + k];
           actBuf[row] = a;
           logpBuf[row] = logits[i * nAct + a] - max - Math.log(sum);
-          valBuf[row] = values[i];
         }
-        vec.step(actions);
+        vec.step(actions, continuous ? nAct : 1);
         envSteps += numEnvs;
         shapedRewards(ctx.reward, d, numEnvs, vec.nextObs, vec.rewards, vec.episodeStep, vec.terminated, scratch, shaped);
         // Bootstrap through time-limit truncation with the value of the final observation.
@@ -210,14 +230,15 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
         }
         for (let start0 = 0; start0 + mbSize <= batch; start0 += mbSize) {
           const mbObs = new Float32Array(mbSize * d);
-          const mbAct = new Int32Array(mbSize);
+          const mbAct = new Float32Array(mbSize * (continuous ? nAct : 1));
           const mbLogp = new Float32Array(mbSize);
           const mbAdv = new Float32Array(mbSize);
           const mbRet = new Float32Array(mbSize);
           for (let k = 0; k < mbSize; k++) {
             const idx = perm[start0 + k];
             mbObs.set(obsBuf.subarray(idx * d, idx * d + d), k * d);
-            mbAct[k] = actBuf[idx];
+            if (continuous) mbAct.set(actBuf.subarray(idx * nAct, idx * nAct + nAct), k * nAct);
+            else mbAct[k] = actBuf[idx];
             mbLogp[k] = logpBuf[idx];
             mbAdv[k] = advBuf[idx];
             mbRet[k] = retBuf[idx];
@@ -233,15 +254,24 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
           }
           const stats = tf.tidy(() => {
             const obsT = tf.tensor2d(mbObs, [mbSize, d]);
-            const actT = tf.oneHot(tf.tensor1d(mbAct, 'int32'), nAct);
+            const actT = continuous ? tf.tensor2d(mbAct, [mbSize, nAct]) : tf.oneHot(tf.tensor1d(Int32Array.from(mbAct), 'int32'), nAct);
             const oldLogpT = tf.tensor1d(mbLogp);
             const advT = tf.tensor1d(mbAdv);
             const retT = tf.tensor1d(mbRet);
             let parts: tf.Scalar[] = [];
             const { value: loss, grads } = tf.variableGrads(() => {
-              const logits = forward(actor, obsT, activation);
-              const logpAll = tf.logSoftmax(logits);
-              const logp = tf.sum(tf.mul(logpAll, actT), 1);
+              const out = forward(actor, obsT, activation);
+              let logp: tf.Tensor;
+              let entropy: tf.Tensor;
+              if (continuous) {
+                const z = tf.div(tf.sub(actT, out), tf.exp(logStd));
+                logp = tf.sum(tf.sub(tf.mul(-0.5, tf.square(z)), tf.add(logStd, 0.5 * Math.log(2 * Math.PI))), 1);
+                entropy = tf.sum(tf.add(logStd, 0.5 * Math.log(2 * Math.PI * Math.E)));
+              } else {
+                const logpAll = tf.logSoftmax(out);
+                logp = tf.sum(tf.mul(logpAll, actT), 1);
+                entropy = tf.mean(tf.neg(tf.sum(tf.mul(tf.exp(logpAll), logpAll), 1)));
+              }
               const logRatio = tf.sub(logp, oldLogpT);
               const ratio = tf.exp(logRatio);
               const pg1 = tf.mul(ratio, advT);
@@ -249,7 +279,6 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
               const pgLoss = tf.neg(tf.mean(tf.minimum(pg1, pg2)));
               const v = tf.reshape(forward(critic, obsT, activation), [-1]);
               const vLoss = tf.mul(0.5, tf.mean(tf.square(tf.sub(v, retT))));
-              const entropy = tf.mean(tf.neg(tf.sum(tf.mul(tf.exp(logpAll), logpAll), 1)));
               const approxKl = tf.mean(tf.sub(tf.sub(ratio, 1), logRatio));
               const clipFrac = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), cfg.clip), 'float32'));
               parts = [pgLoss, vLoss, entropy, approxKl, clipFrac].map((t) => tf.keep(t as tf.Scalar));

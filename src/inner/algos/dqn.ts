@@ -1,0 +1,292 @@
+/**
+ * DQN for discrete actions (CleanRL's dqn.py, in one readable file; Mnih et al. 2015):
+ * a Q-network MLP and a target copy, a ring replay buffer of typed arrays, a linear
+ * ε-greedy schedule over `explorationFraction` of the budget, and every `trainFrequency`
+ * vector steps (once `learningStarts` env steps are collected) `gradientSteps` Adam steps
+ * on the TD error against r + γ·max_a Q_target(s', a)·(1 − terminated), with a global
+ * gradient-norm clip. The target network follows with a soft update (τ = 1: hard copy)
+ * every `targetUpdateInterval` env steps.
+ *
+ * Choices worth knowing:
+ * - The TD loss is the Huber loss (δ = 1, as SB3 and the Nature paper's error clipping)
+ *   rather than CleanRL's MSE: the training reward is an arbitrary agent-written
+ *   expression, and Huber keeps one large TD error from blowing up a step.
+ * - Only termination zeroes the bootstrap; a time-limit truncation bootstraps from the
+ *   final observation (VecEnv's `nextObs`, kept before the autoreset).
+ * - The buffer stores raw observations; with the normalize-observation wrapper they are
+ *   normalised with the current running statistics when sampled (as SB3's VecNormalize).
+ * - Acting runs the Q-network in plain JS on a weight snapshot taken after each batch of
+ *   gradient steps; the gradient steps run on TensorFlow.js.
+ * - The saved policy is the Q-network itself: its greedy argmax is the policy.
+ */
+import type { DqnConfig } from '../../spec/schema.js';
+import type { Rng } from '../../util/rng.js';
+import { VecEnv } from '../envs/vector.js';
+import { type AlgoResult, NaNError, type TrainContext, shapedRewards } from '../context.js';
+import { RunningNorm } from '../normalize.js';
+import { type DenseLayer, POLICY_FORMAT, type PolicyFile, argmax, mlpForward } from '../policy.js';
+import { tf, initTf } from '../tf.js';
+import { orthogonal } from './ppo.js';
+
+/** Env steps between curve points (losses, epsilon) and progress calls. */
+const LOG_EVERY = 1000;
+
+interface Net {
+  sizes: number[];
+  w: tf.Variable[];
+  b: tf.Variable[];
+}
+
+function makeNet(sizes: number[], rng: Rng): Net {
+  const w: tf.Variable[] = [];
+  const b: tf.Variable[] = [];
+  for (let l = 0; l + 1 < sizes.length; l++) {
+    const gain = l + 2 === sizes.length ? 1 : Math.SQRT2;
+    w.push(tf.variable(tf.tensor2d(orthogonal(sizes[l], sizes[l + 1], gain, rng), [sizes[l], sizes[l + 1]])));
+    b.push(tf.variable(tf.zeros([sizes[l + 1]])));
+  }
+  return { sizes, w, b };
+}
+
+function forward(net: Net, x: tf.Tensor2D, activation: 'tanh' | 'relu'): tf.Tensor2D {
+  let h = x;
+  for (let l = 0; l < net.w.length; l++) {
+    h = tf.add(tf.matMul(h, net.w[l]), net.b[l]);
+    if (l + 1 < net.w.length) h = activation === 'tanh' ? tf.tanh(h) : tf.relu(h);
+  }
+  return h;
+}
+
+function snapshot(net: Net): DenseLayer[] {
+  return net.w.map((w, l) => ({
+    in: net.sizes[l],
+    out: net.sizes[l + 1],
+    weights: Array.from(w.dataSync()),
+    bias: Array.from(net.b[l].dataSync()),
+  }));
+}
+
+/** target ← τ·online + (1 − τ)·target, variable by variable. */
+function softUpdate(target: Net, online: Net, tau: number): void {
+  tf.tidy(() => {
+    const pairs: [tf.Variable, tf.Variable][] = [...target.w.map((t, l): [tf.Variable, tf.Variable] => [t, online.w[l]]), ...target.b.map((t, l): [tf.Variable, tf.Variable] => [t, online.b[l]])];
+    for (const [t, o] of pairs) t.assign(tau >= 1 ? tf.clone(o) : tf.add(tf.mul(tau, o), tf.mul(1 - tau, t)));
+  });
+}
+
+/** Fixed-capacity ring buffer of transitions; the oldest is overwritten when full. */
+class ReplayBuffer {
+  readonly obs: Float32Array;
+  readonly next: Float32Array;
+  readonly act: Int32Array;
+  readonly rew: Float32Array;
+  readonly term: Uint8Array;
+  pos = 0;
+  size = 0;
+
+  constructor(
+    readonly capacity: number,
+    readonly dim: number,
+  ) {
+    this.obs = new Float32Array(capacity * dim);
+    this.next = new Float32Array(capacity * dim);
+    this.act = new Int32Array(capacity);
+    this.rew = new Float32Array(capacity);
+    this.term = new Uint8Array(capacity);
+  }
+
+  /** Stores row `i` of the vectors `obs` / `next` with its action, reward and termination flag. */
+  add(obs: Float64Array, next: Float64Array, i: number, action: number, reward: number, terminated: number): void {
+    const d = this.dim;
+    for (let k = 0; k < d; k++) {
+      this.obs[this.pos * d + k] = obs[i * d + k];
+      this.next[this.pos * d + k] = next[i * d + k];
+    }
+    this.act[this.pos] = action;
+    this.rew[this.pos] = reward;
+    this.term[this.pos] = terminated;
+    this.pos = (this.pos + 1) % this.capacity;
+    this.size = Math.min(this.size + 1, this.capacity);
+  }
+}
+
+/** Trains a Q-network with DQN within the context's env-step budget; the greedy policy is saved. */
+export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoResult> {
+  await initTf();
+  const { spec, env, rng } = ctx;
+  const activation = spec.model.activation;
+  const info = env.info;
+  if (info.actionSpace.type !== 'discrete') throw new Error(`dqn needs a discrete action space; ${info.id} has ${info.actionSpace.type}`);
+  const nAct = info.actionSpace.n;
+  const numEnvs = spec.environment.numEnvs;
+  const d = info.observationNames.length;
+  if (ctx.maxEnvSteps < numEnvs) throw new Error(`budget.envSteps (${ctx.maxEnvSteps}) is smaller than environment.numEnvs (${numEnvs})`);
+  const normalize = spec.environment.wrappers.includes('normalize-observation');
+  const norm = normalize ? new RunningNorm(d) : null;
+  const B = cfg.batchSize;
+
+  const vec = new VecEnv(env.make, numEnvs, spec.seed, ctx.params);
+  const qNet = makeNet([d, ...spec.model.hidden, nAct], rng);
+  const target = makeNet([d, ...spec.model.hidden, nAct], rng);
+  softUpdate(target, qNet, 1);
+  const vars = [...qNet.w, ...qNet.b];
+  const opt = tf.train.adam(cfg.learningRate);
+  const buffer = new ReplayBuffer(cfg.bufferSize, d);
+
+  const normObs = new Float64Array(numEnvs * d);
+  const shaped = new Float64Array(numEnvs);
+  const scratch = new Float64Array(d + 3);
+  const actions = new Int32Array(numEnvs);
+  const bObs = new Float32Array(B * d);
+  const bNext = new Float32Array(B * d);
+  const bAct = new Int32Array(B);
+  const bRew = new Float32Array(B);
+  const bNotTerm = new Float32Array(B);
+  const explorationSteps = cfg.explorationFraction * ctx.maxEnvSteps;
+  const epsilonAt = (step: number): number =>
+    Math.max(cfg.explorationFinal, cfg.explorationInitial + ((cfg.explorationFinal - cfg.explorationInitial) * step) / explorationSteps);
+
+  /** Copies sampled row `j` of a buffer array into row `k` of a batch, normalised when the wrapper is on. */
+  const copyRow = (src: Float32Array, j: number, dst: Float32Array, k: number): void => {
+    for (let c = 0; c < d; c++) {
+      const v = src[j * d + c];
+      if (!norm) {
+        dst[k * d + c] = v;
+        continue;
+      }
+      const z = (v - norm.mean[c]) / Math.sqrt(norm.var[c] + 1e-8);
+      dst[k * d + c] = z > norm.clip ? norm.clip : z < -norm.clip ? -norm.clip : z;
+    }
+  };
+
+  /** One Adam step on a fresh uniform sample of the buffer; returns [loss, mean Q(s, a)]. */
+  const gradientStep = (): [number, number] => {
+    for (let k = 0; k < B; k++) {
+      const j = rng.int(buffer.size);
+      copyRow(buffer.obs, j, bObs, k);
+      copyRow(buffer.next, j, bNext, k);
+      bAct[k] = buffer.act[j];
+      bRew[k] = buffer.rew[j];
+      bNotTerm[k] = 1 - buffer.term[j];
+    }
+    const stats = tf.tidy(() => {
+      const obsT = tf.tensor2d(bObs, [B, d]);
+      const actT = tf.oneHot(tf.tensor1d(bAct, 'int32'), nAct);
+      const maxNext = tf.max(forward(target, tf.tensor2d(bNext, [B, d]), activation), 1);
+      const y = tf.add(tf.tensor1d(bRew), tf.mul(cfg.gamma, tf.mul(maxNext, tf.tensor1d(bNotTerm))));
+      let qMean: tf.Scalar | null = null;
+      const { value: loss, grads } = tf.variableGrads(() => {
+        const qa = tf.sum(tf.mul(forward(qNet, obsT, activation), actT), 1);
+        qMean = tf.keep(tf.mean(qa) as tf.Scalar);
+        // Huber loss with δ = 1: quadratic within ±1, linear outside.
+        const err = tf.abs(tf.sub(qa, y));
+        const quad = tf.minimum(err, 1);
+        return tf.mean(tf.add(tf.mul(0.5, tf.square(quad)), tf.sub(err, quad))) as tf.Scalar;
+      }, vars);
+      const gradList = vars.map((v) => grads[v.name]);
+      const norm2 = tf.sqrt(tf.addN(gradList.map((g) => tf.sum(tf.square(g)))));
+      const scale = tf.div(cfg.maxGradNorm, tf.maximum(norm2, cfg.maxGradNorm));
+      opt.applyGradients(vars.map((v) => ({ name: v.name, tensor: tf.mul(grads[v.name], scale) })));
+      const q = qMean as unknown as tf.Scalar;
+      const packed = tf.stack([loss, q]);
+      q.dispose();
+      return packed;
+    });
+    const [loss, q] = stats.dataSync();
+    stats.dispose();
+    return [loss, q];
+  };
+
+  let envSteps = 0;
+  let vecSteps = 0;
+  let updates = 0;
+  let stopReason: AlgoResult['stopReason'] = 'budget';
+  let qLayers = snapshot(qNet);
+  let lossSum = 0;
+  let qSum = 0;
+  let statCount = 0;
+  let nextLog = LOG_EVERY;
+  let lastFlush = -1;
+  const start = Date.now();
+
+  const policyFile = (layers: DenseLayer[]): PolicyFile => ({
+    format: POLICY_FORMAT,
+    obsDim: d,
+    actionSpace: { type: 'discrete', n: nAct },
+    activation,
+    layers,
+    obsNorm: norm ? norm.freeze() : null,
+  });
+  const flushLogs = (): void => {
+    if (lastFlush === envSteps) return;
+    lastFlush = envSteps;
+    if (statCount > 0) {
+      ctx.log('losses/td_loss', envSteps, lossSum / statCount);
+      ctx.log('losses/q_values', envSteps, qSum / statCount);
+    }
+    ctx.log('charts/epsilon', envSteps, epsilonAt(envSteps));
+    ctx.log('charts/SPS', envSteps, envSteps / Math.max(1e-3, (Date.now() - start) / 1000));
+    lossSum = qSum = statCount = 0;
+    ctx.progress(envSteps, () => policyFile(snapshot(qNet)));
+  };
+
+  try {
+    while (envSteps + numEnvs <= ctx.maxEnvSteps) {
+      // ε-greedy action for every env: one uniform draw each, a second one when exploring.
+      const epsilon = epsilonAt(envSteps);
+      if (norm) norm.update(vec.obs, numEnvs);
+      let q: Float64Array | null = null;
+      for (let i = 0; i < numEnvs; i++) {
+        if (rng.next() < epsilon) {
+          actions[i] = rng.int(nAct);
+        } else {
+          q ??= mlpForward(qLayers, activation, norm ? norm.apply(vec.obs, numEnvs, normObs) : vec.obs, numEnvs);
+          actions[i] = argmax(q, i * nAct, nAct);
+        }
+      }
+      const obsBefore = Float64Array.from(vec.obs);
+      vec.step(actions);
+      envSteps += numEnvs;
+      vecSteps += 1;
+      shapedRewards(ctx.reward, d, numEnvs, vec.nextObs, vec.rewards, vec.episodeStep, vec.terminated, scratch, shaped);
+      for (let i = 0; i < numEnvs; i++) buffer.add(obsBefore, vec.nextObs, i, actions[i], shaped[i], vec.terminated[i]);
+      const eps = vec.drainEpisodes();
+      const reached = eps.length > 0 && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length));
+
+      if (envSteps > cfg.learningStarts && vecSteps % cfg.trainFrequency === 0) {
+        for (let g = 0; g < cfg.gradientSteps; g++) {
+          const [loss, qv] = gradientStep();
+          updates += 1;
+          if (!Number.isFinite(loss)) {
+            throw new NaNError(`dqn TD loss became ${loss} at gradient step ${updates} (env step ${envSteps}; algorithm.learningRate ${cfg.learningRate} may be too high)`);
+          }
+          lossSum += loss;
+          qSum += qv;
+          statCount += 1;
+        }
+        qLayers = snapshot(qNet);
+      }
+      // Target update whenever the env-step counter crosses a multiple of the interval.
+      if (Math.floor(envSteps / cfg.targetUpdateInterval) > Math.floor((envSteps - numEnvs) / cfg.targetUpdateInterval)) {
+        softUpdate(target, qNet, cfg.tau);
+      }
+      if (envSteps >= nextLog) {
+        flushLogs();
+        while (nextLog <= envSteps) nextLog += LOG_EVERY;
+      }
+      if (reached) {
+        stopReason = 'target-return';
+        break;
+      }
+    }
+    flushLogs();
+    const final = policyFile(snapshot(qNet));
+    for (const l of final.layers) {
+      if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('dqn produced non-finite weights');
+    }
+    return { policy: final, envSteps, updates, stopReason };
+  } finally {
+    for (const v of [...vars, ...target.w, ...target.b]) v.dispose();
+    opt.dispose();
+  }
+}

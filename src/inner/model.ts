@@ -1,0 +1,58 @@
+/**
+ * A trained supervised model as a plain file (`model.json`): the MLP's weights, the input
+ * standardisation and, for regression, the target scaling. The hidden evaluation reads
+ * this file with `ModelRunner`, so scoring does not depend on how the job trained.
+ */
+import { type DenseLayer, argmax, mlpForward } from './policy.js';
+
+export const MODEL_FORMAT = 'rrl-mlp-model/1';
+
+/** The artifact's `model.json`. */
+export interface ModelFile {
+  format: typeof MODEL_FORMAT;
+  features: string[];
+  kind: 'classification' | 'regression';
+  classes?: string[];
+  activation: 'tanh' | 'relu';
+  layers: DenseLayer[];
+  inputNorm: { mean: number[]; std: number[] } | null;
+  targetNorm: { mean: number; std: number } | null;
+}
+
+/** Runs a saved model on raw feature rows. */
+export class ModelRunner {
+  /** Checks the file's shape and wraps it. */
+  constructor(readonly file: ModelFile) {
+    if (file.format !== MODEL_FORMAT) throw new Error(`unsupported model format "${String(file.format)}"`);
+    let width = file.features.length;
+    for (const [i, l] of file.layers.entries()) {
+      if (l.in !== width || l.weights.length !== l.in * l.out || l.bias.length !== l.out) throw new Error(`model layer ${i} has inconsistent shape`);
+      width = l.out;
+    }
+    const outputs = file.kind === 'classification' ? (file.classes?.length ?? 0) : 1;
+    if (width !== outputs) throw new Error(`model outputs ${width} values, expected ${outputs}`);
+  }
+
+  /** Raw network outputs for rows of raw features. */
+  private forward(x: number[][]): Float64Array {
+    const d = this.file.features.length;
+    const flat = new Float64Array(x.length * d);
+    const n = this.file.inputNorm;
+    x.forEach((row, r) => {
+      if (row.length !== d) throw new RangeError(`row ${r} has ${row.length} features, the model takes ${d}`);
+      for (let i = 0; i < d; i++) flat[r * d + i] = n ? (row[i] - n.mean[i]) / n.std[i] : row[i];
+    });
+    return mlpForward(this.file.layers, this.file.activation, flat, x.length);
+  }
+
+  /** Predictions: class indices for classification, values for regression. */
+  predict(x: number[][]): number[] {
+    const out = this.forward(x);
+    if (this.file.kind === 'classification') {
+      const k = this.file.classes!.length;
+      return x.map((_, r) => argmax(out, r * k, k));
+    }
+    const t = this.file.targetNorm;
+    return x.map((_, r) => (t ? out[r] * t.std + t.mean : out[r]));
+  }
+}

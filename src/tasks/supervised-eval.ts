@@ -1,0 +1,110 @@
+/**
+ * The harness half of a supervised task: the secret split of the clean data into the
+ * training pool and the hidden test set, the sources built from the pool, and the scorer.
+ * Jobs receive only the sources their spec names; the test set never leaves this module
+ * except through a score.
+ */
+import { split } from '../inner/data/index.js';
+import type { Dataset } from '../inner/data/types.js';
+import type { SupervisedData } from '../inner/algos/supervised.js';
+import { ModelRunner, type ModelFile } from '../inner/model.js';
+import { mixSeed } from '../util/rng.js';
+import type { Anchors, HiddenEvaluation } from './hidden-types.js';
+import { heldOutSeeds } from './secret.js';
+import type { SupervisedTaskDef } from './supervised-def.js';
+
+/** A supervised task's hidden evaluation plus the data its jobs may receive. */
+export interface SupervisedEvaluation extends HiddenEvaluation {
+  /** The rows of the named sources, built from the training pool. */
+  jobData(sourceIds: string[]): SupervisedData;
+}
+
+function taskHash(id: string): number {
+  let h = 0;
+  for (const ch of id) h = mixSeed(h, ch.codePointAt(0) ?? 0);
+  return h;
+}
+
+/** Canonical metric of predictions against truth, higher is better (RMSE is negated). */
+export function metricValue(metric: SupervisedTaskDef['metric'], pred: number[], truth: number[], classes = 0): number {
+  if (metric === 'accuracy') return pred.reduce((a, p, i) => a + (p === truth[i] ? 1 : 0), 0) / truth.length;
+  if (metric === 'rmse') return -Math.sqrt(pred.reduce((a, p, i) => a + (p - truth[i]) ** 2, 0) / truth.length);
+  let f1 = 0;
+  for (let c = 0; c < classes; c++) {
+    let tp = 0;
+    let fp = 0;
+    let fn = 0;
+    pred.forEach((p, i) => {
+      if (p === c && truth[i] === c) tp++;
+      else if (p === c) fp++;
+      else if (truth[i] === c) fn++;
+    });
+    f1 += tp === 0 ? 0 : (2 * tp) / (2 * tp + fp + fn);
+  }
+  return f1 / classes;
+}
+
+/** Builds the hidden evaluation and data access of a supervised task definition. */
+export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluation {
+  let parts: { pool: Dataset; test: Dataset } | null = null;
+  const sources = new Map<string, Dataset>();
+  const splitData = (): { pool: Dataset; test: Dataset } => {
+    if (!parts) {
+      const r = split(def.load(), def.testFraction, heldOutSeeds(def.id, 1)[0]);
+      parts = { pool: r.train, test: r.test };
+    }
+    return parts;
+  };
+  const source = (id: string): Dataset => {
+    let d = sources.get(id);
+    if (!d) {
+      const i = def.sources.findIndex((s) => s.id === id);
+      if (i < 0) throw new Error(`dataset.sources: "${id}" is not in the catalog of ${def.id}`);
+      // One base seed for the catalog, so sources described as "the small checked sample" share it.
+      d = def.sources[i].build(splitData().pool, mixSeed(taskHash(def.id), 0));
+      sources.set(id, d);
+    }
+    return d;
+  };
+  let anchors: Anchors | null = null;
+  return {
+    taskId: def.id,
+    score(trained) {
+      const { test } = splitData();
+      const pred = new ModelRunner(trained as ModelFile).predict(test.x);
+      return metricValue(def.metric, pred, test.y, test.classes?.length ?? 0);
+    },
+    anchors() {
+      if (!anchors) {
+        const { pool, test } = splitData();
+        let trivial: number[];
+        if (pool.kind === 'classification') {
+          const counts = new Array<number>(pool.classes!.length).fill(0);
+          for (const y of pool.y) counts[y]++;
+          const majority = counts.indexOf(Math.max(...counts));
+          trivial = test.y.map(() => majority);
+        } else {
+          const m = pool.y.reduce((a, b) => a + b, 0) / pool.y.length;
+          trivial = test.y.map(() => m);
+        }
+        anchors = {
+          random: metricValue(def.metric, trivial, test.y, test.classes?.length ?? 0),
+          reference: def.metric === 'rmse' ? 0 : 1,
+          how:
+            pool.kind === 'classification'
+              ? 'trivial: always the most frequent class of the training pool; reference: a perfect model'
+              : 'trivial: always the mean of the training pool; reference: an exact model (RMSE 0)',
+        };
+      }
+      return anchors;
+    },
+    jobData(sourceIds) {
+      const out: SupervisedData = { sources: {} };
+      for (const id of sourceIds) {
+        const d = source(id);
+        out.sources[id] = { x: d.x, y: d.y };
+      }
+      return out;
+    },
+  };
+}

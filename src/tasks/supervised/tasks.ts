@@ -1,0 +1,132 @@
+/**
+ * The supervised tasks: real data shipped in npm packages (penguins, cars, Seattle weather,
+ * iris) and synthetic generators (two spirals, moons). Each offers the standard catalog of
+ * sources made from its training pool; the hidden test set is a held-out split of the clean
+ * data that no source contains.
+ */
+import { loadCars, loadIris, loadPenguins, loadSeattleWeather, moons, twoSpirals } from '../../inner/data/index.js';
+import { type SupervisedTaskDef, supervisedSpec } from '../supervised-def.js';
+import { standardCatalog } from './catalog.js';
+
+const poolOf = (n: number, testFraction: number): number => n - Math.round(n * testFraction);
+
+export const penguins: SupervisedTaskDef = {
+  id: 'penguins-species',
+  title: 'Tell penguin species apart from body measurements',
+  family: 'penguins',
+  split: 'train',
+  data: 'real',
+  description:
+    'Predict the species of a penguin (Adelie, Chinstrap or Gentoo) from its beak length and depth, flipper length, body mass, island and sex ' +
+    '(Palmer Archipelago field data). Several data sources of different quality are available.',
+  metric: 'accuracy',
+  load: loadPenguins,
+  testFraction: 0.3,
+  sources: standardCatalog({ poolSize: poolOf(333, 0.3), cleanSize: 40, noise: 0.4, shiftFeature: 'body_mass', shiftWords: 'only the lightest birds (body mass in the lowest 40%)', imbalance: [1, 0.1, 0.1] }),
+  baseline: supervisedSpec('penguins-species', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 50, examples: 20_000 }),
+  maxExamples: 50_000,
+  maxWallSeconds: 120,
+};
+
+export const cars: SupervisedTaskDef = {
+  id: 'cars-mpg',
+  title: 'Predict the fuel efficiency of a car',
+  family: 'cars',
+  split: 'train',
+  data: 'real',
+  description:
+    'Predict the fuel efficiency (miles per gallon) of a 1970s–80s car from its cylinders, displacement, horsepower, weight, acceleration, ' +
+    'model year and origin. Several data sources of different quality are available.',
+  metric: 'rmse',
+  load: loadCars,
+  testFraction: 0.3,
+  sources: standardCatalog({ poolSize: poolOf(392, 0.3), cleanSize: 60, noise: 0.8, shiftFeature: 'weight', shiftWords: 'only light cars (weight in the lowest 40%)' }),
+  baseline: supervisedSpec('cars-mpg', { sources: [{ id: 'shifted', weight: 1 }], objective: 'mse', epochs: 100, examples: 20_000 }),
+  maxExamples: 50_000,
+  maxWallSeconds: 120,
+};
+
+export const weather: SupervisedTaskDef = {
+  id: 'seattle-weather',
+  title: "Name the day's weather in Seattle",
+  family: 'weather',
+  split: 'held-out',
+  data: 'real',
+  description:
+    'Classify a day in Seattle as drizzle, fog, rain, snow or sun from its precipitation, maximum and minimum temperature, wind and the time of year. ' +
+    'Some classes are rare; every class counts equally in the metric. Several data sources of different quality are available.',
+  metric: 'macro-f1',
+  load: loadSeattleWeather,
+  testFraction: 0.3,
+  sources: standardCatalog({ poolSize: poolOf(1461, 0.3), cleanSize: 200, noise: 0.3, shiftFeature: 'temp_max', shiftWords: 'recorded on the colder days only (maximum temperature in the lowest 40%)', imbalance: [0.3, 0.3, 1, 0.3, 1] }),
+  baseline: supervisedSpec('seattle-weather', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 30, examples: 40_000 }),
+  maxExamples: 100_000,
+  maxWallSeconds: 120,
+};
+
+export const iris: SupervisedTaskDef = {
+  id: 'iris-species',
+  title: 'Tell iris species apart from flower measurements',
+  family: 'iris',
+  split: 'held-out',
+  data: 'real',
+  description:
+    "Predict the species of an iris flower (setosa, versicolor or virginica) from its sepal and petal lengths and widths (Fisher's data). " +
+    'Several data sources of different quality are available.',
+  metric: 'accuracy',
+  load: loadIris,
+  testFraction: 0.3,
+  sources: standardCatalog({ poolSize: poolOf(150, 0.3), cleanSize: 24, noise: 0.4, shiftFeature: 'petal_length', shiftWords: 'only flowers with short petals (petal length in the lowest 40%)', imbalance: [1, 1, 0.15] }),
+  baseline: supervisedSpec('iris-species', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 60, examples: 10_000 }),
+  maxExamples: 30_000,
+  maxWallSeconds: 120,
+};
+
+const spiralData = (() => {
+  let d: ReturnType<typeof twoSpirals> | null = null;
+  return () => (d ??= twoSpirals(2000, 0.2, 20261130));
+})();
+
+export const spirals: SupervisedTaskDef = {
+  id: 'two-spirals',
+  title: 'Separate two interleaved spirals',
+  family: 'synthetic-2d',
+  split: 'train',
+  data: 'synthetic',
+  description:
+    'Classify points of the plane by which of two interleaved spirals they belong to, from their coordinates x1 and x2. ' +
+    'The boundary is highly non-linear. Several data sources of different quality are available.',
+  metric: 'accuracy',
+  load: spiralData,
+  testFraction: 0.3,
+  sources: standardCatalog({ poolSize: poolOf(2000, 0.3), cleanSize: 200, noise: 0.3, shiftFeature: 'x1', shiftWords: 'sampled from the left part of the plane only (x1 in the lowest 40%)' }),
+  baseline: supervisedSpec('two-spirals', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 30, examples: 50_000 }),
+  maxExamples: 150_000,
+  maxWallSeconds: 120,
+};
+
+const moonData = (() => {
+  let d: ReturnType<typeof moons> | null = null;
+  return () => (d ??= moons(1000, 0.25, 20261130));
+})();
+
+export const twoMoons: SupervisedTaskDef = {
+  id: 'two-moons',
+  title: 'Separate two interleaving half-moons',
+  family: 'synthetic-2d',
+  split: 'held-out',
+  data: 'synthetic',
+  description:
+    'Classify points of the plane by which of two interleaving half-circles they belong to, from their coordinates x1 and x2. ' +
+    'Several data sources of different quality are available.',
+  metric: 'accuracy',
+  load: moonData,
+  testFraction: 0.3,
+  sources: standardCatalog({ poolSize: poolOf(1000, 0.3), cleanSize: 60, noise: 0.35, shiftFeature: 'x2', shiftWords: 'sampled from the lower part of the plane only (x2 in the lowest 40%)' }),
+  baseline: supervisedSpec('two-moons', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 30, examples: 25_000 }),
+  maxExamples: 80_000,
+  maxWallSeconds: 120,
+};
+
+/** Every supervised task definition, in registry order. */
+export const SUPERVISED_TASKS: SupervisedTaskDef[] = [penguins, cars, weather, iris, spirals, twoMoons];
