@@ -1,6 +1,6 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
- * object per benchmark. NAME: cartpole (default: all).
+ * object per benchmark. NAME: cartpole, tasks (default: all).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,10 +9,11 @@ import { CartPoleEnv } from '../src/inner/envs/cartpole.js';
 import { VecEnv } from '../src/inner/envs/vector.js';
 import { runJob } from '../src/inner/train.js';
 import type { PolicyFile } from '../src/inner/policy.js';
-import { scorePolicy } from '../src/outer/score.js';
+import { dataForJob, scoreArtifact, scorePolicy } from '../src/outer/score.js';
 import { train } from '../src/outer/loop.js';
 import { LocalExecutor } from '../src/run/local.js';
-import { getPublicTask } from '../src/tasks/briefs.js';
+import { getPublicTask, listTasks } from '../src/tasks/briefs.js';
+import { REFERENCE_SPECS } from '../src/tasks/reference-specs.js';
 import { arsSpec, cleanRlPpoSpec } from '../src/testing/specs.js';
 import { Rng } from '../src/util/rng.js';
 import { num, table } from '../src/cli/format.js';
@@ -121,7 +122,38 @@ async function cartpole(): Promise<Record<string, unknown>> {
   return result;
 }
 
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole };
+/** Every task's baseline spec against its reference spec: hidden scores and cost. */
+async function tasks(): Promise<Record<string, unknown>> {
+  const rows: Record<string, unknown>[] = [];
+  for (const { brief, baseline } of listTasks()) {
+    const ref = REFERENCE_SPECS[brief.id];
+    const entry: Record<string, unknown> = { task: brief.id, kind: brief.kind, split: brief.split, better: ref?.why ?? null };
+    for (const [label, spec] of [['baseline', baseline], ['better', ref?.spec()]] as const) {
+      if (!spec) continue;
+      log(`tasks: ${brief.id} ${label}`);
+      const dir = join(tmp, `${brief.id}-${label}`);
+      const a = await runJob(spec, brief, { outDir: dir, data: dataForJob(brief.id, spec) });
+      const score = scoreArtifact(brief.id, dir);
+      entry[label] = { raw: score.raw, normalized: score.normalized, envSteps: a.cost.envSteps, examples: a.cost.examples, wallSeconds: a.cost.wallSeconds };
+    }
+    rows.push(entry);
+  }
+  type R = { raw: number; normalized: number; envSteps: number; examples: number; wallSeconds: number } | undefined;
+  const cost = (r: R): string => (r ? `${num(r.envSteps || r.examples, 0)} ${r.envSteps ? 'steps' : 'examples'}, ${num(r.wallSeconds, 1)} s` : '—');
+  console.log(
+    table(
+      ['task', 'split', 'baseline raw', 'baseline norm.', 'baseline cost', 'better raw', 'better norm.', 'better cost', 'better spec'],
+      rows.map((r) => {
+        const b = r.baseline as R;
+        const g = r.better as R;
+        return [String(r.task), String(r.split), num(b?.raw, 3), num(b?.normalized), cost(b), num(g?.raw, 3), num(g?.normalized), cost(g), String(r.better ?? '')];
+      }),
+    ),
+  );
+  return { rows };
+}
+
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks };
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);

@@ -5,12 +5,17 @@
 import type { HiddenEvaluation } from './hidden-types.js';
 import { type SupervisedEvaluation, supervisedEvaluation } from './supervised-eval.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
+import { CONTROL_TASKS } from './control/tasks.js';
+import { controlHiddenEvaluation } from './control-eval.js';
 import type { SupervisedData } from '../inner/algos/supervised.js';
 import { hidden as cartpoleBalance } from './cartpole-balance/hidden.js';
 import { hidden as cartpoleShort } from './cartpole-short/hidden.js';
 
 const SUPERVISED: SupervisedEvaluation[] = SUPERVISED_TASKS.map(supervisedEvaluation);
-const HIDDEN: HiddenEvaluation[] = [cartpoleBalance, cartpoleShort, ...SUPERVISED];
+const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) =>
+  controlHiddenEvaluation({ taskId: def.id, envId: def.envId, episodes: def.hidden.episodes, reference: def.hidden.reference, params: def.hidden.params, referenceHow: def.hidden.referenceHow }),
+);
+const HIDDEN: HiddenEvaluation[] = [cartpoleBalance, cartpoleShort, ...CONTROL, ...SUPERVISED];
 
 /** The hidden evaluation of a task. */
 export function getHiddenEvaluation(taskId: string): HiddenEvaluation {
@@ -27,4 +32,11 @@ export function jobData(taskId: string, spec: { dataset?: { sources?: { id: stri
   const s = SUPERVISED.find((x) => x.taskId === taskId);
   if (!s) return undefined;
   return s.jobData((spec.dataset?.sources ?? []).map((x) => x.id));
+}
+
+/** A supervised task's evaluation with its data access (harness and tests only). */
+export function getSupervisedEvaluation(taskId: string): SupervisedEvaluation {
+  const s = SUPERVISED.find((x) => x.taskId === taskId);
+  if (!s) throw new Error(`no supervised task "${taskId}"`);
+  return s;
 }

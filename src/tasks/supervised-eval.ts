@@ -17,6 +17,10 @@ import type { SupervisedTaskDef } from './supervised-def.js';
 export interface SupervisedEvaluation extends HiddenEvaluation {
   /** The rows of the named sources, built from the training pool. */
   jobData(sourceIds: string[]): SupervisedData;
+  /** Harness and tests only: the training pool and the hidden test set. */
+  heldOut(): { pool: Dataset; test: Dataset };
+  /** Harness and tests only: a built source as a dataset. */
+  source(id: string): Dataset;
 }
 
 function taskHash(id: string): number {
@@ -98,6 +102,8 @@ export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluati
       }
       return anchors;
     },
+    heldOut: splitData,
+    source,
     jobData(sourceIds) {
       const out: SupervisedData = { sources: {} };
       for (const id of sourceIds) {

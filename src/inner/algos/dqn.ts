@@ -42,6 +42,14 @@ function makeNet(sizes: number[], rng: Rng): Net {
   const b: tf.Variable[] = [];
   for (let l = 0; l + 1 < sizes.length; l++) {
     const gain = l + 2 === sizes.length ? 1 : Math.SQRT2;
+    if (process.env.DQN_INIT === 'torch') {
+      const bound = 1 / Math.sqrt(sizes[l]);
+      const ww = new Float32Array(sizes[l] * sizes[l + 1]).map(() => rng.uniform(-bound, bound));
+      const bb = new Float32Array(sizes[l + 1]).map(() => rng.uniform(-bound, bound));
+      w.push(tf.variable(tf.tensor2d(ww, [sizes[l], sizes[l + 1]])));
+      b.push(tf.variable(tf.tensor1d(bb)));
+      continue;
+    }
     w.push(tf.variable(tf.tensor2d(orthogonal(sizes[l], sizes[l + 1], gain, rng), [sizes[l], sizes[l + 1]])));
     b.push(tf.variable(tf.zeros([sizes[l + 1]])));
   }

@@ -165,9 +165,11 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
       const err = tf.sub(tf.reshape(out, [-1]), target);
       if (obj === 'mse') per = tf.square(err);
       else {
+        // Huber without a branch: quadratic part up to delta, linear beyond.
         const a = tf.abs(err);
         const delta = spec.reward.huberDelta;
-        per = tf.where(tf.lessEqual(a, delta), tf.mul(0.5, tf.square(err)), tf.mul(delta, tf.sub(a, 0.5 * delta)));
+        const quad = tf.minimum(a, delta);
+        per = tf.add(tf.mul(0.5, tf.square(quad)), tf.mul(delta, tf.sub(a, quad)));
       }
     }
     return tf.mean(tf.mul(per, w));

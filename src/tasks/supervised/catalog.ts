@@ -4,7 +4,7 @@
  * collected under covariate shift, an imbalanced one, a leaky duplicated one, and the
  * clean set with synthetic augmentation.
  */
-import { concat, covariateShift, duplicate, imbalance, jitterAugment, labelNoise, subsample } from '../../inner/data/index.js';
+import { covariateShift, duplicate, imbalance, jitterAugment, labelNoise, subsample } from '../../inner/data/index.js';
 import type { SourceRecipe } from '../supervised-def.js';
 
 /** Parameters of the standard catalog for one dataset. */
@@ -53,10 +53,8 @@ export function standardCatalog(o: CatalogOptions): SourceRecipe[] {
       id: 'augmented',
       description: `the small checked sample plus 3 synthetic copies of each example with small Gaussian jitter on the features (${o.cleanSize * 4} examples)`,
       examples: o.cleanSize * 4,
-      build: (pool, seed) => {
-        const clean = subsample(pool, o.cleanSize, seed); // the same draw as clean-small
-        return concat(clean, jitterAugment(clean, 3, 0.1, seed + 2));
-      },
+      // The same draw as clean-small; jitterAugment keeps the originals first, then the copies.
+      build: (pool, seed) => jitterAugment(subsample(pool, o.cleanSize, seed), 3, 0.1, seed + 2),
     },
   ];
   if (o.imbalance) {

@@ -84,7 +84,7 @@ export const iris: SupervisedTaskDef = {
 
 const spiralData = (() => {
   let d: ReturnType<typeof twoSpirals> | null = null;
-  return () => (d ??= twoSpirals(2000, 0.2, 20261130));
+  return () => (d ??= twoSpirals(2000, 0.05, 20261130));
 })();
 
 export const spirals: SupervisedTaskDef = {

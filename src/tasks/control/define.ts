@@ -1,0 +1,88 @@
+/**
+ * A control task defined once: its brief (built from the environment's public
+ * description), its baseline spec and its hidden evaluation's settings. The evaluation
+ * itself is built on the harness side from `hidden` (see `tasks/hidden.ts`).
+ */
+import type { TaskBrief, TunableParam, VariableInfo } from '../../spec/brief.js';
+import type { AlgorithmName, JobSpecInput } from '../../spec/schema.js';
+import { getEnvironment } from '../../inner/envs/index.js';
+import type { PhysParams } from '../../inner/envs/types.js';
+
+/** Everything that defines a control task. */
+export interface ControlTaskDef {
+  id: string;
+  title: string;
+  family: string;
+  split: 'train' | 'held-out';
+  envId: string;
+  description: string;
+  observation: VariableInfo[];
+  actions: string;
+  rewardWords: string;
+  /** Tunable physical parameters with the ranges a job may use (defaults from the simulator). */
+  params: Omit<TunableParam, 'default'>[];
+  algorithms: AlgorithmName[];
+  maxEnvSteps: number;
+  maxWallSeconds: number;
+  metric: string;
+  baseline: JobSpecInput;
+  /** Harness side: the physics of the held-out episodes, their number and the reference return. */
+  hidden: { params?: PhysParams; episodes: number; reference: number; referenceHow: string };
+}
+
+/** The public brief of a control task. */
+export function controlBrief(def: ControlTaskDef): TaskBrief {
+  const info = getEnvironment(def.envId).info;
+  const defaults = Object.fromEntries(info.params.map((p) => [p.name, p.default]));
+  return {
+    id: def.id,
+    title: def.title,
+    family: def.family,
+    kind: 'control',
+    split: def.split,
+    data: 'simulated',
+    description: def.description,
+    environment: {
+      id: def.envId,
+      observation: def.observation,
+      actions: def.actions,
+      params: def.params.map((p) => ({ ...p, default: defaults[p.name] })),
+      wrappers: ['normalize-observation'],
+    },
+    rewardVariables: [
+      ...def.observation.map((v) => ({ name: v.name, description: `${v.description} (after the step)` })),
+      { name: 'r', description: def.rewardWords },
+      { name: 't', description: 'steps taken in this episode, 1 on the first step' },
+      { name: 'done', description: '1 on the step where the episode terminated (not on a time-limit cut), else 0' },
+    ],
+    demonstrations: [],
+    algorithms: def.algorithms,
+    budget: { maxEnvSteps: def.maxEnvSteps, maxWallSeconds: def.maxWallSeconds },
+    metric: def.metric,
+  };
+}
+
+/** A PPO spec in CleanRL's style for control baselines. */
+export function ppoSpec(task: string, o: Partial<{ numEnvs: number; rolloutSteps: number; epochs: number; minibatches: number; learningRate: number; gamma: number; gaeLambda: number; entropyCoef: number; envSteps: number; expression: string; normalize: boolean; hidden: number[] }>): JobSpecInput {
+  return {
+    task,
+    environment: { params: {}, wrappers: o.normalize ? ['normalize-observation'] : [], numEnvs: o.numEnvs ?? 4 },
+    reward: { expression: o.expression ?? 'r' },
+    dataset: { demonstrations: null },
+    model: { hidden: o.hidden ?? [64, 64], activation: 'tanh' },
+    algorithm: {
+      name: 'ppo',
+      learningRate: o.learningRate ?? 2.5e-4,
+      annealLr: true,
+      gamma: o.gamma ?? 0.99,
+      gaeLambda: o.gaeLambda ?? 0.95,
+      clip: 0.2,
+      epochs: o.epochs ?? 4,
+      minibatches: o.minibatches ?? 4,
+      rolloutSteps: o.rolloutSteps ?? 128,
+      entropyCoef: o.entropyCoef ?? 0.01,
+    },
+    budget: { envSteps: o.envSteps ?? 100_000, targetReturn: null },
+    seed: 1,
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * Control tasks beyond plain CartPole: a CartPole whose deployment physics differ from the
+ * default (randomised training pays off), Acrobot, MountainCar (sparse reward: shaping
+ * pays off) and Pendulum (continuous actions).
+ */
+import { type ControlTaskDef, ppoSpec } from './define.js';
+
+const cartpoleObs = [
+  { name: 'x', description: 'cart position (m), 0 at the centre, episode ends beyond ±2.4' },
+  { name: 'x_dot', description: 'cart velocity (m/s)' },
+  { name: 'theta', description: 'pole angle from upright (rad), episode ends beyond ±0.2095' },
+  { name: 'theta_dot', description: 'pole angular velocity (rad/s)' },
+];
+
+export const cartpoleHeavy: ControlTaskDef = {
+  id: 'cartpole-heavy',
+  title: 'Balance a pole on a cart whose real pole differs from the simulator',
+  family: 'cartpole',
+  split: 'train',
+  envId: 'CartPole-v1',
+  description:
+    'Train a policy that keeps a pole balanced upright on a cart (CartPole-v1 dynamics). The policy will be deployed on real carts whose pole ' +
+    'is longer and heavier than the simulator default by an amount not known in advance (within the tunable ranges), and whose push is weaker. ' +
+    'An episode ends when the pole tilts more than 12 degrees, the cart leaves the track (|x| > 2.4) or after 500 steps.',
+  observation: cartpoleObs,
+  actions: 'discrete: 0 pushes the cart left, 1 pushes it right',
+  rewardWords: 'the environment reward: 1 for every step',
+  params: [
+    { name: 'poleLength', min: 0.25, max: 1.5, description: 'half the length of the pole (m)' },
+    { name: 'massPole', min: 0.05, max: 1.0, description: 'mass of the pole (kg)' },
+    { name: 'massCart', min: 0.5, max: 2.0, description: 'mass of the cart (kg)' },
+    { name: 'forceMag', min: 4, max: 15, description: 'magnitude of each push (N)' },
+  ],
+  algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
+  maxEnvSteps: 100_000,
+  maxWallSeconds: 300,
+  metric:
+    'mean undiscounted return (steps balanced, up to 500) of the greedy policy on the deployment physics over held-out episodes; ' +
+    'normalised so that a uniformly random policy scores 0 and 500 scores 1',
+  baseline: ppoSpec('cartpole-heavy', { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps: 100_000 }),
+  hidden: { params: { poleLength: 1.2, massPole: 0.6, forceMag: 6 }, episodes: 50, reference: 500, referenceHow: 'the maximum return (500 steps)' },
+};
+
+export const acrobot: ControlTaskDef = {
+  id: 'acrobot-swingup',
+  title: 'Swing a two-link arm above a line',
+  family: 'acrobot',
+  split: 'train',
+  envId: 'Acrobot-v1',
+  description:
+    'Train a policy for Acrobot-v1: two links hang from a fixed joint and only the joint between them is actuated. Apply torque so that the ' +
+    'free end swings above a height of one link length above the fixed joint as quickly as possible. Episodes last at most 500 steps.',
+  observation: [
+    { name: 'cos_theta1', description: 'cosine of the upper link angle (1 when hanging down)' },
+    { name: 'sin_theta1', description: 'sine of the upper link angle' },
+    { name: 'cos_theta2', description: 'cosine of the lower link angle relative to the upper' },
+    { name: 'sin_theta2', description: 'sine of the lower link angle relative to the upper' },
+    { name: 'theta1_dot', description: 'angular velocity of the upper link (rad/s)' },
+    { name: 'theta2_dot', description: 'angular velocity of the lower link (rad/s)' },
+  ],
+  actions: 'discrete: 0 applies −1 torque, 1 none, 2 +1 torque to the middle joint',
+  rewardWords: 'the environment reward: −1 per step until the goal, 0 on reaching it',
+  params: [
+    { name: 'linkLength1', min: 0.8, max: 1.2, description: 'length of the upper link (m)' },
+    { name: 'linkMass1', min: 0.8, max: 1.2, description: 'mass of the upper link (kg)' },
+  ],
+  algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
+  maxEnvSteps: 100_000,
+  maxWallSeconds: 300,
+  metric: 'mean undiscounted return (−1 per step until the goal, at most 500 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −100 (the "solved" threshold) scores 1',
+  baseline: ppoSpec('acrobot-swingup', { numEnvs: 4, rolloutSteps: 128, envSteps: 100_000, normalize: true }),
+  hidden: { episodes: 30, reference: -100, referenceHow: 'Gymnasium\'s reward threshold for Acrobot-v1 (−100)' },
+};
+
+export const mountainCar: ControlTaskDef = {
+  id: 'mountaincar-reach',
+  title: 'Drive an underpowered car up a hill',
+  family: 'mountaincar',
+  split: 'train',
+  envId: 'MountainCar-v0',
+  description:
+    'Train a policy for MountainCar-v0: a car in a valley must reach the flag on the right hill (position ≥ 0.5), but its engine is too weak to ' +
+    'climb directly; it has to build momentum. The environment reward is −1 per step, so nothing distinguishes a near miss from standing still. ' +
+    'Episodes last at most 200 steps.',
+  observation: [
+    { name: 'position', description: 'position of the car along the track, −1.2 to 0.6; the goal is at 0.5 (height is sin(3·position))' },
+    { name: 'velocity', description: 'velocity of the car, −0.07 to 0.07' },
+  ],
+  actions: 'discrete: 0 accelerates left, 1 does nothing, 2 accelerates right',
+  rewardWords: 'the environment reward: −1 per step',
+  params: [
+    { name: 'force', min: 0.0008, max: 0.0012, description: 'engine strength' },
+    { name: 'gravity', min: 0.002, max: 0.003, description: 'strength of gravity along the slope' },
+  ],
+  algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
+  maxEnvSteps: 100_000,
+  maxWallSeconds: 300,
+  metric: 'mean undiscounted return (−1 per step until the flag, at most 200 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −110 (the "solved" threshold) scores 1',
+  baseline: ppoSpec('mountaincar-reach', { numEnvs: 16, rolloutSteps: 16, epochs: 4, minibatches: 4, entropyCoef: 0, envSteps: 100_000, normalize: true }),
+  hidden: { episodes: 30, reference: -110, referenceHow: 'Gymnasium\'s reward threshold for MountainCar-v0 (−110)' },
+};
+
+export const pendulum: ControlTaskDef = {
+  id: 'pendulum-swingup',
+  title: 'Swing a pendulum up and hold it upright',
+  family: 'pendulum',
+  split: 'held-out',
+  envId: 'Pendulum-v1',
+  description:
+    'Train a policy for Pendulum-v1: a pendulum starts at a random angle; apply a continuous torque to swing it up and keep it upright with as ' +
+    'little effort as possible. Episodes last 200 steps.',
+  observation: [
+    { name: 'cos_theta', description: 'cosine of the angle from upright (1 when upright)' },
+    { name: 'sin_theta', description: 'sine of the angle from upright' },
+    { name: 'theta_dot', description: 'angular velocity (rad/s), −8 to 8' },
+  ],
+  actions: 'continuous: one torque in [−2, 2]',
+  rewardWords: 'the environment reward: −(angle² + 0.1·angular velocity² + 0.001·torque²), between about −16.3 and 0',
+  params: [
+    { name: 'mass', min: 0.8, max: 1.2, description: 'mass of the pendulum (kg)' },
+    { name: 'length', min: 0.8, max: 1.2, description: 'length of the pendulum (m)' },
+  ],
+  algorithms: ['ppo'],
+  maxEnvSteps: 100_000,
+  maxWallSeconds: 300,
+  metric: 'mean undiscounted return over 200 steps of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −150 scores 1',
+  baseline: ppoSpec('pendulum-swingup', { numEnvs: 4, rolloutSteps: 1024, epochs: 10, minibatches: 32, learningRate: 0.001, gamma: 0.9, gaeLambda: 0.95, entropyCoef: 0, envSteps: 100_000 }),
+  hidden: { episodes: 30, reference: -150, referenceHow: 'a good swing-up controller\'s return (about −150 over 200 steps)' },
+};
+
+/** Every control task defined here, in registry order. */
+export const CONTROL_TASKS: ControlTaskDef[] = [cartpoleHeavy, acrobot, mountainCar, pendulum];
