@@ -112,7 +112,7 @@ job
 program
   .command('train')
   .description('run the outer loop: the agent proposes jobs, they train, are scored, and the agent learns')
-  .option('--tasks <ids>', 'comma-separated task ids (default: every train-split task)')
+  .option('--tasks <ids>', 'comma-separated task ids, or `train` / `held-out` for a whole split', 'cartpole-balance')
   .option('--agent <name>', 'controller | random', 'controller')
   .option('--iterations <n>', 'outer iterations', int('--iterations', 1, 10_000), 3)
   .option('--group <g>', 'proposals per task per iteration', int('--group', 1, 256), 4)
@@ -124,7 +124,7 @@ program
   .option('--job-memory <mb>', 'per-job heap limit in MB', int('--job-memory', 64, 65_536), 2048)
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
-    tasks?: string;
+    tasks: string;
     agent: string;
     iterations: number;
     group: number;
@@ -140,7 +140,7 @@ program
     const resumeDir = typeof o.resume === 'string' ? o.resume : o.resume ? o.run : undefined;
     if (o.resume && !resumeDir) throw new InvalidArgumentError('--resume needs a run directory: --resume DIR or --run DIR --resume');
     const dir = resolve(resumeDir ?? o.run ?? join('runs', new Date().toISOString().replace(/[:.]/g, '-')));
-    const tasks = o.tasks ? o.tasks.split(',').map((s) => s.trim()).filter(Boolean) : listTasks().filter((t) => t.brief.split === 'train').map((t) => t.brief.id);
+    const tasks = o.tasks.split(',').map((s) => s.trim()).filter(Boolean).flatMap((s) => (s === 'train' || s === 'held-out' ? listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id) : [s]));
     for (const t of tasks) getPublicTask(t);
     const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent, iterations: o.iterations, group: o.group, seed: o.seed };
     const executor = new LocalExecutor({ workers: o.workers, memoryMb: o.jobMemory });

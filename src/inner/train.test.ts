@@ -67,3 +67,13 @@ test('a loss that overflows fails as NaN with the reason', async () => {
   const status = JSON.parse(readFileSync(join(tmp, 'nan', 'status.json'), 'utf8'));
   assert.equal(status.status, 'failed');
 });
+
+test('continuous-action PPO (Gaussian policy) learns Pendulum from a fixed seed', async () => {
+  const { REFERENCE_SPECS } = await import('../tasks/reference-specs.js');
+  const pend = getPublicTask('pendulum-swingup').brief;
+  const a = await runJob(REFERENCE_SPECS['pendulum-swingup'].spec(), pend, { outDir: join(tmp, 'pendulum') });
+  const s = scoreArtifact('pendulum-swingup', a.dir);
+  assert.ok(s.normalized > 0.6, `Pendulum hidden return ${s.raw} (normalised ${s.normalized})`);
+  const policy = JSON.parse(readFileSync(join(a.dir, 'policy.json'), 'utf8'));
+  assert.deepEqual(policy.actionSpace, { type: 'box', low: [-2], high: [2] });
+});

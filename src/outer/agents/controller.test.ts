@@ -60,3 +60,21 @@ test('a checkpoint round-trips: same probabilities and the same next update', as
   await b.update(group);
   assert.deepEqual(await b.probabilities(brief), await a.probabilities(brief));
 });
+
+test('the design space decodes into valid specs for every task', async () => {
+  await initTf();
+  const { listTasks } = await import('../../tasks/briefs.js');
+  const c = new Controller({ seed: 8 });
+  const rng = new Rng(2);
+  for (const { brief: b } of listTasks()) {
+    let valid = 0;
+    for (let i = 0; i < 12; i++) {
+      const p = await c.propose(b, { rng, iteration: 0, history: [] });
+      const r = validateSpec(p.spec, b);
+      if (r.ok) valid++;
+      // The only invalid proposal the space allows: a supervised mixture with every weight 0.
+      else assert.match(r.error.message, /dataset\.sources/, `${b.id}: ${r.error.message}`);
+    }
+    assert.ok(valid >= 6, `${b.id}: ${valid} of 12 valid`);
+  }
+});

@@ -18,6 +18,32 @@ export interface Head {
 
 /** The heads for a brief, in a fixed order. */
 export function buildHeads(brief: TaskBrief): Head[] {
+  return brief.kind === 'supervised' ? supervisedHeads(brief) : controlHeads(brief);
+}
+
+function supervisedHeads(brief: TaskBrief): Head[] {
+  const info = brief.supervised!;
+  const classify = info.target.type === 'classification';
+  return [
+    { name: 'algorithm', options: ['supervised'] },
+    ...info.sources.map((src) => ({ name: `source:${src.id}`, options: [0, 0.5, 1] })),
+    { name: 'objective', options: classify ? ['cross-entropy', 'focal'] : ['mse', 'huber'] },
+    { name: 'labelSmoothing', options: classify ? [0, 0.1, 0.2] : [0] },
+    { name: 'hidden', options: [[32], [64, 64], [128, 128]] },
+    { name: 'activation', options: ['tanh', 'relu'] },
+    { name: 'dropout', options: [0, 0.2] },
+    { name: 'optimizer', options: ['sgd', 'adam', 'adamw'] },
+    { name: 'learningRate', options: [1e-3, 3e-3, 1e-2] },
+    { name: 'batchSize', options: [16, 32, 64] },
+    { name: 'epochs', options: [20, 50, 100] },
+    { name: 'schedule', options: ['constant', 'cosine'] },
+    { name: 'mixup', options: [0, 0.2] },
+    { name: 'inputNoise', options: [0, 0.1] },
+    { name: 'budgetShare', options: [0.25, 0.5, 1] },
+  ];
+}
+
+function controlHeads(brief: TaskBrief): Head[] {
   const obsVars = brief.environment.observation.map((v) => v.name);
   return [
     { name: 'algorithm', options: brief.algorithms },
@@ -41,6 +67,11 @@ export function buildHeads(brief: TaskBrief): Head[] {
     { name: 'ars.directions', options: [4, 8, 16], algorithm: 'ars' },
     { name: 'ars.topShare', options: [0.5, 1], algorithm: 'ars' },
     { name: 'ars.noise', options: [0.01, 0.03, 0.05], algorithm: 'ars' },
+    { name: 'dqn.learningRate', options: [1e-4, 5e-4, 2.5e-3], algorithm: 'dqn' },
+    { name: 'dqn.explorationFraction', options: [0.1, 0.3, 0.5], algorithm: 'dqn' },
+    { name: 'dqn.targetUpdateInterval', options: [250, 1000, 5000], algorithm: 'dqn' },
+    { name: 'reinforce.learningRate', options: [3e-4, 1e-3, 3e-3], algorithm: 'reinforce' },
+    { name: 'reinforce.episodesPerUpdate', options: [1, 4, 8], algorithm: 'reinforce' },
   ].filter((h) => !h.algorithm || brief.algorithms.includes(h.algorithm as never));
 }
 
@@ -64,7 +95,8 @@ export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: 
     if (i < 0) throw new Error(`no head "${name}"`);
     return heads[i].options[choice[i]];
   };
-  const algo = v('algorithm') as 'ppo' | 'ars';
+  if (brief.kind === 'supervised') return decodeSupervised(brief, v, seed);
+  const algo = v('algorithm') as 'ppo' | 'ars' | 'dqn' | 'reinforce';
   const term = v('rewardTerm') as string;
   const w = v('rewardWeight') as number;
   const expression = term === 'none' ? 'r' : v('rewardForm') === 'abs' ? `r - ${w} * abs(${term})` : `r - ${w} * ${term}^2`;
@@ -78,7 +110,22 @@ export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: 
   }
   const envSteps = Math.max(1000, Math.round(brief.budget.maxEnvSteps * (v('budgetShare') as number)));
   const algorithm =
-    algo === 'ppo'
+    algo === 'dqn'
+      ? {
+          name: 'dqn' as const,
+          learningRate: v('dqn.learningRate') as number,
+          gamma: 0.99,
+          bufferSize: 50_000,
+          batchSize: 64,
+          learningStarts: 1000,
+          trainFrequency: 4,
+          targetUpdateInterval: v('dqn.targetUpdateInterval') as number,
+          explorationFraction: v('dqn.explorationFraction') as number,
+          explorationFinal: 0.05,
+        }
+      : algo === 'reinforce'
+        ? { name: 'reinforce' as const, learningRate: v('reinforce.learningRate') as number, gamma: 0.99, episodesPerUpdate: v('reinforce.episodesPerUpdate') as number }
+        : algo === 'ppo'
       ? {
           name: 'ppo' as const,
           learningRate: v('ppo.learningRate') as number,
@@ -102,13 +149,40 @@ export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: 
     environment: {
       params,
       wrappers: algo === 'ppo' && v('normalizeObs') ? ['normalize-observation'] : [],
-      numEnvs: algo === 'ppo' ? (v('numEnvs') as number) : 1,
+      numEnvs: algo === 'ppo' ? (v('numEnvs') as number) : algo === 'dqn' ? 4 : 1,
     },
     reward: { expression },
     dataset: { demonstrations: null },
     model: { hidden: v('hidden') as number[], activation: v('activation') as 'tanh' | 'relu' },
     algorithm,
     budget: { envSteps, targetReturn: null },
+    seed,
+  };
+}
+
+function decodeSupervised(brief: TaskBrief, v: (name: string) => unknown, seed: number): JobSpecInput {
+  const info = brief.supervised!;
+  const sources = info.sources.map((src) => ({ id: src.id, weight: v(`source:${src.id}`) as number })).filter((s) => s.weight > 0);
+  const chosenSize = info.sources.filter((s) => sources.some((c) => c.id === s.id)).reduce((a, s) => a + s.examples, 0);
+  const epochs = v('epochs') as number;
+  const cap = brief.budget.maxExamples ?? 0;
+  return {
+    task: brief.id,
+    environment: { params: {}, wrappers: [], numEnvs: 1, standardize: true, inputNoise: v('inputNoise') as number, mixup: v('mixup') as number },
+    reward: { objective: v('objective') as 'cross-entropy', labelSmoothing: v('labelSmoothing') as number, weight: null },
+    dataset: { demonstrations: null, sources, size: null, validationFraction: 0.1 },
+    model: { hidden: v('hidden') as number[], activation: v('activation') as 'tanh' | 'relu', dropout: v('dropout') as number },
+    algorithm: {
+      name: 'supervised',
+      optimizer: v('optimizer') as 'sgd' | 'adam' | 'adamw',
+      learningRate: v('learningRate') as number,
+      weightDecay: v('optimizer') === 'adamw' ? 0.01 : 0,
+      schedule: v('schedule') as 'constant' | 'cosine',
+      batchSize: v('batchSize') as number,
+      epochs,
+    },
+    // Enough examples for the chosen epochs where the cap allows, scaled by the budget share.
+    budget: { examples: Math.max(1, Math.min(cap, Math.round(Math.max(chosenSize * epochs, 1000) * (v('budgetShare') as number)))) },
     seed,
   };
 }
