@@ -31,6 +31,8 @@ export interface TrainContext {
   params: Record<string, ParamSetting>;
   reward: CompiledExpression;
   rng: Rng;
+  /** Demonstrations for a behaviour-cloning warm start (when the spec names a set). */
+  demonstrations?: { obs: number[][]; actions: number[] };
   /** The hard cap on env steps (min of the spec's budget and the brief's). */
   maxEnvSteps: number;
   /** Records a metric point. */

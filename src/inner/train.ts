@@ -152,6 +152,7 @@ async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOpti
     brief,
     env,
     params: spec.environment.params,
+    demonstrations: spec.dataset.demonstrations !== null ? options.data?.demonstrations : undefined,
     reward: compileExpression(spec.reward.expression ?? 'r', rewardVariableNames(brief)),
     rng: new Rng(mixSeed(spec.seed, 0x7a11)),
     maxEnvSteps,
@@ -174,6 +175,7 @@ async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOpti
       }
     },
   };
+  if (spec.dataset.demonstrations !== null && !ctx.demonstrations) throw new Error(`dataset.demonstrations: set "${spec.dataset.demonstrations}" was not provided to the job`);
   const trainer = ALGORITHMS[spec.algorithm.name];
   if (!trainer) throw new Error(`algorithm.name: "${spec.algorithm.name}" does not train control tasks`);
   const result = await trainer(ctx, spec.algorithm as never);

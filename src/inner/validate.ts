@@ -47,6 +47,8 @@ function controlIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   const demo = spec.dataset.demonstrations;
   if (demo !== null && !brief.demonstrations.some((s) => s.id === demo)) {
     issues.push({ path: 'dataset.demonstrations', value: demo, message: `not in the task's catalog (${brief.demonstrations.map((s) => s.id).join(', ') || 'none offered'})` });
+  } else if (demo !== null && spec.algorithm.name !== 'ppo') {
+    issues.push({ path: 'dataset.demonstrations', value: demo, message: `behaviour-cloning warm starts are implemented for ppo, not ${spec.algorithm.name}` });
   }
   if (spec.dataset.sources.length) issues.push({ path: 'dataset.sources', value: spec.dataset.sources, message: 'control tasks take no dataset sources (use dataset.demonstrations)' });
   if (spec.reward.objective !== undefined) issues.push({ path: 'reward.objective', value: spec.reward.objective, message: 'control tasks train on reward.expression, not a supervised objective' });

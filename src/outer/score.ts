@@ -32,5 +32,5 @@ export function scoreArtifact(taskId: string, dir: string): Score {
 
 /** The data the harness hands a job of this task (supervised sources; nothing for control). */
 export function dataForJob(taskId: string, spec: unknown): SupervisedData | undefined {
-  return jobData(taskId, spec as { dataset?: { sources?: { id: string }[] } });
+  return jobData(taskId, spec as { dataset?: { sources?: { id: string }[]; demonstrations?: string | null } });
 }

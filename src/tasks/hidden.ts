@@ -7,6 +7,7 @@ import { type SupervisedEvaluation, supervisedEvaluation } from './supervised-ev
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { controlHiddenEvaluation } from './control-eval.js';
+import { type Demonstrations, recordDemonstrations } from './control/demos.js';
 import type { SupervisedData } from '../inner/algos/supervised.js';
 import { hidden as cartpoleBalance } from './cartpole-balance/hidden.js';
 import { hidden as cartpoleShort } from './cartpole-short/hidden.js';
@@ -28,11 +29,23 @@ export function getHiddenEvaluation(taskId: string): HiddenEvaluation {
  * The data a job of this task may receive: for supervised tasks the rows of the sources
  * the spec names (from the training pool, never the test set); nothing for control tasks.
  */
-export function jobData(taskId: string, spec: { dataset?: { sources?: { id: string }[] } }): SupervisedData | undefined {
+export function jobData(taskId: string, spec: { dataset?: { sources?: { id: string }[]; demonstrations?: string | null } }): SupervisedData | undefined {
   const s = SUPERVISED.find((x) => x.taskId === taskId);
-  if (!s) return undefined;
-  return s.jobData((spec.dataset?.sources ?? []).map((x) => x.id));
+  if (s) return s.jobData((spec.dataset?.sources ?? []).map((x) => x.id));
+  const demo = spec.dataset?.demonstrations;
+  const def = CONTROL_TASKS.find((d) => d.id === taskId);
+  const recipe = def?.demonstrations?.find((d) => d.id === demo);
+  if (!def || !recipe) return undefined;
+  const key = `${taskId}/${recipe.id}`;
+  let demos = DEMOS.get(key);
+  if (!demos) {
+    demos = recordDemonstrations(def.envId, recipe, 0xd3);
+    DEMOS.set(key, demos);
+  }
+  return { sources: {}, demonstrations: demos };
 }
+
+const DEMOS = new Map<string, Demonstrations>();
 
 /** A supervised task's evaluation with its data access (harness and tests only). */
 export function getSupervisedEvaluation(taskId: string): SupervisedEvaluation {

@@ -76,6 +76,63 @@ function snapshot(net: Net): DenseLayer[] {
   }));
 }
 
+/**
+ * Behaviour-cloning warm start: fits the actor to the demonstrations' actions with
+ * cross-entropy (Adam 1e-3, minibatches of 256) for `dataset.bcEpochs` epochs before RL.
+ * Demonstrations are data, not experience: they do not count against the env-step budget.
+ */
+function behaviourClone(ctx: TrainContext, actor: Net, activation: 'tanh' | 'relu', norm: RunningNorm | null, continuous: boolean): void {
+  const demos = ctx.demonstrations!;
+  if (continuous) throw new Error('dataset.demonstrations: behaviour cloning needs a discrete action space');
+  const d = actor.sizes[0];
+  const nAct = actor.sizes[actor.sizes.length - 1];
+  const n = demos.obs.length;
+  if (n === 0) return;
+  const flat = new Float64Array(n * d);
+  demos.obs.forEach((o, i) => flat.set(o, i * d));
+  if (norm) norm.update(flat, n);
+  const x = norm ? norm.apply(flat, n, new Float64Array(n * d)) : flat;
+  const opt = tf.train.adam(1e-3);
+  const vars = [...actor.w, ...actor.b];
+  const order = Array.from({ length: n }, (_, i) => i);
+  const batch = Math.min(256, n);
+  try {
+    for (let epoch = 0; epoch < ctx.spec.dataset.bcEpochs; epoch++) {
+      for (let i = n - 1; i > 0; i--) {
+        const j = ctx.rng.int(i + 1);
+        [order[i], order[j]] = [order[j], order[i]];
+      }
+      let sum = 0;
+      let steps = 0;
+      for (let s = 0; s + batch <= n; s += batch) {
+        const xb = new Float32Array(batch * d);
+        const ab = new Int32Array(batch);
+        for (let k = 0; k < batch; k++) {
+          const idx = order[s + k];
+          for (let q = 0; q < d; q++) xb[k * d + q] = x[idx * d + q];
+          ab[k] = demos.actions[idx];
+        }
+        const loss = opt.minimize(
+          () =>
+            tf.tidy(() => {
+              const logits = forward(actor, tf.tensor2d(xb, [batch, d]), activation);
+              const target = tf.oneHot(tf.tensor1d(ab, 'int32'), nAct);
+              return tf.neg(tf.mean(tf.sum(tf.mul(target, tf.logSoftmax(logits)), 1))) as tf.Scalar;
+            }),
+          true,
+          vars,
+        );
+        sum += loss ? loss.dataSync()[0] : 0;
+        loss?.dispose();
+        steps += 1;
+      }
+      ctx.log('losses/bc_loss', 0, sum / Math.max(1, steps));
+    }
+  } finally {
+    opt.dispose();
+  }
+}
+
 /** Trains a discrete-action policy with PPO within the context's env-step budget. */
 export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoResult> {
   await initTf();
@@ -143,6 +200,7 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
   });
 
   try {
+    if (ctx.demonstrations) behaviourClone(ctx, actor, activation, norm, continuous);
     for (let u = 0; u < numUpdates; u++) {
       if (cfg.annealLr) setLr(cfg.learningRate * (1 - u / numUpdates));
       const aLayers = snapshot(actor);

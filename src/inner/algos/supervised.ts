@@ -21,9 +21,13 @@ export interface SourceData {
   y: number[];
 }
 
-/** The data a supervised job receives: only the sources its spec names. */
+/**
+ * The data a job receives from the harness: for supervised jobs only the sources its spec
+ * names; for control jobs the demonstration set it names, if any.
+ */
 export interface SupervisedData {
   sources: Record<string, SourceData>;
+  demonstrations?: { obs: number[][]; actions: number[] };
 }
 
 /** What the supervised trainer needs from the engine. */

@@ -7,6 +7,7 @@ import type { TaskBrief, TunableParam, VariableInfo } from '../../spec/brief.js'
 import type { AlgorithmName, JobSpecInput } from '../../spec/schema.js';
 import { getEnvironment } from '../../inner/envs/index.js';
 import type { PhysParams } from '../../inner/envs/types.js';
+import type { DemoRecipe } from './demos.js';
 
 /** Everything that defines a control task. */
 export interface ControlTaskDef {
@@ -26,6 +27,8 @@ export interface ControlTaskDef {
   maxWallSeconds: number;
   metric: string;
   baseline: JobSpecInput;
+  /** Demonstration sets the job may warm-start from (behaviour cloning). */
+  demonstrations?: DemoRecipe[];
   /** Harness side: the physics of the held-out episodes, their number and the reference return. */
   hidden: { params?: PhysParams; episodes: number; reference: number; referenceHow: string };
 }
@@ -55,7 +58,7 @@ export function controlBrief(def: ControlTaskDef): TaskBrief {
       { name: 't', description: 'steps taken in this episode, 1 on the first step' },
       { name: 'done', description: '1 on the step where the episode terminated (not on a time-limit cut), else 0' },
     ],
-    demonstrations: [],
+    demonstrations: (def.demonstrations ?? []).map((d) => ({ id: d.id, description: d.description })),
     algorithms: def.algorithms,
     budget: { maxEnvSteps: def.maxEnvSteps, maxWallSeconds: def.maxWallSeconds },
     metric: def.metric,

@@ -4,6 +4,7 @@
  * pays off) and Pendulum (continuous actions).
  */
 import { type ControlTaskDef, ppoSpec } from './define.js';
+import { standardDemos } from './demos.js';
 
 const cartpoleObs = [
   { name: 'x', description: 'cart position (m), 0 at the centre, episode ends beyond ±2.4' },
@@ -37,6 +38,7 @@ export const cartpoleHeavy: ControlTaskDef = {
   metric:
     'mean undiscounted return (steps balanced, up to 500) of the greedy policy on the deployment physics over held-out episodes; ' +
     'normalised so that a uniformly random policy scores 0 and 500 scores 1',
+  demonstrations: standardDemos('balancing'),
   baseline: ppoSpec('cartpole-heavy', { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps: 100_000 }),
   hidden: { params: { poleLength: 1.2, massPole: 0.6, forceMag: 6 }, episodes: 50, reference: 500, referenceHow: 'the maximum return (500 steps)' },
 };
@@ -68,6 +70,7 @@ export const acrobot: ControlTaskDef = {
   maxEnvSteps: 100_000,
   maxWallSeconds: 300,
   metric: 'mean undiscounted return (−1 per step until the goal, at most 500 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −100 (the "solved" threshold) scores 1',
+  demonstrations: standardDemos('swinging'),
   baseline: ppoSpec('acrobot-swingup', { numEnvs: 4, rolloutSteps: 128, envSteps: 100_000, normalize: true }),
   hidden: { episodes: 30, reference: -100, referenceHow: 'Gymnasium\'s reward threshold for Acrobot-v1 (−100)' },
 };
@@ -96,6 +99,7 @@ export const mountainCar: ControlTaskDef = {
   maxEnvSteps: 100_000,
   maxWallSeconds: 300,
   metric: 'mean undiscounted return (−1 per step until the flag, at most 200 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −110 (the "solved" threshold) scores 1',
+  demonstrations: standardDemos('driving'),
   baseline: ppoSpec('mountaincar-reach', { numEnvs: 16, rolloutSteps: 16, epochs: 4, minibatches: 4, entropyCoef: 0, envSteps: 100_000, normalize: true }),
   hidden: { episodes: 30, reference: -110, referenceHow: 'Gymnasium\'s reward threshold for MountainCar-v0 (−110)' },
 };
