@@ -79,3 +79,16 @@ test('rrl train rejects bad flags with the limit', () => {
   assert.equal(r2.code, 1);
   assert.match(r2.stderr, /unknown task "nope"/);
 });
+
+test('rrl job baseline and rrl job run work for a supervised task (data comes from the harness)', () => {
+  const b = rrl('job', 'baseline', 'iris-species');
+  assert.equal(b.code, 0);
+  const specPath = join(tmp, 'iris.json');
+  writeFileSync(specPath, b.stdout);
+  const r = rrl('job', 'run', specPath, '--out', join(tmp, 'iris'), '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+  assert.equal(out.status, 'succeeded');
+  assert.ok(out.score.raw > 0.34 && out.score.raw <= 1, `accuracy ${out.score.raw}`);
+  assert.ok(out.cost.examples > 0 && out.cost.envSteps === 0);
+});

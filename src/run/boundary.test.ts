@@ -26,7 +26,7 @@ function importClosure(entry: string): Set<string> {
   return seen;
 }
 
-const FORBIDDEN = [/[/\\]tasks[/\\]hidden\.js$/, /[/\\]hidden\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]score\.js$/, /[/\\]control-eval\.js$/];
+const FORBIDDEN = [/[/\\]supervised-eval\.js$/, /[/\\]tasks[/\\]hidden\.js$/, /[/\\]hidden\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]score\.js$/, /[/\\]control-eval\.js$/];
 
 test('job code cannot import the hidden evaluation, its seeds or the scorer', () => {
   for (const entry of ['job-worker.js', 'local.js']) {
