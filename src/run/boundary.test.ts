@@ -42,7 +42,9 @@ test('job code cannot import the hidden evaluation, its seeds or the scorer', ()
 
 test('the scan does see the hidden modules where they are imported', () => {
   const closure = [...importClosure(resolve(here, '../outer/score.js'))];
-  assert.ok(closure.some((f) => /cartpole-balance[/\\]hidden\.js$/.test(f)));
+  assert.ok(closure.some((f) => /tasks[/\\]hidden\.js$/.test(f)));
+  assert.ok(closure.some((f) => /supervised-eval\.js$/.test(f)));
+  assert.ok(closure.some((f) => /tasks[/\\]secret\.js$/.test(f)));
 });
 
 test('what a job receives holds no held-out seed, and no spec can name one', () => {

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { ALGORITHMS, jobSpecJsonSchema, type JobSpecInput } from './schema.js';
 import { SpecError, assertSpec, formatIssues, joinPath, parseSpec, showValue, type SpecIssue } from './validate.js';
 import { briefIssues, validateSpec } from '../inner/validate.js';
-import { baseline, brief } from '../tasks/cartpole-balance/brief.js';
+import { getPublicTask } from '../tasks/briefs.js';
+
+const { brief, baseline } = getPublicTask('cartpole-balance');
 import type { TaskBrief } from './brief.js';
 
 /** A deep copy of the baseline as a plain mutable JSON value. */
@@ -44,8 +46,8 @@ test('parseSpec fills defaults and does not mutate its input', () => {
   const before = structuredClone(input);
   const r = parseSpec(input);
   assert.ok(r.ok, r.ok ? '' : r.error.message);
-  assert.deepEqual(r.spec.environment, { params: {}, wrappers: [], numEnvs: 8 });
-  assert.deepEqual(r.spec.dataset, { demonstrations: null });
+  assert.deepEqual(r.spec.environment, { params: {}, wrappers: [], numEnvs: 8, standardize: true, inputNoise: 0, mixup: 0 });
+  assert.deepEqual(r.spec.dataset, { demonstrations: null, bcEpochs: 20, sources: [], size: null, validationFraction: 0.1 });
   assert.deepEqual(input, before);
   const ppo = { ...base(), algorithm: { name: 'ppo', learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.95, clip: 0.2, epochs: 4, minibatches: 4, rolloutSteps: 128, entropyCoef: 0.01 } };
   const p = assertSpec(ppo);
@@ -90,8 +92,8 @@ test('an unknown field is named with "unknown field", at any level', () => {
   t.algorithm.momentum = 0.9;
   expectOne(t, 'algorithm.momentum', ['0.9', 'unknown field']);
   const u = base();
-  u.model.dropout = 0.1;
-  expectOne(u, 'model.dropout', ['unknown field']);
+  u.model.dropoutRate = 0.1;
+  expectOne(u, 'model.dropoutRate', ['unknown field']);
 });
 
 test('an unknown algorithm name is rejected at algorithm.name, listing the known ones', () => {

@@ -5,8 +5,6 @@
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpecInput } from '../spec/schema.js';
-import * as cartpoleBalance from './cartpole-balance/brief.js';
-import * as cartpoleShort from './cartpole-short/brief.js';
 import { supervisedBrief } from './supervised-def.js';
 import { controlBrief } from './control/define.js';
 import { CONTROL_TASKS } from './control/tasks.js';
@@ -19,8 +17,6 @@ export interface PublicTask {
 }
 
 const TASKS: PublicTask[] = [
-  cartpoleBalance,
-  cartpoleShort,
   ...CONTROL_TASKS.map((def) => ({ brief: controlBrief(def), baseline: def.baseline })),
   ...SUPERVISED_TASKS.map((def) => ({ brief: supervisedBrief(def), baseline: def.baseline })),
 ];

@@ -9,14 +9,12 @@ import { CONTROL_TASKS } from './control/tasks.js';
 import { controlHiddenEvaluation } from './control-eval.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
 import type { SupervisedData } from '../inner/algos/supervised.js';
-import { hidden as cartpoleBalance } from './cartpole-balance/hidden.js';
-import { hidden as cartpoleShort } from './cartpole-short/hidden.js';
 
 const SUPERVISED: SupervisedEvaluation[] = SUPERVISED_TASKS.map(supervisedEvaluation);
 const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) =>
   controlHiddenEvaluation({ taskId: def.id, envId: def.envId, episodes: def.hidden.episodes, reference: def.hidden.reference, params: def.hidden.params, referenceHow: def.hidden.referenceHow }),
 );
-const HIDDEN: HiddenEvaluation[] = [cartpoleBalance, cartpoleShort, ...CONTROL, ...SUPERVISED];
+const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED];
 
 /** The hidden evaluation of a task. */
 export function getHiddenEvaluation(taskId: string): HiddenEvaluation {

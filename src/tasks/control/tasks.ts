@@ -13,6 +13,57 @@ const cartpoleObs = [
   { name: 'theta_dot', description: 'pole angular velocity (rad/s)' },
 ];
 
+const cartpoleParams = [
+  { name: 'poleLength', min: 0.25, max: 1.0, description: 'half the length of the pole (m)' },
+  { name: 'massPole', min: 0.05, max: 0.5, description: 'mass of the pole (kg)' },
+  { name: 'massCart', min: 0.5, max: 2.0, description: 'mass of the cart (kg)' },
+  { name: 'forceMag', min: 5, max: 15, description: 'magnitude of each push (N)' },
+];
+
+/** The practitioner's default: rl-baselines3-zoo's PPO hyperparameters for CartPole-v1. */
+const zooCartpolePpo = (task: string, envSteps: number) =>
+  ppoSpec(task, { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps });
+
+const cartpoleMetric =
+  'mean undiscounted return (steps balanced, up to 500) of the trained policy acting greedily on the default physics over held-out episodes; ' +
+  'normalised so that a uniformly random policy scores 0 and 500 scores 1';
+
+export const cartpoleBalance: ControlTaskDef = {
+  id: 'cartpole-balance',
+  title: 'Balance a pole on a cart',
+  family: 'cartpole',
+  split: 'train',
+  envId: 'CartPole-v1',
+  description:
+    'Train a policy that keeps a pole balanced upright on a cart for as long as possible (CartPole-v1). ' +
+    'The cart moves on a frictionless track; each step the policy pushes it left or right. An episode ends ' +
+    'when the pole tilts more than 12 degrees, the cart leaves the track (|x| > 2.4) or after 500 steps.',
+  observation: cartpoleObs,
+  actions: 'discrete: 0 pushes the cart left, 1 pushes it right (force 10 N)',
+  rewardWords: 'the environment reward: 1 for every step',
+  params: cartpoleParams,
+  algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
+  maxEnvSteps: 100_000,
+  maxWallSeconds: 300,
+  metric: cartpoleMetric,
+  baseline: zooCartpolePpo('cartpole-balance', 100_000),
+  hidden: { episodes: 50, reference: 500, referenceHow: 'the maximum return (500 steps)' },
+};
+
+export const cartpoleShort: ControlTaskDef = {
+  ...cartpoleBalance,
+  id: 'cartpole-short',
+  title: 'Balance a pole on a cart with a small budget',
+  split: 'held-out',
+  description:
+    'Train a policy that keeps a pole balanced upright on a cart (CartPole-v1), but with at most 10,000 ' +
+    'environment steps of experience. Each step the policy pushes the cart left or right. An episode ends when ' +
+    'the pole tilts more than 12 degrees, the cart leaves the track (|x| > 2.4) or after 500 steps.',
+  maxEnvSteps: 10_000,
+  maxWallSeconds: 120,
+  baseline: zooCartpolePpo('cartpole-short', 10_000),
+};
+
 export const cartpoleHeavy: ControlTaskDef = {
   id: 'cartpole-heavy',
   title: 'Balance a pole on a cart whose real pole differs from the simulator',
@@ -39,7 +90,7 @@ export const cartpoleHeavy: ControlTaskDef = {
     'mean undiscounted return (steps balanced, up to 500) of the greedy policy on the deployment physics over held-out episodes; ' +
     'normalised so that a uniformly random policy scores 0 and 500 scores 1',
   demonstrations: standardDemos('balancing'),
-  baseline: ppoSpec('cartpole-heavy', { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps: 100_000 }),
+  baseline: zooCartpolePpo('cartpole-heavy', 100_000),
   hidden: { params: { poleLength: 1.2, massPole: 0.6, forceMag: 6 }, episodes: 50, reference: 500, referenceHow: 'the maximum return (500 steps)' },
 };
 
@@ -134,4 +185,4 @@ export const pendulum: ControlTaskDef = {
 };
 
 /** Every control task defined here, in registry order. */
-export const CONTROL_TASKS: ControlTaskDef[] = [cartpoleHeavy, acrobot, mountainCar, pendulum];
+export const CONTROL_TASKS: ControlTaskDef[] = [cartpoleBalance, cartpoleShort, cartpoleHeavy, acrobot, mountainCar, pendulum];
