@@ -127,7 +127,7 @@ async function tasks(): Promise<Record<string, unknown>> {
   const rows: Record<string, unknown>[] = [];
   for (const { brief, baseline } of listTasks()) {
     const ref = REFERENCE_SPECS[brief.id];
-    const entry: Record<string, unknown> = { task: brief.id, kind: brief.kind, split: brief.split, better: ref?.why ?? null };
+    const entry: Record<string, unknown> = { task: brief.id, kind: brief.kind, split: brief.split, betterSpec: ref?.why ?? null };
     for (const [label, spec] of [['baseline', baseline], ['better', ref?.spec()]] as const) {
       if (!spec) continue;
       log(`tasks: ${brief.id} ${label}`);
@@ -146,7 +146,7 @@ async function tasks(): Promise<Record<string, unknown>> {
       rows.map((r) => {
         const b = r.baseline as R;
         const g = r.better as R;
-        return [String(r.task), String(r.split), num(b?.raw, 3), num(b?.normalized), cost(b), num(g?.raw, 3), num(g?.normalized), cost(g), String(r.better ?? '')];
+        return [String(r.task), String(r.split), num(b?.raw, 3), num(b?.normalized), cost(b), num(g?.raw, 3), num(g?.normalized), cost(g), String(r.betterSpec ?? '')];
       }),
     ),
   );
