@@ -77,7 +77,7 @@ test('PolicyRunner without obsNorm acts greedily on the raw observations', () =>
   const t = new PolicyRunner(file(NET, null, 'tanh'));
   const out = mlpForward(NET, 'tanh', INPUT, 3);
   assert.deepEqual(Array.from(t.act(INPUT, 3)), [0, 1, 2].map((k) => argmax(out, 2 * k, 2)));
-  assert.ok(r.act(INPUT, 3) instanceof Int32Array);
+  assert.ok(r.act(INPUT, 3) instanceof Float64Array);
 });
 
 /** A linear probe with outputs [x1, c] (x1: the second network input): action 0 when x1 >= c, else 1. */
@@ -116,7 +116,7 @@ test('PolicyRunner rejects malformed files with a message', () => {
     ['weights length', { ...good, layers: [{ ...NET[0], weights: NET[0].weights.slice(1) }, NET[1]] }, /layer 0 has inconsistent shape/],
     ['bias length', { ...good, layers: [NET[0], { ...NET[1], bias: [0] }] }, /layer 1 has inconsistent shape/],
     ['chain', { ...good, layers: [NET[0], { in: 2, out: 2, weights: [1, 0, 0, 1], bias: [0, 0] }] }, /layer 1 has inconsistent shape/],
-    ['actions', { ...good, actionSpace: { type: 'discrete', n: 3 } }, /outputs 2 values for 3 actions/],
+    ['actions', { ...good, actionSpace: { type: 'discrete', n: 3 } }, /outputs 2 values for 3 action values/],
   ];
   for (const [what, f, re] of cases) assert.throws(() => new PolicyRunner(f), re, what);
 });
