@@ -187,6 +187,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
         const qa = tf.sum(tf.mul(forward(qNet, obsT, activation), actT), 1);
         qMean = tf.keep(tf.mean(qa) as tf.Scalar);
         // Huber loss with δ = 1: quadratic within ±1, linear outside.
+        if (process.env.DQN_LOSS === 'mse') return tf.mean(tf.square(tf.sub(qa, y))) as tf.Scalar;
         const err = tf.abs(tf.sub(qa, y));
         const quad = tf.minimum(err, 1);
         return tf.mean(tf.add(tf.mul(0.5, tf.square(quad)), tf.sub(err, quad))) as tf.Scalar;

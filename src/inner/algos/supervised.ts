@@ -13,7 +13,7 @@ import { compileExpression } from '../expr.js';
 import { MODEL_FORMAT, type ModelFile } from '../model.js';
 import type { DenseLayer } from '../policy.js';
 import { tf, initTf } from '../tf.js';
-import { orthogonal } from './ppo.js';
+import { orthogonal } from '../nets.js';
 
 /** Rows of one source: raw features and labels (class index or value). */
 export interface SourceData {

@@ -1,0 +1,75 @@
+/**
+ * Dense networks on TensorFlow.js shared by the gradient-based trainers: orthogonal
+ * initialisation from the job's generator, the forward pass, and snapshots of the weights
+ * as plain layers (for plain-JS acting and for the artifact).
+ */
+import type { Rng } from '../util/rng.js';
+import type { DenseLayer } from './policy.js';
+import { tf } from './tf.js';
+
+/** An MLP as tfjs variables: layer sizes, weights and biases. */
+export interface Net {
+  sizes: number[];
+  w: tf.Variable[];
+  b: tf.Variable[];
+}
+
+/** An orthogonal matrix [rows × cols] times `gain` (Saxe et al.), from the job's generator. */
+export function orthogonal(rows: number, cols: number, gain: number, rng: Rng): Float32Array {
+  const tall = rows >= cols;
+  const n = tall ? rows : cols; // vector length
+  const k = tall ? cols : rows; // number of orthonormal vectors
+  const vecs: Float64Array[] = [];
+  for (let v = 0; v < k; v++) {
+    const a = new Float64Array(n);
+    for (let i = 0; i < n; i++) a[i] = rng.normal();
+    for (const q of vecs) {
+      let dot = 0;
+      for (let i = 0; i < n; i++) dot += a[i] * q[i];
+      for (let i = 0; i < n; i++) a[i] -= dot * q[i];
+    }
+    let norm = 0;
+    for (let i = 0; i < n; i++) norm += a[i] * a[i];
+    norm = Math.sqrt(norm) || 1;
+    for (let i = 0; i < n; i++) a[i] /= norm;
+    vecs.push(a);
+  }
+  const out = new Float32Array(rows * cols);
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) out[r * cols + c] = gain * (tall ? vecs[c][r] : vecs[r][c]);
+  }
+  return out;
+}
+
+/** An MLP with orthogonal weights (gain √2 on hidden layers, `outGain` on the last) and zero biases. */
+export function makeNet(sizes: number[], outGain: number, rng: Rng): Net {
+  const w: tf.Variable[] = [];
+  const b: tf.Variable[] = [];
+  for (let l = 0; l + 1 < sizes.length; l++) {
+    const gain = l + 2 === sizes.length ? outGain : Math.SQRT2;
+    w.push(tf.variable(tf.tensor2d(orthogonal(sizes[l], sizes[l + 1], gain, rng), [sizes[l], sizes[l + 1]])));
+    b.push(tf.variable(tf.zeros([sizes[l + 1]])));
+  }
+  return { sizes, w, b };
+}
+
+/** The forward pass (activation on hidden layers only). */
+export function forward(net: Net, x: tf.Tensor2D, activation: 'tanh' | 'relu'): tf.Tensor2D {
+  let h = x;
+  for (let l = 0; l < net.w.length; l++) {
+    h = tf.add(tf.matMul(h, net.w[l]), net.b[l]);
+    if (l + 1 < net.w.length) h = activation === 'tanh' ? tf.tanh(h) : tf.relu(h);
+  }
+  return h;
+}
+
+/** The weights as plain dense layers. */
+export function snapshot(net: Net): DenseLayer[] {
+  return net.w.map((w, l) => ({
+    in: net.sizes[l],
+    out: net.sizes[l + 1],
+    weights: Array.from(w.dataSync()),
+    bias: Array.from(net.b[l].dataSync()),
+  }));
+}
+
