@@ -122,8 +122,11 @@ program
   .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
   .option('--job-timeout <seconds>', "per-job wall-clock limit (default: the task's cap)", int('--job-timeout', 1, 86_400))
   .option('--job-memory <mb>', 'per-job heap limit in MB', int('--job-memory', 64, 65_536), 2048)
+  .option('--cache <file>', "reuse results of identical (spec, seed) jobs from this SQLite file, shared between runs (default: the run's own store)")
+  .option('--no-cache', 'train every job even when an identical one was recorded')
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
+    cache: string | boolean;
     tasks: string;
     agent: string;
     iterations: number;
@@ -174,7 +177,8 @@ program
       }
     };
     try {
-      const summary = await train(dir, config, executor, { onEvent, signal: abort.signal, timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined });
+      const cache = o.cache === false ? null : typeof o.cache === 'string' ? resolve(o.cache) : undefined;
+      const summary = await train(dir, config, executor, { onEvent, signal: abort.signal, timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined, cache });
       if (o.json) {
         console.log(JSON.stringify({ ...summary, iterations: summary.iterations.map((i) => ({ meanReward: i.meanReward, bestNormalized: i.bestNormalized, meanNormalized: i.meanNormalized })) }));
       } else {

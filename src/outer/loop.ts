@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import type { TaskBrief } from '../spec/brief.js';
 import { validateSpec } from '../inner/validate.js';
-import type { Executor, JobResult } from '../run/executor.js';
-import { Store, type JobRow } from '../store/store.js';
+import type { Executor } from '../run/executor.js';
+import { Store, type JobOutcome, type JobRow } from '../store/store.js';
+import { ResultCache, specKey } from '../store/cache.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { Rng, mixSeed } from '../util/rng.js';
 import { initTf } from '../inner/tf.js';
@@ -70,12 +71,20 @@ export async function train(
   dir: string,
   config: TrainConfig | null,
   executor: Executor,
-  options: { onEvent?: (e: LoopEvent) => void; signal?: AbortSignal; timeoutMs?: number; agent?: Agent } = {},
+  options: {
+    onEvent?: (e: LoopEvent) => void;
+    signal?: AbortSignal;
+    timeoutMs?: number;
+    agent?: Agent;
+    /** Result cache file (default: the run's store); null turns the cache off. */
+    cache?: string | null;
+  } = {},
 ): Promise<TrainSummary> {
   const emit = options.onEvent ?? (() => {});
   const store = new Store(dir);
   const wall0 = performance.now();
   const clock = new BusyClock();
+  let closeCache = (): void => {};
   try {
     let run = store.getRun();
     if (!run) {
@@ -96,6 +105,39 @@ export async function train(
     if (ckpt) await agent.load(ckpt.state);
     const startIteration = ckpt ? ckpt.iteration + 1 : 0;
 
+    const cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
+    closeCache = () => cache?.close();
+    const inFlight = new Map<string, Promise<void>>();
+
+    /** Trains one valid job in the executor and scores it here; null when the run was interrupted. */
+    const trainAndScore = async (row: JobRow, spec: unknown, brief: TaskBrief, outDir: string): Promise<JobOutcome | null> => {
+      rmSync(outDir, { recursive: true, force: true });
+      clock.enter();
+      try {
+        const result = await executor.execute(
+          { spec, brief, outDir, data: dataForJob(row.task, spec) },
+          { signal: options.signal, timeoutMs: options.timeoutMs ?? brief.budget.maxWallSeconds * 1000 },
+        );
+        if (options.signal?.aborted) return null;
+        if (result.status !== 'succeeded') {
+          return { status: 'failed', failureKind: result.kind, error: result.error, wallSeconds: result.cost.wallSeconds ?? null, artifactDir: outDir };
+        }
+        const { cost } = result.artifact;
+        return {
+          status: 'succeeded',
+          envSteps: cost.envSteps,
+          examples: cost.examples,
+          wallSeconds: cost.wallSeconds,
+          cpuSeconds: cost.cpuSeconds,
+          artifactDir: outDir,
+          score: scoreArtifact(row.task, outDir),
+          curve: result.curve,
+        };
+      } finally {
+        clock.leave();
+      }
+    };
+
     const runJobs = async (rows: JobRow[], iteration: number): Promise<void> => {
       const pending = rows.filter((r) => r.status === 'pending');
       let done = rows.length - pending.length;
@@ -108,38 +150,48 @@ export async function train(
           if (!checked.ok) {
             store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
           } else {
-            rmSync(outDir, { recursive: true, force: true });
-            clock.enter();
-            let result: JobResult;
-            try {
-              result = await executor.execute(
-                { spec: checked.spec, brief, outDir, data: dataForJob(row.task, checked.spec) },
-                { signal: options.signal, timeoutMs: options.timeoutMs ?? brief.budget.maxWallSeconds * 1000 },
-              );
-              if (options.signal?.aborted) return; // interrupted: leave the job pending for resume
-              if (result.status === 'succeeded') {
-                const score = scoreArtifact(row.task, outDir);
-                const { cost } = result.artifact;
-                store.finishJob(row.id, {
-                  status: 'succeeded',
-                  envSteps: cost.envSteps,
-                  wallSeconds: cost.wallSeconds,
-                  cpuSeconds: cost.cpuSeconds,
+            const key = specKey(checked.spec);
+            // Identical specs in flight at once train only once; the others wait and reuse.
+            await inFlight.get(key);
+            const hit = cache?.get(key);
+            if (hit) {
+              store.finishJob(row.id, {
+                status: hit.status,
+                failureKind: hit.failureKind,
+                error: hit.error,
+                envSteps: hit.envSteps,
+                examples: hit.examples,
+                wallSeconds: hit.wallSeconds,
+                cpuSeconds: hit.cpuSeconds,
+                artifactDir: hit.artifactDir,
+                cacheHit: key,
+                score: hit.raw !== null && hit.normalized !== null ? { raw: hit.raw, normalized: hit.normalized } : null,
+              });
+            } else {
+              let release = (): void => {};
+              inFlight.set(key, new Promise<void>((r) => (release = r)));
+              try {
+                const outcome = await trainAndScore(row, checked.spec, brief, outDir);
+                if (outcome === null) return; // interrupted: the job stays pending for resume
+                store.finishJob(row.id, outcome);
+                cache?.put({
+                  key,
+                  task: row.task,
+                  status: outcome.status === 'succeeded' ? 'succeeded' : 'failed',
+                  failureKind: outcome.failureKind ?? null,
+                  error: outcome.error ?? null,
+                  envSteps: outcome.envSteps ?? null,
+                  examples: outcome.examples ?? null,
+                  wallSeconds: outcome.wallSeconds ?? null,
+                  cpuSeconds: outcome.cpuSeconds ?? null,
+                  raw: outcome.score?.raw ?? null,
+                  normalized: outcome.score?.normalized ?? null,
                   artifactDir: outDir,
-                  score,
-                  curve: result.curve,
                 });
-              } else {
-                store.finishJob(row.id, {
-                  status: 'failed',
-                  failureKind: result.kind,
-                  error: result.error,
-                  wallSeconds: result.cost.wallSeconds ?? null,
-                  artifactDir: outDir,
-                });
+              } finally {
+                inFlight.delete(key);
+                release();
               }
-            } finally {
-              clock.leave();
             }
           }
           done += 1;
@@ -249,6 +301,7 @@ export async function train(
     if (run && options.signal?.aborted) store.setRunStatus(run.id, 'interrupted');
     throw err;
   } finally {
+    closeCache();
     store.close();
   }
 }

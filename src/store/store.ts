@@ -20,9 +20,12 @@ export interface JobRow {
   failureKind: string | null;
   error: string | null;
   envSteps: number | null;
+  examples: number | null;
   wallSeconds: number | null;
   cpuSeconds: number | null;
   artifactDir: string | null;
+  /** When the result was reused from an identical earlier job: where it came from. */
+  cacheHit: string | null;
   raw: number | null;
   normalized: number | null;
   reward: number | null;
@@ -36,9 +39,11 @@ export interface JobOutcome {
   failureKind?: string | null;
   error?: string | null;
   envSteps?: number | null;
+  examples?: number | null;
   wallSeconds?: number | null;
   cpuSeconds?: number | null;
   artifactDir?: string | null;
+  cacheHit?: string | null;
   score?: { raw: number; normalized: number } | null;
   curve?: { name: string; step: number; wallTime: number; value: number }[];
 }
@@ -77,9 +82,11 @@ CREATE TABLE IF NOT EXISTS jobs (
   failure_kind TEXT,
   error TEXT,
   env_steps INTEGER,
+  examples INTEGER,
   wall_seconds REAL,
   cpu_seconds REAL,
   artifact_dir TEXT,
+  cache_hit TEXT,
   created_at TEXT NOT NULL,
   finished_at TEXT,
   UNIQUE (run_id, kind, iteration, task, slot)
@@ -185,9 +192,9 @@ export class Store {
     this.db.transaction(() => {
       this.db
         .prepare(
-          'UPDATE jobs SET status = ?, failure_kind = ?, error = ?, env_steps = ?, wall_seconds = ?, cpu_seconds = ?, artifact_dir = ?, finished_at = ? WHERE id = ?',
+          'UPDATE jobs SET status = ?, failure_kind = ?, error = ?, env_steps = ?, examples = ?, wall_seconds = ?, cpu_seconds = ?, artifact_dir = ?, cache_hit = ?, finished_at = ? WHERE id = ?',
         )
-        .run(o.status, o.failureKind ?? null, o.error ?? null, o.envSteps ?? null, o.wallSeconds ?? null, o.cpuSeconds ?? null, o.artifactDir ?? null, now(), id);
+        .run(o.status, o.failureKind ?? null, o.error ?? null, o.envSteps ?? null, o.examples ?? null, o.wallSeconds ?? null, o.cpuSeconds ?? null, o.artifactDir ?? null, o.cacheHit ?? null, now(), id);
       if (o.score) this.db.prepare('INSERT OR REPLACE INTO scores (job_id, raw, normalized, scored_at) VALUES (?, ?, ?, ?)').run(id, o.score.raw, o.score.normalized, now());
       if (o.curve?.length) {
         const ins = this.db.prepare('INSERT INTO curves (job_id, name, step, wall_time, value) VALUES (?, ?, ?, ?, ?)');
@@ -220,8 +227,8 @@ export class Store {
     const rows = this.db
       .prepare(
         `SELECT j.id, j.run_id AS runId, j.iteration, j.slot, j.task, j.kind, j.agent, j.spec, j.trace, j.status,
-                j.failure_kind AS failureKind, j.error, j.env_steps AS envSteps, j.wall_seconds AS wallSeconds,
-                j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt,
+                j.failure_kind AS failureKind, j.error, j.env_steps AS envSteps, j.examples, j.wall_seconds AS wallSeconds,
+                j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.cache_hit AS cacheHit, j.finished_at AS finishedAt,
                 s.raw, s.normalized, r.reward, r.advantage
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id
           WHERE ${where.join(' AND ')} ORDER BY j.id`,
