@@ -8,6 +8,7 @@ import { runJob } from '../inner/train.js';
 import { dataForJob, scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
 import { type LoopEvent, type TrainConfig, train } from '../outer/loop.js';
+import { REWARD_RULES, type RewardRuleName } from '../outer/reward.js';
 import { SpecError, formatIssues } from '../spec/validate.js';
 import { num, progressBar, table } from './format.js';
 
@@ -122,10 +123,18 @@ program
   .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
   .option('--job-timeout <seconds>', "per-job wall-clock limit (default: the task's cap)", int('--job-timeout', 1, 86_400))
   .option('--job-memory <mb>', 'per-job heap limit in MB', int('--job-memory', 64, 65_536), 2048)
+  .option('--reward <rule>', 'outer reward rule: improvement | best | cost', 'improvement')
+  .option('--cost-weight <lambda>', 'weight of compute in the cost rule', (v: string) => {
+    const n = Number(v);
+    if (!Number.isFinite(n) || n < 0 || n > 10) throw new InvalidArgumentError(`--cost-weight must be a number in [0, 10], got "${v}"`);
+    return n;
+  }, 0.5)
   .option('--cache <file>', "reuse results of identical (spec, seed) jobs from this SQLite file, shared between runs (default: the run's own store)")
   .option('--no-cache', 'train every job even when an identical one was recorded')
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
+    reward: string;
+    costWeight: number;
     cache: string | boolean;
     tasks: string;
     agent: string;
@@ -145,7 +154,9 @@ program
     const dir = resolve(resumeDir ?? o.run ?? join('runs', new Date().toISOString().replace(/[:.]/g, '-')));
     const tasks = o.tasks.split(',').map((s) => s.trim()).filter(Boolean).flatMap((s) => (s === 'train' || s === 'held-out' ? listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id) : [s]));
     for (const t of tasks) getPublicTask(t);
-    const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent, iterations: o.iterations, group: o.group, seed: o.seed };
+    if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
+    const reward = { rule: o.reward as RewardRuleName, lambda: o.costWeight };
+    const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent, iterations: o.iterations, group: o.group, seed: o.seed, reward };
     const executor = new LocalExecutor({ workers: o.workers, memoryMb: o.jobMemory });
     const abort = new AbortController();
     const onSignal = (): void => {

@@ -17,7 +17,7 @@ import { initTf } from '../inner/tf.js';
 import { Controller } from './agents/controller.js';
 import { RandomAgent } from './agents/random.js';
 import type { Agent, RewardGroup } from './agents/types.js';
-import { outerReward } from './reward.js';
+import { type RewardRuleName, outerReward } from './reward.js';
 import { dataForJob, scoreArtifact } from './score.js';
 
 /** A run's configuration, stored with the run and reused on resume. */
@@ -27,6 +27,8 @@ export interface TrainConfig {
   iterations: number;
   group: number;
   seed: number;
+  /** The outer reward rule (default `improvement`) and, for `cost`, the weight of compute. */
+  reward?: { rule: RewardRuleName; lambda: number };
 }
 
 /** Progress events for a CLI or dashboard. */
@@ -51,6 +53,13 @@ export function makeAgent(name: TrainConfig['agent'], seed: number): Agent {
   if (name === 'controller') return new Controller({ seed });
   if (name === 'random') return new RandomAgent();
   throw new Error(`unknown agent "${String(name)}"; choose controller or random`);
+}
+
+/** Share of the task's compute cap a job used (env steps for control, examples for supervised). */
+export function computeShare(job: { envSteps: number | null; examples: number | null }, brief: TaskBrief): number {
+  if (brief.kind === 'control') return brief.budget.maxEnvSteps > 0 ? (job.envSteps ?? 0) / brief.budget.maxEnvSteps : 0;
+  const cap = brief.budget.maxExamples ?? 0;
+  return cap > 0 ? (job.examples ?? 0) / cap : 0;
 }
 
 /** Tracks wall time during which at least one job trains or is scored. */
@@ -258,7 +267,11 @@ export async function train(
         const best = Math.max(base, ...earlier.filter((j) => j.task === brief.id && j.normalized !== null).map((j) => j.normalized as number));
         const scored = mine.map((r) => ({
           row: r,
-          ...outerReward({ status: r.status as 'succeeded' | 'failed' | 'invalid', normalized: r.normalized, baseline: base, bestSoFar: best }),
+          ...outerReward(
+            { status: r.status as 'succeeded' | 'failed' | 'invalid', normalized: r.normalized, baseline: base, bestSoFar: best, computeShare: computeShare(r, brief) },
+            cfg.reward?.rule,
+            cfg.reward?.lambda,
+          ),
         }));
         const mean = scored.reduce((a, s) => a + s.reward, 0) / Math.max(1, scored.length);
         const sd = Math.sqrt(scored.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / Math.max(1, scored.length));
@@ -267,7 +280,7 @@ export async function train(
             jobId: s.row.id,
             reward: s.reward,
             advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
-            detail: { improvement: s.improvement, bonus: s.bonus, baseline: base, bestSoFar: best },
+            detail: { rule: cfg.reward?.rule ?? 'improvement', improvement: s.improvement, bonus: s.bonus, cost: s.cost, baseline: base, bestSoFar: best },
           });
         }
         groups.push({ brief, items: scored.filter((s) => s.row.trace !== null).map((s) => ({ trace: s.row.trace, reward: s.reward })) });

@@ -15,14 +15,14 @@ test('the rule constants', () => {
 test('failed and invalid jobs get -1, whatever their score', () => {
   for (const status of ['failed', 'invalid'] as const) {
     for (const normalized of [null, 0, 0.9, 5]) {
-      assert.deepEqual(outerReward({ status, normalized, baseline: 0.2, bestSoFar: 0.2 }), { reward: -1, improvement: null, bonus: 0 });
+      assert.deepEqual(outerReward({ status, normalized, baseline: 0.2, bestSoFar: 0.2 }), { reward: -1, improvement: null, bonus: 0, cost: 0 });
     }
   }
 });
 
 test('a succeeded job without a finite score counts as a failure', () => {
   for (const normalized of [null, NaN, Infinity, -Infinity]) {
-    assert.deepEqual(outerReward(ok(normalized)), { reward: -1, improvement: null, bonus: 0 }, String(normalized));
+    assert.deepEqual(outerReward(ok(normalized)), { reward: -1, improvement: null, bonus: 0, cost: 0 }, String(normalized));
   }
 });
 
@@ -77,4 +77,13 @@ test('reward is improvement + bonus in every succeeded case', () => {
       assert.ok(r.bonus === 0 || r.bonus === 0.5);
     }
   }
+});
+
+test('the best rule pays the improvement over the best so far; the cost rule charges compute', () => {
+  const ok = { status: 'succeeded' as const, normalized: 0.8, baseline: 0.5, bestSoFar: 0.9, computeShare: 0.4 };
+  assert.ok(Math.abs(outerReward(ok, 'best').reward - -0.1) < 1e-12);
+  assert.ok(Math.abs(outerReward(ok, 'cost', 0.5).reward - (0.8 - 0.2)) < 1e-12);
+  assert.equal(outerReward({ ...ok, computeShare: 2 }, 'cost', 1).cost, 1, 'the share is capped at 1');
+  assert.equal(outerReward({ ...ok, status: 'failed' }, 'cost').reward, -1);
+  assert.equal(outerReward({ ...ok, status: 'invalid' }, 'best').reward, -1);
 });
