@@ -7,7 +7,7 @@ import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
 import { dataForJob, scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
-import { type LoopEvent, type TrainConfig, train } from '../outer/loop.js';
+import { AGENTS, type AgentName, type LoopEvent, type TrainConfig, train } from '../outer/loop.js';
 import { REWARD_RULES, type RewardRuleName } from '../outer/reward.js';
 import { SpecError, formatIssues } from '../spec/validate.js';
 import { num, progressBar, table } from './format.js';
@@ -114,7 +114,7 @@ program
   .command('train')
   .description('run the outer loop: the agent proposes jobs, they train, are scored, and the agent learns')
   .option('--tasks <ids>', 'comma-separated task ids, or `train` / `held-out` for a whole split', 'cartpole-balance')
-  .option('--agent <name>', 'controller | random', 'controller')
+  .option('--agent <name>', 'controller | random | search | baseline', 'controller')
   .option('--iterations <n>', 'outer iterations', int('--iterations', 1, 10_000), 3)
   .option('--group <g>', 'proposals per task per iteration', int('--group', 1, 256), 4)
   .option('--seed <s>', 'seed of the run', int('--seed', 0, 2 ** 31 - 1), 1)
@@ -148,7 +148,7 @@ program
     jobMemory: number;
     json?: boolean;
   }) => {
-    if (o.agent !== 'controller' && o.agent !== 'random') throw new InvalidArgumentError(`--agent must be controller or random, got "${o.agent}"`);
+    if (!(AGENTS as readonly string[]).includes(o.agent)) throw new InvalidArgumentError(`--agent must be one of ${AGENTS.join(', ')}, got "${o.agent}"`);
     const resumeDir = typeof o.resume === 'string' ? o.resume : o.resume ? o.run : undefined;
     if (o.resume && !resumeDir) throw new InvalidArgumentError('--resume needs a run directory: --resume DIR or --run DIR --resume');
     const dir = resolve(resumeDir ?? o.run ?? join('runs', new Date().toISOString().replace(/[:.]/g, '-')));
@@ -156,7 +156,7 @@ program
     for (const t of tasks) getPublicTask(t);
     if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
     const reward = { rule: o.reward as RewardRuleName, lambda: o.costWeight };
-    const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent, iterations: o.iterations, group: o.group, seed: o.seed, reward };
+    const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent as AgentName, iterations: o.iterations, group: o.group, seed: o.seed, reward };
     const executor = new LocalExecutor({ workers: o.workers, memoryMb: o.jobMemory });
     const abort = new AbortController();
     const onSignal = (): void => {

@@ -16,6 +16,8 @@ import { Rng, mixSeed } from '../util/rng.js';
 import { initTf } from '../inner/tf.js';
 import { Controller } from './agents/controller.js';
 import { RandomAgent } from './agents/random.js';
+import { SearchAgent } from './agents/search.js';
+import { BaselineAgent } from './agents/baseline.js';
 import type { Agent, RewardGroup } from './agents/types.js';
 import { type RewardRuleName, outerReward } from './reward.js';
 import { dataForJob, scoreArtifact } from './score.js';
@@ -23,7 +25,7 @@ import { dataForJob, scoreArtifact } from './score.js';
 /** A run's configuration, stored with the run and reused on resume. */
 export interface TrainConfig {
   tasks: string[];
-  agent: 'controller' | 'random';
+  agent: AgentName;
   iterations: number;
   group: number;
   seed: number;
@@ -49,11 +51,17 @@ export interface TrainSummary {
 }
 
 /** Creates the agent a config names. */
-export function makeAgent(name: TrainConfig['agent'], seed: number): Agent {
+export function makeAgent(name: AgentName, seed: number): Agent {
   if (name === 'controller') return new Controller({ seed });
   if (name === 'random') return new RandomAgent();
-  throw new Error(`unknown agent "${String(name)}"; choose controller or random`);
+  if (name === 'search') return new SearchAgent();
+  if (name === 'baseline') return new BaselineAgent();
+  throw new Error(`unknown agent "${String(name)}"; choose ${AGENTS.join(', ')}`);
 }
+
+/** The agents `rrl train --agent` can run. */
+export const AGENTS = ['controller', 'random', 'search', 'baseline'] as const;
+export type AgentName = (typeof AGENTS)[number];
 
 /** Share of the task's compute cap a job used (env steps for control, examples for supervised). */
 export function computeShare(job: { envSteps: number | null; examples: number | null }, brief: TaskBrief): number {
@@ -231,7 +239,7 @@ export async function train(
           const history = store
             .jobs(runId, { kind: 'proposal' })
             .filter((j) => j.task === brief.id && j.iteration < it)
-            .map((j) => ({ spec: j.spec, reward: j.reward }));
+            .map((j) => ({ spec: j.spec, reward: j.reward, trace: j.trace }));
           for (let g = 0; g < cfg.group; g++) {
             const rng = new Rng(mixSeed(cfg.seed, it, ti, g));
             let spec: unknown;

@@ -6,7 +6,7 @@ export interface ProposalContext {
   rng: Rng;
   iteration: number;
   /** Earlier jobs of this run on the same task with the rewards the agent received. */
-  history: { spec: unknown; reward: number | null }[];
+  history: { spec: unknown; reward: number | null; trace: unknown }[];
 }
 
 /** One proposed job: the raw spec (validated later) and the agent's own trace. */
