@@ -78,3 +78,23 @@ test('the design space decodes into valid specs for every task', async () => {
     assert.ok(valid >= 6, `${b.id}: ${valid} of 12 valid`);
   }
 });
+
+test("the trace's log-probability is the policy's log-probability of the sampled spec", async () => {
+  await initTf();
+  const c = new Controller({ seed: 12 });
+  const heads = buildHeads(brief);
+  const probs = await c.probabilities(brief);
+  const rng = new Rng(4);
+  const counts = new Array<number>(heads[0].options.length).fill(0);
+  const { activeHeads } = await import('./space.js');
+  for (let i = 0; i < 400; i++) {
+    const p = await c.propose(brief, { rng, iteration: 0, history: [] });
+    const t = p.trace as ControllerTrace;
+    const active = activeHeads(heads, t.choice);
+    const expected = t.choice.reduce((a, ch, h) => a + (active[h] ? Math.log(probs[h][ch]) : 0), 0);
+    assert.ok(Math.abs(t.logProb - expected) < 1e-9);
+    counts[t.choice[0]]++;
+  }
+  // Sampling follows the probabilities (loose: 400 draws).
+  counts.forEach((n, k) => assert.ok(Math.abs(n / 400 - probs[0][k]) < 0.1, `option ${k}: ${n / 400} vs ${probs[0][k]}`));
+});

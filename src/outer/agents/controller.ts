@@ -2,9 +2,9 @@
  * The embedded trainer agent: a small neural policy (tfjs) over the design space. The
  * brief's features go through one tanh layer to one softmax per head; a spec is sampled
  * head by head and its log-probability is the sum over the heads that matter for it.
- * Updated by a group-relative policy gradient: within each task's group the rewards are
- * normalised to advantages, and one Adam step raises the log-probability of the specs
- * that beat their group, with an entropy bonus to keep exploring.
+ * Updated by GRPO: within each task's group the rewards are normalised to advantages; a few
+ * Adam epochs maximise the clipped ratio objective against the sampling policy's
+ * log-probabilities, with an entropy bonus and a KL penalty to the sampling policy.
  */
 import type { TaskBrief } from '../../spec/brief.js';
 import { Rng } from '../../util/rng.js';
@@ -16,9 +16,15 @@ import type { Agent, Proposal, ProposalContext, RewardGroup, UpdateStats } from 
 /** Controller settings. */
 export interface ControllerOptions {
   seed?: number;
+  /** Width of the hidden layer. */
   hidden?: number;
   learningRate?: number;
+  /** Entropy bonus, to keep exploring the design space. */
   entropyCoef?: number;
+  /** GRPO: optimisation epochs per update, ratio clip and KL penalty to the sampling policy. */
+  epochs?: number;
+  clip?: number;
+  klCoef?: number;
 }
 
 /** The trace of one sampled spec. */
@@ -40,7 +46,7 @@ export class Controller implements Agent {
 
   /** Creates a controller with small seeded random weights (near-uniform choices); call after `initTf()`. */
   constructor(options: ControllerOptions = {}) {
-    this.opts = { seed: 1, hidden: 32, learningRate: 0.05, entropyCoef: 0.01, ...options };
+    this.opts = { seed: 1, hidden: 32, learningRate: 0.02, entropyCoef: 0.01, epochs: 4, clip: 0.2, klCoef: 0.05, ...options };
     const rng = new Rng(this.opts.seed);
     const h = this.opts.hidden;
     const init = (n: number, scale: number): Float32Array => Float32Array.from({ length: n }, () => rng.normal() * scale);
@@ -97,7 +103,7 @@ export class Controller implements Agent {
   /** One group-relative policy-gradient step over every group. */
   async update(groups: RewardGroup[]): Promise<UpdateStats> {
     await initTf();
-    const rows: { feat: Float32Array; sel: Float32Array; mask: Float32Array; adv: number }[] = [];
+    const rows: { feat: Float32Array; sel: Float32Array; mask: Float32Array; adv: number; oldLogp: number }[] = [];
     let rewardSum = 0;
     let n = 0;
     for (const g of groups) {
@@ -116,7 +122,7 @@ export class Controller implements Agent {
         t.choice.forEach((c, h) => {
           if (active[h]) sel[h * MAX_OPTIONS + c] = 1;
         });
-        rows.push({ feat, sel, mask, adv: sd > 1e-6 ? (item.reward - mean) / sd : 0 });
+        rows.push({ feat, sel, mask, adv: sd > 1e-6 ? (item.reward - mean) / sd : 0, oldLogp: t.logProb });
       }
     }
     if (!rows.length) return {};
@@ -130,25 +136,42 @@ export class Controller implements Agent {
     const sel = tf.tensor3d(stack('sel', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
     const mask = tf.tensor3d(stack('mask', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
     const adv = tf.tensor1d(rows.map((r) => r.adv));
-    let entropyValue = 0;
-    const lossT = this.opt.minimize(
-      () =>
-        tf.tidy(() => {
-          const l = tf.add(this.logits(feats), tf.mul(tf.sub(1, mask), -1e9));
-          const logp = tf.logSoftmax(l);
-          const chosen = tf.sum(tf.mul(logp, sel), [1, 2]);
-          const pg = tf.neg(tf.mean(tf.mul(chosen, adv)));
-          const ent = tf.mean(tf.neg(tf.sum(tf.mul(tf.mul(tf.exp(logp), logp), mask), [1, 2])));
-          entropyValue = ent.dataSync()[0];
-          return tf.sub(pg, tf.mul(this.opts.entropyCoef, ent)) as tf.Scalar;
-        }),
-      true,
-      this.vars,
-    );
-    const loss = lossT ? lossT.dataSync()[0] : NaN;
-    lossT?.dispose();
-    tf.dispose([feats, sel, mask, adv]);
-    return { 'agent/loss': loss, 'agent/entropy': entropyValue, 'agent/mean_reward': rewardSum / n };
+    const oldLogp = tf.tensor1d(rows.map((r) => r.oldLogp));
+    const masked = (): tf.Tensor3D => tf.add(this.logits(feats), tf.mul(tf.sub(1, mask), -1e9)) as tf.Tensor3D;
+    // The sampling policy's per-head distributions, frozen for the KL penalty.
+    const oldLogpAll = tf.tidy(() => tf.logSoftmax(masked()));
+    const stats = { loss: 0, entropy: 0, kl: 0, clipFrac: 0 };
+    const { epochs, clip, klCoef, entropyCoef } = this.opts;
+    for (let e = 0; e < epochs; e++) {
+      const lossT = this.opt.minimize(
+        () =>
+          tf.tidy(() => {
+            const logpAll = tf.logSoftmax(masked());
+            const logp = tf.sum(tf.mul(logpAll, sel), [1, 2]);
+            const ratio = tf.exp(tf.sub(logp, oldLogp));
+            const surrogate = tf.minimum(tf.mul(ratio, adv), tf.mul(tf.clipByValue(ratio, 1 - clip, 1 + clip), adv));
+            const probs = tf.exp(logpAll);
+            const ent = tf.mean(tf.neg(tf.sum(tf.mul(tf.mul(probs, logpAll), mask), [1, 2])));
+            const kl = tf.mean(tf.sum(tf.mul(tf.mul(tf.exp(oldLogpAll), tf.sub(oldLogpAll, logpAll)), mask), [1, 2]));
+            const loss = tf.add(tf.sub(tf.neg(tf.mean(surrogate)), tf.mul(entropyCoef, ent)), tf.mul(klCoef, kl)) as tf.Scalar;
+            const clipped = tf.mean(tf.cast(tf.greater(tf.abs(tf.sub(ratio, 1)), clip), 'float32'));
+            [stats.entropy, stats.kl, stats.clipFrac] = [ent, kl, clipped].map((t) => t.dataSync()[0]);
+            return loss;
+          }),
+        true,
+        this.vars,
+      );
+      stats.loss = lossT ? lossT.dataSync()[0] : NaN;
+      lossT?.dispose();
+    }
+    tf.dispose([feats, sel, mask, adv, oldLogp, oldLogpAll]);
+    return {
+      'agent/loss': stats.loss,
+      'agent/entropy': stats.entropy,
+      'agent/kl': stats.kl,
+      'agent/clipfrac': stats.clipFrac,
+      'agent/mean_reward': rewardSum / n,
+    };
   }
 
   /** Weights and Adam state (through the optimizer's own save format) as plain arrays. */
