@@ -52,8 +52,10 @@ function controlHeads(brief: TaskBrief): Head[] {
     { name: 'normalizeObs', options: brief.environment.wrappers.includes('normalize-observation') ? [false, true] : [false] },
     { name: 'randomize', options: brief.environment.params.length ? [false, true] : [false] },
     { name: 'rewardTerm', options: ['none', ...obsVars] },
-    { name: 'rewardForm', options: ['abs', 'square'] },
-    { name: 'rewardWeight', options: [0.05, 0.2, 0.5] },
+    { name: 'rewardSign', options: ['-', '+'] },
+    { name: 'rewardForm', options: ['abs', 'square', 'cos'] },
+    { name: 'rewardWeight', options: [0.1, 1, 10] },
+    { name: 'demonstrations', options: [null, ...brief.demonstrations.map((d) => d.id)], algorithm: 'ppo' },
     { name: 'budgetShare', options: [0.05, 0.1, 0.25, 0.5] },
     { name: 'numEnvs', options: [4, 8, 16], algorithm: 'ppo' },
     { name: 'ppo.learningRate', options: [1e-4, 3e-4, 1e-3, 3e-3], algorithm: 'ppo' },
@@ -83,7 +85,7 @@ export function activeHeads(heads: Head[], choice: number[]): boolean[] {
   return heads.map((h) => {
     if (h.algorithm && h.algorithm !== algo) return false;
     if (algo === 'ars' && h.name === 'normalizeObs') return false; // ARS always normalises states
-    if ((h.name === 'rewardForm' || h.name === 'rewardWeight') && !shaped) return false;
+    if ((h.name === 'rewardForm' || h.name === 'rewardWeight' || h.name === 'rewardSign') && !shaped) return false;
     return true;
   });
 }
@@ -99,7 +101,10 @@ export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: 
   const algo = v('algorithm') as 'ppo' | 'ars' | 'dqn' | 'reinforce';
   const term = v('rewardTerm') as string;
   const w = v('rewardWeight') as number;
-  const expression = term === 'none' ? 'r' : v('rewardForm') === 'abs' ? `r - ${w} * abs(${term})` : `r - ${w} * ${term}^2`;
+  // The reward grammar: r, or r ± w·f(v) for one of the brief's variables v and f ∈ {abs, square, cos}.
+  const form = v('rewardForm') as string;
+  const fv = form === 'abs' ? `abs(${term})` : form === 'cos' ? `cos(${term})` : `${term}^2`;
+  const expression = term === 'none' ? 'r' : `r ${v('rewardSign') as string} ${w} * ${fv}`;
   const params: Record<string, [number, number]> = {};
   if (v('randomize')) {
     for (const p of brief.environment.params) {
@@ -152,7 +157,7 @@ export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: 
       numEnvs: algo === 'ppo' ? (v('numEnvs') as number) : algo === 'dqn' ? 4 : 1,
     },
     reward: { expression },
-    dataset: { demonstrations: null },
+    dataset: { demonstrations: algo === 'ppo' ? (v('demonstrations') as string | null) : null },
     model: { hidden: v('hidden') as number[], activation: v('activation') as 'tanh' | 'relu' },
     algorithm,
     budget: { envSteps, targetReturn: null },
