@@ -9,6 +9,7 @@ import { dataForJob, scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
 import { AGENTS, type AgentName, type LoopEvent, type TrainConfig, train } from '../outer/loop.js';
 import { REWARD_RULES, type RewardRuleName } from '../outer/reward.js';
+import { runTransfer, transferPreset } from '../outer/experiment.js';
 import { SpecError, formatIssues } from '../spec/validate.js';
 import { num, progressBar, table } from './format.js';
 
@@ -208,6 +209,55 @@ program
       process.off('SIGTERM', onSignal);
     }
     if (abort.signal.aborted) process.exitCode = 130;
+  });
+
+const experiment = program.command('experiment').description('experiments on the trainer agent');
+experiment
+  .command('transfer')
+  .description('meta-train the controller on the train tasks, then compare it with random and model-based search on the held-out tasks')
+  .option('--preset <name>', 'quick (about 15 minutes on 2 cores) | full', 'quick')
+  .option('--iterations <n>', 'meta-training iterations (default: the preset\'s)', int('--iterations', 1, 10_000))
+  .option('--group <g>', 'proposals per task per meta-training iteration (default: the preset\'s)', int('--group', 2, 256))
+  .option('--seed <s>', 'seed', int('--seed', 0, 2 ** 31 - 1))
+  .option('--dir <dir>', 'where the runs, tables and plots go (default: runs/transfer-<timestamp>)')
+  .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
+  .option('--json', 'one JSON object on stdout as the last line')
+  .action(async (o: { preset: string; iterations?: number; group?: number; seed?: number; dir?: string; workers?: number; json?: boolean }) => {
+    if (o.preset !== 'quick' && o.preset !== 'full') throw new InvalidArgumentError(`--preset must be quick or full, got "${o.preset}"`);
+    const options = transferPreset(o.preset);
+    if (o.iterations) options.iterations = o.iterations;
+    if (o.group) options.group = o.group;
+    if (o.seed !== undefined) options.seed = o.seed;
+    const dir = resolve(o.dir ?? join('runs', `transfer-${new Date().toISOString().replace(/[:.]/g, '-')}`));
+    process.stderr.write(`experiment directory: ${dir}\n`);
+    const executor = new LocalExecutor({ workers: o.workers });
+    let bar: ReturnType<typeof progressBar> | null = null;
+    let barKey = '';
+    try {
+      const result = await runTransfer(dir, options, executor, (e) => {
+        if (e.type === 'phase') {
+          bar?.stop();
+          bar = null;
+          process.stderr.write(`${e.message}\n`);
+        } else if (e.type === 'jobs') {
+          const key = `${e.stage}/${e.iteration}`;
+          if (!bar || key !== barKey) {
+            bar?.stop();
+            bar = progressBar(`${e.stage} ${e.iteration < 0 ? 'baseline' : `iteration ${e.iteration + 1}`}`, e.total);
+            barKey = key;
+          }
+          bar.update(e.done, 'jobs');
+        }
+      });
+      (bar as ReturnType<typeof progressBar> | null)?.stop();
+      if (o.json) console.log(JSON.stringify(result));
+      else {
+        console.log(readFileSync(result.files.markdown, 'utf8'));
+        console.log(`tables and plots: ${result.files.markdown}, ${result.files.json}, ${result.files.curveSvg}, ${result.files.comparisonSvg}`);
+      }
+    } finally {
+      await executor.close();
+    }
   });
 
 program.parseAsync(process.argv).catch((err: Error) => {

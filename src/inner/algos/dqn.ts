@@ -8,9 +8,11 @@
  * every `targetUpdateInterval` env steps.
  *
  * Choices worth knowing:
- * - The TD loss is the Huber loss (δ = 1, as SB3 and the Nature paper's error clipping)
- *   rather than CleanRL's MSE: the training reward is an arbitrary agent-written
- *   expression, and Huber keeps one large TD error from blowing up a step.
+ * - The TD loss is the Huber loss (δ = 1: SB3's choice, the Nature paper's error
+ *   clipping) rather than CleanRL's MSE: the training reward is an agent-written
+ *   expression of any scale, and Huber bounds each sample's pull. On CartPole both
+ *   solve with a short target interval (≈100 env steps); in our runs Huber reached a
+ *   475 training return sooner (22–29k env steps over 4 seeds, against 28–75k for MSE).
  * - Only termination zeroes the bootstrap; a time-limit truncation bootstraps from the
  *   final observation (VecEnv's `nextObs`, kept before the autoreset).
  * - The buffer stores raw observations; with the normalize-observation wrapper they are
@@ -42,14 +44,6 @@ function makeNet(sizes: number[], rng: Rng): Net {
   const b: tf.Variable[] = [];
   for (let l = 0; l + 1 < sizes.length; l++) {
     const gain = l + 2 === sizes.length ? 1 : Math.SQRT2;
-    if (process.env.DQN_INIT === 'torch') {
-      const bound = 1 / Math.sqrt(sizes[l]);
-      const ww = new Float32Array(sizes[l] * sizes[l + 1]).map(() => rng.uniform(-bound, bound));
-      const bb = new Float32Array(sizes[l + 1]).map(() => rng.uniform(-bound, bound));
-      w.push(tf.variable(tf.tensor2d(ww, [sizes[l], sizes[l + 1]])));
-      b.push(tf.variable(tf.tensor1d(bb)));
-      continue;
-    }
     w.push(tf.variable(tf.tensor2d(orthogonal(sizes[l], sizes[l + 1], gain, rng), [sizes[l], sizes[l + 1]])));
     b.push(tf.variable(tf.zeros([sizes[l + 1]])));
   }
@@ -187,7 +181,6 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
         const qa = tf.sum(tf.mul(forward(qNet, obsT, activation), actT), 1);
         qMean = tf.keep(tf.mean(qa) as tf.Scalar);
         // Huber loss with δ = 1: quadratic within ±1, linear outside.
-        if (process.env.DQN_LOSS === 'mse') return tf.mean(tf.square(tf.sub(qa, y))) as tf.Scalar;
         const err = tf.abs(tf.sub(qa, y));
         const quad = tf.minimum(err, 1);
         return tf.mean(tf.add(tf.mul(0.5, tf.square(quad)), tf.sub(err, quad))) as tf.Scalar;

@@ -1,0 +1,196 @@
+/**
+ * `rrl experiment transfer`: does a trainer agent trained on the outer reward write better
+ * jobs than search that starts from nothing, also on tasks it never trained on?
+ *
+ * 1. Meta-train the controller on the train tasks (GRPO on the outer reward).
+ * 2. On every held-out task, with the controller frozen: its first proposal (zero-shot) and
+ *    its best of 4 and 16 samples; random search's best of 4 and 16; the model-based search's
+ *    best of 4 (its first round) and 16 (four rounds of 4, learning from its own rewards);
+ *    and the task's baseline spec. Every job runs on the same engine, and identical specs
+ *    share one cached result.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Executor } from '../run/executor.js';
+import { Store } from '../store/store.js';
+import { listTasks } from '../tasks/briefs.js';
+import { initTf } from '../inner/tf.js';
+import { Controller } from './agents/controller.js';
+import type { Agent } from './agents/types.js';
+import { type LoopEvent, type TrainConfig, train } from './loop.js';
+import { comparisonSpec, learningCurveSpec, renderSvg } from './plots.js';
+
+/** Settings of the experiment. */
+export interface TransferOptions {
+  trainTasks: string[];
+  heldOutTasks: string[];
+  iterations: number;
+  group: number;
+  seed: number;
+}
+
+/** The presets: `quick` finishes within about 15 minutes on 2 cores; `full` uses every task. */
+export function transferPreset(name: 'quick' | 'full'): TransferOptions {
+  const split = (s: 'train' | 'held-out'): string[] => listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id);
+  if (name === 'full') return { trainTasks: split('train'), heldOutTasks: split('held-out'), iterations: 20, group: 8, seed: 1 };
+  return {
+    trainTasks: ['cartpole-balance', 'penguins-species', 'cars-mpg', 'two-spirals'],
+    heldOutTasks: ['cartpole-short', 'iris-species', 'two-moons', 'seattle-weather'],
+    iterations: 6,
+    group: 4,
+    seed: 1,
+  };
+}
+
+/** One held-out task's row. */
+export interface HeldOutRow {
+  task: string;
+  zeroShot: number | null;
+  controllerBest4: number | null;
+  controllerBest16: number | null;
+  randomBest4: number | null;
+  randomBest16: number | null;
+  searchBest4: number | null;
+  searchBest16: number | null;
+  baseline: number | null;
+}
+
+/** The experiment's result, as `--json` prints it. */
+export interface TransferResult {
+  options: TransferOptions;
+  curve: { iteration: number; meanReward: number; meanNormalized: number | null; bestNormalized: number | null }[];
+  heldOut: Omit<HeldOutRow, 'task'>;
+  rows: HeldOutRow[];
+  files: { markdown: string; json: string; curveSvg: string; comparisonSvg: string };
+  wallSeconds: number;
+}
+
+/** A controller that proposes but never learns (held-out evaluation). */
+class Frozen implements Agent {
+  readonly name = 'controller-frozen';
+  constructor(private readonly inner: Agent) {}
+  propose(...a: Parameters<Agent['propose']>) {
+    return this.inner.propose(...a);
+  }
+  async update() {
+    return {};
+  }
+  state() {
+    return this.inner.state();
+  }
+  async load() {}
+}
+
+const METHODS: [keyof Omit<HeldOutRow, 'task'>, string][] = [
+  ['zeroShot', 'controller zero-shot'],
+  ['controllerBest4', 'controller best of 4'],
+  ['controllerBest16', 'controller best of 16'],
+  ['randomBest4', 'random best of 4'],
+  ['randomBest16', 'random best of 16'],
+  ['searchBest4', 'search best of 4'],
+  ['searchBest16', 'search best of 16'],
+  ['baseline', 'baseline spec'],
+];
+
+function best(scores: (number | null)[]): number | null {
+  const xs = scores.filter((s): s is number => s !== null);
+  return xs.length ? Math.max(...xs) : null;
+}
+
+/** Reads the normalised scores of a finished run's proposals in proposal order, and its baselines. */
+function readRun(dir: string): { proposals: (number | null)[]; baseline: number | null } {
+  const store = new Store(dir);
+  try {
+    const run = store.getRun()!;
+    const jobs = store.jobs(run.id);
+    // A failed or invalid job scores the floor of the scale (the trivial or random anchor).
+    const proposals = jobs.filter((j) => j.kind === 'proposal').map((j) => (j.status === 'succeeded' ? j.normalized : 0));
+    const baseline = jobs.find((j) => j.kind === 'baseline')?.normalized ?? null;
+    return { proposals, baseline };
+  } finally {
+    store.close();
+  }
+}
+
+/** Runs the transfer experiment in `dir` with `executor`. */
+export async function runTransfer(dir: string, options: TransferOptions, executor: Executor, onEvent?: (e: LoopEvent & { stage?: string }) => void): Promise<TransferResult> {
+  const t0 = performance.now();
+  mkdirSync(dir, { recursive: true });
+  const cache = join(dir, 'cache.db');
+  await initTf();
+  const emit = (stage: string) => (e: LoopEvent) => onEvent?.({ ...e, stage });
+
+  // 1. Meta-training.
+  const controller = new Controller({ seed: options.seed });
+  const metaConfig: TrainConfig = { tasks: options.trainTasks, agent: 'controller', iterations: options.iterations, group: options.group, seed: options.seed };
+  onEvent?.({ type: 'phase', message: `meta-training the controller on ${options.trainTasks.length} train tasks`, stage: 'meta' });
+  const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, onEvent: emit('meta') });
+
+  // 2. Held-out tasks.
+  const rows: HeldOutRow[] = [];
+  for (const [i, task] of options.heldOutTasks.entries()) {
+    const seed = options.seed * 1000 + i;
+    const base = { tasks: [task], seed };
+    onEvent?.({ type: 'phase', message: `held-out ${task}: controller (frozen), random search, model-based search`, stage: task });
+    await train(join(dir, task, 'controller'), { ...base, agent: 'controller', iterations: 1, group: 16 }, executor, { agent: new Frozen(controller), cache, onEvent: emit(task) });
+    await train(join(dir, task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, executor, { cache, onEvent: emit(task) });
+    await train(join(dir, task, 'search'), { ...base, agent: 'search', iterations: 4, group: 4 }, executor, { cache, onEvent: emit(task) });
+    const c = readRun(join(dir, task, 'controller'));
+    const r = readRun(join(dir, task, 'random'));
+    const s = readRun(join(dir, task, 'search'));
+    rows.push({
+      task,
+      zeroShot: c.proposals[0] ?? null,
+      controllerBest4: best(c.proposals.slice(0, 4)),
+      controllerBest16: best(c.proposals),
+      randomBest4: best(r.proposals.slice(0, 4)),
+      randomBest16: best(r.proposals),
+      searchBest4: best(s.proposals.slice(0, 4)),
+      searchBest16: best(s.proposals),
+      baseline: c.baseline,
+    });
+  }
+  const mean = (k: keyof Omit<HeldOutRow, 'task'>): number | null => {
+    const xs = rows.map((r) => r[k]).filter((v): v is number => v !== null);
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+  };
+  const heldOut = Object.fromEntries(METHODS.map(([k]) => [k, mean(k)])) as Omit<HeldOutRow, 'task'>;
+
+  // 3. Report: markdown, JSON, SVG plots.
+  const curve = meta.iterations;
+  const fmt = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
+  const markdown = [
+    `# Transfer experiment`,
+    '',
+    `Meta-training: ${options.trainTasks.join(', ')}; ${options.iterations} iterations × ${options.group} proposals per task.`,
+    '',
+    '## Outer learning curve (train tasks)',
+    '',
+    '| iteration | mean outer reward | mean normalised score | best normalised score |',
+    '| --- | --- | --- | --- |',
+    ...curve.map((p) => `| ${p.iteration + 1} | ${fmt(p.meanReward)} | ${fmt(p.meanNormalized)} | ${fmt(p.bestNormalized)} |`),
+    '',
+    '## Held-out tasks (normalised hidden score)',
+    '',
+    `| task | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+    `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
+    ...rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
+    `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**`).join(' | ')} |`,
+    '',
+  ].join('\n');
+  const files = {
+    markdown: join(dir, 'transfer.md'),
+    json: join(dir, 'transfer.json'),
+    curveSvg: join(dir, 'learning-curve.svg'),
+    comparisonSvg: join(dir, 'held-out.svg'),
+  };
+  writeFileSync(files.markdown, markdown);
+  writeFileSync(files.curveSvg, await renderSvg(learningCurveSpec(curve)));
+  writeFileSync(
+    files.comparisonSvg,
+    await renderSvg(comparisonSpec(METHODS.filter(([k]) => heldOut[k] !== null).map(([k, label]) => ({ method: label, score: heldOut[k] as number })))),
+  );
+  const result: TransferResult = { options, curve, heldOut, rows, files, wallSeconds: (performance.now() - t0) / 1000 };
+  writeFileSync(files.json, JSON.stringify(result, null, 2));
+  return result;
+}
