@@ -44,8 +44,10 @@ function makeNet(sizes: number[], rng: Rng): Net {
   const b: tf.Variable[] = [];
   for (let l = 0; l + 1 < sizes.length; l++) {
     const gain = l + 2 === sizes.length ? 1 : Math.SQRT2;
-    w.push(tf.variable(tf.tensor2d(orthogonal(sizes[l], sizes[l + 1], gain, rng), [sizes[l], sizes[l + 1]])));
-    b.push(tf.variable(tf.zeros([sizes[l + 1]])));
+    // tf.variable keeps its own handle on the data; tidy disposes the initial tensors.
+    const init = orthogonal(sizes[l], sizes[l + 1], gain, rng);
+    w.push(tf.tidy(() => tf.variable(tf.tensor2d(init, [sizes[l], sizes[l + 1]]))));
+    b.push(tf.tidy(() => tf.variable(tf.zeros([sizes[l + 1]]))));
   }
   return { sizes, w, b };
 }
