@@ -34,9 +34,9 @@ export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   const split = (s: 'train' | 'held-out'): string[] => listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id);
   if (name === 'full') return { trainTasks: split('train'), heldOutTasks: split('held-out'), iterations: 20, group: 8, seed: 1 };
   return {
-    trainTasks: ['cartpole-balance', 'penguins-species', 'cars-mpg', 'two-spirals'],
-    heldOutTasks: ['cartpole-short', 'iris-species', 'two-moons', 'seattle-weather'],
-    iterations: 6,
+    trainTasks: ['cartpole-balance', 'penguins-species', 'cars-mpg'],
+    heldOutTasks: ['cartpole-short', 'iris-species', 'two-moons'],
+    iterations: 5,
     group: 4,
     seed: 1,
   };

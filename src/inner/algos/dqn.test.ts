@@ -13,7 +13,7 @@ import { getEnvironment } from '../envs/index.js';
 import type { Env, EnvInfo } from '../envs/types.js';
 import { compileExpression } from '../expr.js';
 import { mlpForward } from '../policy.js';
-import { tf } from '../tf.js';
+import { initTf, tf } from '../tf.js';
 import { trainDqn } from './dqn.js';
 
 const task = getPublicTask('cartpole-balance');
@@ -99,6 +99,7 @@ test('DQN never takes more env steps than the budget', async () => {
 });
 
 test('DQN training does not leak tensors', async () => {
+  await initTf();
   const before = tf.memory().numTensors;
   const counts: number[] = [];
   const spec = { ...dqnSpec(6000), budget: { envSteps: 6000, targetReturn: null } };
@@ -170,7 +171,7 @@ function context(env: { info: EnvInfo; make: () => Env }, algorithm: JobSpecInpu
 
 test('TD targets stop at termination and bootstrap through truncation', async () => {
   const L = 4;
-  const gamma = 0.5;
+  const gamma = 0.8;
   const algorithm = { ...(dqnSpec().algorithm as object), learningRate: 3e-3, gamma, learningStarts: 200, trainFrequency: 1, targetUpdateInterval: 50, explorationFraction: 0.05 } as JobSpecInput['algorithm'];
   const states = Array.from({ length: L }, (_, t) => t / L);
   for (const truncate of [false, true]) {
