@@ -47,8 +47,10 @@ export function makeNet(sizes: number[], outGain: number, rng: Rng): Net {
   const b: tf.Variable[] = [];
   for (let l = 0; l + 1 < sizes.length; l++) {
     const gain = l + 2 === sizes.length ? outGain : Math.SQRT2;
-    w.push(tf.variable(tf.tensor2d(orthogonal(sizes[l], sizes[l + 1], gain, rng), [sizes[l], sizes[l + 1]])));
-    b.push(tf.variable(tf.zeros([sizes[l + 1]])));
+    const init = orthogonal(sizes[l], sizes[l + 1], gain, rng);
+    // tf.variable keeps its own copy; tidy disposes the initial tensors.
+    w.push(tf.tidy(() => tf.variable(tf.tensor2d(init, [sizes[l], sizes[l + 1]]))));
+    b.push(tf.tidy(() => tf.variable(tf.zeros([sizes[l + 1]]))));
   }
   return { sizes, w, b };
 }

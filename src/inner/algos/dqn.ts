@@ -20,55 +20,19 @@
  * - Acting runs the Q-network in plain JS on a weight snapshot taken after each batch of
  *   gradient steps; the gradient steps run on TensorFlow.js.
  * - The saved policy is the Q-network itself: its greedy argmax is the policy.
+ * - `updates` counts gradient steps; losses, mean Q(s, a) and ε are logged (averaged) and
+ *   progress is reported every 1000 env steps and at the end.
  */
 import type { DqnConfig } from '../../spec/schema.js';
-import type { Rng } from '../../util/rng.js';
 import { VecEnv } from '../envs/vector.js';
 import { type AlgoResult, NaNError, type TrainContext, shapedRewards } from '../context.js';
 import { RunningNorm } from '../normalize.js';
 import { type DenseLayer, POLICY_FORMAT, type PolicyFile, argmax, mlpForward } from '../policy.js';
 import { tf, initTf } from '../tf.js';
-import { orthogonal } from './ppo.js';
+import { type Net, forward, makeNet, snapshot } from '../nets.js';
 
 /** Env steps between curve points (losses, epsilon) and progress calls. */
 const LOG_EVERY = 1000;
-
-interface Net {
-  sizes: number[];
-  w: tf.Variable[];
-  b: tf.Variable[];
-}
-
-function makeNet(sizes: number[], rng: Rng): Net {
-  const w: tf.Variable[] = [];
-  const b: tf.Variable[] = [];
-  for (let l = 0; l + 1 < sizes.length; l++) {
-    const gain = l + 2 === sizes.length ? 1 : Math.SQRT2;
-    // tf.variable keeps its own handle on the data; tidy disposes the initial tensors.
-    const init = orthogonal(sizes[l], sizes[l + 1], gain, rng);
-    w.push(tf.tidy(() => tf.variable(tf.tensor2d(init, [sizes[l], sizes[l + 1]]))));
-    b.push(tf.tidy(() => tf.variable(tf.zeros([sizes[l + 1]]))));
-  }
-  return { sizes, w, b };
-}
-
-function forward(net: Net, x: tf.Tensor2D, activation: 'tanh' | 'relu'): tf.Tensor2D {
-  let h = x;
-  for (let l = 0; l < net.w.length; l++) {
-    h = tf.add(tf.matMul(h, net.w[l]), net.b[l]);
-    if (l + 1 < net.w.length) h = activation === 'tanh' ? tf.tanh(h) : tf.relu(h);
-  }
-  return h;
-}
-
-function snapshot(net: Net): DenseLayer[] {
-  return net.w.map((w, l) => ({
-    in: net.sizes[l],
-    out: net.sizes[l + 1],
-    weights: Array.from(w.dataSync()),
-    bias: Array.from(net.b[l].dataSync()),
-  }));
-}
 
 /** target ← τ·online + (1 − τ)·target, variable by variable. */
 function softUpdate(target: Net, online: Net, tau: number): void {
@@ -130,8 +94,8 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
   const B = cfg.batchSize;
 
   const vec = new VecEnv(env.make, numEnvs, spec.seed, ctx.params);
-  const qNet = makeNet([d, ...spec.model.hidden, nAct], rng);
-  const target = makeNet([d, ...spec.model.hidden, nAct], rng);
+  const qNet = makeNet([d, ...spec.model.hidden, nAct], 1, rng);
+  const target = makeNet([d, ...spec.model.hidden, nAct], 1, rng);
   softUpdate(target, qNet, 1);
   const vars = [...qNet.w, ...qNet.b];
   const opt = tf.train.adam(cfg.learningRate);
@@ -255,7 +219,11 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
       shapedRewards(ctx.reward, d, numEnvs, vec.nextObs, vec.rewards, vec.episodeStep, vec.terminated, scratch, shaped);
       for (let i = 0; i < numEnvs; i++) buffer.add(obsBefore, vec.nextObs, i, actions[i], shaped[i], vec.terminated[i]);
       const eps = vec.drainEpisodes();
-      const reached = eps.length > 0 && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length));
+      if (eps.length > 0 && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length))) {
+        // Stop at once: the saved Q-network is the one that acted (ε-greedily) in the episodes that reached the target.
+        stopReason = 'target-return';
+        break;
+      }
 
       if (envSteps > cfg.learningStarts && vecSteps % cfg.trainFrequency === 0) {
         for (let g = 0; g < cfg.gradientSteps; g++) {
@@ -277,10 +245,6 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
       if (envSteps >= nextLog) {
         flushLogs();
         while (nextLog <= envSteps) nextLog += LOG_EVERY;
-      }
-      if (reached) {
-        stopReason = 'target-return';
-        break;
       }
     }
     flushLogs();

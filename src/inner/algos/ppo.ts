@@ -14,9 +14,6 @@ import { type DenseLayer, POLICY_FORMAT, type PolicyFile, mlpForward } from '../
 import { tf, initTf } from '../tf.js';
 import { type Net, forward, makeNet, snapshot } from '../nets.js';
 
-/** Re-exported for trainers that import it from here. */
-export { orthogonal } from '../nets.js';
-
 /**
  * Behaviour-cloning warm start: fits the actor to the demonstrations' actions with
  * cross-entropy (Adam 1e-3, minibatches of 256) for `dataset.bcEpochs` epochs before RL.
@@ -100,7 +97,7 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
 
   const actor = makeNet([d, ...spec.model.hidden, nAct], 0.01, rng);
   const critic = makeNet([d, ...spec.model.hidden, 1], 1.0, rng);
-  const logStd = tf.variable(tf.fill([nAct], cfg.initLogStd));
+  const logStd = tf.tidy(() => tf.variable(tf.fill([nAct], cfg.initLogStd)));
   const vars = [...actor.w, ...actor.b, ...critic.w, ...critic.b, ...(continuous ? [logStd] : [])];
   const opt = tf.train.adam(cfg.learningRate, 0.9, 0.999, 1e-5);
   const setLr = (lr: number): void => {

@@ -20,50 +20,12 @@
  *   output gain 0.01, value output gain 1), as in PPO.
  */
 import type { ReinforceConfig } from '../../spec/schema.js';
-import type { Rng } from '../../util/rng.js';
 import { VecEnv } from '../envs/vector.js';
 import { type AlgoResult, NaNError, type TrainContext, shapedRewards } from '../context.js';
 import { RunningNorm } from '../normalize.js';
 import { type DenseLayer, POLICY_FORMAT, type PolicyFile, mlpForward } from '../policy.js';
 import { tf, initTf } from '../tf.js';
-import { orthogonal } from './ppo.js';
-
-interface Net {
-  sizes: number[];
-  w: tf.Variable[];
-  b: tf.Variable[];
-}
-
-function makeNet(sizes: number[], outGain: number, rng: Rng): Net {
-  const w: tf.Variable[] = [];
-  const b: tf.Variable[] = [];
-  for (let l = 0; l + 1 < sizes.length; l++) {
-    const gain = l + 2 === sizes.length ? outGain : Math.SQRT2;
-    // tf.variable keeps its own handle on the data; tidy disposes the initial tensors.
-    const init = orthogonal(sizes[l], sizes[l + 1], gain, rng);
-    w.push(tf.tidy(() => tf.variable(tf.tensor2d(init, [sizes[l], sizes[l + 1]]))));
-    b.push(tf.tidy(() => tf.variable(tf.zeros([sizes[l + 1]]))));
-  }
-  return { sizes, w, b };
-}
-
-function forward(net: Net, x: tf.Tensor2D, activation: 'tanh' | 'relu'): tf.Tensor2D {
-  let h = x;
-  for (let l = 0; l < net.w.length; l++) {
-    h = tf.add(tf.matMul(h, net.w[l]), net.b[l]);
-    if (l + 1 < net.w.length) h = activation === 'tanh' ? tf.tanh(h) : tf.relu(h);
-  }
-  return h;
-}
-
-function snapshot(net: Net): DenseLayer[] {
-  return net.w.map((w, l) => ({
-    in: net.sizes[l],
-    out: net.sizes[l + 1],
-    weights: Array.from(w.dataSync()),
-    bias: Array.from(net.b[l].dataSync()),
-  }));
-}
+import { type Net, forward, makeNet, snapshot } from '../nets.js';
 
 /** One finished episode: the (normalised) observations it acted on, its actions and returns-to-go. */
 interface Episode {

@@ -143,8 +143,11 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
   // Model: orthogonal init, dropout masks drawn from the job's generator.
   const sizes = [d, ...spec.model.hidden, k];
   const initRng = new Rng(mixSeed(spec.seed, 0x1417));
-  const W = sizes.slice(1).map((m, l) => tf.variable(tf.tensor2d(orthogonal(sizes[l], m, l + 2 === sizes.length ? 1 : Math.SQRT2, initRng), [sizes[l], m])));
-  const B = sizes.slice(1).map((m) => tf.variable(tf.zeros([m])));
+  const W = sizes.slice(1).map((m, l) => {
+    const init = orthogonal(sizes[l], m, l + 2 === sizes.length ? 1 : Math.SQRT2, initRng);
+    return tf.tidy(() => tf.variable(tf.tensor2d(init, [sizes[l], m])));
+  });
+  const B = sizes.slice(1).map((m) => tf.tidy(() => tf.variable(tf.zeros([m]))));
   const vars = [...W, ...B];
   const act = (t: tf.Tensor): tf.Tensor => (spec.model.activation === 'tanh' ? tf.tanh(t) : tf.relu(t));
   const forward = (x: tf.Tensor2D, masks: tf.Tensor[] | null): tf.Tensor2D => {
