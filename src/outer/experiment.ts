@@ -19,6 +19,7 @@ import { Controller } from './agents/controller.js';
 import type { Agent } from './agents/types.js';
 import { type LoopEvent, type TrainConfig, train } from './loop.js';
 import { comparisonSpec, learningCurveSpec, renderSvg } from './plots.js';
+import type { RewardRuleName } from './reward.js';
 
 /** Settings of the experiment. */
 export interface TransferOptions {
@@ -27,18 +28,22 @@ export interface TransferOptions {
   iterations: number;
   group: number;
   seed: number;
+  /** The outer reward rule of meta-training (default: cost-aware, λ 0.5). */
+  reward?: { rule: RewardRuleName; lambda: number };
 }
 
 /** The presets: `quick` finishes within about 15 minutes on 2 cores; `full` uses every task. */
 export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   const split = (s: 'train' | 'held-out'): string[] => listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id);
-  if (name === 'full') return { trainTasks: split('train'), heldOutTasks: split('held-out'), iterations: 20, group: 8, seed: 1 };
+  const reward = { rule: 'cost' as const, lambda: 0.5 };
+  if (name === 'full') return { trainTasks: split('train'), heldOutTasks: split('held-out'), iterations: 20, group: 8, seed: 1, reward };
   return {
     trainTasks: ['cartpole-balance', 'penguins-species', 'cars-mpg'],
     heldOutTasks: ['cartpole-short', 'iris-species', 'two-moons'],
-    iterations: 5,
-    group: 4,
+    iterations: 8,
+    group: 6,
     seed: 1,
+    reward,
   };
 }
 
@@ -122,7 +127,14 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
 
   // 1. Meta-training.
   const controller = new Controller({ seed: options.seed });
-  const metaConfig: TrainConfig = { tasks: options.trainTasks, agent: 'controller', iterations: options.iterations, group: options.group, seed: options.seed };
+  const metaConfig: TrainConfig = {
+    tasks: options.trainTasks,
+    agent: 'controller',
+    iterations: options.iterations,
+    group: options.group,
+    seed: options.seed,
+    reward: options.reward,
+  };
   onEvent?.({ type: 'phase', message: `meta-training the controller on ${options.trainTasks.length} train tasks`, stage: 'meta' });
   const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, onEvent: emit('meta') });
 
@@ -162,7 +174,7 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
   const markdown = [
     `# Transfer experiment`,
     '',
-    `Meta-training: ${options.trainTasks.join(', ')}; ${options.iterations} iterations × ${options.group} proposals per task.`,
+    `Meta-training: ${options.trainTasks.join(', ')}; ${options.iterations} iterations × ${options.group} proposals per task; outer reward \`${options.reward?.rule ?? 'improvement'}\`${options.reward?.rule === 'cost' ? ` (λ ${options.reward.lambda})` : ''}.`,
     '',
     '## Outer learning curve (train tasks)',
     '',
