@@ -98,3 +98,21 @@ test("the trace's log-probability is the policy's log-probability of the sampled
   // Sampling follows the probabilities (loose: 400 draws).
   counts.forEach((n, k) => assert.ok(Math.abs(n / 400 - probs[0][k]) < 0.1, `option ${k}: ${n / 400} vs ${probs[0][k]}`));
 });
+
+test('brief features are finite for every task, and an update on every task keeps the weights finite', async () => {
+  await initTf();
+  const { listTasks } = await import('../../tasks/briefs.js');
+  const { briefFeatures } = await import('./features.js');
+  const c = new Controller({ seed: 21 });
+  const rng = new Rng(5);
+  const groups = [];
+  for (const { brief: b } of listTasks()) {
+    assert.ok(Array.from(briefFeatures(b)).every(Number.isFinite), `${b.id} features`);
+    const items = [];
+    for (let i = 0; i < 3; i++) items.push({ trace: (await c.propose(b, { rng, iteration: 0, history: [] })).trace, reward: i });
+    groups.push({ brief: b, items });
+  }
+  const stats = await c.update(groups);
+  for (const v of Object.values(stats)) assert.ok(Number.isFinite(v), JSON.stringify(stats));
+  for (const { brief: b } of listTasks()) for (const p of await c.probabilities(b)) assert.ok(p.every(Number.isFinite));
+});

@@ -37,6 +37,12 @@ export interface ControllerTrace {
 const MAX_OPTIONS = 8;
 /** Heads the controller can hold (the design space has fewer). */
 const MAX_HEADS = 32;
+/**
+ * Logit offset of padding options: small enough that their probability is below 1e-20,
+ * large enough to stay exact in float32 (−1e9 lost the real logits to rounding and gave
+ * NaN gradients on heads with a single real option).
+ */
+const MASK_LOGIT = -50;
 
 export class Controller implements Agent {
   readonly name = 'controller';
@@ -81,7 +87,7 @@ export class Controller implements Agent {
     const mask = Controller.optionMask(heads.map((h) => h.options.length));
     const probs = tf.tidy(() => {
       const l = this.logits(tf.tensor2d(briefFeatures(brief), [1, FEATURE_DIM]));
-      const masked = tf.add(l, tf.mul(tf.sub(1, tf.tensor3d(mask, [1, MAX_HEADS, MAX_OPTIONS])), -1e9));
+      const masked = tf.add(l, tf.mul(tf.sub(1, tf.tensor3d(mask, [1, MAX_HEADS, MAX_OPTIONS])), MASK_LOGIT));
       return tf.softmax(masked);
     });
     const data = probs.dataSync();
@@ -137,7 +143,7 @@ export class Controller implements Agent {
     const mask = tf.tensor3d(stack('mask', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
     const adv = tf.tensor1d(rows.map((r) => r.adv));
     const oldLogp = tf.tensor1d(rows.map((r) => r.oldLogp));
-    const masked = (): tf.Tensor3D => tf.add(this.logits(feats), tf.mul(tf.sub(1, mask), -1e9)) as tf.Tensor3D;
+    const masked = (): tf.Tensor3D => tf.add(this.logits(feats), tf.mul(tf.sub(1, mask), MASK_LOGIT)) as tf.Tensor3D;
     // The sampling policy's per-head distributions, frozen for the KL penalty.
     const oldLogpAll = tf.tidy(() => tf.logSoftmax(masked()));
     const stats = { loss: 0, entropy: 0, kl: 0, clipFrac: 0 };
@@ -163,6 +169,10 @@ export class Controller implements Agent {
       );
       stats.loss = lossT ? lossT.dataSync()[0] : NaN;
       lossT?.dispose();
+      if (!Number.isFinite(stats.loss)) {
+        tf.dispose([feats, sel, mask, adv, oldLogp, oldLogpAll]);
+        throw new Error(`controller update: the GRPO loss became ${stats.loss} in epoch ${e + 1}`);
+      }
     }
     tf.dispose([feats, sel, mask, adv, oldLogp, oldLogpAll]);
     return {

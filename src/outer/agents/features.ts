@@ -31,7 +31,7 @@ export function briefFeatures(brief: TaskBrief): Float32Array {
   f[66] = brief.environment.actions.startsWith('discrete') ? 1 : 0;
   f[67] = brief.environment.observation.length / 10;
   f[68] = brief.environment.params.length / 10;
-  f[69] = Math.log10(brief.budget.maxEnvSteps) / 7;
+  f[69] = Math.log10(1 + brief.budget.maxEnvSteps) / 7;
   f[70] = brief.demonstrations.length / 5;
   f[71] = 1; // bias
   // What the algorithms allowed and the target are.
