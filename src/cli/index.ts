@@ -130,10 +130,12 @@ program
     if (!Number.isFinite(n) || n < 0 || n > 10) throw new InvalidArgumentError(`--cost-weight must be a number in [0, 10], got "${v}"`);
     return n;
   }, 0.5)
+  .option('--prune-flat', "stop proposals' control jobs whose training returns stay flat past half their budget")
   .option('--cache <file>', "reuse results of identical (spec, seed) jobs from this SQLite file, shared between runs (default: the run's own store)")
   .option('--no-cache', 'train every job even when an identical one was recorded')
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
+    pruneFlat?: boolean;
     reward: string;
     costWeight: number;
     cache: string | boolean;
@@ -157,7 +159,7 @@ program
     for (const t of tasks) getPublicTask(t);
     if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
     const reward = { rule: o.reward as RewardRuleName, lambda: o.costWeight };
-    const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent as AgentName, iterations: o.iterations, group: o.group, seed: o.seed, reward };
+    const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent as AgentName, iterations: o.iterations, group: o.group, seed: o.seed, reward, pruneFlat: o.pruneFlat ?? false };
     const executor = new LocalExecutor({ workers: o.workers, memoryMb: o.jobMemory });
     const abort = new AbortController();
     const onSignal = (): void => {

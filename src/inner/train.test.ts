@@ -77,3 +77,13 @@ test('continuous-action PPO (Gaussian policy) learns Pendulum from a fixed seed'
   const policy = JSON.parse(readFileSync(join(a.dir, 'policy.json'), 'utf8'));
   assert.deepEqual(policy.actionSpace, { type: 'box', low: [-2], high: [2] });
 });
+
+test('a hopeless job stops at half its budget when asked to (stopWhenFlat), from training returns only', async () => {
+  const mc = getPublicTask('mountaincar-reach');
+  const spec = { ...mc.baseline, budget: { envSteps: 20_000, targetReturn: null, stopWhenFlat: true } };
+  const a = await runJob(spec, mc.brief, { outDir: join(tmp, 'flat') });
+  assert.equal(a.stopReason, 'flat');
+  assert.ok(a.cost.envSteps >= 10_000 && a.cost.envSteps < 20_000, `${a.cost.envSteps} env steps`);
+  const ok = await runJob({ ...arsSpec('cartpole-balance', 20_000), budget: { envSteps: 20_000, targetReturn: null, stopWhenFlat: true } }, brief, { outDir: join(tmp, 'not-flat') });
+  assert.notEqual(ok.stopReason, 'flat', 'a learning job is not stopped');
+});

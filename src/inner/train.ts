@@ -144,6 +144,8 @@ interface Trained {
 async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOptions, log: TrainContext['log']): Promise<Trained> {
   const env = getEnvironment(brief.environment.id);
   const recent: number[] = [];
+  const first: number[] = [];
+  let flat = false;
   const maxEnvSteps = Math.min(spec.budget.envSteps ?? 0, brief.budget.maxEnvSteps);
   const every = options.snapshotEvery ?? 0;
   let nextSnapshot = every;
@@ -161,11 +163,18 @@ async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOpti
       for (let i = 0; i < returns.length; i++) {
         log('charts/episodic_return', step, returns[i]);
         log('charts/episodic_length', step, lengths[i]);
+        if (first.length < 20) first.push(returns[i]);
         recent.push(returns[i]);
         if (recent.length > 20) recent.shift();
       }
       const target = spec.budget.targetReturn;
-      return target !== null && recent.length >= 20 && mean(recent) >= target;
+      if (target !== null && recent.length >= 20 && mean(recent) >= target) return true;
+      // A flat training curve after half the budget: hopeless, stop (training returns only).
+      if (spec.budget.stopWhenFlat && step >= maxEnvSteps / 2 && first.length >= 20 && recent.length >= 20 && mean(recent) <= mean(first) + 1e-9) {
+        flat = true;
+        return true;
+      }
+      return false;
     },
     progress(envSteps, snapshot) {
       options.onProgress?.(envSteps, maxEnvSteps);
@@ -186,7 +195,7 @@ async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOpti
     envSteps: result.envSteps,
     examples: 0,
     updates: result.updates,
-    stopReason: result.stopReason,
+    stopReason: flat ? 'flat' : result.stopReason,
     trainReturn: recent.length ? mean(recent) : null,
   };
 }

@@ -134,6 +134,7 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
     group: options.group,
     seed: options.seed,
     reward: options.reward,
+    pruneFlat: true,
   };
   onEvent?.({ type: 'phase', message: `meta-training the controller on ${options.trainTasks.length} train tasks`, stage: 'meta' });
   const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, onEvent: emit('meta') });

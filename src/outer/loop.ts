@@ -31,6 +31,8 @@ export interface TrainConfig {
   seed: number;
   /** The outer reward rule (default `improvement`) and, for `cost`, the weight of compute. */
   reward?: { rule: RewardRuleName; lambda: number };
+  /** Stop proposals' control jobs whose training curve stays flat past half their budget. */
+  pruneFlat?: boolean;
 }
 
 /** Progress events for a CLI or dashboard. */
@@ -62,6 +64,13 @@ export function makeAgent(name: AgentName, seed: number): Agent {
 /** The agents `rrl train --agent` can run. */
 export const AGENTS = ['controller', 'random', 'search', 'baseline'] as const;
 export type AgentName = (typeof AGENTS)[number];
+
+/** The spec with `budget.stopWhenFlat` set (the harness's pruning of hopeless jobs). */
+function withFlatStop(spec: unknown): unknown {
+  if (!spec || typeof spec !== 'object') return spec;
+  const s = spec as { budget?: unknown };
+  return { ...s, budget: { ...(s.budget && typeof s.budget === 'object' ? s.budget : {}), stopWhenFlat: true } };
+}
 
 /** Share of the task's compute cap a job used (env steps for control, examples for supervised). */
 export function computeShare(job: { envSteps: number | null; examples: number | null }, brief: TaskBrief): number {
@@ -163,7 +172,10 @@ export async function train(
         pending.map(async (row) => {
           const brief = briefs.find((b) => b.id === row.task) ?? getPublicTask(row.task).brief;
           const outDir = join(dir, 'jobs', `j${String(row.id).padStart(5, '0')}`);
-          const checked = validateSpec(row.spec, brief);
+          const checked = validateSpec(
+            cfg.pruneFlat && row.kind === 'proposal' && brief.kind === 'control' ? withFlatStop(row.spec) : row.spec,
+            brief,
+          );
           if (!checked.ok) {
             store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
           } else {

@@ -208,6 +208,10 @@ export const BudgetSection = z
       .nullable()
       .default(null)
       .describe('control tasks: stop early once the mean return of the last 20 training episodes reaches this (on the canonical environment reward); null: use the whole budget'),
+    stopWhenFlat: z
+      .boolean()
+      .default(false)
+      .describe('control tasks: stop a hopeless job once half the budget is spent and the mean return of the last 20 training episodes is no better than that of its first 20 (training returns only; the hidden evaluation is never consulted)'),
   })
   .describe('compute budget; the engine counts it itself and stops at the cap');
 
