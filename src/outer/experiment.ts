@@ -30,6 +30,8 @@ export interface TransferOptions {
   seed: number;
   /** The outer reward rule of meta-training (default: cost-aware, λ 0.5). */
   reward?: { rule: RewardRuleName; lambda: number };
+  /** Prune flat control jobs during meta-training (default off). */
+  pruneFlat?: boolean;
 }
 
 /** The presets: `quick` finishes within about 15 minutes on 2 cores; `full` uses every task. */
@@ -134,7 +136,7 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
     group: options.group,
     seed: options.seed,
     reward: options.reward,
-    pruneFlat: true,
+    pruneFlat: options.pruneFlat ?? false,
   };
   onEvent?.({ type: 'phase', message: `meta-training the controller on ${options.trainTasks.length} train tasks`, stage: 'meta' });
   const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, onEvent: emit('meta') });
