@@ -3,8 +3,8 @@
  * jobs than search that starts from nothing, also on tasks it never trained on?
  *
  * 1. Meta-train the controller on the train tasks (GRPO on the outer reward).
- * 2. On every held-out task, with the controller frozen: its first proposal (zero-shot) and
- *    its best of 4 and 16 samples; random search's best of 4 and 16; the model-based search's
+ * 2. On every held-out task, with the controller frozen: its first proposal (zero-shot: the
+ *    mode of its policy, its single best guess) and its best of 4 and 16 (that guess plus samples); random search's best of 4 and 16; the model-based search's
  *    best of 4 (its first round) and 16 (four rounds of 4, learning from its own rewards);
  *    and the task's baseline spec. Every job runs on the same engine, and identical specs
  *    share one cached result.
@@ -72,12 +72,15 @@ export interface TransferResult {
   wallSeconds: number;
 }
 
-/** A controller that proposes but never learns (held-out evaluation). */
+/** A controller that proposes but never learns (held-out evaluation); its first proposal per task is its mode. */
 class Frozen implements Agent {
   readonly name = 'controller-frozen';
+  private readonly asked = new Set<string>();
   constructor(private readonly inner: Agent) {}
-  propose(...a: Parameters<Agent['propose']>) {
-    return this.inner.propose(...a);
+  propose(...[brief, ctx]: Parameters<Agent['propose']>) {
+    const first = !this.asked.has(brief.id);
+    this.asked.add(brief.id);
+    return this.inner.propose(brief, first ? { ...ctx, greedy: true } : ctx);
   }
   async update() {
     return {};

@@ -116,3 +116,14 @@ test('brief features are finite for every task, and an update on every task keep
   for (const v of Object.values(stats)) assert.ok(Number.isFinite(v), JSON.stringify(stats));
   for (const { brief: b } of listTasks()) for (const p of await c.probabilities(b)) assert.ok(p.every(Number.isFinite));
 });
+
+test('a greedy proposal is the mode of the policy, whatever the random stream', async () => {
+  await initTf();
+  const c = new Controller({ seed: 30 });
+  const probs = await c.probabilities(brief);
+  const a = await c.propose(brief, { rng: new Rng(1), iteration: 0, history: [], greedy: true });
+  const b = await c.propose(brief, { rng: new Rng(2), iteration: 0, history: [], greedy: true });
+  const choice = (a.trace as ControllerTrace).choice;
+  assert.deepEqual(choice, probs.map((p) => p.indexOf(Math.max(...p))));
+  assert.deepEqual((b.trace as ControllerTrace).choice, choice);
+});

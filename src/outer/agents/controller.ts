@@ -99,7 +99,7 @@ export class Controller implements Agent {
   async propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal> {
     const heads = buildHeads(brief);
     const probs = await this.probabilities(brief);
-    const choice = probs.map((p) => ctx.rng.categorical(p));
+    const choice = probs.map((p) => (ctx.greedy ? p.indexOf(Math.max(...p)) : ctx.rng.categorical(p)));
     const active = activeHeads(heads, choice);
     const logProb = choice.reduce((a, c, i) => a + (active[i] ? Math.log(probs[i][c]) : 0), 0);
     const trace: ControllerTrace = { choice, logProb };

@@ -7,6 +7,8 @@ export interface ProposalContext {
   iteration: number;
   /** Earlier jobs of this run on the same task with the rewards the agent received. */
   history: { spec: unknown; reward: number | null; trace: unknown }[];
+  /** Ask for the agent's single best guess (the mode of a stochastic policy) instead of a sample. */
+  greedy?: boolean;
 }
 
 /** One proposed job: the raw spec (validated later) and the agent's own trace. */
