@@ -269,11 +269,4 @@ export class Store {
       | undefined;
     return r && { iteration: r.iteration, agent: r.agent, state: JSON.parse(r.state) };
   }
-
-  /** A job's training curve, optionally one metric. */
-  curve(jobId: number, name?: string): { name: string; step: number; value: number }[] {
-    return (name
-      ? this.db.prepare('SELECT name, step, value FROM curves WHERE job_id = ? AND name = ? ORDER BY rowid').all(jobId, name)
-      : this.db.prepare('SELECT name, step, value FROM curves WHERE job_id = ? ORDER BY rowid').all(jobId)) as { name: string; step: number; value: number }[];
-  }
 }

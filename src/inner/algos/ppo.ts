@@ -117,6 +117,7 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
   const shaped = new Float64Array(numEnvs);
   const scratch = new Float64Array(d + 3);
   const perm = new Int32Array(batch);
+  const p = new Float64Array(nAct); // action probabilities of one env, reused every step
 
   let envSteps = 0;
   let updates = 0;
@@ -143,6 +144,8 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
       if (cfg.annealLr) setLr(cfg.learningRate * (1 - u / numUpdates));
       const aLayers = snapshot(actor);
       const cLayers = snapshot(critic);
+      // The log std changes only at updates: read it once per rollout, not per step.
+      const std = continuous ? Array.from(logStd.dataSync(), Math.exp) : [];
       let reached = false;
       for (let s = 0; s < steps; s++) {
         if (norm) norm.update(vec.obs, numEnvs);
@@ -150,7 +153,6 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
         const logits = mlpForward(aLayers, activation, x, numEnvs);
         const values = mlpForward(cLayers, activation, x, numEnvs);
         const actions = new Float64Array(numEnvs * nAct);
-        const std = continuous ? Array.from(logStd.dataSync(), Math.exp) : [];
         for (let i = 0; i < numEnvs; i++) {
           const row = s * numEnvs + i;
           for (let k = 0; k < d; k++) obsBuf[row * d + k] = x[i * d + k];
@@ -171,7 +173,6 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
           let max = -Infinity;
           for (let j = 0; j < nAct; j++) max = Math.max(max, logits[i * nAct + j]);
           let sum = 0;
-          const p = new Float64Array(nAct);
           for (let j = 0; j < nAct; j++) sum += p[j] = Math.exp(logits[i * nAct + j] - max);
           const a = rng.categorical(p);
           actions[i] = a;
