@@ -220,18 +220,20 @@ experiment
   .option('--preset <name>', 'quick (about 15 minutes on 2 cores) | full', 'quick')
   .option('--iterations <n>', 'meta-training iterations (default: the preset\'s)', int('--iterations', 1, 10_000))
   .option('--group <g>', 'proposals per task per meta-training iteration (default: the preset\'s)', int('--group', 2, 256))
-  .option('--seed <s>', 'seed', int('--seed', 0, 2 ** 31 - 1))
+  .option('--seed <s>', 'seed (the first one, with --seeds)', int('--seed', 0, 2 ** 31 - 1))
+  .option('--seeds <n>', 'independent repetitions with seeds S, S+1, …; the report gives means ± standard deviations', int('--seeds', 1, 100))
   .option('--reward <rule>', 'outer reward rule of meta-training: improvement | best | cost (default: cost)')
   .option('--prune-flat', 'stop meta-training control jobs whose training returns stay flat past half their budget')
   .option('--dir <dir>', 'where the runs, tables and plots go (default: runs/transfer-<timestamp>)')
   .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
   .option('--json', 'one JSON object on stdout as the last line')
-  .action(async (o: { preset: string; iterations?: number; group?: number; seed?: number; reward?: string; pruneFlat?: boolean; dir?: string; workers?: number; json?: boolean }) => {
+  .action(async (o: { preset: string; iterations?: number; group?: number; seed?: number; seeds?: number; reward?: string; pruneFlat?: boolean; dir?: string; workers?: number; json?: boolean }) => {
     if (o.preset !== 'quick' && o.preset !== 'full') throw new InvalidArgumentError(`--preset must be quick or full, got "${o.preset}"`);
     const options = transferPreset(o.preset);
     if (o.iterations) options.iterations = o.iterations;
     if (o.group) options.group = o.group;
     if (o.seed !== undefined) options.seed = o.seed;
+    if (o.seeds !== undefined) options.seeds = o.seeds;
     if (o.pruneFlat) options.pruneFlat = true;
     if (o.reward !== undefined) {
       if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);

@@ -32,6 +32,8 @@ export interface TransferOptions {
   reward?: { rule: RewardRuleName; lambda: number };
   /** Prune flat control jobs during meta-training (default off). */
   pruneFlat?: boolean;
+  /** Independent repetitions with seeds seed, seed + 1, …; the report gives means and spreads (default 1). */
+  seeds?: number;
 }
 
 /** The presets: `quick` finishes within about 15 minutes on 2 cores; `full` uses every task. */
@@ -66,8 +68,13 @@ export interface HeldOutRow {
 export interface TransferResult {
   options: TransferOptions;
   curve: { iteration: number; meanReward: number; meanNormalized: number | null; bestNormalized: number | null }[];
+  /** Mean normalised hidden score per method on the held-out tasks (mean over seeds). */
   heldOut: Omit<HeldOutRow, 'task'>;
+  /** Standard deviation of the per-seed held-out means (0 with one seed). */
+  spread: Omit<HeldOutRow, 'task'>;
+  /** Per held-out task, the mean over seeds. */
   rows: HeldOutRow[];
+  perSeed: { seed: number; heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[]; curve: TransferResult['curve'] }[];
   files: { markdown: string; json: string; curveSvg: string; comparisonSvg: string };
   wallSeconds: number;
 }
@@ -122,34 +129,48 @@ function readRun(dir: string): { proposals: (number | null)[]; baseline: number 
   }
 }
 
-/** Runs the transfer experiment in `dir` with `executor`. */
-export async function runTransfer(dir: string, options: TransferOptions, executor: Executor, onEvent?: (e: LoopEvent & { stage?: string }) => void): Promise<TransferResult> {
-  const t0 = performance.now();
-  mkdirSync(dir, { recursive: true });
-  const cache = join(dir, 'cache.db');
-  await initTf();
-  const emit = (stage: string) => (e: LoopEvent) => onEvent?.({ ...e, stage });
+/** What one seed of the experiment yields. */
+interface SeedResult {
+  seed: number;
+  curve: TransferResult['curve'];
+  rows: HeldOutRow[];
+  heldOut: Omit<HeldOutRow, 'task'>;
+}
+
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+const sd = (xs: number[]): number => (xs.length < 2 ? 0 : Math.sqrt(xs.reduce((a, x) => a + (x - mean(xs)) ** 2, 0) / (xs.length - 1)));
+/** Mean of the non-null values, or null when there are none. */
+const meanOf = (vs: (number | null)[]): number | null => {
+  const xs = vs.filter((v): v is number => v !== null);
+  return xs.length ? mean(xs) : null;
+};
+const methodMeans = (rows: Omit<HeldOutRow, 'task'>[]): Omit<HeldOutRow, 'task'> =>
+  Object.fromEntries(METHODS.map(([k]) => [k, meanOf(rows.map((r) => r[k]))])) as Omit<HeldOutRow, 'task'>;
+
+/** Meta-trains one controller and compares methods on the held-out tasks, for one seed, in `dir`. */
+async function runSeed(dir: string, options: TransferOptions, seed: number, cache: string, executor: Executor, onEvent?: (e: LoopEvent & { stage?: string }) => void): Promise<SeedResult> {
+  const tag = (options.seeds ?? 1) > 1 ? `seed ${seed}: ` : '';
+  const emit = (stage: string) => (e: LoopEvent) => onEvent?.({ ...e, stage: `${tag}${stage}` });
 
   // 1. Meta-training.
-  const controller = new Controller({ seed: options.seed });
+  const controller = new Controller({ seed });
   const metaConfig: TrainConfig = {
     tasks: options.trainTasks,
     agent: 'controller',
     iterations: options.iterations,
     group: options.group,
-    seed: options.seed,
+    seed,
     reward: options.reward,
     pruneFlat: options.pruneFlat ?? false,
   };
-  onEvent?.({ type: 'phase', message: `meta-training the controller on ${options.trainTasks.length} train tasks`, stage: 'meta' });
+  onEvent?.({ type: 'phase', message: `${tag}meta-training the controller on ${options.trainTasks.length} train tasks`, stage: 'meta' });
   const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, onEvent: emit('meta') });
 
   // 2. Held-out tasks.
   const rows: HeldOutRow[] = [];
   for (const [i, task] of options.heldOutTasks.entries()) {
-    const seed = options.seed * 1000 + i;
-    const base = { tasks: [task], seed };
-    onEvent?.({ type: 'phase', message: `held-out ${task}: controller (frozen), random search, model-based search`, stage: task });
+    const base = { tasks: [task], seed: seed * 1000 + i };
+    onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: controller (frozen), random search, model-based search`, stage: task });
     await train(join(dir, task, 'controller'), { ...base, agent: 'controller', iterations: 1, group: 16 }, executor, { agent: new Frozen(controller), cache, onEvent: emit(task) });
     await train(join(dir, task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, executor, { cache, onEvent: emit(task) });
     await train(join(dir, task, 'search'), { ...base, agent: 'search', iterations: 4, group: 4 }, executor, { cache, onEvent: emit(task) });
@@ -168,19 +189,50 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
       baseline: c.baseline,
     });
   }
-  const mean = (k: keyof Omit<HeldOutRow, 'task'>): number | null => {
-    const xs = rows.map((r) => r[k]).filter((v): v is number => v !== null);
-    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
-  };
-  const heldOut = Object.fromEntries(METHODS.map(([k]) => [k, mean(k)])) as Omit<HeldOutRow, 'task'>;
+  return { seed, curve: meta.iterations, rows, heldOut: methodMeans(rows) };
+}
 
-  // 3. Report: markdown, JSON, SVG plots.
-  const curve = meta.iterations;
+/**
+ * Runs the transfer experiment in `dir` with `executor`: one meta-training and comparison per
+ * seed (in `dir/seed-S` when there are several), then one report of the means over seeds.
+ */
+export async function runTransfer(dir: string, options: TransferOptions, executor: Executor, onEvent?: (e: LoopEvent & { stage?: string }) => void): Promise<TransferResult> {
+  const t0 = performance.now();
+  mkdirSync(dir, { recursive: true });
+  const cache = join(dir, 'cache.db');
+  await initTf();
+  const nSeeds = options.seeds ?? 1;
+  const perSeed: SeedResult[] = [];
+  for (let k = 0; k < nSeeds; k++) {
+    const seed = options.seed + k;
+    perSeed.push(await runSeed(nSeeds > 1 ? join(dir, `seed-${seed}`) : dir, options, seed, cache, executor, onEvent));
+  }
+  // Means over seeds: the curve per iteration, each task's row, and the held-out means (with their spread).
+  const curve = perSeed[0].curve.map((p, i) => {
+    const at = perSeed.map((r) => r.curve[i]);
+    return {
+      iteration: p.iteration,
+      meanReward: mean(at.map((q) => q.meanReward)),
+      meanNormalized: meanOf(at.map((q) => q.meanNormalized)),
+      bestNormalized: meanOf(at.map((q) => q.bestNormalized)),
+    };
+  });
+  const rows: HeldOutRow[] = options.heldOutTasks.map((task, i) => ({ task, ...methodMeans(perSeed.map((r) => r.rows[i])) }));
+  const heldOut = methodMeans(perSeed.map((r) => r.heldOut));
+  const spread = Object.fromEntries(
+    METHODS.map(([k]) => {
+      const xs = perSeed.map((r) => r.heldOut[k]).filter((v): v is number => v !== null);
+      return [k, xs.length ? sd(xs) : null];
+    }),
+  ) as Omit<HeldOutRow, 'task'>;
+
+  // Report: markdown, JSON, SVG plots.
   const fmt = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
   const markdown = [
     `# Transfer experiment`,
     '',
     `Meta-training: ${options.trainTasks.join(', ')}; ${options.iterations} iterations × ${options.group} proposals per task; outer reward \`${options.reward?.rule ?? 'improvement'}\`${options.reward?.rule === 'cost' ? ` (λ ${options.reward.lambda})` : ''}.`,
+    nSeeds > 1 ? `Seeds ${perSeed.map((r) => r.seed).join(', ')}: every figure is the mean over seeds; ± is the standard deviation of the per-seed means.` : `Seed ${options.seed}.`,
     '',
     '## Outer learning curve (train tasks)',
     '',
@@ -193,8 +245,18 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
     `| task | ${METHODS.map(([, label]) => label).join(' | ')} |`,
     `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
     ...rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
-    `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**`).join(' | ')} |`,
+    `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**${nSeeds > 1 && spread[k] !== null ? ` ± ${fmt(spread[k])}` : ''}`).join(' | ')} |`,
     '',
+    ...(nSeeds > 1
+      ? [
+          '## Held-out means per seed',
+          '',
+          `| seed | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+          `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
+          ...perSeed.map((r) => `| ${r.seed} | ${METHODS.map(([k]) => fmt(r.heldOut[k])).join(' | ')} |`),
+          '',
+        ]
+      : []),
   ].join('\n');
   const files = {
     markdown: join(dir, 'transfer.md'),
@@ -208,7 +270,16 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
     files.comparisonSvg,
     await renderSvg(comparisonSpec(METHODS.filter(([k]) => heldOut[k] !== null).map(([k, label]) => ({ method: label, score: heldOut[k] as number })))),
   );
-  const result: TransferResult = { options, curve, heldOut, rows, files, wallSeconds: (performance.now() - t0) / 1000 };
+  const result: TransferResult = {
+    options,
+    curve,
+    heldOut,
+    spread,
+    rows,
+    perSeed: perSeed.map((r) => ({ seed: r.seed, heldOut: r.heldOut, rows: r.rows, curve: r.curve })),
+    files,
+    wallSeconds: (performance.now() - t0) / 1000,
+  };
   writeFileSync(files.json, JSON.stringify(result, null, 2));
   return result;
 }

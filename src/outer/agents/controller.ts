@@ -1,6 +1,7 @@
 /**
  * The embedded trainer agent: a small neural policy (tfjs) over the design space. The
- * brief's features go through one tanh layer to one softmax per head; a spec is sampled
+ * brief's features go through one tanh layer to one softmax per head, each head in a fixed
+ * output slot named by `HEAD_NAMES` (so a decision means the same on every task); a spec is sampled
  * head by head and its log-probability is the sum over the heads that matter for it.
  * Updated by GRPO: within each task's group the rewards are normalised to advantages; a few
  * Adam epochs maximise the clipped ratio objective against the sampling policy's
@@ -10,7 +11,7 @@ import type { TaskBrief } from '../../spec/brief.js';
 import { Rng } from '../../util/rng.js';
 import { initTf, tf } from '../../inner/tf.js';
 import { FEATURE_DIM, briefFeatures } from './features.js';
-import { activeHeads, buildHeads, decode } from './space.js';
+import { HEAD_NAMES, activeHeads, buildHeads, decode, headLayout } from './space.js';
 import type { Agent, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
 
 /** Controller settings. */
@@ -35,8 +36,8 @@ export interface ControllerTrace {
 
 /** Largest head (number of options) the controller allocates logits for. */
 const MAX_OPTIONS = 8;
-/** Heads the controller can hold (the design space has fewer). */
-const MAX_HEADS = 32;
+/** Output slots: one per head name of the design space. */
+const MAX_HEADS = HEAD_NAMES.length;
 /**
  * Logit offset of padding options: small enough that their probability is below 1e-20,
  * large enough to stay exact in float32 (−1e9 lost the real logits to rounding and gave
@@ -72,10 +73,10 @@ export class Controller implements Agent {
     return tf.reshape(tf.add(tf.matMul(hdn, w2 as tf.Tensor2D), b2), [-1, MAX_HEADS, MAX_OPTIONS]);
   }
 
-  /** Mask of real options per head (1 real, 0 padding) for a brief's heads. */
-  private static optionMask(sizes: number[]): Float32Array {
+  /** Mask of a brief's real options in the output slots (1 real, 0 padding or absent). */
+  private static optionMask(layout: ReturnType<typeof headLayout>): Float32Array {
     const m = new Float32Array(MAX_HEADS * MAX_OPTIONS);
-    sizes.forEach((n, h) => m.fill(1, h * MAX_OPTIONS, h * MAX_OPTIONS + n));
+    for (const { slot, optionSlots } of layout) for (const o of optionSlots) m[slot * MAX_OPTIONS + o] = 1;
     return m;
   }
 
@@ -83,8 +84,9 @@ export class Controller implements Agent {
   async probabilities(brief: TaskBrief): Promise<number[][]> {
     await initTf();
     const heads = buildHeads(brief);
-    if (heads.length > MAX_HEADS || heads.some((h) => h.options.length > MAX_OPTIONS)) throw new Error('design space larger than the controller');
-    const mask = Controller.optionMask(heads.map((h) => h.options.length));
+    const layout = headLayout(brief, heads);
+    if (layout.some((l) => l.optionSlots.some((o) => o >= MAX_OPTIONS))) throw new Error(`design space: a head has more than ${MAX_OPTIONS} options`);
+    const mask = Controller.optionMask(layout);
     const probs = tf.tidy(() => {
       const l = this.logits(tf.tensor2d(briefFeatures(brief), [1, FEATURE_DIM]));
       const masked = tf.add(l, tf.mul(tf.sub(1, tf.tensor3d(mask, [1, MAX_HEADS, MAX_OPTIONS])), MASK_LOGIT));
@@ -92,7 +94,7 @@ export class Controller implements Agent {
     });
     const data = probs.dataSync();
     probs.dispose();
-    return heads.map((h, i) => Array.from(data.subarray(i * MAX_OPTIONS, i * MAX_OPTIONS + h.options.length)));
+    return layout.map(({ slot, optionSlots }) => optionSlots.map((o) => data[slot * MAX_OPTIONS + o]));
   }
 
   /** Samples one choice per head and decodes it into a spec. */
@@ -118,7 +120,8 @@ export class Controller implements Agent {
       const sd = Math.sqrt(rs.reduce((a, b) => a + (b - mean) ** 2, 0) / rs.length);
       const heads = buildHeads(g.brief);
       const feat = briefFeatures(g.brief);
-      const mask = Controller.optionMask(heads.map((h) => h.options.length));
+      const layout = headLayout(g.brief, heads);
+      const mask = Controller.optionMask(layout);
       for (const item of g.items) {
         rewardSum += item.reward;
         n += 1;
@@ -126,7 +129,7 @@ export class Controller implements Agent {
         const active = activeHeads(heads, t.choice);
         const sel = new Float32Array(MAX_HEADS * MAX_OPTIONS);
         t.choice.forEach((c, h) => {
-          if (active[h]) sel[h * MAX_OPTIONS + c] = 1;
+          if (active[h]) sel[layout[h].slot * MAX_OPTIONS + layout[h].optionSlots[c]] = 1;
         });
         rows.push({ feat, sel, mask, adv: sd > 1e-6 ? (item.reward - mean) / sd : 0, oldLogp: t.logProb });
       }

@@ -16,6 +16,46 @@ export interface Head {
   algorithm?: string;
 }
 
+/** Every algorithm a head may offer, in the controller's fixed option order. */
+export const ALGORITHM_ORDER = ['ppo', 'ars', 'dqn', 'reinforce', 'supervised'] as const;
+
+/** The source ids of the standard supervised catalog (one head each). */
+const SOURCE_IDS = ['clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented'];
+
+/**
+ * Every head name any brief can produce. A learning agent gives each name its own output slot,
+ * so a decision keeps its meaning across tasks whose briefs have different heads (a task with
+ * five sources and one with six; a task that allows one algorithm and one that allows four).
+ */
+export const HEAD_NAMES: readonly string[] = [
+  'algorithm',
+  ...SOURCE_IDS.map((id) => `source:${id}`),
+  'objective', 'labelSmoothing', 'hidden', 'activation', 'dropout', 'optimizer', 'learningRate', 'batchSize', 'epochs',
+  'schedule', 'mixup', 'inputNoise', 'budgetShare',
+  'control.hidden', 'control.activation', 'normalizeObs', 'randomize', 'rewardTerm', 'rewardSign', 'rewardForm',
+  'rewardWeight', 'demonstrations', 'control.budgetShare', 'numEnvs',
+  'ppo.learningRate', 'ppo.rolloutSteps', 'ppo.epochs', 'ppo.minibatches', 'ppo.gamma', 'ppo.gaeLambda', 'ppo.entropyCoef',
+  'ars.stepSize', 'ars.directions', 'ars.topShare', 'ars.noise',
+  'dqn.learningRate', 'dqn.explorationFraction', 'dqn.targetUpdateInterval',
+  'reinforce.learningRate', 'reinforce.episodesPerUpdate',
+];
+
+/**
+ * Where a brief's heads live in a learning agent's fixed output: for each head its slot in
+ * `HEAD_NAMES` (control heads that share a name with a supervised one are namespaced) and the
+ * slot of each option (the algorithm head's options by `ALGORITHM_ORDER`, others by position).
+ */
+export function headLayout(brief: TaskBrief, heads: Head[]): { slot: number; optionSlots: number[] }[] {
+  return heads.map((h) => {
+    const key = brief.kind === 'control' && ['hidden', 'activation', 'budgetShare'].includes(h.name) ? `control.${h.name}` : h.name;
+    const slot = HEAD_NAMES.indexOf(key);
+    if (slot < 0) throw new Error(`design space: head "${h.name}" has no slot in HEAD_NAMES`);
+    const optionSlots = h.name === 'algorithm' ? h.options.map((o) => ALGORITHM_ORDER.indexOf(o as never)) : h.options.map((_, i) => i);
+    if (optionSlots.some((o) => o < 0)) throw new Error(`design space: unknown algorithm in ${JSON.stringify(h.options)}`);
+    return { slot, optionSlots };
+  });
+}
+
 /** The heads for a brief, in a fixed order. */
 export function buildHeads(brief: TaskBrief): Head[] {
   return brief.kind === 'supervised' ? supervisedHeads(brief) : controlHeads(brief);
