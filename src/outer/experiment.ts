@@ -42,9 +42,9 @@ export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   const reward = { rule: 'cost' as const, lambda: 0.5 };
   if (name === 'full') return { trainTasks: split('train'), heldOutTasks: split('held-out'), iterations: 20, group: 8, seed: 1, reward };
   return {
-    trainTasks: ['cartpole-balance', 'penguins-species', 'cars-mpg'],
+    trainTasks: ['cartpole-balance', 'penguins-species', 'two-spirals'],
     heldOutTasks: ['cartpole-short', 'iris-species', 'two-moons'],
-    iterations: 8,
+    iterations: 10,
     group: 6,
     seed: 1,
     reward,
