@@ -143,8 +143,8 @@ export function retryAfterMs(headers: Headers | undefined): number | undefined {
 }
 
 /** Whether an error from the client is worth another attempt, with its status and message. */
-export function classifyError(err: unknown): { retryable: boolean; status?: number; message: string; retryAfterMs?: number } {
-  if (err instanceof OpenAI.APIConnectionTimeoutError) return { retryable: true, message: `timed out: ${err.message}` };
+export function classifyError(err: unknown, timeoutSeconds?: number): { retryable: boolean; status?: number; message: string; retryAfterMs?: number } {
+  if (err instanceof OpenAI.APIConnectionTimeoutError) return { retryable: true, message: `the request timed out${timeoutSeconds !== undefined ? ` after ${timeoutSeconds} s` : ''}` };
   if (err instanceof OpenAI.APIConnectionError) return { retryable: true, message: `connection error: ${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}` };
   if (err instanceof OpenAI.APIError) {
     const status = err.status;
@@ -272,7 +272,7 @@ export class LlmAgent implements Agent {
           })),
         };
       } catch (err) {
-        const info = err instanceof Error && err.message === 'the server answered without choices' ? { retryable: true, message: err.message } : classifyError(err);
+        const info = err instanceof Error && err.message === 'the server answered without choices' ? { retryable: true, message: err.message } : classifyError(err, this.o.timeoutSeconds);
         const rec: AttemptRecord = { attempt, ok: false, error: info.message, ...('status' in info && info.status !== undefined ? { status: info.status } : {}) };
         attempts.push(rec);
         if (!info.retryable || attempt === maxAttempts) {
