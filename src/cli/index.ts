@@ -158,6 +158,16 @@ program
   .option('--llm-history <k>', 'llm: earlier jobs on the task shown in the prompt with their rewards (0: none)', int('--llm-history', 0, 1000), LLM_DEFAULTS.historyLimit)
   .option('--no-llm-logprobs', 'llm: do not ask for token log-probabilities')
   .option('--no-structured-output', 'llm: do not send the JSON Schema as response_format')
+  .option('--llm-extra-body <json>', 'llm: JSON object merged into every request, e.g. \'{"chat_template_kwargs":{"enable_thinking":false}}\'', (v: string) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch (err) {
+      throw new InvalidArgumentError(`--llm-extra-body must be a JSON object, got "${v}" (${(err as Error).message})`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError(`--llm-extra-body must be a JSON object, got "${v}"`);
+    return parsed as Record<string, unknown>;
+  })
   .option('--policy-update-command <cmd>', 'llm: shell command run between iterations to train a LoRA adapter on the exported batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)')
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
@@ -175,6 +185,7 @@ program
     llmLogprobs: boolean;
     structuredOutput: boolean;
     policyUpdateCommand?: string;
+    llmExtraBody?: Record<string, unknown>;
     pruneFlat?: boolean;
     reward: string;
     costWeight: number;
@@ -218,6 +229,7 @@ program
         logprobs: o.llmLogprobs,
         structuredOutput: o.structuredOutput,
         policyUpdateCommand: o.policyUpdateCommand ?? null,
+        extraBody: o.llmExtraBody ?? null,
       };
     }
     const config: TrainConfig | null = resumeDir

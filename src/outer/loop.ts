@@ -137,6 +137,11 @@ export async function train(
     const ckpt = store.latestCheckpoint(runId);
     if (ckpt) await agent.load(ckpt.state);
     const startIteration = ckpt ? ckpt.iteration + 1 : 0;
+    // A run killed during the agent's work after an iteration (e.g. a policy update) finishes it now.
+    if (ckpt && agent.afterIteration && ckpt.iteration < cfg.iterations - 1) {
+      await agent.afterIteration({ runDir: dir, runId, iteration: ckpt.iteration, last: false });
+      store.saveCheckpoint(runId, ckpt.iteration, { agent: agent.name, state: await agent.state() });
+    }
 
     const cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
     closeCache = () => cache?.close();

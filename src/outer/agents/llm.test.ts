@@ -1,5 +1,9 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '../../store/store.js';
 import { getPublicTask } from '../../tasks/briefs.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { Rng } from '../../util/rng.js';
@@ -141,12 +145,11 @@ test('a server that times out is retried up to the limit, then the proposal is r
 });
 
 test('client errors are not retried: an unknown model fails at once with the server\'s message', async () => {
-  await withAgent([{ content: good }], {}, async (agent) => {
-    await agent.load({ adapter: 'not-loaded', version: 1, updates: [] });
-    assert.equal(agent.servedModel(), 'not-loaded');
+  await withAgent([{ content: good }], { model: 'not-served' }, async (agent, server) => {
     const p = await agent.propose(cartpole, ctx());
     assert.equal(p.rejected?.kind, 'llm-error');
-    assert.match(p.rejected?.error ?? '', /not retried\): HTTP 404: .*The model `not-loaded` does not exist/);
+    assert.match(p.rejected?.error ?? '', /not retried\): HTTP 404: .*The model `not-served` does not exist/);
+    assert.equal(server.requests.length, 1);
   });
 });
 
@@ -193,4 +196,86 @@ test('helpers: Retry-After parsing, backoff with jitter, reply checks and the se
   assert.equal(serverRoot('http://h:8000/v1/'), 'http://h:8000');
   assert.equal(serverRoot('http://h:11434/v1'), 'http://h:11434');
   assert.equal(serverRoot('http://h:8080'), 'http://h:8080');
+});
+
+test('extra body fields reach the server; a leading <think> block is ignored', async () => {
+  await withAgent([{ content: `<think>ARS is cheap here.</think>\n${good}` }], { extraBody: { chat_template_kwargs: { enable_thinking: false } } }, async (agent, server) => {
+    const p = await agent.propose(cartpole, ctx());
+    assert.equal(p.rejected, undefined);
+    assert.deepEqual(server.chatRequests()[0].chat_template_kwargs, { enable_thinking: false });
+  });
+});
+
+/** A run directory with a store holding one run and no jobs, and an adapter-writing command. */
+function policyFixture(exitCode: number, writeAdapter: boolean): { runDir: string; command: string } {
+  const runDir = mkdtempSync(join(tmpdir(), 'rrl-policy-'));
+  const store = new Store(runDir);
+  store.createRun('run-x', {});
+  store.close();
+  const script = join(runDir, 'update.mjs');
+  writeFileSync(
+    script,
+    `import { mkdirSync, writeFileSync } from 'node:fs';\n` +
+      (writeAdapter ? `mkdirSync(process.env.RRL_ADAPTER_DIR, { recursive: true });\nwriteFileSync(process.env.RRL_ADAPTER_DIR + '/adapter_config.json', '{}');\n` : '') +
+      `process.exit(${exitCode});\n`,
+  );
+  return { runDir, command: `"${process.execPath}" "${script}"` };
+}
+
+test('a policy update loads its adapter under a name the server has never seen', async () => {
+  const { runDir, command } = policyFixture(0, true);
+  await withAgent([{ content: good }], { policyUpdateCommand: command }, async (agent, server) => {
+    // The server already holds v1 (e.g. from a run killed before its checkpoint): the agent takes v2.
+    const taken = join(runDir, 'taken');
+    mkdirSync(taken);
+    writeFileSync(join(taken, 'adapter_config.json'), '{}');
+    server.adapters.push({ name: 'rrl-run-x-v1', path: taken });
+    await agent.afterIteration({ runDir, runId: 'run-x', iteration: 0, last: false });
+    assert.equal(agent.servedModel(), 'rrl-run-x-v2');
+    assert.deepEqual(server.adapters.map((a) => a.name), ['rrl-run-x-v1', 'rrl-run-x-v2']);
+    // The same iteration is not updated twice (a resumed run calls it again).
+    await agent.afterIteration({ runDir, runId: 'run-x', iteration: 0, last: false });
+    assert.equal(server.adapters.length, 2);
+    const p = await agent.propose(cartpole, ctx(1));
+    assert.equal(traceOf(p).adapter, 'rrl-run-x-v2');
+    assert.equal(server.chatRequests()[0].model, 'rrl-run-x-v2');
+    const state = (await agent.state()) as { version: number; updates: { rows: number; exitCode: number }[] };
+    assert.equal(state.version, 2);
+    assert.deepEqual(state.updates.map((u) => [u.rows, u.exitCode]), [[0, 0]]);
+  });
+});
+
+test('a failing policy update or one without an adapter keeps the current model and is recorded', async () => {
+  for (const [exitCode, writes, why] of [[3, true, /exited with code 3/], [0, false, /wrote no adapter/]] as const) {
+    const { runDir, command } = policyFixture(exitCode, writes);
+    await withAgent([], { policyUpdateCommand: command }, async (agent, server) => {
+      await agent.afterIteration({ runDir, runId: 'run-x', iteration: 0, last: false });
+      assert.equal(agent.servedModel(), MODEL);
+      assert.equal(server.adapters.length, 0);
+      const state = (await agent.state()) as { updates: { error: string; adapter: string | null }[] };
+      assert.match(state.updates[0].error, why);
+      assert.equal(state.updates[0].adapter, null);
+      // Nothing runs after the last iteration.
+      await agent.afterIteration({ runDir, runId: 'run-x', iteration: 1, last: true });
+      assert.equal(((await agent.state()) as { updates: unknown[] }).updates.length, 1);
+    });
+  }
+});
+
+test('a restored adapter that the server lost is loaded again under its own name', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-adapter-'));
+  writeFileSync(join(dir, 'adapter_config.json'), '{}');
+  await withAgent([{ content: good }], {}, async (agent, server) => {
+    await agent.load({ adapter: 'rrl-run-x-v3', version: 3, updates: [{ iteration: 4, adapter: 'rrl-run-x-v3', adapterDir: dir }] });
+    const p = await agent.propose(cartpole, ctx());
+    assert.equal(p.rejected, undefined);
+    assert.deepEqual(server.adapters, [{ name: 'rrl-run-x-v3', path: dir }]);
+    assert.equal(server.chatRequests()[0].model, 'rrl-run-x-v3');
+  });
+  await withAgent([{ content: good }], {}, async (agent, server) => {
+    await agent.load({ adapter: 'rrl-run-x-v3', version: 3, updates: [] });
+    const p = await agent.propose(cartpole, ctx());
+    assert.equal(traceOf(p).adapter, null);
+    assert.equal(server.chatRequests()[0].model, MODEL);
+  });
 });

@@ -52,6 +52,11 @@ export interface LlmOptions {
   structuredOutput?: boolean;
   /** Shell command run between iterations to train a LoRA adapter on the iteration's batch. */
   policyUpdateCommand?: string | null;
+  /**
+   * Extra fields merged into every request body, for server-specific settings, e.g.
+   * `{"chat_template_kwargs": {"enable_thinking": false}}` for Qwen3 on vLLM or SGLang.
+   */
+  extraBody?: Record<string, unknown> | null;
 }
 
 /** The defaults of every optional setting. */
@@ -160,10 +165,14 @@ export function backoffDelay(attempt: number, baseMs: number, rng: Rng): number 
   return Math.round(cap * (0.5 + 0.5 * rng.next()));
 }
 
-/** Strips one surrounding Markdown code fence, if the model wrote one. */
+/**
+ * The JSON part of a reply: without a leading `<think>…</think>` block (reasoning models on a
+ * server without a reasoning parser) and without one surrounding Markdown code fence.
+ */
 function unfence(text: string): string {
-  const m = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/.exec(text.trim());
-  return m ? m[1] : text.trim();
+  const body = text.replace(/^\s*<think>[\s\S]*?<\/think>/, '').trim();
+  const m = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/.exec(body);
+  return m ? m[1] : body;
 }
 
 /**
@@ -219,16 +228,18 @@ interface LlmState {
 export class LlmAgent implements Agent {
   readonly name = 'llm';
   private readonly client: OpenAI;
-  private readonly o: Required<Omit<LlmOptions, 'policyUpdateCommand'>> & { policyUpdateCommand: string | null };
+  private readonly o: Required<Omit<LlmOptions, 'policyUpdateCommand' | 'extraBody'>> & { policyUpdateCommand: string | null; extraBody: Record<string, unknown> | null };
   private adapter: string | null = null;
   private version = 0;
   private updates: PolicyUpdateRecord[] = [];
+  /** Whether the restored adapter was checked to be loaded in the server. */
+  private adapterChecked = true;
   /** Extra completions of an `n` > 1 request, kept for the group's next proposals. */
   private pool = new Map<string, Sample[]>();
 
   /** Creates the client; the API key is read from `apiKeyEnv` (servers without auth accept any). */
   constructor(options: LlmOptions, private readonly log: (message: string) => void = () => {}) {
-    this.o = { ...LLM_DEFAULTS, policyUpdateCommand: null, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as LlmAgent['o'];
+    this.o = { ...LLM_DEFAULTS, policyUpdateCommand: null, extraBody: null, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as LlmAgent['o'];
     this.client = new OpenAI({
       baseURL: this.o.baseUrl,
       apiKey: process.env[this.o.apiKeyEnv] || 'EMPTY',
@@ -249,6 +260,7 @@ export class LlmAgent implements Agent {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       try {
         const res = await this.client.chat.completions.create({
+          ...(this.o.extraBody ?? {}),
           model: this.servedModel(),
           messages,
           temperature: this.o.temperature,
@@ -301,8 +313,29 @@ export class LlmAgent implements Agent {
     return { ok: true, sample: r.samples[0] };
   }
 
+  /**
+   * After a resume: makes sure the restored adapter is loaded in the server (a restarted
+   * server has lost it) by loading it again from its directory under its own name; when that
+   * fails the agent goes back to the base model and says so.
+   */
+  private async ensureAdapter(): Promise<void> {
+    if (this.adapterChecked || this.adapter === null) return;
+    this.adapterChecked = true;
+    const models = await this.listModels();
+    if (models.has(this.adapter)) return;
+    const dir = this.updates.find((u) => u.adapter === this.adapter)?.adapterDir;
+    const loaded = dir ? await this.loadAdapter(this.adapter, dir) : { ok: false as const, error: 'its directory is not recorded' };
+    if (loaded.ok) {
+      this.log(`adapter ${this.adapter} was not loaded in the server; loaded it again from ${dir}`);
+      return;
+    }
+    this.log(`adapter ${this.adapter} is not loaded in the server and could not be loaded again (${loaded.error}); sampling from the base model ${this.o.model}`);
+    this.adapter = null;
+  }
+
   /** Writes one job spec for `brief`: prompt, completion, checks, at most one repair turn. */
   async propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal> {
+    await this.ensureAdapter();
     const messages = buildPrompt(brief, {
       history: ctx.history.map((h) => ({ spec: h.spec, reward: h.reward, status: h.status, error: h.error })),
       historyLimit: this.o.historyLimit,
@@ -371,7 +404,7 @@ export class LlmAgent implements Agent {
    */
   async afterIteration(ctx: IterationContext): Promise<void> {
     const command = this.o.policyUpdateCommand;
-    if (!command || ctx.last) return;
+    if (!command || ctx.last || this.updates.some((u) => u.iteration === ctx.iteration)) return;
     const policyDir = join(resolve(ctx.runDir), 'policy');
     mkdirSync(policyDir, { recursive: true });
     const batch = join(policyDir, `batch-it${ctx.iteration}.jsonl`);
@@ -477,5 +510,6 @@ export class LlmAgent implements Agent {
     this.adapter = s.adapter ?? null;
     this.version = s.version ?? 0;
     this.updates = s.updates ?? [];
+    this.adapterChecked = this.adapter === null;
   }
 }
