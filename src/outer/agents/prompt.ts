@@ -56,14 +56,17 @@ function shape(s: JsonSchema): string {
   if (s.const !== undefined) return JSON.stringify(s.const);
   if (s.enum) return `one of ${s.enum.map((v) => JSON.stringify(v)).join(', ')}`;
   const alts = s.anyOf ?? s.oneOf;
-  if (alts) return alts.map(shape).join(' or ');
+  if (alts) return alts.map((a) => (a.description ? `${shape(a)} (${a.description})` : shape(a))).join(' or ');
   const type = Array.isArray(s.type) ? s.type.join(' | ') : (s.type ?? 'any');
   const bounds: string[] = [];
   if (s.minimum !== undefined || s.maximum !== undefined) bounds.push(`${s.minimum ?? '-inf'}..${s.maximum ?? 'inf'}`);
   if (s.maxLength !== undefined) bounds.push(`at most ${s.maxLength} characters`);
   if (type === 'array' && s.prefixItems) return `[${s.prefixItems.map(shape).join(', ')}]`;
   if (type === 'array' && s.items) return `array of ${shape(s.items)}${s.maxItems !== undefined ? ` (at most ${s.maxItems})` : ''}`;
-  if (type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object') return `object: name -> ${shape(s.additionalProperties)}`;
+  if (type === 'object' && s.additionalProperties && typeof s.additionalProperties === 'object') {
+    const value = s.additionalProperties;
+    return `object: name -> ${value.description ? `${value.description}: ` : ''}${shape(value)}`;
+  }
   return bounds.length ? `${type} ${bounds.join(', ')}` : type;
 }
 
@@ -95,8 +98,9 @@ function fieldLines(s: JsonSchema, path: string, out: string[]): void {
 
 /** The job spec's fields with their types, bounds, defaults and descriptions, one per line. */
 export function describeSpecFields(): string {
-  const out: string[] = [];
-  fieldLines(jobSpecJsonSchema() as JsonSchema, '', out);
+  const schema = jobSpecJsonSchema() as JsonSchema;
+  const out: string[] = [`The spec (an object): ${schema.description ?? ''}`];
+  fieldLines(schema, '', out);
   return out.join('\n');
 }
 
