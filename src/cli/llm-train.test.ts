@@ -62,7 +62,7 @@ const script: FakeReply[] = [
   { hang: true }, // ... twice: recorded as a failed request
   { content: good(IRIS, 13) },
   { content: good(IRIS, 14) },
-  { content: good(PENGUINS, 22) },
+  { content: good(PENGUINS, 22), delayMs: 20 }, // a slow (not too slow) answer
   { content: good(PENGUINS, 23) },
   { content: good(PENGUINS, 24) },
 ];
@@ -90,7 +90,7 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
         'train', '--agent', 'llm', '--base-url', baseUrl, '--model', MODEL, '--api-key-env', 'RRL_TEST_KEY',
         '--tasks', `${IRIS},${PENGUINS}`, '--iterations', '2', '--group', '3', '--seed', '3', '--workers', '2',
         '--temperature', '0.8', '--top-p', '0.95', '--max-tokens', '3000',
-        '--llm-retries', '1', '--llm-timeout', '0.5', '--llm-backoff', '1', '--llm-history', '4',
+        '--llm-retries', '1', '--llm-timeout', '2', '--llm-backoff', '1', '--llm-history', '4',
         '--policy-update-command', `"${process.execPath}" "${updateScript}"`,
         '--run', runDir, '--json',
       ],
@@ -145,7 +145,7 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     const hung = at(1, IRIS, 0);
     assert.equal(hung.status, 'invalid');
     assert.equal(hung.failureKind, 'llm-error');
-    assert.match(hung.error ?? '', /gave up after 2 attempt\(s\)\): the request timed out after 0\.5 s/);
+    assert.match(hung.error ?? '', /gave up after 2 attempt\(s\)\): the request timed out after 2 s/);
     for (const j of [at(1, IRIS, 1), at(1, IRIS, 2), at(1, PENGUINS, 0), at(1, PENGUINS, 1), at(1, PENGUINS, 2)]) assert.equal(j.status, 'succeeded', j.error ?? '');
 
     // Rewards: the penalty for every rejected proposal; group ids and normalised advantages per task and iteration.
