@@ -11,12 +11,24 @@ import { AGENTS, type AgentName, type LoopEvent, type TrainConfig, train } from 
 import { REWARD_RULES, type RewardRuleName } from '../outer/reward.js';
 import { runTransfer, transferPreset } from '../outer/experiment.js';
 import { SpecError, formatIssues } from '../spec/validate.js';
+import { buildPrompt } from '../outer/agents/prompt.js';
+import { LLM_DEFAULTS, type LlmOptions } from '../outer/agents/llm.js';
+import { EXPORT_FORMATS, type ExportFormat, exportGrpo } from '../outer/export.js';
+import { Store } from '../store/store.js';
 import { num, progressBar, table } from './format.js';
 
 function int(name: string, min: number, max: number) {
   return (v: string): number => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be an integer in [${min}, ${max}], got "${v}"`);
+    return n;
+  };
+}
+
+function real(name: string, min: number, max: number) {
+  return (v: string): number => {
+    const n = Number(v);
+    if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}], got "${v}"`);
     return n;
   };
 }
@@ -115,7 +127,7 @@ program
   .command('train')
   .description('run the outer loop: the agent proposes jobs, they train, are scored, and the agent learns')
   .option('--tasks <ids>', 'comma-separated task ids, or `train` / `held-out` for a whole split', 'cartpole-balance')
-  .option('--agent <name>', 'controller | random | search | baseline', 'controller')
+  .option('--agent <name>', 'controller | random | search | baseline | llm', 'controller')
   .option('--iterations <n>', 'outer iterations', int('--iterations', 1, 10_000), 3)
   .option('--group <g>', 'proposals per task per iteration', int('--group', 1, 256), 4)
   .option('--seed <s>', 'seed of the run', int('--seed', 0, 2 ** 31 - 1), 1)
@@ -133,8 +145,47 @@ program
   .option('--prune-flat', "stop proposals' control jobs whose training returns stay flat past half their budget")
   .option('--cache <file>', "reuse results of identical (spec, seed) jobs from this SQLite file, shared between runs (default: the run's own store)")
   .option('--no-cache', 'train every job even when an identical one was recorded')
+  .option('--base-url <url>', 'llm: the OpenAI-compatible endpoint, e.g. http://localhost:8000/v1')
+  .option('--model <name>', 'llm: the served model, e.g. Qwen/Qwen3.6-35B-A3B')
+  .option('--api-key-env <var>', 'llm: environment variable holding the API key', LLM_DEFAULTS.apiKeyEnv)
+  .option('--temperature <t>', 'llm: sampling temperature', real('--temperature', 0, 2), LLM_DEFAULTS.temperature)
+  .option('--top-p <p>', 'llm: nucleus sampling top_p', real('--top-p', 0.01, 1), LLM_DEFAULTS.topP)
+  .option('--max-tokens <n>', 'llm: completion token limit', int('--max-tokens', 16, 1_000_000), LLM_DEFAULTS.maxTokens)
+  .option('--llm-n <n>', 'llm: completions per request (the group\'s next proposals use the extra ones)', int('--llm-n', 1, 16), LLM_DEFAULTS.n)
+  .option('--llm-timeout <seconds>', 'llm: per-request timeout', real('--llm-timeout', 0.001, 3600), LLM_DEFAULTS.timeoutSeconds)
+  .option('--llm-retries <n>', 'llm: retries of a request after a timeout, connection error, 429 or 5xx', int('--llm-retries', 0, 100), LLM_DEFAULTS.retries)
+  .option('--llm-backoff <ms>', 'llm: first retry delay (doubled per retry, with jitter; Retry-After wins)', int('--llm-backoff', 0, 600_000), LLM_DEFAULTS.backoffMs)
+  .option('--llm-history <k>', 'llm: earlier jobs on the task shown in the prompt with their rewards (0: none)', int('--llm-history', 0, 1000), LLM_DEFAULTS.historyLimit)
+  .option('--no-llm-logprobs', 'llm: do not ask for token log-probabilities')
+  .option('--no-structured-output', 'llm: do not send the JSON Schema as response_format')
+  .option('--llm-extra-body <json>', 'llm: JSON object merged into every request, e.g. \'{"chat_template_kwargs":{"enable_thinking":false}}\'', (v: string) => {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(v);
+    } catch (err) {
+      throw new InvalidArgumentError(`--llm-extra-body must be a JSON object, got "${v}" (${(err as Error).message})`);
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError(`--llm-extra-body must be a JSON object, got "${v}"`);
+    return parsed as Record<string, unknown>;
+  })
+  .option('--policy-update-command <cmd>', 'llm: shell command run between iterations to train a LoRA adapter on the exported batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)')
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
+    baseUrl?: string;
+    model?: string;
+    apiKeyEnv: string;
+    temperature: number;
+    topP: number;
+    maxTokens: number;
+    llmN: number;
+    llmTimeout: number;
+    llmRetries: number;
+    llmBackoff: number;
+    llmHistory: number;
+    llmLogprobs: boolean;
+    structuredOutput: boolean;
+    policyUpdateCommand?: string;
+    llmExtraBody?: Record<string, unknown>;
     pruneFlat?: boolean;
     reward: string;
     costWeight: number;
@@ -159,7 +210,31 @@ program
     for (const t of tasks) getPublicTask(t);
     if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
     const reward = { rule: o.reward as RewardRuleName, lambda: o.costWeight };
-    const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent as AgentName, iterations: o.iterations, group: o.group, seed: o.seed, reward, pruneFlat: o.pruneFlat ?? false };
+    let llm: LlmOptions | undefined;
+    if (o.agent === 'llm') {
+      if (!resumeDir && (!o.baseUrl || !o.model)) throw new InvalidArgumentError('--agent llm needs --base-url URL and --model NAME');
+      if (o.baseUrl && !/^https?:\/\//.test(o.baseUrl)) throw new InvalidArgumentError(`--base-url must start with http:// or https://, got "${o.baseUrl}"`);
+      llm = {
+        baseUrl: o.baseUrl ?? '',
+        model: o.model ?? '',
+        apiKeyEnv: o.apiKeyEnv,
+        temperature: o.temperature,
+        topP: o.topP,
+        maxTokens: o.maxTokens,
+        n: o.llmN,
+        timeoutSeconds: o.llmTimeout,
+        retries: o.llmRetries,
+        backoffMs: o.llmBackoff,
+        historyLimit: o.llmHistory,
+        logprobs: o.llmLogprobs,
+        structuredOutput: o.structuredOutput,
+        policyUpdateCommand: o.policyUpdateCommand ?? null,
+        extraBody: o.llmExtraBody ?? null,
+      };
+    }
+    const config: TrainConfig | null = resumeDir
+      ? null
+      : { tasks, agent: o.agent as AgentName, iterations: o.iterations, group: o.group, seed: o.seed, reward, pruneFlat: o.pruneFlat ?? false, ...(llm ? { llm } : {}) };
     const executor = new LocalExecutor({ workers: o.workers, memoryMb: o.jobMemory });
     const abort = new AbortController();
     const onSignal = (): void => {
@@ -211,6 +286,45 @@ program
       process.off('SIGTERM', onSignal);
     }
     if (abort.signal.aborted) process.exitCode = 130;
+  });
+
+program
+  .command('prompt')
+  .argument('<task>', 'task id')
+  .description("print the LLM agent's prompt for a task (the chat messages it sends)")
+  .option('--run <dir>', "include this run's earlier jobs on the task with their rewards")
+  .option('--llm-history <k>', 'how many earlier jobs to show', int('--llm-history', 0, 1000), LLM_DEFAULTS.historyLimit)
+  .option('--json', 'print the messages as a JSON array')
+  .action((task: string, o: { run?: string; llmHistory: number; json?: boolean }) => {
+    const { brief } = getPublicTask(task);
+    let history: { spec: unknown; reward: number | null; status?: string; error?: string | null }[] = [];
+    if (o.run) {
+      const store = new Store(resolve(o.run));
+      try {
+        const run = store.getRun();
+        if (!run) throw new Error(`no run in ${o.run}`);
+        history = store.jobs(run.id, { kind: 'proposal' }).filter((j) => j.task === task).map((j) => ({ spec: j.spec, reward: j.reward, status: j.status, error: j.error }));
+      } finally {
+        store.close();
+      }
+    }
+    const messages = buildPrompt(brief, { history, historyLimit: o.run ? o.llmHistory : 0 });
+    if (o.json) console.log(JSON.stringify(messages, null, 2));
+    else console.log(messages.map((m) => `=== ${m.role} ===\n${m.content}`).join('\n\n'));
+  });
+
+const exporter = program.command('export').description("export a run's records");
+exporter
+  .command('grpo')
+  .argument('<run>', 'run directory')
+  .description("the LLM agent's proposals as GRPO data: prompt messages, completion, reward, advantage, group and job ids")
+  .requiredOption('--format <format>', 'trl (JSON Lines) | verl (Parquet)')
+  .requiredOption('--out <path>', 'output file')
+  .option('--iteration <n>', 'only this iteration (1-based)', int('--iteration', 1, 1_000_000))
+  .action((runDir: string, o: { format: string; out: string; iteration?: number }) => {
+    if (!(EXPORT_FORMATS as readonly string[]).includes(o.format)) throw new InvalidArgumentError(`--format must be one of ${EXPORT_FORMATS.join(', ')}, got "${o.format}"`);
+    const r = exportGrpo(resolve(runDir), { format: o.format as ExportFormat, out: resolve(o.out), iteration: o.iteration === undefined ? undefined : o.iteration - 1 });
+    console.error(`${r.rows} row(s) written to ${r.path}`);
   });
 
 const experiment = program.command('experiment').description('experiments on the trainer agent');

@@ -18,6 +18,7 @@ import { Controller } from './agents/controller.js';
 import { RandomAgent } from './agents/random.js';
 import { SearchAgent } from './agents/search.js';
 import { BaselineAgent } from './agents/baseline.js';
+import { LlmAgent, type LlmOptions } from './agents/llm.js';
 import type { Agent, RewardGroup } from './agents/types.js';
 import { type RewardRuleName, outerReward } from './reward.js';
 import { dataForJob, scoreArtifact } from './score.js';
@@ -33,6 +34,8 @@ export interface TrainConfig {
   reward?: { rule: RewardRuleName; lambda: number };
   /** Stop proposals' control jobs whose training curve stays flat past half their budget. */
   pruneFlat?: boolean;
+  /** The LLM agent's endpoint and sampling settings (agent `llm` only; never an API key). */
+  llm?: LlmOptions;
 }
 
 /** Progress events for a CLI or dashboard. */
@@ -52,9 +55,13 @@ export interface TrainSummary {
   timing: { wallSeconds: number; busySeconds: number; overheadShare: number };
 }
 
-/** Creates the agent a config names. */
-export function makeAgent(name: AgentName, seed: number): Agent {
+/** Creates the agent a config names (`llm` needs `llm`, its endpoint and settings). */
+export function makeAgent(name: AgentName, seed: number, llm?: LlmOptions, log?: (message: string) => void): Agent {
   if (name === 'controller') return new Controller({ seed });
+  if (name === 'llm') {
+    if (!llm) throw new Error('agent "llm" needs its endpoint: a base URL and a model name (--base-url, --model)');
+    return new LlmAgent(llm, log);
+  }
   if (name === 'random') return new RandomAgent();
   if (name === 'search') return new SearchAgent();
   if (name === 'baseline') return new BaselineAgent();
@@ -62,7 +69,7 @@ export function makeAgent(name: AgentName, seed: number): Agent {
 }
 
 /** The agents `rrl train --agent` can run. */
-export const AGENTS = ['controller', 'random', 'search', 'baseline'] as const;
+export const AGENTS = ['controller', 'random', 'search', 'baseline', 'llm'] as const;
 export type AgentName = (typeof AGENTS)[number];
 
 /** The spec with `budget.stopWhenFlat` set (the harness's pruning of hopeless jobs). */
@@ -126,10 +133,15 @@ export async function train(
     store.setRunStatus(runId, 'running');
     const briefs: TaskBrief[] = cfg.tasks.map((t) => getPublicTask(t).brief);
     await initTf(); // the embedded controller's network lives on tfjs in this thread
-    const agent = options.agent ?? makeAgent(cfg.agent, cfg.seed);
+    const agent = options.agent ?? makeAgent(cfg.agent, cfg.seed, cfg.llm, (message) => emit({ type: 'phase', message }));
     const ckpt = store.latestCheckpoint(runId);
     if (ckpt) await agent.load(ckpt.state);
     const startIteration = ckpt ? ckpt.iteration + 1 : 0;
+    // A run killed during the agent's work after an iteration (e.g. a policy update) finishes it now.
+    if (ckpt && agent.afterIteration && ckpt.iteration < cfg.iterations - 1) {
+      await agent.afterIteration({ runDir: dir, runId, iteration: ckpt.iteration, last: false });
+      store.saveCheckpoint(runId, ckpt.iteration, { agent: agent.name, state: await agent.state() });
+    }
 
     const cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
     closeCache = () => cache?.close();
@@ -251,18 +263,20 @@ export async function train(
           const history = store
             .jobs(runId, { kind: 'proposal' })
             .filter((j) => j.task === brief.id && j.iteration < it)
-            .map((j) => ({ spec: j.spec, reward: j.reward, trace: j.trace }));
+            .map((j) => ({ spec: j.spec, reward: j.reward, trace: j.trace, status: j.status, error: j.error }));
           for (let g = 0; g < cfg.group; g++) {
             const rng = new Rng(mixSeed(cfg.seed, it, ti, g));
             let spec: unknown;
             let trace: unknown;
+            let rejected: { kind: string; error: string } | undefined;
             try {
-              ({ spec, trace } = await agent.propose(brief, { rng, iteration: it, history }));
+              ({ spec, trace, rejected } = await agent.propose(brief, { rng, iteration: it, history }));
             } catch (err) {
-              spec = { error: `the agent failed to propose: ${(err as Error).message}` };
+              spec = null;
               trace = null;
+              rejected = { kind: 'agent-error', error: `the agent failed to propose: ${(err as Error).message}` };
             }
-            proposals.push({ iteration: it, slot: g, task: brief.id, kind: 'proposal' as const, agent: agent.name, spec, trace });
+            proposals.push({ iteration: it, slot: g, task: brief.id, kind: 'proposal' as const, agent: agent.name, spec, trace, rejected });
           }
         }
         store.addJobs(runId, proposals);
@@ -280,7 +294,7 @@ export async function train(
       // Rewards, against the baseline and the best score on the task before this iteration.
       const earlier = store.jobs(runId, { kind: 'proposal' }).filter((j) => j.iteration < it);
       const groups: RewardGroup[] = [];
-      const rewards: { jobId: number; reward: number; advantage: number | null; detail: unknown }[] = [];
+      const rewards: { jobId: number; reward: number; advantage: number | null; detail: unknown; groupId: string }[] = [];
       for (const brief of briefs) {
         const mine = rows.filter((r) => r.task === brief.id);
         const base = baselineScore.get(brief.id) ?? 0;
@@ -300,6 +314,7 @@ export async function train(
             jobId: s.row.id,
             reward: s.reward,
             advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
+            groupId: `it${it}/${brief.id}`,
             detail: { rule: cfg.reward?.rule ?? 'improvement', improvement: s.improvement, bonus: s.bonus, cost: s.cost, baseline: base, bestSoFar: best },
           });
         }
@@ -314,6 +329,10 @@ export async function train(
         updateStats: stats,
       };
       store.completeIteration(runId, it, rewards, { agent: agent.name, state: await agent.state() }, summary);
+      if (agent.afterIteration) {
+        await agent.afterIteration({ runDir: dir, runId, iteration: it, last: it === cfg.iterations - 1 });
+        store.saveCheckpoint(runId, it, { agent: agent.name, state: await agent.state() });
+      }
       emit({ type: 'iteration', iteration: it, meanReward: summary.meanReward, bestNormalized: summary.bestNormalized, meanNormalized: summary.meanNormalized });
     }
     store.setRunStatus(runId, 'finished');

@@ -30,6 +30,8 @@ export interface JobRow {
   normalized: number | null;
   reward: number | null;
   advantage: number | null;
+  /** The group the reward was normalised in (one task in one iteration). */
+  groupId: string | null;
   finishedAt: string | null;
 }
 
@@ -101,7 +103,8 @@ CREATE TABLE IF NOT EXISTS rewards (
   job_id INTEGER PRIMARY KEY REFERENCES jobs(id),
   reward REAL NOT NULL,
   advantage REAL,
-  detail TEXT
+  detail TEXT,
+  group_id TEXT
 );
 CREATE TABLE IF NOT EXISTS checkpoints (
   run_id TEXT NOT NULL REFERENCES runs(id),
@@ -137,6 +140,14 @@ export class Store {
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('foreign_keys = ON');
     this.db.exec(SCHEMA);
+    this.migrate();
+  }
+
+  /** Adds columns that stores written by earlier versions lack. */
+  private migrate(): void {
+    const has = (table: string, column: string): boolean =>
+      (this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((c) => c.name === column);
+    if (!has('rewards', 'group_id')) this.db.exec('ALTER TABLE rewards ADD COLUMN group_id TEXT');
   }
 
   /** Closes the database. */
@@ -174,16 +185,35 @@ export class Store {
       .all(runId) as { idx: number; status: string; meanReward: number | null; meanNormalized: number | null; bestNormalized: number | null }[];
   }
 
-  /** Inserts proposed jobs as pending, all or none; returns their ids in order. */
+  /**
+   * Inserts proposed jobs, all or none; returns their ids in order. Jobs are pending unless
+   * `rejected` says the agent already found them unusable: those are recorded as invalid.
+   */
   addJobs(
     runId: string,
-    jobs: { iteration: number; slot: number; task: string; kind: 'proposal' | 'baseline'; agent: string; spec: unknown; trace: unknown }[],
+    jobs: {
+      iteration: number;
+      slot: number;
+      task: string;
+      kind: 'proposal' | 'baseline';
+      agent: string;
+      spec: unknown;
+      trace: unknown;
+      rejected?: { kind: string; error: string };
+    }[],
   ): number[] {
     const ins = this.db.prepare(
-      "INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, trace, status, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)",
+      'INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, trace, status, failure_kind, error, created_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     return this.db.transaction(() =>
-      jobs.map((j) => Number(ins.run(runId, j.iteration, j.slot, j.task, j.kind, j.agent, JSON.stringify(j.spec ?? null), JSON.stringify(j.trace ?? null), now()).lastInsertRowid)),
+      jobs.map((j) => {
+        const t = now();
+        const r = j.rejected;
+        return Number(
+          ins.run(runId, j.iteration, j.slot, j.task, j.kind, j.agent, JSON.stringify(j.spec ?? null), JSON.stringify(j.trace ?? null), r ? 'invalid' : 'pending', r?.kind ?? null, r?.error ?? null, t, r ? t : null)
+            .lastInsertRowid,
+        );
+      }),
     )();
   }
 
@@ -229,7 +259,7 @@ export class Store {
         `SELECT j.id, j.run_id AS runId, j.iteration, j.slot, j.task, j.kind, j.agent, j.spec, j.trace, j.status,
                 j.failure_kind AS failureKind, j.error, j.env_steps AS envSteps, j.examples, j.wall_seconds AS wallSeconds,
                 j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.cache_hit AS cacheHit, j.finished_at AS finishedAt,
-                s.raw, s.normalized, r.reward, r.advantage
+                s.raw, s.normalized, r.reward, r.advantage, r.group_id AS groupId
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id
           WHERE ${where.join(' AND ')} ORDER BY j.id`,
       )
@@ -244,13 +274,13 @@ export class Store {
   completeIteration(
     runId: string,
     idx: number,
-    rewards: { jobId: number; reward: number; advantage: number | null; detail: unknown }[],
+    rewards: { jobId: number; reward: number; advantage: number | null; detail: unknown; groupId?: string | null }[],
     checkpoint: { agent: string; state: unknown },
     summary: { meanReward: number; meanNormalized: number | null; bestNormalized: number | null; updateStats: unknown },
   ): void {
     this.db.transaction(() => {
-      const ins = this.db.prepare('INSERT OR REPLACE INTO rewards (job_id, reward, advantage, detail) VALUES (?, ?, ?, ?)');
-      for (const r of rewards) ins.run(r.jobId, r.reward, r.advantage, JSON.stringify(r.detail));
+      const ins = this.db.prepare('INSERT OR REPLACE INTO rewards (job_id, reward, advantage, detail, group_id) VALUES (?, ?, ?, ?, ?)');
+      for (const r of rewards) ins.run(r.jobId, r.reward, r.advantage, JSON.stringify(r.detail), r.groupId ?? null);
       this.db
         .prepare('INSERT OR REPLACE INTO checkpoints (run_id, iteration, agent, state, created_at) VALUES (?, ?, ?, ?, ?)')
         .run(runId, idx, checkpoint.agent, JSON.stringify(checkpoint.state), now());
@@ -260,6 +290,13 @@ export class Store {
         )
         .run(summary.meanReward, summary.meanNormalized, summary.bestNormalized, JSON.stringify(summary.updateStats), now(), runId, idx);
     })();
+  }
+
+  /** Replaces the agent checkpoint of a completed iteration (after work the agent did past it). */
+  saveCheckpoint(runId: string, iteration: number, checkpoint: { agent: string; state: unknown }): void {
+    this.db
+      .prepare('INSERT OR REPLACE INTO checkpoints (run_id, iteration, agent, state, created_at) VALUES (?, ?, ?, ?, ?)')
+      .run(runId, iteration, checkpoint.agent, JSON.stringify(checkpoint.state), now());
   }
 
   /** The agent state saved after the latest completed iteration. */

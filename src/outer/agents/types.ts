@@ -6,7 +6,7 @@ export interface ProposalContext {
   rng: Rng;
   iteration: number;
   /** Earlier jobs of this run on the same task with the rewards the agent received. */
-  history: { spec: unknown; reward: number | null; trace: unknown }[];
+  history: { spec: unknown; reward: number | null; trace: unknown; status?: string; error?: string | null }[];
   /** Ask for the agent's single best guess (the mode of a stochastic policy) instead of a sample. */
   greedy?: boolean;
 }
@@ -16,6 +16,21 @@ export interface Proposal {
   spec: unknown;
   /** JSON-serialisable record of how the spec was produced (choices, log-probabilities). */
   trace: unknown;
+  /**
+   * Set when the agent itself already knows the proposal is unusable (an LLM reply that failed
+   * validation after its repair turn, a request that failed after every retry): the job is
+   * recorded as invalid with this kind and error, and paid the penalty.
+   */
+  rejected?: { kind: string; error: string };
+}
+
+/** What an agent learns about an iteration once its rewards are in the store. */
+export interface IterationContext {
+  runDir: string;
+  runId: string;
+  iteration: number;
+  /** Whether this was the run's last iteration. */
+  last: boolean;
 }
 
 /** A group of proposals for one task with their outer rewards. */
@@ -32,6 +47,11 @@ export interface Agent {
   readonly name: string;
   propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal>;
   update(groups: RewardGroup[]): Promise<UpdateStats>;
+  /**
+   * Optional: called after an iteration's rewards and checkpoint are stored (e.g. to train the
+   * policy elsewhere on the stored batch); the checkpoint is saved again afterwards.
+   */
+  afterIteration?(ctx: IterationContext): Promise<void>;
   /** A JSON-serialisable checkpoint. */
   state(): Promise<unknown>;
   /** Restores a checkpoint made by `state()`. */

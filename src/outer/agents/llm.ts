@@ -1,0 +1,515 @@
+/**
+ * A large language model as the trainer agent, behind any OpenAI-compatible endpoint (vLLM,
+ * SGLang, llama.cpp's server, Ollama) through the official `openai` client. Each proposal is
+ * one chat completion asked for structured output with the job spec's JSON Schema and checked
+ * with the zod schema and the brief anyway; an invalid reply gets one repair turn with the
+ * exact error. Timeouts, connection errors, 429 and 5xx answers are retried here (the client's
+ * own retries are off, so every attempt is recorded) with exponential backoff, jitter and
+ * `Retry-After`; after the limit the proposal is recorded as rejected and the run goes on.
+ *
+ * The LLM learns outside this process: between iterations `policyUpdateCommand` (a TRL or
+ * verl script on a GPU node) trains a LoRA adapter on the iteration's exported batch, and the
+ * agent loads it into the server under a new, never-reused name (vLLM's
+ * `POST /v1/load_lora_adapter`) and samples the next iteration from it.
+ */
+import OpenAI from 'openai';
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, openSync, closeSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { TaskBrief } from '../../spec/brief.js';
+import { jobSpecJsonSchema } from '../../spec/schema.js';
+import { validateSpec } from '../../inner/validate.js';
+import type { Rng } from '../../util/rng.js';
+import { exportGrpo } from '../export.js';
+import { buildPrompt, type ChatMessage } from './prompt.js';
+import type { Agent, IterationContext, Proposal, ProposalContext, UpdateStats } from './types.js';
+
+/** How the LLM agent reaches its model and samples from it (stored with the run; no secrets). */
+export interface LlmOptions {
+  /** The server's OpenAI-compatible base URL, e.g. http://localhost:8000/v1. */
+  baseUrl: string;
+  /** The served base model's name, e.g. Qwen/Qwen3.6-35B-A3B. */
+  model: string;
+  /** Name of the environment variable holding the API key (the key itself is never stored). */
+  apiKeyEnv?: string;
+  temperature?: number;
+  topP?: number;
+  maxTokens?: number;
+  /** Completions per request (the server's `n`); extra ones serve the group's next proposals. */
+  n?: number;
+  /** Per-request timeout in seconds. */
+  timeoutSeconds?: number;
+  /** Retries after a failed request (timeouts, connection errors, 408/409/429/5xx). */
+  retries?: number;
+  /** First backoff delay in milliseconds (doubled per retry, with jitter). */
+  backoffMs?: number;
+  /** How many earlier jobs on the task the prompt shows (0: none). */
+  historyLimit?: number;
+  /** Ask for token log-probabilities (stored when the server returns them). */
+  logprobs?: boolean;
+  /** Ask for structured output with the job spec's JSON Schema. */
+  structuredOutput?: boolean;
+  /** Shell command run between iterations to train a LoRA adapter on the iteration's batch. */
+  policyUpdateCommand?: string | null;
+  /**
+   * Extra fields merged into every request body, for server-specific settings, e.g.
+   * `{"chat_template_kwargs": {"enable_thinking": false}}` for Qwen3 on vLLM or SGLang.
+   */
+  extraBody?: Record<string, unknown> | null;
+}
+
+/** The defaults of every optional setting. */
+export const LLM_DEFAULTS = {
+  apiKeyEnv: 'OPENAI_API_KEY',
+  temperature: 1,
+  topP: 1,
+  maxTokens: 2048,
+  n: 1,
+  timeoutSeconds: 120,
+  retries: 4,
+  backoffMs: 1000,
+  historyLimit: 8,
+  logprobs: true,
+  structuredOutput: true,
+} as const;
+
+const MAX_BACKOFF_MS = 60_000;
+const MAX_RETRY_AFTER_MS = 300_000;
+
+/** One HTTP attempt of a request, as recorded in the trace. */
+export interface AttemptRecord {
+  attempt: number;
+  ok: boolean;
+  status?: number;
+  error?: string;
+  /** The wait before the next attempt, when there was one. */
+  waitMs?: number;
+  retryAfterMs?: number;
+}
+
+/** One sampled token and its log-probability. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+}
+
+/** One turn of a proposal: the initial request or the repair turn. */
+export interface TurnRecord {
+  turn: 'initial' | 'repair';
+  requestId: string | null;
+  choiceIndex: number;
+  attempts: AttemptRecord[];
+  completion: string | null;
+  logprobs: TokenLogprob[] | null;
+  finishReason: string | null;
+  /** Why the completion was rejected (null when it was valid). */
+  error: string | null;
+}
+
+/** The trace of one LLM proposal: everything needed to train the LLM on its reward. */
+export interface LlmTrace {
+  kind: 'llm';
+  /** The base model and the adapter sampled from (null: the base model). */
+  model: string;
+  adapter: string | null;
+  /** The conversation the final completion was sampled from (prompt, and the repair turn if any). */
+  messages: ChatMessage[];
+  /** The final completion and its token log-probabilities (null when none came back). */
+  completion: string | null;
+  logprobs: TokenLogprob[] | null;
+  turns: TurnRecord[];
+  repaired: boolean;
+  /** Why the proposal was rejected (null when its spec passed validation). */
+  error: string | null;
+  sampling: { temperature: number; topP: number; maxTokens: number; n: number };
+}
+
+/** A completion as it came back, with the attempts it took. */
+interface Sample {
+  requestId: string | null;
+  choiceIndex: number;
+  content: string | null;
+  logprobs: TokenLogprob[] | null;
+  finishReason: string | null;
+  attempts: AttemptRecord[];
+}
+
+/** Reads `Retry-After` / `retry-after-ms` from an error's headers, in milliseconds. */
+export function retryAfterMs(headers: Headers | undefined): number | undefined {
+  if (!headers) return undefined;
+  const ms = headers.get('retry-after-ms');
+  if (ms !== null && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms);
+  const ra = headers.get('retry-after');
+  if (ra === null) return undefined;
+  if (Number.isFinite(Number(ra)) && Number(ra) >= 0) return Number(ra) * 1000;
+  const at = Date.parse(ra);
+  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : undefined;
+}
+
+/** Whether an error from the client is worth another attempt, with its status and message. */
+export function classifyError(err: unknown, timeoutSeconds?: number): { retryable: boolean; status?: number; message: string; retryAfterMs?: number } {
+  if (err instanceof OpenAI.APIConnectionTimeoutError) return { retryable: true, message: `the request timed out${timeoutSeconds !== undefined ? ` after ${timeoutSeconds} s` : ''}` };
+  if (err instanceof OpenAI.APIConnectionError) return { retryable: true, message: `connection error: ${err.message}${err.cause ? ` (${(err.cause as Error).message})` : ''}` };
+  if (err instanceof OpenAI.APIError) {
+    const status = err.status;
+    const retryable = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500;
+    return { retryable, status, message: `HTTP ${status ?? '?'}: ${err.message}`, retryAfterMs: retryAfterMs(err.headers) };
+  }
+  return { retryable: false, message: (err as Error)?.message ?? String(err) };
+}
+
+/** Exponential backoff with jitter: base · 2^(attempt−1), capped, times a factor in [0.5, 1). */
+export function backoffDelay(attempt: number, baseMs: number, rng: Rng): number {
+  const cap = Math.min(MAX_BACKOFF_MS, baseMs * 2 ** (attempt - 1));
+  return Math.round(cap * (0.5 + 0.5 * rng.next()));
+}
+
+/**
+ * The JSON part of a reply: without a leading `<think>…</think>` block (reasoning models on a
+ * server without a reasoning parser) and without one surrounding Markdown code fence.
+ */
+function unfence(text: string): string {
+  const body = text.replace(/^\s*<think>[\s\S]*?<\/think>/, '').trim();
+  const m = /^```(?:json)?\s*\n([\s\S]*?)\n?```$/.exec(body);
+  return m ? m[1] : body;
+}
+
+/**
+ * Checks one reply: JSON, an object, and a spec that fits the schema and the brief (ranges,
+ * catalog, budget cap, the reward-expression compiler). Returns the parsed value either way.
+ */
+export function checkReply(content: string | null, brief: TaskBrief): { ok: true; spec: unknown } | { ok: false; spec: unknown; error: string } {
+  if (content === null || !content.trim()) return { ok: false, spec: content, error: 'the reply is empty; expected one JSON object, the job spec' };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(unfence(content));
+  } catch (err) {
+    return { ok: false, spec: content, error: `the reply is not JSON (${(err as Error).message}); expected one JSON object, the job spec` };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    return { ok: false, spec: parsed, error: `the reply is JSON but not an object (got ${Array.isArray(parsed) ? 'an array' : typeof parsed}); expected the job spec object` };
+  }
+  const checked = validateSpec(parsed, brief);
+  return checked.ok ? { ok: true, spec: parsed } : { ok: false, spec: parsed, error: checked.error.message };
+}
+
+/** The user message of the repair turn: the exact error and what to send instead. */
+export function repairMessage(error: string, brief: TaskBrief): string {
+  return `Your reply was rejected: ${error}\nReply with the corrected, complete job spec for task "${brief.id}" as one JSON object and nothing else.`;
+}
+
+/** The server's root URL (the base URL without its `/v1` suffix), for vLLM's admin endpoints. */
+export function serverRoot(baseUrl: string): string {
+  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+/** A record of one policy update between iterations. */
+export interface PolicyUpdateRecord {
+  iteration: number;
+  batch: string;
+  rows: number;
+  exitCode: number | null;
+  /** The adapter loaded after this update (null: the model stayed as it was). */
+  adapter: string | null;
+  adapterDir: string;
+  error: string | null;
+  log: string;
+}
+
+/** The LLM agent's checkpoint: which adapter it samples from and its policy updates. */
+interface LlmState {
+  adapter: string | null;
+  version: number;
+  updates: PolicyUpdateRecord[];
+}
+
+/** The LLM trainer agent behind the `Agent` interface. */
+export class LlmAgent implements Agent {
+  readonly name = 'llm';
+  private readonly client: OpenAI;
+  private readonly o: Required<Omit<LlmOptions, 'policyUpdateCommand' | 'extraBody'>> & { policyUpdateCommand: string | null; extraBody: Record<string, unknown> | null };
+  private adapter: string | null = null;
+  private version = 0;
+  private updates: PolicyUpdateRecord[] = [];
+  /** Whether the restored adapter was checked to be loaded in the server. */
+  private adapterChecked = true;
+  /** Extra completions of an `n` > 1 request, kept for the group's next proposals. */
+  private pool = new Map<string, Sample[]>();
+
+  /** Creates the client; the API key is read from `apiKeyEnv` (servers without auth accept any). */
+  constructor(options: LlmOptions, private readonly log: (message: string) => void = () => {}) {
+    this.o = { ...LLM_DEFAULTS, policyUpdateCommand: null, extraBody: null, ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) } as LlmAgent['o'];
+    this.client = new OpenAI({
+      baseURL: this.o.baseUrl,
+      apiKey: process.env[this.o.apiKeyEnv] || 'EMPTY',
+      maxRetries: 0,
+      timeout: this.o.timeoutSeconds * 1000,
+    });
+  }
+
+  /** The model name requests go to: the current adapter, or the base model. */
+  servedModel(): string {
+    return this.adapter ?? this.o.model;
+  }
+
+  /** Asks the server for `n` completions of `messages`, retrying transient failures. */
+  private async request(messages: ChatMessage[], n: number, rng: Rng): Promise<{ ok: true; samples: Sample[] } | { ok: false; error: string; attempts: AttemptRecord[] }> {
+    const attempts: AttemptRecord[] = [];
+    const maxAttempts = this.o.retries + 1;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      try {
+        const res = await this.client.chat.completions.create({
+          ...(this.o.extraBody ?? {}),
+          model: this.servedModel(),
+          messages,
+          temperature: this.o.temperature,
+          top_p: this.o.topP,
+          max_tokens: this.o.maxTokens,
+          n,
+          ...(this.o.logprobs ? { logprobs: true } : {}),
+          ...(this.o.structuredOutput ? { response_format: { type: 'json_schema' as const, json_schema: { name: 'job_spec', schema: jobSpecJsonSchema() } } } : {}),
+        });
+        if (!Array.isArray(res.choices) || res.choices.length === 0) throw new Error('the server answered without choices');
+        attempts.push({ attempt, ok: true, status: 200 });
+        return {
+          ok: true,
+          samples: res.choices.map((c, i) => ({
+            requestId: res.id ?? null,
+            choiceIndex: c.index ?? i,
+            content: c.message?.content ?? null,
+            logprobs: c.logprobs?.content ? c.logprobs.content.map((t) => ({ token: t.token, logprob: t.logprob })) : null,
+            finishReason: c.finish_reason ?? null,
+            attempts,
+          })),
+        };
+      } catch (err) {
+        const info = err instanceof Error && err.message === 'the server answered without choices' ? { retryable: true, message: err.message } : classifyError(err, this.o.timeoutSeconds);
+        const rec: AttemptRecord = { attempt, ok: false, error: info.message, ...('status' in info && info.status !== undefined ? { status: info.status } : {}) };
+        attempts.push(rec);
+        if (!info.retryable || attempt === maxAttempts) {
+          const why = info.retryable ? `gave up after ${attempt} attempt(s)` : 'not retried';
+          return { ok: false, error: `the LLM request failed (${why}): ${info.message}`, attempts };
+        }
+        const ra = 'retryAfterMs' in info ? info.retryAfterMs : undefined;
+        const wait = ra !== undefined ? Math.min(ra, MAX_RETRY_AFTER_MS) : backoffDelay(attempt, this.o.backoffMs, rng);
+        rec.waitMs = wait;
+        if (ra !== undefined) rec.retryAfterMs = ra;
+        this.log(`LLM request attempt ${attempt} failed (${info.message}); retrying in ${wait} ms`);
+        await new Promise((r) => setTimeout(r, wait));
+      }
+    }
+    throw new Error('unreachable');
+  }
+
+  /** One completion of the initial prompt, from the pool of an earlier `n` > 1 request when possible. */
+  private async sampleInitial(key: string, messages: ChatMessage[], rng: Rng): Promise<{ ok: true; sample: Sample } | { ok: false; error: string; attempts: AttemptRecord[] }> {
+    const pooled = this.pool.get(key);
+    if (pooled?.length) return { ok: true, sample: pooled.shift()! };
+    const r = await this.request(messages, this.o.n, rng);
+    if (!r.ok) return r;
+    this.pool.clear(); // older leftovers belong to prompts that will not come again
+    this.pool.set(key, r.samples.slice(1));
+    return { ok: true, sample: r.samples[0] };
+  }
+
+  /**
+   * After a resume: makes sure the restored adapter is loaded in the server (a restarted
+   * server has lost it) by loading it again from its directory under its own name; when that
+   * fails the agent goes back to the base model and says so.
+   */
+  private async ensureAdapter(): Promise<void> {
+    if (this.adapterChecked || this.adapter === null) return;
+    this.adapterChecked = true;
+    const models = await this.listModels();
+    if (models.has(this.adapter)) return;
+    const dir = this.updates.find((u) => u.adapter === this.adapter)?.adapterDir;
+    const loaded = dir ? await this.loadAdapter(this.adapter, dir) : { ok: false as const, error: 'its directory is not recorded' };
+    if (loaded.ok) {
+      this.log(`adapter ${this.adapter} was not loaded in the server; loaded it again from ${dir}`);
+      return;
+    }
+    this.log(`adapter ${this.adapter} is not loaded in the server and could not be loaded again (${loaded.error}); sampling from the base model ${this.o.model}`);
+    this.adapter = null;
+  }
+
+  /** Writes one job spec for `brief`: prompt, completion, checks, at most one repair turn. */
+  async propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal> {
+    await this.ensureAdapter();
+    const messages = buildPrompt(brief, {
+      history: ctx.history.map((h) => ({ spec: h.spec, reward: h.reward, status: h.status, error: h.error })),
+      historyLimit: this.o.historyLimit,
+    });
+    const key = `${ctx.iteration}:${brief.id}:${createHash('sha256').update(JSON.stringify(messages)).digest('hex')}`;
+    const trace: LlmTrace = {
+      kind: 'llm',
+      model: this.o.model,
+      adapter: this.adapter,
+      messages,
+      completion: null,
+      logprobs: null,
+      turns: [],
+      repaired: false,
+      error: null,
+      sampling: { temperature: this.o.temperature, topP: this.o.topP, maxTokens: this.o.maxTokens, n: this.o.n },
+    };
+    const first = await this.sampleInitial(key, messages, ctx.rng);
+    if (!first.ok) {
+      trace.turns.push({ turn: 'initial', requestId: null, choiceIndex: 0, attempts: first.attempts, completion: null, logprobs: null, finishReason: null, error: first.error });
+      trace.error = first.error;
+      return { spec: null, trace, rejected: { kind: 'llm-error', error: first.error } };
+    }
+    let sample = first.sample;
+    let check = checkReply(sample.content, brief);
+    trace.turns.push(this.turn('initial', sample, check.ok ? null : check.error));
+    trace.completion = sample.content;
+    trace.logprobs = sample.logprobs;
+    if (!check.ok) {
+      const repairMessages: ChatMessage[] = [...messages, { role: 'assistant', content: sample.content ?? '' }, { role: 'user', content: repairMessage(check.error, brief) }];
+      const second = await this.request(repairMessages, 1, ctx.rng);
+      trace.repaired = true;
+      if (!second.ok) {
+        trace.turns.push({ turn: 'repair', requestId: null, choiceIndex: 0, attempts: second.attempts, completion: null, logprobs: null, finishReason: null, error: second.error });
+        trace.error = `${check.error} (the repair turn failed: ${second.error})`;
+        return { spec: check.spec, trace, rejected: { kind: 'invalid', error: trace.error } };
+      }
+      sample = second.samples[0];
+      check = checkReply(sample.content, brief);
+      trace.turns.push(this.turn('repair', sample, check.ok ? null : check.error));
+      trace.messages = repairMessages;
+      trace.completion = sample.content;
+      trace.logprobs = sample.logprobs;
+      if (!check.ok) {
+        trace.error = check.error;
+        return { spec: check.spec, trace, rejected: { kind: 'invalid', error: `after a repair turn: ${check.error}` } };
+      }
+    }
+    return { spec: check.spec, trace };
+  }
+
+  private turn(turn: 'initial' | 'repair', s: Sample, error: string | null): TurnRecord {
+    return { turn, requestId: s.requestId, choiceIndex: s.choiceIndex, attempts: s.attempts, completion: s.content, logprobs: s.logprobs, finishReason: s.finishReason, error };
+  }
+
+  /** The LLM learns outside this process (see `afterIteration`); nothing to update here. */
+  async update(): Promise<UpdateStats> {
+    return {};
+  }
+
+  /**
+   * Between iterations: exports the iteration's batch (TRL JSONL), runs the policy-update
+   * command on it and, when the command wrote a LoRA adapter (`adapter_config.json`), loads it
+   * into the server under a new name and samples from it from now on. Failures are recorded
+   * and the agent keeps its current model.
+   */
+  async afterIteration(ctx: IterationContext): Promise<void> {
+    const command = this.o.policyUpdateCommand;
+    if (!command || ctx.last || this.updates.some((u) => u.iteration === ctx.iteration)) return;
+    const policyDir = join(resolve(ctx.runDir), 'policy');
+    mkdirSync(policyDir, { recursive: true });
+    const batch = join(policyDir, `batch-it${ctx.iteration}.jsonl`);
+    const { rows } = exportGrpo(ctx.runDir, { format: 'trl', out: batch, iteration: ctx.iteration });
+    const existing = await this.listModels();
+    let version = this.version + 1;
+    const safeRun = ctx.runId.replace(/[^A-Za-z0-9_-]/g, '-');
+    while (existing.has(`rrl-${safeRun}-v${version}`)) version++;
+    const name = `rrl-${safeRun}-v${version}`;
+    const adapterDir = join(policyDir, 'adapters', name);
+    const logPath = join(policyDir, `update-it${ctx.iteration}.log`);
+    const record: PolicyUpdateRecord = { iteration: ctx.iteration, batch, rows, exitCode: null, adapter: null, adapterDir, error: null, log: logPath };
+    this.updates.push(record);
+    this.log(`policy update after iteration ${ctx.iteration + 1}: ${command}`);
+    const fd = openSync(logPath, 'a');
+    try {
+      record.exitCode = await new Promise<number | null>((done) => {
+        const child = spawn(command, {
+          shell: true,
+          stdio: ['ignore', fd, fd],
+          env: {
+            ...process.env,
+            RRL_BATCH: batch,
+            RRL_BATCH_FORMAT: 'trl',
+            RRL_RUN_DIR: resolve(ctx.runDir),
+            RRL_RUN_ID: ctx.runId,
+            RRL_ITERATION: String(ctx.iteration),
+            RRL_ADAPTER_DIR: adapterDir,
+            RRL_ADAPTER_NAME: name,
+            RRL_BASE_MODEL: this.o.model,
+            RRL_CURRENT_MODEL: this.servedModel(),
+            RRL_BASE_URL: this.o.baseUrl,
+          },
+        });
+        child.once('error', (err) => {
+          record.error = `the policy-update command could not start: ${err.message}`;
+          done(null);
+        });
+        child.once('exit', (code) => done(code));
+      });
+    } finally {
+      closeSync(fd);
+    }
+    if (record.exitCode !== 0) {
+      record.error ??= `the policy-update command exited with code ${record.exitCode} (log: ${logPath}); keeping ${this.servedModel()}`;
+      this.log(record.error);
+      return;
+    }
+    if (!existsSync(join(adapterDir, 'adapter_config.json'))) {
+      record.error = `the policy-update command wrote no adapter (no adapter_config.json in ${adapterDir}); keeping ${this.servedModel()}`;
+      this.log(record.error);
+      return;
+    }
+    const loaded = await this.loadAdapter(name, adapterDir);
+    if (!loaded.ok) {
+      record.error = `loading adapter ${name} failed: ${loaded.error}; keeping ${this.servedModel()}`;
+      this.log(record.error);
+      return;
+    }
+    this.adapter = name;
+    this.version = version;
+    record.adapter = name;
+    this.log(`loaded adapter ${name}; the next iteration samples from it`);
+  }
+
+  /** The model names the server lists (`GET /v1/models`); empty when it cannot be asked. */
+  private async listModels(): Promise<Set<string>> {
+    try {
+      const out = new Set<string>();
+      for await (const m of this.client.models.list()) out.add(m.id);
+      return out;
+    } catch {
+      return new Set();
+    }
+  }
+
+  /** `POST /v1/load_lora_adapter` (vLLM's runtime LoRA loading). */
+  private async loadAdapter(name: string, path: string): Promise<{ ok: true } | { ok: false; error: string }> {
+    const url = `${serverRoot(this.o.baseUrl)}/v1/load_lora_adapter`;
+    try {
+      const key = process.env[this.o.apiKeyEnv];
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        body: JSON.stringify({ lora_name: name, lora_path: path }),
+        signal: AbortSignal.timeout(this.o.timeoutSeconds * 1000),
+      });
+      const text = await res.text();
+      return res.ok ? { ok: true } : { ok: false, error: `HTTP ${res.status} from ${url}: ${text.slice(0, 500)}` };
+    } catch (err) {
+      return { ok: false, error: `${url}: ${(err as Error).message}` };
+    }
+  }
+
+  /** The adapter sampled from, the version counter and the policy updates so far. */
+  async state(): Promise<unknown> {
+    return { adapter: this.adapter, version: this.version, updates: this.updates } satisfies LlmState;
+  }
+
+  /** Restores `state()`; the adapter is assumed still loaded in the server. */
+  async load(state: unknown): Promise<void> {
+    const s = (state ?? {}) as Partial<LlmState>;
+    this.adapter = s.adapter ?? null;
+    this.version = s.version ?? 0;
+    this.updates = s.updates ?? [];
+    this.adapterChecked = this.adapter === null;
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * Exports a run's LLM proposals as GRPO training data, read from the run's store: one row per
+ * proposal that has a completion and a reward, with the prompt messages it was sampled from,
+ * the completion, the outer reward, the group-normalised advantage, the group id and the job id.
+ *
+ * - `trl`: JSON Lines for TRL (`prompt` as chat messages, `completion` as one assistant
+ *   message — TRL's conversational prompt-completion format — plus `reward`, `advantage`,
+ *   `group_id`, `job_id` and the token log-probabilities when the server returned them);
+ * - `verl`: Parquet in verl's RL dataset layout: `data_source`, `prompt` (a list of
+ *   {role, content} structs), `ability`, `reward_model` (a {style, ground_truth} struct) and
+ *   `extra_info` (a struct with the completion, reward, advantage, ids and model).
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import { Store } from '../store/store.js';
+import type { ChatMessage } from './agents/prompt.js';
+import type { LlmTrace } from './agents/llm.js';
+
+/** The export formats. */
+export const EXPORT_FORMATS = ['trl', 'verl'] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+
+/** One proposal as a GRPO sample. */
+export interface GrpoSample {
+  jobId: number;
+  runId: string;
+  iteration: number;
+  slot: number;
+  task: string;
+  groupId: string;
+  prompt: ChatMessage[];
+  completion: string;
+  reward: number;
+  advantage: number;
+  status: string;
+  error: string | null;
+  /** The model the completion was sampled from: the adapter's name, or the base model. */
+  model: string;
+  adapter: string | null;
+  repaired: boolean;
+  tokens: string[] | null;
+  logprobs: number[] | null;
+}
+
+const isLlmTrace = (t: unknown): t is LlmTrace => typeof t === 'object' && t !== null && (t as { kind?: unknown }).kind === 'llm';
+
+/** The run's LLM proposals with a completion and a reward (optionally of one iteration), in job order. */
+export function grpoSamples(runDir: string, options: { iteration?: number } = {}): GrpoSample[] {
+  if (!existsSync(join(runDir, 'store.db'))) throw new Error(`no run in ${runDir}: store.db not found`);
+  const store = new Store(runDir);
+  try {
+    const run = store.getRun();
+    if (!run) throw new Error(`no run in ${runDir}: the store has no run`);
+    const out: GrpoSample[] = [];
+    for (const j of store.jobs(run.id, { kind: 'proposal', iteration: options.iteration })) {
+      const t = j.trace;
+      if (!isLlmTrace(t) || t.completion === null || j.reward === null) continue;
+      out.push({
+        jobId: j.id,
+        runId: run.id,
+        iteration: j.iteration,
+        slot: j.slot,
+        task: j.task,
+        groupId: j.groupId ?? `it${j.iteration}/${j.task}`,
+        prompt: t.messages,
+        completion: t.completion,
+        reward: j.reward,
+        advantage: j.advantage ?? 0,
+        status: j.status,
+        error: j.error,
+        model: t.adapter ?? t.model,
+        adapter: t.adapter,
+        repaired: t.repaired,
+        tokens: t.logprobs ? t.logprobs.map((l) => l.token) : null,
+        logprobs: t.logprobs ? t.logprobs.map((l) => l.logprob) : null,
+      });
+    }
+    return out;
+  } finally {
+    store.close();
+  }
+}
+
+/** One TRL row (JSON Lines). */
+export function trlRow(s: GrpoSample): Record<string, unknown> {
+  return {
+    prompt: s.prompt,
+    completion: [{ role: 'assistant', content: s.completion }],
+    reward: s.reward,
+    advantage: s.advantage,
+    group_id: s.groupId,
+    job_id: s.jobId,
+    task: s.task,
+    iteration: s.iteration,
+    status: s.status,
+    model: s.model,
+    completion_tokens: s.tokens,
+    completion_logprobs: s.logprobs,
+  };
+}
+
+const STRING = { type: 'BYTE_ARRAY', converted_type: 'UTF8' } as const;
+
+/** Writes verl's layout as Parquet with nested columns; returns the file's bytes. */
+export function verlParquet(samples: GrpoSample[]): ArrayBuffer {
+  const extra = [
+    { name: 'split', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'index', type: 'INT64', repetition_type: 'REQUIRED' },
+    { name: 'job_id', type: 'INT64', repetition_type: 'REQUIRED' },
+    { name: 'run_id', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'iteration', type: 'INT32', repetition_type: 'REQUIRED' },
+    { name: 'task', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'group_id', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'completion', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'reward', type: 'DOUBLE', repetition_type: 'REQUIRED' },
+    { name: 'advantage', type: 'DOUBLE', repetition_type: 'REQUIRED' },
+    { name: 'status', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'model', ...STRING, repetition_type: 'REQUIRED' },
+  ] as const;
+  const schema = [
+    { name: 'root', num_children: 5 },
+    { name: 'data_source', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'prompt', repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 },
+    { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+    { name: 'element', repetition_type: 'REQUIRED', num_children: 2 },
+    { name: 'role', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'content', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'ability', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'reward_model', repetition_type: 'REQUIRED', num_children: 2 },
+    { name: 'style', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'ground_truth', ...STRING, repetition_type: 'REQUIRED' },
+    { name: 'extra_info', repetition_type: 'REQUIRED', num_children: extra.length },
+    ...extra,
+  ];
+  return parquetWriteBuffer({
+    columnData: [
+      { name: 'data_source', data: samples.map((s) => `recursive-rl/${s.task}`) },
+      { name: 'prompt', data: samples.map((s) => s.prompt.map((m) => ({ role: m.role, content: m.content }))) },
+      { name: 'ability', data: samples.map(() => 'job-design') },
+      { name: 'reward_model', data: samples.map((s) => ({ style: 'rrl-outer-reward', ground_truth: s.task })) },
+      {
+        name: 'extra_info',
+        data: samples.map((s, i) => ({
+          split: 'train',
+          index: BigInt(i),
+          job_id: BigInt(s.jobId),
+          run_id: s.runId,
+          iteration: s.iteration,
+          task: s.task,
+          group_id: s.groupId,
+          completion: s.completion,
+          reward: s.reward,
+          advantage: s.advantage,
+          status: s.status,
+          model: s.model,
+        })),
+      },
+    ],
+    schema: schema as Parameters<typeof parquetWriteBuffer>[0]['schema'],
+  });
+}
+
+/** Exports a run (or one iteration of it) in `format` to `out`; returns the row count. */
+export function exportGrpo(runDir: string, options: { format: ExportFormat; out: string; iteration?: number }): { rows: number; path: string } {
+  const samples = grpoSamples(runDir, { iteration: options.iteration });
+  mkdirSync(dirname(options.out), { recursive: true });
+  if (options.format === 'trl') {
+    writeFileSync(options.out, samples.map((s) => JSON.stringify(trlRow(s))).join('\n') + (samples.length ? '\n' : ''));
+  } else if (options.format === 'verl') {
+    writeFileSync(options.out, new Uint8Array(verlParquet(samples)));
+  } else {
+    throw new Error(`unknown export format "${String(options.format)}"; choose ${EXPORT_FORMATS.join(', ')}`);
+  }
+  return { rows: samples.length, path: options.out };
+}

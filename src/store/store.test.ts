@@ -1,0 +1,39 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Store } from './store.js';
+
+test('a store written before rewards had a group id gains the column and keeps its rows', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-store-'));
+  const old = new Database(join(dir, 'store.db'));
+  old.exec('CREATE TABLE rewards (job_id INTEGER PRIMARY KEY, reward REAL NOT NULL, advantage REAL, detail TEXT)');
+  old.prepare('INSERT INTO rewards (job_id, reward, advantage, detail) VALUES (?, ?, ?, ?)').run(7, 0.5, 1, '{}');
+  old.close();
+  const store = new Store(dir);
+  const cols = (store.db.prepare('PRAGMA table_info(rewards)').all() as { name: string }[]).map((c) => c.name);
+  assert.deepEqual(cols, ['job_id', 'reward', 'advantage', 'detail', 'group_id']);
+  assert.deepEqual(store.db.prepare('SELECT job_id, reward, group_id FROM rewards').all(), [{ job_id: 7, reward: 0.5, group_id: null }]);
+  store.close();
+  new Store(dir).close(); // opening again changes nothing
+});
+
+test('proposals the agent rejected are recorded invalid at once; rewards carry their group id', () => {
+  const store = new Store(mkdtempSync(join(tmpdir(), 'rrl-store-')));
+  store.createRun('r', {});
+  store.startIteration('r', 0);
+  const [a, b] = store.addJobs('r', [
+    { iteration: 0, slot: 0, task: 't', kind: 'proposal', agent: 'llm', spec: { task: 't' }, trace: { kind: 'llm' } },
+    { iteration: 0, slot: 1, task: 't', kind: 'proposal', agent: 'llm', spec: null, trace: { kind: 'llm' }, rejected: { kind: 'llm-error', error: 'HTTP 500' } },
+  ]);
+  store.completeIteration('r', 0, [{ jobId: b, reward: -1, advantage: -1, detail: {}, groupId: 'it0/t' }], { agent: 'llm', state: {} }, { meanReward: -1, meanNormalized: null, bestNormalized: null, updateStats: {} });
+  const [ja, jb] = [store.job('r', a)!, store.job('r', b)!];
+  assert.equal(ja.status, 'pending');
+  assert.deepEqual([jb.status, jb.failureKind, jb.error, jb.reward, jb.groupId], ['invalid', 'llm-error', 'HTTP 500', -1, 'it0/t']);
+  assert.ok(jb.finishedAt);
+  store.saveCheckpoint('r', 0, { agent: 'llm', state: { adapter: 'x' } });
+  assert.deepEqual(store.latestCheckpoint('r'), { iteration: 0, agent: 'llm', state: { adapter: 'x' } });
+  store.close();
+});
