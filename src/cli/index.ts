@@ -7,6 +7,9 @@ import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
 import { dataForJob, scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
+import { type ExecutorConfig, type SlurmExecutorConfig, makeExecutor } from '../run/config.js';
+import { NODE_JOB_USAGE } from '../run/node-job.js';
+import { Store } from '../store/store.js';
 import { AGENTS, type AgentName, type LoopEvent, type TrainConfig, train } from '../outer/loop.js';
 import { REWARD_RULES, type RewardRuleName } from '../outer/reward.js';
 import { runTransfer, transferPreset } from '../outer/experiment.js';
@@ -111,6 +114,16 @@ job
     }
   });
 
+job
+  .command('exec')
+  .description('node side of a cluster job: train a spec and write the artifact (never scores); ' + NODE_JOB_USAGE.replace('usage: ', ''))
+  .allowUnknownOption()
+  .action(() => {
+    // bin/rrl.js runs `rrl job exec` without loading this CLI (and the hidden evaluation with it).
+    console.error(NODE_JOB_USAGE);
+    process.exitCode = 2;
+  });
+
 program
   .command('train')
   .description('run the outer loop: the agent proposes jobs, they train, are scored, and the agent learns')
@@ -133,8 +146,28 @@ program
   .option('--prune-flat', "stop proposals' control jobs whose training returns stay flat past half their budget")
   .option('--cache <file>', "reuse results of identical (spec, seed) jobs from this SQLite file, shared between runs (default: the run's own store)")
   .option('--no-cache', 'train every job even when an identical one was recorded')
+  .option('--executor <kind>', 'where jobs run: local (worker threads) | slurm (batch jobs on a Slurm cluster)', 'local')
+  .option('--partition <p>', 'slurm: partition')
+  .option('--account <a>', 'slurm: account')
+  .option('--time-limit <minutes>', "slurm: time limit per job (default: the job's wall-clock limit plus one minute)", int('--time-limit', 1, 525_600))
+  .option('--gpus <n>', 'slurm: GPUs per job', int('--gpus', 0, 64))
+  .option('--slurm-arg <arg>', 'slurm: an extra sbatch argument, e.g. --slurm-arg=--qos=short (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+  .option('--max-resubmits <n>', 'slurm: submissions again after NODE_FAIL, PREEMPTED or BOOT_FAIL', int('--max-resubmits', 0, 100), 2)
+  .option('--slurm-rest <url>', 'slurm: submit through slurmrestd at this URL instead of sbatch/squeue')
+  .option('--slurm-token-env <var>', 'slurm: environment variable holding the JWT for slurmrestd (default: scontrol token)')
+  .option('--poll-interval <ms>', 'slurm: how often the queue is polled', int('--poll-interval', 100, 600_000), 2000)
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
+    executor: string;
+    partition?: string;
+    account?: string;
+    timeLimit?: number;
+    gpus?: number;
+    slurmArg?: string[];
+    maxResubmits: number;
+    slurmRest?: string;
+    slurmTokenEnv?: string;
+    pollInterval: number;
     pruneFlat?: boolean;
     reward: string;
     costWeight: number;
@@ -150,7 +183,7 @@ program
     jobTimeout?: number;
     jobMemory: number;
     json?: boolean;
-  }) => {
+  }, cmd: Command) => {
     if (!(AGENTS as readonly string[]).includes(o.agent)) throw new InvalidArgumentError(`--agent must be one of ${AGENTS.join(', ')}, got "${o.agent}"`);
     const resumeDir = typeof o.resume === 'string' ? o.resume : o.resume ? o.run : undefined;
     if (o.resume && !resumeDir) throw new InvalidArgumentError('--resume needs a run directory: --resume DIR or --run DIR --resume');
@@ -159,8 +192,24 @@ program
     for (const t of tasks) getPublicTask(t);
     if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
     const reward = { rule: o.reward as RewardRuleName, lambda: o.costWeight };
-    const config: TrainConfig | null = resumeDir ? null : { tasks, agent: o.agent as AgentName, iterations: o.iterations, group: o.group, seed: o.seed, reward, pruneFlat: o.pruneFlat ?? false };
-    const executor = new LocalExecutor({ workers: o.workers, memoryMb: o.jobMemory });
+    if (o.executor !== 'local' && o.executor !== 'slurm') throw new InvalidArgumentError(`--executor must be local or slurm, got "${o.executor}"`);
+    let executorConfig: ExecutorConfig | undefined;
+    if (o.executor === 'slurm') {
+      const slurm: SlurmExecutorConfig = { kind: 'slurm', extraArgs: o.slurmArg ?? [], maxResubmits: o.maxResubmits, pollMs: o.pollInterval };
+      if (o.partition) slurm.partition = o.partition;
+      if (o.account) slurm.account = o.account;
+      if (o.timeLimit) slurm.timeLimitMinutes = o.timeLimit;
+      if (o.gpus) slurm.gpus = o.gpus;
+      if (cmd.getOptionValueSource('jobMemory') === 'cli') slurm.memoryMb = o.jobMemory;
+      if (o.slurmRest) slurm.rest = { url: o.slurmRest, ...(o.slurmTokenEnv ? { tokenEnv: o.slurmTokenEnv } : {}) };
+      executorConfig = slurm;
+    }
+    const config: TrainConfig | null = resumeDir
+      ? null
+      : { tasks, agent: o.agent as AgentName, iterations: o.iterations, group: o.group, seed: o.seed, reward, pruneFlat: o.pruneFlat ?? false, ...(executorConfig ? { executor: executorConfig } : {}) };
+    if (resumeDir) executorConfig = storedExecutor(dir);
+    const executor = makeExecutor(executorConfig, { runDir: dir, workers: o.workers, memoryMb: o.jobMemory });
+    if (executor.name !== 'local') process.stderr.write(`executor: ${executor.name}${executorConfig?.kind === 'slurm' && executorConfig.partition ? ` (partition ${executorConfig.partition})` : ''}\n`);
     const abort = new AbortController();
     const onSignal = (): void => {
       process.stderr.write('\ninterrupted: cancelling running jobs; resume with `rrl train --resume ' + dir + '`\n');
@@ -212,6 +261,16 @@ program
     }
     if (abort.signal.aborted) process.exitCode = 130;
   });
+
+/** The executor recorded with the run in `dir` (resume uses the same one). */
+function storedExecutor(dir: string): ExecutorConfig | undefined {
+  const store = new Store(dir);
+  try {
+    return (store.getRun()?.config as TrainConfig | undefined)?.executor;
+  } finally {
+    store.close();
+  }
+}
 
 const experiment = program.command('experiment').description('experiments on the trainer agent');
 experiment
