@@ -241,7 +241,14 @@ program
     };
     try {
       const cache = o.cache === false ? null : typeof o.cache === 'string' ? resolve(o.cache) : undefined;
-      const summary = await train(dir, config, executor, { onEvent, signal: abort.signal, timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined, cache });
+      let summary;
+      try {
+        summary = await train(dir, config, executor, { onEvent, signal: abort.signal, timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined, cache });
+      } catch (err) {
+        if (!abort.signal.aborted) throw err;
+        process.exitCode = 130; // interrupted: the message above says how to resume
+        return;
+      }
       if (o.json) {
         console.log(JSON.stringify({ ...summary, iterations: summary.iterations.map((i) => ({ meanReward: i.meanReward, bestNormalized: i.bestNormalized, meanNormalized: i.meanNormalized })) }));
       } else {

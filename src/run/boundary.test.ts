@@ -29,7 +29,7 @@ function importClosure(entry: string): Set<string> {
 const FORBIDDEN = [/[/\\]supervised-eval\.js$/, /[/\\]tasks[/\\]hidden\.js$/, /[/\\]hidden\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]score\.js$/, /[/\\]control-eval\.js$/];
 
 test('job code cannot import the hidden evaluation, its seeds or the scorer', () => {
-  for (const entry of ['job-worker.js', 'local.js']) {
+  for (const entry of ['job-worker.js', 'local.js', 'node-job.js', 'slurm.js', 'slurm-rest.js']) {
     const closure = importClosure(resolve(here, entry));
     assert.ok(closure.size > 5, 'the import scan found the modules');
     for (const f of closure) {
