@@ -23,7 +23,7 @@ test('rrl tasks --json lists every task with its labels', () => {
   for (const t of tasks) {
     assert.deepEqual(Object.keys(t).sort(), ['data', 'family', 'id', 'kind', 'split']);
     assert.ok(['control', 'supervised'].includes(t.kind));
-    assert.ok(['train', 'held-out'].includes(t.split));
+    assert.ok(['train', 'held-out', 'example'].includes(t.split));
   }
 });
 
