@@ -220,8 +220,9 @@ export class SlurmExecutor implements Executor {
       current = await this.poller.get(record.jobId);
       if (current && isLive(current.state)) {
         // Resume: the job is still queued or running; follow it instead of submitting again.
-      } else if (current && finalOutcome(current.state).completed && this.artifactSucceeded(dir)) {
-        // It finished while no harness was watching: its artifact is complete.
+      } else if ((!current || finalOutcome(current.state).completed) && this.artifactSucceeded(dir)) {
+        // It finished while no harness was watching (the cluster may have forgotten it): its artifact is complete.
+        return this.succeeded(dir);
       } else record = null;
     }
     if (!record) {
