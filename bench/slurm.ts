@@ -35,11 +35,17 @@ async function latency(cluster: SlurmCluster, dir: string, submit: (script: stri
   return out;
 }
 
+/** The two batches: tiny ARS jobs (overhead-bound) and short PPO jobs (training-bound). */
+const BATCHES = [
+  { label: 'ARS, 5,000 env steps', jobs: 8, task: 'cartpole-balance', spec: (i: number): unknown => arsSpec('cartpole-balance', 5000, i + 1) },
+  { label: 'PPO, 10,000 env steps', jobs: 4, task: 'cartpole-short', spec: (i: number): unknown => ({ ...(getPublicTask('cartpole-short').baseline as object), seed: i + 1 }) },
+];
+
 /** Runs a batch of jobs at once through an executor; returns the wall seconds and results. */
-async function batch(executor: Executor, dir: string, jobs: number, envSteps: number): Promise<{ wallSeconds: number; results: JobResult[] }> {
-  const { brief } = getPublicTask('cartpole-balance');
+async function batch(executor: Executor, dir: string, b: (typeof BATCHES)[number]): Promise<{ wallSeconds: number; results: JobResult[] }> {
+  const { brief } = getPublicTask(b.task);
   const t0 = performance.now();
-  const results = await Promise.all(Array.from({ length: jobs }, (_, i) => executor.execute({ spec: arsSpec('cartpole-balance', envSteps, i + 1), brief, outDir: join(dir, `j${i}`) })));
+  const results = await Promise.all(Array.from({ length: b.jobs }, (_, i) => executor.execute({ spec: b.spec(i), brief, outDir: join(dir, `j${i}`) })));
   return { wallSeconds: (performance.now() - t0) / 1000, results };
 }
 
@@ -54,8 +60,6 @@ export async function slurm(): Promise<Record<string, unknown>> {
   log('slurm: starting a single-node cluster');
   const cluster = await startCluster({ rest });
   const cpus = Number(execFileSync(findBinary('sinfo')!, ['-h', '-o', '%c'], { env: { ...process.env, ...cluster.env }, encoding: 'utf8' }).trim());
-  const jobs = 8;
-  const envSteps = 5000;
   try {
     const dir = cluster.dir;
     log('slurm: submit-to-start latency through sbatch (10 jobs, one after another)');
@@ -73,46 +77,49 @@ export async function slurm(): Promise<Record<string, unknown>> {
       }, 10);
     }
 
-    log(`slurm: ${jobs} ARS jobs of ${envSteps} env steps through the local executor (${cpus} workers)`);
-    const local = new LocalExecutor({ workers: cpus });
-    let localRun;
-    try {
-      localRun = await batch(local, join(dir, 'batch-local'), jobs, envSteps);
-    } finally {
-      await local.close();
-    }
-    log(`slurm: the same ${jobs} jobs through Slurm (${cpus} CPUs, one per job)`);
-    const slurmEx = new SlurmExecutor({ pollMs: 250, jobPrefix: 'rrl-bench' }, cli);
-    const slurmRun = await batch(slurmEx, join(dir, 'batch-slurm'), jobs, envSteps);
-    await slurmEx.close();
     const ok = (r: { results: JobResult[] }): number => r.results.filter((x) => x.status === 'succeeded').length;
-    const perHour = (r: { wallSeconds: number }): number => (3600 * jobs) / r.wallSeconds;
     const meanJob = (r: { results: JobResult[] }): number =>
       r.results.reduce((a, x) => a + (x.status === 'succeeded' ? x.artifact.cost.wallSeconds : 0), 0) / Math.max(1, ok(r));
+    const batches = [];
+    const rows: string[][] = [
+      ['submit-to-start latency, sbatch (median of 10)', `${num(median(sbatchLatency), 2)} s`],
+      ['submit-to-start latency, slurmrestd (median of 10)', restLatency ? `${num(median(restLatency), 2)} s` : 'slurmrestd not installed'],
+    ];
+    for (const [k, b] of BATCHES.entries()) {
+      log(`slurm: ${b.jobs} jobs (${b.label}) through the local executor (${cpus} workers)`);
+      const local = new LocalExecutor({ workers: cpus });
+      let localRun;
+      try {
+        localRun = await batch(local, join(dir, `batch-${k}-local`), b);
+      } finally {
+        await local.close();
+      }
+      log(`slurm: the same ${b.jobs} jobs through Slurm (${cpus} CPUs, one per job)`);
+      const slurmEx = new SlurmExecutor({ pollMs: 250, jobPrefix: 'rrl-bench' }, cli);
+      const slurmRun = await batch(slurmEx, join(dir, `batch-${k}-slurm`), b);
+      await slurmEx.close();
+      const perHour = (r: { wallSeconds: number }): number => (3600 * b.jobs) / r.wallSeconds;
+      const entry = {
+        batch: b.label,
+        jobs: b.jobs,
+        local: { succeeded: ok(localRun), wallSeconds: localRun.wallSeconds, jobsPerHour: perHour(localRun), meanJobSeconds: meanJob(localRun) },
+        slurm: { succeeded: ok(slurmRun), wallSeconds: slurmRun.wallSeconds, jobsPerHour: perHour(slurmRun), meanJobSeconds: meanJob(slurmRun), medianQueueSeconds: median(slurmEx.startLatencies) },
+        slurmOverLocal: perHour(slurmRun) / perHour(localRun),
+      };
+      batches.push(entry);
+      rows.push(
+        [`${b.label}: ${b.jobs} jobs, local (${cpus} workers)`, `${num(localRun.wallSeconds, 1)} s, ${num(entry.local.jobsPerHour, 0)} jobs/h, ${ok(localRun)}/${b.jobs} ok`],
+        [`${b.label}: ${b.jobs} jobs, Slurm (${cpus} CPUs)`, `${num(slurmRun.wallSeconds, 1)} s, ${num(entry.slurm.jobsPerHour, 0)} jobs/h, ${ok(slurmRun)}/${b.jobs} ok`],
+        [`${b.label}: Slurm / local jobs per hour`, num(entry.slurmOverLocal, 2)],
+        [`${b.label}: mean training s per job (local / Slurm)`, `${num(entry.local.meanJobSeconds, 2)} / ${num(entry.slurm.meanJobSeconds, 2)}`],
+      );
+    }
     const result = {
       cpus,
       latencySeconds: { sbatch: { median: median(sbatchLatency), all: sbatchLatency }, slurmrestd: restLatency && { median: median(restLatency), all: restLatency } },
-      batch: {
-        jobs,
-        envSteps,
-        local: { succeeded: ok(localRun), wallSeconds: localRun.wallSeconds, jobsPerHour: perHour(localRun), meanJobSeconds: meanJob(localRun) },
-        slurm: { succeeded: ok(slurmRun), wallSeconds: slurmRun.wallSeconds, jobsPerHour: perHour(slurmRun), meanJobSeconds: meanJob(slurmRun), executorStartLatencyMedian: median(slurmEx.startLatencies) },
-        slurmOverLocal: perHour(slurmRun) / perHour(localRun),
-      },
+      batches,
     };
-    console.log(
-      table(
-        ['figure', 'value'],
-        [
-          ['submit-to-start latency, sbatch (median of 10)', `${num(result.latencySeconds.sbatch.median, 2)} s`],
-          ['submit-to-start latency, slurmrestd (median of 10)', restLatency ? `${num(median(restLatency), 2)} s` : 'slurmrestd not installed'],
-          [`local executor: ${jobs} jobs (${cpus} workers)`, `${num(localRun.wallSeconds, 1)} s, ${num(result.batch.local.jobsPerHour, 0)} jobs/h, ${ok(localRun)}/${jobs} ok`],
-          [`Slurm: ${jobs} jobs (${cpus} CPUs)`, `${num(slurmRun.wallSeconds, 1)} s, ${num(result.batch.slurm.jobsPerHour, 0)} jobs/h, ${ok(slurmRun)}/${jobs} ok`],
-          ['Slurm / local jobs per hour', num(result.batch.slurmOverLocal, 2)],
-          ['mean training seconds per job (local / Slurm)', `${num(result.batch.local.meanJobSeconds, 2)} / ${num(result.batch.slurm.meanJobSeconds, 2)}`],
-        ],
-      ),
-    );
+    console.log(table(['figure', 'value'], rows));
     return result;
   } finally {
     await cluster.stop();
