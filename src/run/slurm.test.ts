@@ -219,3 +219,38 @@ test('through slurmrestd: the API version is negotiated and a run completes', { 
   const rec = JSON.parse(readFileSync(join(runDir, 'jobs', readdirSync(join(runDir, 'jobs'))[0], 'slurm', 'job.json'), 'utf8'));
   assert.equal(rec.backend, 'rest');
 });
+
+test('the executor maps a failing batch job to the job\'s own error, and cancels a job over its wall-clock limit', { skip }, async () => {
+  const { SlurmExecutor, SlurmCliBackend } = await import('./slurm.js');
+  const { getPublicTask } = await import('../tasks/briefs.js');
+  const { arsSpec } = await import('../testing/specs.js');
+  const ex = new SlurmExecutor({ pollMs: 200, jobPrefix: 'rrl-unit' }, new SlurmCliBackend(cluster.env));
+  try {
+    // An invalid spec (the loop would catch it first): rrl job exec exits 1, Slurm says FAILED, status.json says why.
+    const bad = await ex.execute({ spec: { ...arsSpec('cartpole-balance'), seed: -5 }, brief: getPublicTask('cartpole-balance').brief, outDir: join(cluster.dir, 'unit-bad') });
+    assert.equal(bad.status, 'failed');
+    if (bad.status === 'failed') {
+      assert.equal(bad.kind, 'invalid');
+      assert.match(bad.error, /seed/);
+    }
+    // The harness's limit counts from the start of the job: over it, the job is cancelled.
+    const { brief, baseline } = getPublicTask('iris-command');
+    const prev = process.env.RRL_EXAMPLE_TRAINER_DELAY_MS;
+    process.env.RRL_EXAMPLE_TRAINER_DELAY_MS = '60000';
+    let slow;
+    try {
+      slow = await ex.execute({ spec: baseline, brief, outDir: join(cluster.dir, 'unit-slow') }, { timeoutMs: 1500 });
+    } finally {
+      if (prev === undefined) delete process.env.RRL_EXAMPLE_TRAINER_DELAY_MS;
+      else process.env.RRL_EXAMPLE_TRAINER_DELAY_MS = prev;
+    }
+    assert.equal(slow.status, 'failed');
+    if (slow.status === 'failed') {
+      assert.equal(slow.kind, 'timeout');
+      assert.match(slow.error, /wall-clock limit of 1\.5 s \(slurm job \d+ cancelled\)/);
+    }
+    await until('the slow job to leave the queue', () => !cluster.run('squeue', ['-h', '-o', '%j']).includes('rrl-unit-'), 20_000);
+  } finally {
+    await ex.close();
+  }
+});

@@ -198,7 +198,7 @@ export class SlurmExecutor implements Executor {
       return { status: 'failed', kind, error, cost: { wallSeconds: (performance.now() - t0) / 1000 } };
     };
     try {
-      return await this.follow(req, options, t0, failed);
+      return await this.follow(req, options, failed);
     } catch (err) {
       return failed('error', `slurm: ${(err as Error).message}`);
     }
@@ -207,7 +207,6 @@ export class SlurmExecutor implements Executor {
   private async follow(
     req: JobRequest,
     options: { signal?: AbortSignal; timeoutMs?: number },
-    t0: number,
     failed: (kind: string, error: string) => JobResult,
   ): Promise<JobResult> {
     const dir = resolve(req.outDir);
@@ -263,7 +262,7 @@ export class SlurmExecutor implements Executor {
         if (isLive(state)) {
           if (startedAt !== null && options.timeoutMs !== undefined && Date.now() - startedAt > options.timeoutMs) {
             await this.backend.cancel([record.jobId]);
-            return failed('timeout', `the job exceeded its wall-clock limit of ${(options.timeoutMs / 1000).toFixed(0)} s (slurm job ${record.jobId} cancelled)`);
+            return failed('timeout', `the job exceeded its wall-clock limit of ${options.timeoutMs / 1000} s (slurm job ${record.jobId} cancelled)`);
           }
           continue;
         }
@@ -291,7 +290,6 @@ export class SlurmExecutor implements Executor {
       }
     } finally {
       this.tracked.delete(record.jobId);
-      void t0;
     }
   }
 

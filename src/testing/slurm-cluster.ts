@@ -6,7 +6,7 @@
  * daemon it started and removes the directory.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -122,7 +122,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<SlurmC
   const jobCompLog = join(dir, 'log', 'jobcomp.log');
   const conf = [
     `ClusterName=rrl${randomBytes(3).toString('hex')}`,
-    `SlurmctldHost=${host}`,
+    `SlurmctldHost=${host}(127.0.0.1)`,
     `SlurmctldPort=${ctldPort}`,
     `SlurmdPort=${dPort}`,
     'SlurmUser=root',
@@ -153,7 +153,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<SlurmC
     'KillWait=2',
     'InactiveLimit=0',
     ...(options.extraConf ?? []),
-    `${hw.line} State=UNKNOWN`,
+    `${hw.line} NodeAddr=127.0.0.1 State=UNKNOWN`,
     `PartitionName=${partition} Nodes=${hw.name} Default=YES MaxTime=INFINITE State=UP`,
   ];
   const confFile = join(dir, 'slurm.conf');
@@ -294,12 +294,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<SlurmC
 
 /** Kills processes whose environment names this cluster's configuration (orphaned job steps). */
 function killStrays(dir: string): void {
-  let pids: string[] = [];
-  try {
-    pids = execFileSync('ps', ['-e', '-o', 'pid='], { encoding: 'utf8' }).split('\n').map((s) => s.trim()).filter(Boolean);
-  } catch {
-    return;
-  }
+  const pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
   const marker = `SLURM_CONF=${join(dir, 'slurm.conf')}`;
   for (const pid of pids) {
     if (Number(pid) === process.pid) continue;
