@@ -200,6 +200,7 @@ export class SlurmExecutor implements Executor {
     try {
       return await this.follow(req, options, failed);
     } catch (err) {
+      if (this.cancelledAll || options.signal?.aborted) return failed('cancelled', 'cancelled: the run was interrupted before the job was submitted');
       return failed('error', `slurm: ${(err as Error).message}`);
     }
   }
