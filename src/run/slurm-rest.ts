@@ -163,9 +163,19 @@ export class SlurmRestBackend implements SlurmBackend {
     return String(id);
   }
 
-  /** GET job/{id} for each job; jobs the controller no longer knows are left out. */
+  /** GET job/{id} (one job) or GET jobs (several, one call); jobs the controller no longer knows are left out. */
   async states(ids: string[]): Promise<Map<string, ClusterJob>> {
     const out = new Map<string, ClusterJob>();
+    if (ids.length > 1) {
+      const { status, json } = await this.call('GET', '/jobs');
+      if (status < 300) {
+        for (const job of (json.jobs as Record<string, unknown>[] | undefined) ?? []) {
+          const id = String(job.job_id);
+          if (ids.includes(id)) out.set(id, { id, state: normalizeState(job.job_state), reason: typeof job.state_reason === 'string' ? job.state_reason : undefined, name: String(job.name ?? '') });
+        }
+        return out;
+      }
+    }
     for (const id of ids) {
       const { status, json } = await this.call('GET', `/job/${id}`);
       const job = (json.jobs as Record<string, unknown>[] | undefined)?.[0];

@@ -218,6 +218,15 @@ test('through slurmrestd: the API version is negotiated and a run completes', { 
   assert.ok(rows.some((row) => row.status === 'succeeded'), JSON.stringify(rows));
   const rec = JSON.parse(readFileSync(join(runDir, 'jobs', readdirSync(join(runDir, 'jobs'))[0], 'slurm', 'job.json'), 'utf8'));
   assert.equal(rec.backend, 'rest');
+  // The version in use is the newest the daemon serves with the job endpoints, not a fixed one.
+  const { SlurmRestBackend } = await import('./slurm-rest.js');
+  const backend = new SlurmRestBackend({ url: cluster.restUrl!, token: { scontrol: true, env: cluster.env } });
+  const version = await backend.apiVersion();
+  const token = /SLURM_JWT=(\S+)/.exec(cluster.run('scontrol', ['token']))![1];
+  const doc = (await (await fetch(`${cluster.restUrl}/openapi/v3`, { headers: { 'X-SLURM-USER-NAME': 'root', 'X-SLURM-USER-TOKEN': token } })).json()) as { paths: Record<string, unknown> };
+  const offered = Object.keys(doc.paths).map((p) => /^\/slurm\/(v[\d.]+)\/job\/submit$/.exec(p)?.[1]).filter((v): v is string => !!v);
+  assert.ok(offered.includes(version));
+  assert.deepEqual([...offered].sort((a, b) => a.localeCompare(b, undefined, { numeric: true })).at(-1), version);
 });
 
 test('the executor maps a failing batch job to the job\'s own error, and cancels a job over its wall-clock limit', { skip }, async () => {
