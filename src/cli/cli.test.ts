@@ -23,7 +23,7 @@ test('rrl tasks --json lists every task with its labels', () => {
   for (const t of tasks) {
     assert.deepEqual(Object.keys(t).sort(), ['data', 'family', 'id', 'kind', 'split']);
     assert.ok(['control', 'supervised'].includes(t.kind));
-    assert.ok(['train', 'held-out'].includes(t.split));
+    assert.ok(['train', 'held-out', 'example'].includes(t.split));
   }
 });
 
@@ -91,4 +91,13 @@ test('rrl job baseline and rrl job run work for a supervised task (data comes fr
   assert.equal(out.status, 'succeeded');
   assert.ok(out.score.raw > 0.34 && out.score.raw <= 1, `accuracy ${out.score.raw}`);
   assert.ok(out.cost.examples > 0 && out.cost.envSteps === 0);
+});
+
+test('rrl train --executor: unknown kinds and a machine without Slurm tools get clear errors', () => {
+  const bad = rrl('train', '--executor', 'kubernetes', '--run', join(tmp, 'x1'));
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /--executor must be local or slurm, got "kubernetes"/);
+  const r = spawnSync(process.execPath, [bin, 'train', '--executor', 'slurm', '--run', join(tmp, 'x2')], { encoding: 'utf8', cwd: tmp, env: { ...process.env, PATH: '/nonexistent' } });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /--executor slurm: sbatch, squeue, scancel not found on PATH/);
 });

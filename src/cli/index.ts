@@ -7,6 +7,9 @@ import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
 import { dataForJob, scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
+import { type ExecutorConfig, type SlurmExecutorConfig, makeExecutor } from '../run/config.js';
+import { NODE_JOB_USAGE } from '../run/node-job.js';
+import { Store } from '../store/store.js';
 import { AGENTS, type AgentName, type LoopEvent, type TrainConfig, train } from '../outer/loop.js';
 import { REWARD_RULES, type RewardRuleName } from '../outer/reward.js';
 import { runTransfer, transferPreset } from '../outer/experiment.js';
@@ -14,7 +17,6 @@ import { SpecError, formatIssues } from '../spec/validate.js';
 import { buildPrompt } from '../outer/agents/prompt.js';
 import { LLM_DEFAULTS, type LlmOptions } from '../outer/agents/llm.js';
 import { EXPORT_FORMATS, type ExportFormat, exportGrpo } from '../outer/export.js';
-import { Store } from '../store/store.js';
 import { num, progressBar, table } from './format.js';
 
 function int(name: string, min: number, max: number) {
@@ -123,6 +125,16 @@ job
     }
   });
 
+job
+  .command('exec')
+  .description('node side of a cluster job: train a spec and write the artifact (never scores); ' + NODE_JOB_USAGE.replace('usage: ', ''))
+  .allowUnknownOption()
+  .action(() => {
+    // bin/rrl.js runs `rrl job exec` without loading this CLI (and the hidden evaluation with it).
+    console.error(NODE_JOB_USAGE);
+    process.exitCode = 2;
+  });
+
 program
   .command('train')
   .description('run the outer loop: the agent proposes jobs, they train, are scored, and the agent learns')
@@ -169,6 +181,16 @@ program
     return parsed as Record<string, unknown>;
   })
   .option('--policy-update-command <cmd>', 'llm: shell command run between iterations to train a LoRA adapter on the exported batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)')
+  .option('--executor <kind>', 'where jobs run: local (worker threads) | slurm (batch jobs on a Slurm cluster)', 'local')
+  .option('--partition <p>', 'slurm: partition')
+  .option('--account <a>', 'slurm: account')
+  .option('--time-limit <minutes>', "slurm: time limit per job (default: the job's wall-clock limit plus one minute)", int('--time-limit', 1, 525_600))
+  .option('--gpus <n>', 'slurm: GPUs per job', int('--gpus', 0, 64))
+  .option('--slurm-arg <arg>', 'slurm: an extra sbatch argument, e.g. --slurm-arg=--qos=short (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+  .option('--max-resubmits <n>', 'slurm: submissions again after NODE_FAIL, PREEMPTED or BOOT_FAIL', int('--max-resubmits', 0, 100), 2)
+  .option('--slurm-rest <url>', 'slurm: submit through slurmrestd at this URL instead of sbatch/squeue')
+  .option('--slurm-token-env <var>', 'slurm: environment variable holding the JWT for slurmrestd (default: scontrol token)')
+  .option('--poll-interval <ms>', 'slurm: how often the queue is polled', int('--poll-interval', 100, 600_000), 2000)
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
     baseUrl?: string;
@@ -186,6 +208,16 @@ program
     structuredOutput: boolean;
     policyUpdateCommand?: string;
     llmExtraBody?: Record<string, unknown>;
+    executor: string;
+    partition?: string;
+    account?: string;
+    timeLimit?: number;
+    gpus?: number;
+    slurmArg?: string[];
+    maxResubmits: number;
+    slurmRest?: string;
+    slurmTokenEnv?: string;
+    pollInterval: number;
     pruneFlat?: boolean;
     reward: string;
     costWeight: number;
@@ -201,7 +233,7 @@ program
     jobTimeout?: number;
     jobMemory: number;
     json?: boolean;
-  }) => {
+  }, cmd: Command) => {
     if (!(AGENTS as readonly string[]).includes(o.agent)) throw new InvalidArgumentError(`--agent must be one of ${AGENTS.join(', ')}, got "${o.agent}"`);
     const resumeDir = typeof o.resume === 'string' ? o.resume : o.resume ? o.run : undefined;
     if (o.resume && !resumeDir) throw new InvalidArgumentError('--resume needs a run directory: --resume DIR or --run DIR --resume');
@@ -232,10 +264,34 @@ program
         extraBody: o.llmExtraBody ?? null,
       };
     }
+    if (o.executor !== 'local' && o.executor !== 'slurm') throw new InvalidArgumentError(`--executor must be local or slurm, got "${o.executor}"`);
+    let executorConfig: ExecutorConfig | undefined;
+    if (o.executor === 'slurm') {
+      const slurm: SlurmExecutorConfig = { kind: 'slurm', extraArgs: o.slurmArg ?? [], maxResubmits: o.maxResubmits, pollMs: o.pollInterval };
+      if (o.partition) slurm.partition = o.partition;
+      if (o.account) slurm.account = o.account;
+      if (o.timeLimit) slurm.timeLimitMinutes = o.timeLimit;
+      if (o.gpus) slurm.gpus = o.gpus;
+      if (cmd.getOptionValueSource('jobMemory') === 'cli') slurm.memoryMb = o.jobMemory;
+      if (o.slurmRest) slurm.rest = { url: o.slurmRest, ...(o.slurmTokenEnv ? { tokenEnv: o.slurmTokenEnv } : {}) };
+      executorConfig = slurm;
+    }
     const config: TrainConfig | null = resumeDir
       ? null
-      : { tasks, agent: o.agent as AgentName, iterations: o.iterations, group: o.group, seed: o.seed, reward, pruneFlat: o.pruneFlat ?? false, ...(llm ? { llm } : {}) };
-    const executor = new LocalExecutor({ workers: o.workers, memoryMb: o.jobMemory });
+      : {
+          tasks,
+          agent: o.agent as AgentName,
+          iterations: o.iterations,
+          group: o.group,
+          seed: o.seed,
+          reward,
+          pruneFlat: o.pruneFlat ?? false,
+          ...(llm ? { llm } : {}),
+          ...(executorConfig ? { executor: executorConfig } : {}),
+        };
+    if (resumeDir) executorConfig = storedExecutor(dir);
+    const executor = makeExecutor(executorConfig, { runDir: dir, workers: o.workers, memoryMb: o.jobMemory });
+    if (executor.name !== 'local') process.stderr.write(`executor: ${executor.name}${executorConfig?.kind === 'slurm' && executorConfig.partition ? ` (partition ${executorConfig.partition})` : ''}\n`);
     const abort = new AbortController();
     const onSignal = (): void => {
       process.stderr.write('\ninterrupted: cancelling running jobs; resume with `rrl train --resume ' + dir + '`\n');
@@ -267,7 +323,14 @@ program
     };
     try {
       const cache = o.cache === false ? null : typeof o.cache === 'string' ? resolve(o.cache) : undefined;
-      const summary = await train(dir, config, executor, { onEvent, signal: abort.signal, timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined, cache });
+      let summary;
+      try {
+        summary = await train(dir, config, executor, { onEvent, signal: abort.signal, timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined, cache });
+      } catch (err) {
+        if (!abort.signal.aborted) throw err;
+        process.exitCode = 130; // interrupted: the message above says how to resume
+        return;
+      }
       if (o.json) {
         console.log(JSON.stringify({ ...summary, iterations: summary.iterations.map((i) => ({ meanReward: i.meanReward, bestNormalized: i.bestNormalized, meanNormalized: i.meanNormalized })) }));
       } else {
@@ -326,6 +389,16 @@ exporter
     const r = exportGrpo(resolve(runDir), { format: o.format as ExportFormat, out: resolve(o.out), iteration: o.iteration === undefined ? undefined : o.iteration - 1 });
     console.error(`${r.rows} row(s) written to ${r.path}`);
   });
+
+/** The executor recorded with the run in `dir` (resume uses the same one). */
+function storedExecutor(dir: string): ExecutorConfig | undefined {
+  const store = new Store(dir);
+  try {
+    return (store.getRun()?.config as TrainConfig | undefined)?.executor;
+  } finally {
+    store.close();
+  }
+}
 
 const experiment = program.command('experiment').description('experiments on the trainer agent');
 experiment

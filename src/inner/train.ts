@@ -15,6 +15,7 @@ import { getEnvironment } from './envs/index.js';
 import { compileExpression } from './expr.js';
 import type { PolicyFile } from './policy.js';
 import { initTf } from './tf.js';
+import { runCommandTrainer } from './command.js';
 import { rewardVariableNames, validateSpec } from './validate.js';
 
 /** Compute a job used, counted by the engine. */
@@ -93,6 +94,7 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
     if (!checked.ok) throw checked.error;
     const spec = checked.spec;
     writeFileSync(join(dir, ARTIFACT_FILES.spec), JSON.stringify(spec, null, 2));
+    if (brief.trainer?.kind === 'command') return await trainByCommand(spec, brief, options, wall0);
     const curve: CurvePoint[] = [];
     const log = (name: string, step: number, value: number): void => {
       curve.push({ name, step, wallTime: (performance.now() - wall0) / 1000, value });
@@ -128,6 +130,19 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
     writeFailureStatus(dir, e.message, e instanceof SpecError ? 'invalid' : e.name === 'NaNError' ? 'nan' : 'error');
     throw err;
   }
+}
+
+/** A job of a task whose brief names an outside trainer: the program writes the artifact. */
+async function trainByCommand(spec: JobSpec, brief: TaskBrief, options: RunJobOptions, wall0: number): Promise<Artifact> {
+  const dir = options.outDir;
+  const r = await runCommandTrainer(brief.trainer!, spec, brief, dir, options.data);
+  const cost: JobCost = { envSteps: r.envSteps, examples: r.examples, wallSeconds: (performance.now() - wall0) / 1000, cpuSeconds: r.cpuSeconds };
+  writeFileSync(join(dir, ARTIFACT_FILES.cost), JSON.stringify(cost, null, 2));
+  writeFileSync(
+    join(dir, ARTIFACT_FILES.status),
+    JSON.stringify({ status: 'succeeded', stopReason: r.stopReason, updates: r.updates, trainReturn: r.trainReturn, backend: 'command' }, null, 2),
+  );
+  return { status: 'succeeded', dir, spec, cost, updates: r.updates, stopReason: r.stopReason, trainReturn: r.trainReturn, backend: 'command' };
 }
 
 interface Trained {

@@ -9,6 +9,7 @@ import { rmSync } from 'node:fs';
 import type { TaskBrief } from '../spec/brief.js';
 import { validateSpec } from '../inner/validate.js';
 import type { Executor } from '../run/executor.js';
+import type { ExecutorConfig } from '../run/config.js';
 import { Store, type JobOutcome, type JobRow } from '../store/store.js';
 import { ResultCache, specKey } from '../store/cache.js';
 import { getPublicTask } from '../tasks/briefs.js';
@@ -36,6 +37,8 @@ export interface TrainConfig {
   pruneFlat?: boolean;
   /** The LLM agent's endpoint and sampling settings (agent `llm` only; never an API key). */
   llm?: LlmOptions;
+  /** Where jobs run (absent: local worker threads); resume builds the same executor. */
+  executor?: ExecutorConfig;
 }
 
 /** Progress events for a CLI or dashboard. */
@@ -149,7 +152,7 @@ export async function train(
 
     /** Trains one valid job in the executor and scores it here; null when the run was interrupted. */
     const trainAndScore = async (row: JobRow, spec: unknown, brief: TaskBrief, outDir: string): Promise<JobOutcome | null> => {
-      rmSync(outDir, { recursive: true, force: true });
+      if (!executor.reattaches) rmSync(outDir, { recursive: true, force: true });
       clock.enter();
       try {
         const result = await executor.execute(

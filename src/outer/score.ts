@@ -26,6 +26,11 @@ export function scorePolicy(taskId: string, trained: PolicyFile | ModelFile): Sc
 
 /** Scores the policy (control) or model (supervised) stored in an artifact directory. */
 export function scoreArtifact(taskId: string, dir: string): Score {
+  const h = getHiddenEvaluation(taskId);
+  if (h.scoreDir) {
+    const raw = h.scoreDir(dir);
+    return { raw, normalized: normalizeScore(taskId, raw) };
+  }
   const file = existsSync(join(dir, ARTIFACT_FILES.policy)) ? ARTIFACT_FILES.policy : ARTIFACT_FILES.model;
   return scorePolicy(taskId, JSON.parse(readFileSync(join(dir, file), 'utf8')) as PolicyFile | ModelFile);
 }

@@ -29,9 +29,10 @@ function importClosure(entry: string): Set<string> {
 const FORBIDDEN = [/[/\\]supervised-eval\.js$/, /[/\\]tasks[/\\]hidden\.js$/, /[/\\]hidden\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]score\.js$/, /[/\\]control-eval\.js$/];
 
 test('job code cannot import the hidden evaluation, its seeds or the scorer', () => {
-  for (const entry of ['job-worker.js', 'local.js']) {
+  // The worker, the node side of a cluster job (`rrl job exec`) and the executors that ship jobs.
+  for (const [entry, min] of [['job-worker.js', 5], ['local.js', 5], ['node-job.js', 5], ['slurm.js', 5], ['slurm-rest.js', 1]] as const) {
     const closure = importClosure(resolve(here, entry));
-    assert.ok(closure.size > 5, 'the import scan found the modules');
+    assert.ok(closure.size > min, `the import scan found the modules of ${entry}`);
     for (const f of closure) {
       for (const bad of FORBIDDEN) assert.doesNotMatch(f, bad, `${entry} reaches ${f}`);
     }
@@ -56,4 +57,10 @@ test('what a job receives holds no held-out seed, and no spec can name one', () 
     const r = parseSpec({ ...arsSpec(brief.id), seed: seeds[0] });
     assert.equal(r.ok, false);
   }
+});
+
+test('`rrl job exec` on a node loads only the node-side module, not the CLI', () => {
+  const launcher = readFileSync(resolve(here, '../../../bin/rrl.js'), 'utf8');
+  assert.match(launcher, /process\.argv\[2\] === 'job' && process\.argv\[3\] === 'exec'/);
+  assert.match(launcher, /dist\/src\/run\/node-job\.js/);
 });

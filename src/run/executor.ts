@@ -24,6 +24,11 @@ export interface Executor {
   readonly name: string;
   /** How many jobs it runs at once. */
   readonly slots: number;
+  /**
+   * True when a job left in its directory by an earlier harness (a batch job still queued or
+   * running) is picked up again: the loop then leaves the directory for the executor to judge.
+   */
+  readonly reattaches?: boolean;
   /** Runs one job; resolves with its result, whatever happens. */
   execute(req: JobRequest, options?: { signal?: AbortSignal; timeoutMs?: number }): Promise<JobResult>;
   /** Cancels every job in flight. */

@@ -32,7 +32,8 @@ export interface TaskBrief {
   title: string;
   family: string;
   kind: 'control' | 'supervised';
-  split: 'train' | 'held-out';
+  /** `example`: a worked example (e.g. of a command trainer), in no experiment's split. */
+  split: 'train' | 'held-out' | 'example';
   data: 'real' | 'synthetic' | 'simulated';
   description: string;
   environment: {
@@ -52,4 +53,20 @@ export interface TaskBrief {
   budget: { maxEnvSteps: number; maxExamples?: number; maxWallSeconds: number };
   /** The hidden evaluation's metric, in words only. */
   metric: string;
+  /** Who trains: absent, the built-in engine; `command`, an outside program (see CommandTrainer). */
+  trainer?: CommandTrainer;
+}
+
+/**
+ * An outside program that trains a task's jobs. It is run as `argv... SPEC_PATH JOB_DIR`
+ * (`node` means the Node running recursive-rl; a path relative to the recursive-rl folder is
+ * resolved against it). The job directory holds `brief.json` and, for supervised tasks,
+ * `data.json` (the rows of the sources the spec names); the program writes its weights in
+ * its own format plus `curve.jsonl`, `cost.json` and `status.json` there.
+ */
+export interface CommandTrainer {
+  kind: 'command';
+  argv: string[];
+  /** What the program trains, in words (the agent reads it). */
+  description: string;
 }

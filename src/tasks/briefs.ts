@@ -9,6 +9,7 @@ import { supervisedBrief } from './supervised-def.js';
 import { controlBrief } from './control/define.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
+import { EXAMPLE_TASKS } from './examples.js';
 
 /** A task's public parts. */
 export interface PublicTask {
@@ -19,6 +20,7 @@ export interface PublicTask {
 const TASKS: PublicTask[] = [
   ...CONTROL_TASKS.map((def) => ({ brief: controlBrief(def), baseline: def.baseline })),
   ...SUPERVISED_TASKS.map((def) => ({ brief: supervisedBrief(def), baseline: def.baseline })),
+  ...EXAMPLE_TASKS.map((def) => ({ brief: supervisedBrief(def), baseline: def.baseline })),
 ];
 
 /** Every task's public parts, in registry order. */

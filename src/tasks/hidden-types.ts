@@ -14,6 +14,8 @@ export interface HiddenEvaluation {
   taskId: string;
   /** Scores a trained policy (control) or model (supervised) with the task's canonical metric (raw units, higher is better). */
   score(trained: PolicyFile | ModelFile): number;
+  /** Scores an artifact directory directly (tasks whose evaluation is an outside command). */
+  scoreDir?(dir: string): number;
   /** The normalisation anchors (computed on the same held-out episodes). */
   anchors(): Anchors;
 }

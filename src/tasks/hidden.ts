@@ -5,12 +5,13 @@
 import type { HiddenEvaluation } from './hidden-types.js';
 import { type SupervisedEvaluation, supervisedEvaluation } from './supervised-eval.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
+import { EXAMPLE_TASKS } from './examples.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { controlHiddenEvaluation } from './control-eval.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
 import type { SupervisedData } from '../inner/algos/supervised.js';
 
-const SUPERVISED: SupervisedEvaluation[] = SUPERVISED_TASKS.map(supervisedEvaluation);
+const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASKS].map(supervisedEvaluation);
 const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) =>
   controlHiddenEvaluation({ taskId: def.id, envId: def.envId, episodes: def.hidden.episodes, reference: def.hidden.reference, params: def.hidden.params, referenceHow: def.hidden.referenceHow }),
 );

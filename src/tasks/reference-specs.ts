@@ -65,5 +65,9 @@ export const REFERENCE_SPECS: Record<string, { why: string; spec: () => JobSpecI
         budget: { examples: 150_000 },
       }),
   },
+  'iris-command': {
+    why: 'the checked sample plus its augmentation, and a learning rate fit for the plain gradient descent of the outside trainer',
+    spec: () => withPatch('iris-command', { dataset: cleanPlusAugmented, algorithm: adam(0.2, 100) }),
+  },
   'two-moons': { why: 'the checked sample plus its augmentation, a higher learning rate', spec: () => withPatch('two-moons', { dataset: cleanPlusAugmented, algorithm: adam(0.01, 100) }) },
 };

@@ -4,7 +4,7 @@
  * built from them. The split into training pool and hidden test set happens only in
  * `supervised-eval.ts`, on the harness side.
  */
-import type { TaskBrief } from '../spec/brief.js';
+import type { CommandTrainer, TaskBrief } from '../spec/brief.js';
 import type { JobSpecInput } from '../spec/schema.js';
 import type { Dataset } from '../inner/data/types.js';
 
@@ -23,7 +23,7 @@ export interface SupervisedTaskDef {
   id: string;
   title: string;
   family: string;
-  split: 'train' | 'held-out';
+  split: 'train' | 'held-out' | 'example';
   data: 'real' | 'synthetic';
   description: string;
   /** The canonical metric of the hidden evaluation. */
@@ -36,6 +36,13 @@ export interface SupervisedTaskDef {
   baseline: JobSpecInput;
   maxExamples: number;
   maxWallSeconds: number;
+  /** An outside program trains the jobs instead of the built-in engine. */
+  trainer?: CommandTrainer;
+  /**
+   * An outside program scores artifacts instead of the built-in scorer (harness side):
+   * run as `argv... JOB_DIR HELD_OUT_JSON`, it prints `{"raw": number}` on stdout.
+   */
+  evaluation?: { kind: 'command'; argv: string[] };
 }
 
 const METRIC_WORDS = {
@@ -73,6 +80,7 @@ export function supervisedBrief(def: SupervisedTaskDef): TaskBrief {
     algorithms: ['supervised'],
     budget: { maxEnvSteps: 0, maxExamples: def.maxExamples, maxWallSeconds: def.maxWallSeconds },
     metric: METRIC_WORDS[def.metric],
+    ...(def.trainer ? { trainer: def.trainer } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import { ModelRunner, type ModelFile } from '../inner/model.js';
 import { mixSeed } from '../util/rng.js';
 import type { Anchors, HiddenEvaluation } from './hidden-types.js';
 import { heldOutSeeds } from './secret.js';
+import { runEvaluationCommand } from './command-eval.js';
 import type { SupervisedTaskDef } from './supervised-def.js';
 
 /** A supervised task's hidden evaluation plus the data its jobs may receive. */
@@ -71,9 +72,19 @@ export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluati
     return d;
   };
   let anchors: Anchors | null = null;
+  const command = def.evaluation;
   return {
     taskId: def.id,
+    ...(command
+      ? {
+          scoreDir(dir: string): number {
+            const { test } = splitData();
+            return runEvaluationCommand(command.argv, dir, { features: test.features, x: test.x, y: test.y });
+          },
+        }
+      : {}),
     score(trained) {
+      if (command) throw new Error(`${def.id}: artifacts are scored by the evaluation command (scoreArtifact)`);
       const { test } = splitData();
       const pred = new ModelRunner(trained as ModelFile).predict(test.x);
       return metricValue(def.metric, pred, test.y, test.classes?.length ?? 0);

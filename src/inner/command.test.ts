@@ -1,0 +1,59 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getPublicTask } from '../tasks/briefs.js';
+import { dataForJob, scoreArtifact } from '../outer/score.js';
+import { LocalExecutor } from '../run/local.js';
+import { runJob } from './train.js';
+
+const tmp = mkdtempSync(join(tmpdir(), 'rrl-command-'));
+
+test('the example command trainer trains iris-command in a worker; the evaluation command scores it', async () => {
+  const { brief, baseline } = getPublicTask('iris-command');
+  assert.equal(brief.trainer?.kind, 'command');
+  const spec = { ...baseline, algorithm: { ...(baseline.algorithm as object), learningRate: 0.2 }, dataset: { ...(baseline.dataset as object), sources: [{ id: 'clean-small', weight: 1 }] } };
+  const ex = new LocalExecutor({ workers: 1 });
+  try {
+    const outDir = join(tmp, 'ok');
+    const r = await ex.execute({ spec, brief, outDir, data: dataForJob('iris-command', spec) });
+    assert.equal(r.status, 'succeeded', JSON.stringify(r));
+    if (r.status !== 'succeeded') return;
+    assert.equal(r.artifact.backend, 'command');
+    assert.ok(r.artifact.cost.examples > 0 && r.artifact.cost.examples <= 10_000);
+    assert.ok(r.curve.some((p) => p.name === 'charts/val_accuracy'));
+    assert.ok(existsSync(join(outDir, 'weights.json')));
+    const score = scoreArtifact('iris-command', outDir);
+    assert.ok(score.raw > 0.6 && score.raw <= 1, `accuracy ${score.raw}`);
+  } finally {
+    await ex.close();
+  }
+});
+
+/** A task brief whose trainer is a small script written by the test. */
+function briefWith(script: string) {
+  const file = join(tmp, `trainer-${Math.random().toString(36).slice(2)}.mjs`);
+  writeFileSync(file, script);
+  const { brief, baseline } = getPublicTask('iris-command');
+  return { brief: { ...brief, trainer: { kind: 'command' as const, argv: ['node', file], description: 'test' } }, spec: baseline };
+}
+
+test('a command trainer that fails, overspends or writes no curve is a recorded failure naming the reason', async () => {
+  const cases: [string, RegExp][] = [
+    ["console.error('boom: no GPU'); process.exit(3);", /exited with code 3: boom: no GPU/],
+    [
+      "import { writeFileSync } from 'node:fs'; const d = process.argv[3]; writeFileSync(d + '/status.json', '{\"status\":\"succeeded\"}'); writeFileSync(d + '/curve.jsonl', ''); writeFileSync(d + '/cost.json', '{\"envSteps\":0,\"examples\":999999}');",
+      /999999 examples, over the cap 10000/,
+    ],
+    ["import { writeFileSync } from 'node:fs'; const d = process.argv[3]; writeFileSync(d + '/status.json', '{\"status\":\"succeeded\"}'); writeFileSync(d + '/cost.json', '{\"envSteps\":0,\"examples\":1}');", /wrote no curve\.jsonl/],
+  ];
+  for (const [i, [script, expected]] of cases.entries()) {
+    const { brief, spec } = briefWith(script);
+    const outDir = join(tmp, `bad-${i}`);
+    await assert.rejects(runJob(spec, brief, { outDir, data: dataForJob('iris-command', spec) }), expected);
+    const status = JSON.parse(readFileSync(join(outDir, 'status.json'), 'utf8'));
+    assert.equal(status.status, 'failed');
+    assert.match(status.error, expected);
+  }
+});

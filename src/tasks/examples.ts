@@ -1,0 +1,36 @@
+/**
+ * Worked examples of tasks trained by outside programs (split `example`: in no experiment).
+ * `iris-command` is the iris task with the softmax-regression trainer in
+ * examples/softmax-trainer.mjs and its evaluation command examples/softmax-eval.mjs.
+ */
+import { loadIris } from '../inner/data/index.js';
+import { type SupervisedTaskDef, supervisedSpec } from './supervised-def.js';
+import { standardCatalog } from './supervised/catalog.js';
+
+export const irisCommand: SupervisedTaskDef = {
+  id: 'iris-command',
+  title: 'Tell iris species apart, trained by an outside program',
+  family: 'iris',
+  split: 'example',
+  data: 'real',
+  description:
+    "Predict the species of an iris flower (setosa, versicolor or virginica) from its sepal and petal lengths and widths (Fisher's data). " +
+    'Jobs are trained by an outside program, a softmax (multinomial logistic) regression: model.hidden, dropout and the optimiser name are ignored; ' +
+    'it uses the dataset mixture, standardisation, label smoothing, the learning rate, batch size, epochs, weight decay and the example budget.',
+  metric: 'accuracy',
+  load: loadIris,
+  testFraction: 0.3,
+  sources: standardCatalog({ poolSize: 105, cleanSize: 24, noise: 0.4, shiftFeature: 'petal_length', shiftWords: 'only flowers with short petals (petal length in the lowest 40%)', imbalance: [1, 1, 0.15] }),
+  baseline: supervisedSpec('iris-command', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 60, examples: 10_000 }),
+  maxExamples: 30_000,
+  maxWallSeconds: 120,
+  trainer: {
+    kind: 'command',
+    argv: ['node', 'examples/softmax-trainer.mjs'],
+    description: 'softmax regression by minibatch gradient descent (examples/softmax-trainer.mjs)',
+  },
+  evaluation: { kind: 'command', argv: ['node', 'examples/softmax-eval.mjs'] },
+};
+
+/** The example tasks. */
+export const EXAMPLE_TASKS: SupervisedTaskDef[] = [irisCommand];
