@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalExecutor } from './local.js';
@@ -28,11 +28,13 @@ test('a job runs in a worker and leaves its artifact', async () => {
 test('a job past its wall-clock limit fails with a reason and the pool goes on', async () => {
   const ex = new LocalExecutor({ workers: 1 });
   try {
-    const slow = await ex.execute({ spec: cleanRlPpoSpec('cartpole-balance', 100_000), brief, outDir: join(tmp, 'slow') }, { timeoutMs: 1500 });
+    // The limit is well past the worker's module loading: Node 20 can abort the whole process
+    // when a worker is terminated while it is still loading its modules.
+    const slow = await ex.execute({ spec: cleanRlPpoSpec('cartpole-balance', 100_000), brief, outDir: join(tmp, 'slow') }, { timeoutMs: 6000 });
     assert.equal(slow.status, 'failed');
     if (slow.status === 'failed') {
       assert.equal(slow.kind, 'timeout');
-      assert.match(slow.error, /wall-clock limit of 1\.5 s/);
+      assert.match(slow.error, /wall-clock limit of 6\.0 s/);
     }
     const status = JSON.parse(readFileSync(join(tmp, 'slow', 'status.json'), 'utf8'));
     assert.equal(status.kind, 'timeout');
@@ -75,8 +77,12 @@ test('a job whose reward turns NaN fails as nan, naming the expression', async (
 test('cancelling stops a running job', async () => {
   const ex = new LocalExecutor({ workers: 1 });
   try {
-    const p = ex.execute({ spec: cleanRlPpoSpec('cartpole-balance', 100_000), brief, outDir: join(tmp, 'cancel') });
-    setTimeout(() => ex.cancelAll('test cancels'), 500);
+    const out = join(tmp, 'cancel');
+    const p = ex.execute({ spec: cleanRlPpoSpec('cartpole-balance', 100_000), brief, outDir: out });
+    // Cancel once the job runs (it wrote its spec), not while the worker still loads its
+    // modules: Node 20 can abort the whole process when a worker is terminated mid-load.
+    while (!existsSync(join(out, 'spec.json'))) await new Promise((r) => setTimeout(r, 50));
+    ex.cancelAll('test cancels');
     const r = await p;
     assert.equal(r.status, 'failed');
     if (r.status === 'failed') assert.equal(r.kind, 'cancelled');
