@@ -6,20 +6,13 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from './executor.js';
 import { LocalExecutor } from './local.js';
-import { SlurmExecutor, SlurmCliBackend, runJobPrefix } from './slurm.js';
+import { SlurmExecutor, SlurmCliBackend, type SlurmExecutorOptions, runJobPrefix } from './slurm.js';
 import { SlurmRestBackend } from './slurm-rest.js';
 
 /** A Slurm executor's settings (see `rrl train --help`). */
-export interface SlurmExecutorConfig {
+export interface SlurmExecutorConfig
+  extends Pick<SlurmExecutorOptions, 'partition' | 'account' | 'timeLimitMinutes' | 'gpus' | 'memoryMb' | 'extraArgs' | 'maxResubmits' | 'pollMs'> {
   kind: 'slurm';
-  partition?: string;
-  account?: string;
-  timeLimitMinutes?: number;
-  gpus?: number;
-  memoryMb?: number;
-  extraArgs?: string[];
-  maxResubmits?: number;
-  pollMs?: number;
   /** Through slurmrestd instead of the command-line tools. */
   rest?: { url: string; tokenEnv?: string; user?: string };
 }
