@@ -90,3 +90,21 @@ test('cancelling stops a running job', async () => {
     await ex.close();
   }
 });
+
+test('jobs stopped while their worker still loads its modules fail with a reason, and the process lives on', async () => {
+  // Node ≥ 20.19 aborted the whole process when a worker was terminated inside a synchronous
+  // require() of an ES module (the worker's load takes about 0.5 s here); limits from 10 ms to
+  // 900 ms land in every stage of the load.
+  const ex = new LocalExecutor({ workers: 1 });
+  try {
+    for (let ms = 10; ms <= 900; ms += 30) {
+      const r = await ex.execute({ spec: cleanRlPpoSpec('cartpole-balance', 100_000), brief, outDir: join(tmp, `early-${ms}`) }, { timeoutMs: ms });
+      assert.equal(r.status, 'failed');
+      if (r.status === 'failed') assert.equal(r.kind, 'timeout', `${ms} ms: ${r.error}`);
+    }
+    const next = await ex.execute({ spec: arsSpec('cartpole-balance'), brief, outDir: join(tmp, 'after-early') });
+    assert.equal(next.status, 'succeeded');
+  } finally {
+    await ex.close();
+  }
+});

@@ -98,6 +98,11 @@ export class WorkerPool<P, R> {
       maxThreads: size,
       concurrentTasksPerWorker: 1,
       resourceLimits: { maxOldGenerationSizeMb: heapMb },
+      // Piscina loads the task module with require() first; on Node ≥ 20.19 that loads ES modules
+      // synchronously, and terminating a worker inside that load (a cancel or a time limit in the
+      // first second) aborts the whole process (V8: "IsGraphAsync must be used on an instantiated
+      // module"). Without require(esm) it falls back to import(), which a terminate interrupts safely.
+      execArgv: process.features.require_module === undefined ? [] : ['--no-experimental-require-module'],
       recordTiming: false,
     });
     // Piscina emits 'error' for a worker that dies while it has no task (e.g. a timer left behind by
