@@ -182,7 +182,8 @@ export class SlurmExecutor implements Executor {
       pollMs: 2000,
       nodeBinary: process.execPath,
       projectDir: PROJECT_DIR,
-      ...options,
+      // Unset fields keep their defaults (an explicit undefined would erase them).
+      ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     };
     if (!/^[A-Za-z0-9._-]+$/.test(this.options.jobPrefix)) throw new Error(`jobPrefix: "${this.options.jobPrefix}" may hold only letters, digits, ".", "_" and "-"`);
     this.name = `slurm-${backend.name}`;
