@@ -57,3 +57,15 @@ test('a command trainer that fails, overspends or writes no curve is a recorded 
     assert.match(status.error, expected);
   }
 });
+
+test('a command trainer never receives the evaluation secret or tokens from the environment', async () => {
+  process.env.RRL_EVAL_SECRET = '4242';
+  process.env.HF_TOKEN = 'hf_abc';
+  try {
+    const { brief, spec } = briefWith("console.error('secret=' + (process.env.RRL_EVAL_SECRET ?? 'none') + ' token=' + (process.env.HF_TOKEN ?? 'none') + ' path=' + Boolean(process.env.PATH)); process.exit(3);");
+    await assert.rejects(runJob(spec, brief, { outDir: join(tmp, 'env'), data: dataForJob('iris-command', spec) }), /secret=none token=none path=true/);
+  } finally {
+    delete process.env.RRL_EVAL_SECRET;
+    delete process.env.HF_TOKEN;
+  }
+});

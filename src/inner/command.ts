@@ -15,6 +15,16 @@ import type { SupervisedData } from './algos/supervised.js';
 
 const PROJECT_DIR = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
+/** Environment variables a job's program never receives (the evaluation secret, tokens, passwords). */
+const SECRET_ENV = /^RRL_EVAL_SECRET$|TOKEN|SLURM_JWT|SECRET|PASSWORD/i;
+
+/** The environment a job's program gets: this process's, without secrets. */
+export function jobEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SECRET_ENV.test(k)) env[k] = v;
+  return env;
+}
+
 /** The program's argv with `node` and paths relative to the recursive-rl folder resolved. */
 export function resolveCommand(argv: string[]): string[] {
   if (!argv.length) throw new Error('trainer.argv: empty; name the program to run');
@@ -60,7 +70,7 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
   const capMs = brief.budget.maxWallSeconds * 1000;
   const t0 = performance.now();
   const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res, rej) => {
-    const child = spawn(program, [...args, specPath, dir], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], timeout: capMs, killSignal: 'SIGKILL' });
+    const child = spawn(program, [...args, specPath, dir], { cwd: dir, env: jobEnvironment(), stdio: ['ignore', 'pipe', 'pipe'], timeout: capMs, killSignal: 'SIGKILL' });
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.once('error', (err) => rej(new Error(`trainer: cannot run ${program}: ${err.message}`)));

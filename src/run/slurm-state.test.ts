@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { MAPPED_STATES, finalOutcome, isLive, normalizeState } from './slurm-state.js';
 import { compareVersions, negotiateVersion } from './slurm-rest.js';
-import { batchScript, jobEnvironment } from './slurm.js';
+import { batchScript, slurmJobEnvironment } from './slurm.js';
 
 test('Slurm states as the tools print them are normalised', () => {
   assert.equal(normalizeState('CANCELLED by 0'), 'CANCELLED');
@@ -43,13 +43,16 @@ test('the batch script runs `rrl job exec` with quoted absolute paths and never 
 test('jobs never receive the evaluation secret or tokens from the harness environment', () => {
   process.env.RRL_EVAL_SECRET = '12345';
   process.env.SLURM_JWT = 'abc';
+  process.env.SLURM_JOB_ID = '77';
   try {
-    const env = jobEnvironment();
+    const env = slurmJobEnvironment();
     assert.equal(env.RRL_EVAL_SECRET, undefined);
     assert.equal(env.SLURM_JWT, undefined);
+    assert.equal(env.SLURM_JOB_ID, undefined, "the harness's own Slurm job is not the batch job's");
     assert.ok(env.PATH);
   } finally {
     delete process.env.RRL_EVAL_SECRET;
     delete process.env.SLURM_JWT;
+    delete process.env.SLURM_JOB_ID;
   }
 });

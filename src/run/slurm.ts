@@ -15,6 +15,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ARTIFACT_FILES, type Artifact, type JobCost } from '../inner/train.js';
+import { jobEnvironment } from '../inner/command.js';
 import type { JobSpec } from '../spec/schema.js';
 import { type Executor, type JobRequest, type JobResult, readCurve, recordFailure } from './executor.js';
 import { finalOutcome, isLive, normalizeState } from './slurm-state.js';
@@ -100,8 +101,6 @@ interface JobRecord {
 
 const PROJECT_DIR = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-/** Environment variables a job never receives. */
-const SECRET_ENV = /^RRL_EVAL_SECRET$|TOKEN|SLURM_JWT|SECRET|PASSWORD/i;
 
 /** A short, stable job-name prefix for a run directory (same on resume). */
 export function runJobPrefix(runDir: string): string {
@@ -128,11 +127,9 @@ export function batchScript(o: { name: string; node: string; project: string; di
   ].join('\n');
 }
 
-/** The environment passed to jobs: the harness's, without secrets. */
-export function jobEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SECRET_ENV.test(k) && !k.startsWith('SLURM_JOB') && k !== 'SLURM_CONF_SERVER') env[k] = v;
-  return env;
+/** The environment passed to batch jobs: the harness's, without secrets or the harness's own Slurm job. */
+export function slurmJobEnvironment(): Record<string, string> {
+  return Object.fromEntries(Object.entries(jobEnvironment()).filter(([k]) => !k.startsWith('SLURM_JOB') && k !== 'SLURM_CONF_SERVER'));
 }
 
 /**
@@ -321,7 +318,7 @@ export class SlurmExecutor implements Executor {
       gpus: this.options.gpus,
       memoryMb: this.options.memoryMb,
       extraArgs: this.options.extraArgs ?? [],
-      env: jobEnvironment(),
+      env: slurmJobEnvironment(),
     });
     record.jobId = id;
     record.attempts.push({ jobId: id, submittedAt: new Date().toISOString() });
