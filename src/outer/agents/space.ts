@@ -33,7 +33,7 @@ export const HEAD_NAMES: readonly string[] = [
   'objective', 'labelSmoothing', 'hidden', 'activation', 'dropout', 'optimizer', 'learningRate', 'batchSize', 'epochs',
   'schedule', 'mixup', 'inputNoise', 'budgetShare',
   'control.hidden', 'control.activation', 'normalizeObs', 'randomize', 'rewardTerm', 'rewardSign', 'rewardForm',
-  'rewardWeight', 'demonstrations', 'control.budgetShare', 'numEnvs',
+  'rewardWeight', 'demonstrations', 'envSteps', 'numEnvs',
   'ppo.learningRate', 'ppo.rolloutSteps', 'ppo.epochs', 'ppo.minibatches', 'ppo.gamma', 'ppo.gaeLambda', 'ppo.entropyCoef',
   'ars.stepSize', 'ars.directions', 'ars.topShare', 'ars.noise',
   'dqn.learningRate', 'dqn.explorationFraction', 'dqn.targetUpdateInterval',
@@ -47,7 +47,7 @@ export const HEAD_NAMES: readonly string[] = [
  */
 export function headLayout(brief: TaskBrief, heads: Head[]): { slot: number; optionSlots: number[] }[] {
   return heads.map((h) => {
-    const key = brief.kind === 'control' && ['hidden', 'activation', 'budgetShare'].includes(h.name) ? `control.${h.name}` : h.name;
+    const key = brief.kind === 'control' && ['hidden', 'activation'].includes(h.name) ? `control.${h.name}` : h.name;
     const slot = HEAD_NAMES.indexOf(key);
     if (slot < 0) throw new Error(`design space: head "${h.name}" has no slot in HEAD_NAMES`);
     const optionSlots = h.name === 'algorithm' ? h.options.map((o) => ALGORITHM_ORDER.indexOf(o as never)) : h.options.map((_, i) => i);
@@ -96,7 +96,8 @@ function controlHeads(brief: TaskBrief): Head[] {
     { name: 'rewardForm', options: ['abs', 'square', 'cos'] },
     { name: 'rewardWeight', options: [0.1, 1, 10] },
     { name: 'demonstrations', options: [null, ...brief.demonstrations.map((d) => d.id)], algorithm: 'ppo' },
-    { name: 'budgetShare', options: [0.05, 0.1, 0.25, 0.5] },
+    // Experience in env steps, clipped to the task's cap: what a problem needs does not scale with the cap.
+    { name: 'envSteps', options: [2500, 5000, 10_000, 25_000, 50_000] },
     { name: 'numEnvs', options: [4, 8, 16], algorithm: 'ppo' },
     { name: 'ppo.learningRate', options: [1e-4, 3e-4, 1e-3, 3e-3], algorithm: 'ppo' },
     { name: 'ppo.rolloutSteps', options: [32, 128, 256], algorithm: 'ppo' },
@@ -153,7 +154,7 @@ export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: 
       params[p.name] = [Number(lo.toPrecision(4)), Number(hi.toPrecision(4))];
     }
   }
-  const envSteps = Math.max(1000, Math.round(brief.budget.maxEnvSteps * (v('budgetShare') as number)));
+  const envSteps = Math.min(brief.budget.maxEnvSteps, v('envSteps') as number);
   const algorithm =
     algo === 'dqn'
       ? {
