@@ -43,12 +43,15 @@ function rrlTrain(runDir: string, extra: string[]): ChildProcess {
 }
 
 /** Waits for a child to exit; returns its exit code, stdout and stderr. */
-async function finished(child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function finished(child: ChildProcess, limitMs = 180_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   let stdout = '';
   let stderr = '';
   child.stdout?.on('data', (b: Buffer) => (stdout += b));
   child.stderr?.on('data', (b: Buffer) => (stderr += b));
+  // A run that never ends (a broken cluster) is killed, so the test fails instead of hanging the suite.
+  const timer = setTimeout(() => child.kill('SIGKILL'), limitMs);
   const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+  clearTimeout(timer);
   return { code, stdout, stderr };
 }
 
@@ -149,13 +152,17 @@ test('slurmd killed mid-job: the job ends NODE_FAIL, is submitted again, and the
   const done = finished(child);
   const running = await until('a running job', () => [...queue(runDir)].find(([, s]) => s === 'RUNNING')?.[0]);
   await cluster.killSlurmd();
-  // The controller notices a dead slurmd after SlurmdTimeout; an operator (here the test) marks it down at once.
-  cluster.run('scontrol', ['update', `nodename=${cluster.node}`, 'state=down', 'reason=rrl-test-node-failure']);
-  await until('NODE_FAIL', () => {
-    const ids = recordedIds(runDir);
-    return [...ids.values()].some((a) => a.length >= 2 && a[0] === running);
-  });
-  await cluster.restartSlurmd();
+  try {
+    // The controller notices a dead slurmd after SlurmdTimeout; an operator (here the test) marks it down at once.
+    cluster.run('scontrol', ['update', `nodename=${cluster.node}`, 'state=down', 'reason=rrl-test-node-failure']);
+    await until('NODE_FAIL', () => {
+      const ids = recordedIds(runDir);
+      return [...ids.values()].some((a) => a.length >= 2 && a[0] === running);
+    });
+  } finally {
+    // Whatever happened above, the node comes back for the tests after this one.
+    await cluster.restartSlurmd();
+  }
   const r = await done;
   assert.equal(r.code, 0, r.stderr);
   const rows = jobRows(runDir);

@@ -10,7 +10,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -336,8 +336,11 @@ export class SlurmExecutor implements Executor {
     }
   }
 
+  /** Writes the record atomically (a new file renamed over the old): a reader never sees half of it. */
   private writeRecord(file: string, record: JobRecord): void {
-    writeFileSync(file, JSON.stringify(record, null, 2));
+    const tmp = `${file}.${process.pid}.tmp`;
+    writeFileSync(tmp, JSON.stringify(record, null, 2));
+    renameSync(tmp, file);
   }
 
   /** Removes what an earlier attempt wrote, keeping the inputs and the Slurm logs. */
