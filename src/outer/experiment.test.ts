@@ -11,11 +11,12 @@ test('the transfer experiment writes its tables and plots and reports every meth
   const ex = new LocalExecutor({ workers: 2 });
   try {
     const r = await runTransfer(dir, { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 3, seeds: 2 }, ex);
-    assert.deepEqual(Object.keys(r.heldOut).sort(), ['baseline', 'controllerBest16', 'controllerBest4', 'randomBest16', 'randomBest4', 'searchBest16', 'searchBest4', 'zeroShot']);
+    assert.deepEqual(Object.keys(r.heldOut).sort(), ['baseline', 'controllerAdaptBest16', 'controllerBest16', 'controllerBest4', 'randomBest16', 'randomBest4', 'searchBest16', 'searchBest4', 'zeroShot']);
     for (const v of Object.values(r.heldOut)) assert.ok(v === null || Number.isFinite(v));
     const row = r.rows[0];
     assert.ok(row.controllerBest16! >= row.controllerBest4! && row.controllerBest4! >= row.zeroShot!, 'best of more samples is never worse');
     assert.ok(row.randomBest16! >= row.randomBest4!);
+    assert.ok(row.controllerAdaptBest16! >= row.zeroShot!, 'the adapting controller starts from the same mode');
     assert.ok(row.searchBest16! >= row.searchBest4!);
     assert.equal(r.curve.length, 1);
     // Two seeds, each in its own directory; the reported means are the means over the seeds.

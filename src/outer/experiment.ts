@@ -4,10 +4,12 @@
  *
  * 1. Meta-train the controller on the train tasks (GRPO on the outer reward).
  * 2. On every held-out task, with the controller frozen: its first proposal (zero-shot: the
- *    mode of its policy, its single best guess) and its best of 4 and 16 (that guess plus samples); random search's best of 4 and 16; the model-based search's
- *    best of 4 (its first round) and 16 (four rounds of 4, learning from its own rewards);
- *    and the task's baseline spec. Every job runs on the same engine, and identical specs
- *    share one cached result.
+ *    mode of its policy, its single best guess) and its best of 4 and 16 (that guess plus
+ *    samples); the controller adapting (four rounds of 4 from the meta-trained weights, GRPO
+ *    on the task's own rewards between rounds) for its best of 16; random search's best of 4
+ *    and 16; the model-based search's best of 4 (its first round) and 16 (four rounds of 4,
+ *    learning from its own rewards); and the task's baseline spec. Every job runs on the same
+ *    engine, and identical specs share one cached result.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -57,6 +59,8 @@ export interface HeldOutRow {
   zeroShot: number | null;
   controllerBest4: number | null;
   controllerBest16: number | null;
+  /** The controller's best of 16 when it keeps learning on the task: four rounds of four, GRPO between rounds. */
+  controllerAdaptBest16: number | null;
   randomBest4: number | null;
   randomBest16: number | null;
   searchBest4: number | null;
@@ -79,18 +83,26 @@ export interface TransferResult {
   wallSeconds: number;
 }
 
-/** A controller that proposes but never learns (held-out evaluation); its first proposal per task is its mode. */
-class Frozen implements Agent {
-  readonly name = 'controller-frozen';
+/**
+ * The meta-trained controller on a held-out task: its first proposal per task is its mode;
+ * frozen, it never learns, adapting, it keeps its GRPO updates on the task's own rewards.
+ */
+class HeldOut implements Agent {
+  readonly name: string;
   private readonly asked = new Set<string>();
-  constructor(private readonly inner: Agent) {}
+  constructor(
+    private readonly inner: Agent,
+    private readonly adapt: boolean,
+  ) {
+    this.name = adapt ? 'controller-adapting' : 'controller-frozen';
+  }
   propose(...[brief, ctx]: Parameters<Agent['propose']>) {
     const first = !this.asked.has(brief.id);
     this.asked.add(brief.id);
     return this.inner.propose(brief, first ? { ...ctx, greedy: true } : ctx);
   }
-  async update() {
-    return {};
+  async update(...args: Parameters<Agent['update']>) {
+    return this.adapt ? this.inner.update(...args) : {};
   }
   state() {
     return this.inner.state();
@@ -102,6 +114,7 @@ const METHODS: [keyof Omit<HeldOutRow, 'task'>, string][] = [
   ['zeroShot', 'controller zero-shot'],
   ['controllerBest4', 'controller best of 4'],
   ['controllerBest16', 'controller best of 16'],
+  ['controllerAdaptBest16', 'controller best of 16, adapting'],
   ['randomBest4', 'random best of 4'],
   ['randomBest16', 'random best of 16'],
   ['searchBest4', 'search best of 4'],
@@ -171,7 +184,11 @@ async function runSeed(dir: string, options: TransferOptions, seed: number, cach
   for (const [i, task] of options.heldOutTasks.entries()) {
     const base = { tasks: [task], seed: seed * 1000 + i };
     onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: controller (frozen), random search, model-based search`, stage: task });
-    await train(join(dir, task, 'controller'), { ...base, agent: 'controller', iterations: 1, group: 16 }, executor, { agent: new Frozen(controller), cache, onEvent: emit(task) });
+    await train(join(dir, task, 'controller'), { ...base, agent: 'controller', iterations: 1, group: 16 }, executor, { agent: new HeldOut(controller, false), cache, onEvent: emit(task) });
+    // Adapting: a copy of the meta-trained controller (every task starts from the same weights) in rounds like the search's.
+    const copy = new Controller({ seed });
+    await copy.load(await controller.state());
+    await train(join(dir, task, 'controller-adapt'), { ...base, agent: 'controller', iterations: 4, group: 4 }, executor, { agent: new HeldOut(copy, true), cache, onEvent: emit(task) });
     await train(join(dir, task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, executor, { cache, onEvent: emit(task) });
     await train(join(dir, task, 'search'), { ...base, agent: 'search', iterations: 4, group: 4 }, executor, { cache, onEvent: emit(task) });
     const c = readRun(join(dir, task, 'controller'));
@@ -182,6 +199,7 @@ async function runSeed(dir: string, options: TransferOptions, seed: number, cach
       zeroShot: c.proposals[0] ?? null,
       controllerBest4: best(c.proposals.slice(0, 4)),
       controllerBest16: best(c.proposals),
+      controllerAdaptBest16: best(readRun(join(dir, task, 'controller-adapt')).proposals),
       randomBest4: best(r.proposals.slice(0, 4)),
       randomBest16: best(r.proposals),
       searchBest4: best(s.proposals.slice(0, 4)),
