@@ -8,6 +8,7 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import type { JobRow } from './store.js';
 
 /** Bumped whenever a change to the inner engine changes what a spec trains to. */
 export const ENGINE_VERSION = `rrl-engine/${(JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`;
@@ -24,19 +25,10 @@ export function specKey(spec: unknown): string {
 }
 
 /** A recorded result that a later identical job may reuse. */
-export interface CachedResult {
+export interface CachedResult
+  extends Pick<JobRow, 'task' | 'failureKind' | 'error' | 'envSteps' | 'examples' | 'wallSeconds' | 'cpuSeconds' | 'raw' | 'normalized' | 'artifactDir'> {
   key: string;
-  task: string;
   status: 'succeeded' | 'failed';
-  failureKind: string | null;
-  error: string | null;
-  envSteps: number | null;
-  examples: number | null;
-  wallSeconds: number | null;
-  cpuSeconds: number | null;
-  raw: number | null;
-  normalized: number | null;
-  artifactDir: string | null;
 }
 
 /** Failures that a rerun would repeat (timeouts, memory and cancellations are not cached). */

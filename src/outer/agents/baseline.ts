@@ -1,9 +1,9 @@
 import type { TaskBrief } from '../../spec/brief.js';
 import { getPublicTask } from '../../tasks/briefs.js';
-import type { Agent, Proposal, ProposalContext, UpdateStats } from './types.js';
+import { type Proposal, type ProposalContext, StatelessAgent } from './types.js';
 
 /** Proposes the task's baseline spec every time, with a fresh seed: the practitioner's default. */
-export class BaselineAgent implements Agent {
+export class BaselineAgent extends StatelessAgent {
   readonly name = 'baseline';
 
   /** The baseline spec of the brief's task, reseeded. */
@@ -11,17 +11,4 @@ export class BaselineAgent implements Agent {
     const spec = structuredClone(getPublicTask(brief.id).baseline);
     return { spec: { ...spec, seed: ctx.rng.int(1_000_000) }, trace: null };
   }
-
-  /** Never learns. */
-  async update(): Promise<UpdateStats> {
-    return {};
-  }
-
-  /** No state. */
-  async state(): Promise<unknown> {
-    return {};
-  }
-
-  /** Nothing to restore. */
-  async load(): Promise<void> {}
 }

@@ -8,14 +8,14 @@
  */
 import type { TaskBrief } from '../../spec/brief.js';
 import { buildHeads, decode } from './space.js';
-import type { Agent, Proposal, ProposalContext, UpdateStats } from './types.js';
+import { type Proposal, type ProposalContext, StatelessAgent } from './types.js';
 
 const STARTUP = 4;
 const GAMMA = 0.25;
 const CANDIDATES = 24;
 
-/** The TPE-style searcher behind the `Agent` interface. */
-export class SearchAgent implements Agent {
+/** The TPE-style searcher behind the `Agent` interface; its model is rebuilt from the task's history at every proposal. */
+export class SearchAgent extends StatelessAgent {
   readonly name = 'search';
 
   /** Proposes from the task's own history (random for the first few). */
@@ -54,17 +54,4 @@ export class SearchAgent implements Agent {
     }
     return { spec: decode(brief, heads, choice, ctx.rng.int(1_000_000)), trace: { choice } };
   }
-
-  /** The model is rebuilt from the history at every proposal. */
-  async update(): Promise<UpdateStats> {
-    return {};
-  }
-
-  /** Nothing beyond the run's history. */
-  async state(): Promise<unknown> {
-    return {};
-  }
-
-  /** Nothing to restore. */
-  async load(): Promise<void> {}
 }

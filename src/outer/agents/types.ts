@@ -57,3 +57,22 @@ export interface Agent {
   /** Restores a checkpoint made by `state()`. */
   load(state: unknown): Promise<void>;
 }
+
+/** Base of the agents that never learn (random search, the baseline spec, the per-task search): no update, no state. */
+export abstract class StatelessAgent implements Agent {
+  abstract readonly name: string;
+  abstract propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal>;
+
+  /** Nothing to learn from the rewards. */
+  async update(): Promise<UpdateStats> {
+    return {};
+  }
+
+  /** No state to save. */
+  async state(): Promise<unknown> {
+    return {};
+  }
+
+  /** Nothing to restore. */
+  async load(): Promise<void> {}
+}
