@@ -49,8 +49,11 @@ export interface TaskBrief {
   /** Supervised tasks: what is predicted from what, and the catalog of sources. */
   supervised?: SupervisedInfo;
   algorithms: AlgorithmName[];
-  /** Caps: env steps for control tasks, examples processed for supervised ones. */
-  budget: { maxEnvSteps: number; maxExamples?: number; maxWallSeconds: number };
+  /**
+   * Caps: env steps for control tasks, examples processed for supervised ones, wall-clock
+   * seconds, and (when set) a job's memory in MB; the engine enforces each of them itself.
+   */
+  budget: { maxEnvSteps: number; maxExamples?: number; maxWallSeconds: number; maxMemoryMb?: number };
   /** The hidden evaluation's metric, in words only. */
   metric: string;
   /** Who trains: absent, the built-in engine; `command`, an outside program (see CommandTrainer). */
@@ -69,4 +72,12 @@ export interface CommandTrainer {
   argv: string[];
   /** What the program trains, in words (the agent reads it). */
   description: string;
+}
+
+/** A job's memory cap when its brief sets none: JS heap plus tensor (WebAssembly) memory, in MB. */
+export const DEFAULT_JOB_MEMORY_MB = 1024;
+
+/** The memory cap, in MB, that the engine enforces on a job of this brief. */
+export function jobMemoryCapMb(brief: Pick<TaskBrief, 'budget'>): number {
+  return brief.budget.maxMemoryMb ?? DEFAULT_JOB_MEMORY_MB;
 }
