@@ -1,6 +1,7 @@
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { SpecError, type SpecIssue, parseSpec } from '../spec/validate.js';
+import { computeIssues } from './compute.js';
 import { checkExpression } from './expr.js';
 
 /** Names the reward expression may use for a brief, in the engine's order. */
@@ -11,7 +12,8 @@ export function rewardVariableNames(brief: TaskBrief): string[] {
 /**
  * Checks a schema-valid spec against the task's brief: task id, parameters and their
  * declared ranges, wrappers, algorithm, budget cap, demonstrations and the reward
- * expression. Returns every issue found (empty when the spec fits).
+ * expression; then, when all of that fits, the job's estimated memory and work against the
+ * task's caps (see compute.ts). Returns every issue found (empty when the spec fits).
  */
 export function briefIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   const issues: SpecIssue[] = [];
@@ -36,7 +38,17 @@ export function briefIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   }
   if (brief.kind === 'control') issues.push(...controlIssues(spec, brief));
   else issues.push(...supervisedIssues(spec, brief));
+  if (issues.length === 0) issues.push(...safeComputeIssues(spec, brief));
   return issues;
+}
+
+/** computeIssues, with a failure to estimate (e.g. a user task naming an unknown environment) as an issue. */
+function safeComputeIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
+  try {
+    return computeIssues(spec, brief);
+  } catch (err) {
+    return [{ path: 'task', value: spec.task, message: `cannot estimate the job's compute: ${(err as Error).message}` }];
+  }
 }
 
 function controlIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
