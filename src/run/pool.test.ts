@@ -203,3 +203,62 @@ test('a closed pool cancels what it still holds and refuses new tasks', async ()
   failure(await queued, 'cancelled');
   assert.equal(failure(await pool.run({ mode: 'echo', value: 1 }), 'cancelled'), 'the pool is closed');
 });
+
+test("a task whose tfjs WebAssembly heap runs out is out-of-memory, its worker is replaced, and a tfjs task then succeeds", async () => {
+  const pool = makePool(1);
+  try {
+    const before = await pool.run({ mode: 'tf', n: 100 });
+    assert.ok(before.ok, JSON.stringify(before));
+    assert.deepEqual(before.value.value, { sum: 5050, backend: 'wasm' });
+    // 4096 pages of 64 KiB: the heap stops at 256 MB instead of 4 GiB (a V8 flag for this test process).
+    const message = failure(await pool.run({ mode: 'wasm-oom', maxPages: 4096, chunkMb: 16 }), 'out-of-memory');
+    assert.match(message, /^ran out of WebAssembly \(tensor\) memory: (RuntimeError: )?.*(Aborted\(|memory access out of bounds|Cannot enlarge memory).*; the worker was replaced$/);
+    assert.ok(!message.includes('\n'), message);
+    const after = await pool.run({ mode: 'tf', n: 100 });
+    assert.ok(after.ok, JSON.stringify(after));
+    assert.deepEqual(after.value.value, { sum: 5050, backend: 'wasm' });
+    assert.notEqual(after.value.threadId, before.value.threadId, 'the poisoned worker was reused');
+  } finally {
+    await pool.close();
+  }
+});
+
+test('a WebAssembly trap ends its worker too (worker-exit, with the trap)', async () => {
+  const pool = makePool(1);
+  try {
+    const first = await pool.run({ mode: 'echo', value: 1 });
+    assert.ok(first.ok);
+    assert.match(failure(await pool.run({ mode: 'wasm-trap' }), 'worker-exit'), /WebAssembly trapped: RuntimeError: unreachable.*the worker was replaced/);
+    const next = await pool.run({ mode: 'echo', value: 2 });
+    assert.ok(next.ok);
+    assert.notEqual(next.value.threadId, first.value.threadId);
+  } finally {
+    await pool.close();
+  }
+});
+
+test('job workers do not see the evaluation secret or variables named like credentials', async () => {
+  const secrets = { RRL_EVAL_SECRET: 's1', OPENAI_API_KEY: 's2', HF_TOKEN: 's3', AWS_SECRET: 's4', DB_PASSWORD_FILE: 's5', my_api_key: 's6' };
+  const kept = { RRL_POOL_TEST_PLAIN: 'visible', TOKENIZER_PATH: '/tmp/tok' };
+  const saved = Object.fromEntries(Object.keys({ ...secrets, ...kept }).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, secrets, kept);
+  try {
+    const pool = makePool(1);
+    try {
+      const outcome = await pool.run({ mode: 'env', names: [...Object.keys(secrets), ...Object.keys(kept), 'PATH'] });
+      assert.ok(outcome.ok, JSON.stringify(outcome));
+      const seen = outcome.value.value as Record<string, string | null>;
+      for (const name of Object.keys(secrets)) assert.equal(seen[name], null, `${name} reached the worker`);
+      assert.equal(seen.RRL_POOL_TEST_PLAIN, 'visible');
+      assert.equal(seen.TOKENIZER_PATH, '/tmp/tok');
+      assert.equal(seen.PATH, process.env.PATH ?? null);
+    } finally {
+      await pool.close();
+    }
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+});

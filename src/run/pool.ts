@@ -6,6 +6,14 @@
  * kills its worker or is cancelled resolves with `{ ok: false, kind, message }`, the broken
  * worker is replaced, and the next task runs normally.
  *
+ * A task that fails inside WebAssembly (tfjs's wasm heap ran out: `RuntimeError: Aborted()`, "memory
+ * access out of bounds") leaves its worker broken for every later task. Every worker runs the task
+ * module through `pool-entry.ts`, which ends such a worker after writing the reason into a shared
+ * buffer; the task resolves as `out-of-memory` (never `error`, which caches treat as deterministic)
+ * and piscina replaces the worker, so it is never reused.
+ *
+ * Workers get a copy of the environment without secrets (see `jobEnvironment`).
+ *
  * The pool keeps its own FIFO queue and hands piscina at most `size` tasks at a time, so a task's
  * wall-clock limit (and its `wallSeconds`) counts from the moment it is handed to a worker, not
  * from the moment it was queued behind other jobs.
@@ -14,6 +22,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { type Envelope, POISONED_EXIT_CODE, REPORT_BYTES, readReport } from './pool-entry.js';
 
 /** Why a task did not produce a value. */
 export type TaskFailureKind = 'error' | 'timeout' | 'out-of-memory' | 'cancelled' | 'worker-exit';
@@ -41,6 +50,21 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
+/** Names of environment variables that job workers never see: the evaluation secret and anything named like a credential. */
+const SECRET_NAME = /^RRL_EVAL_SECRET$|_API_KEY$|_TOKEN$|_SECRET$|PASSWORD/i;
+
+/** A copy of `env` without the evaluation secret and variables named like credentials (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). */
+export function jobEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value !== undefined && !SECRET_NAME.test(name)) out[name] = value;
+  }
+  return out;
+}
+
+/** The module piscina runs in every worker; it loads the task module itself. */
+const ENTRY_FILE = fileURLToPath(new URL('./pool-entry.js', import.meta.url));
+
 /** Default per-worker heap limit in MB. */
 const DEFAULT_HEAP_MB = 1024;
 /** The longest delay setTimeout honours. */
@@ -49,6 +73,8 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 /** One task as the pool tracks it, from `run` until it settles. */
 interface Job<P, R> {
   payload: P;
+  /** Where a worker that ends itself after a WebAssembly failure writes why. */
+  report: SharedArrayBuffer;
   timeoutMs: number | undefined;
   /** Aborts the piscina task (which terminates its worker when it is running). */
   controller: AbortController;
@@ -71,7 +97,7 @@ export class WorkerPool<P, R> {
   readonly size: number;
   readonly #filename: string;
   readonly #heapMb: number;
-  readonly #piscina: Piscina<P, R>;
+  readonly #piscina: Piscina<Envelope<P>, R>;
   readonly #queue: Job<P, R>[] = [];
   readonly #running = new Set<Job<P, R>>();
   #closed = false;
@@ -89,11 +115,14 @@ export class WorkerPool<P, R> {
     this.size = size;
     this.#heapMb = heapMb;
     this.#filename = fileURLToPath(options.workerFile);
-    this.#piscina = new Piscina<P, R>({
+    this.#piscina = new Piscina<Envelope<P>, R>({
       // No pool-level filename: piscina would then pre-load the module while starting a worker,
       // and a module that fails to load there is an 'error' event with no task to blame (the task
-      // would wait forever). Passed per task instead, a load failure is that task's error.
+      // would wait forever). The entry is passed per task and loads the task module itself, so a
+      // load failure is that task's error.
       filename: null,
+      // Job code never sees the evaluation secret or credentials of the harness.
+      env: jobEnvironment(),
       minThreads: size,
       maxThreads: size,
       concurrentTasksPerWorker: 1,
@@ -134,6 +163,7 @@ export class WorkerPool<P, R> {
       }
       const job: Job<P, R> = {
         payload,
+        report: new SharedArrayBuffer(REPORT_BYTES),
         timeoutMs,
         controller: new AbortController(),
         abortedAs: null,
@@ -189,14 +219,15 @@ export class WorkerPool<P, R> {
     }
     let pending: Promise<R>;
     try {
-      pending = this.#piscina.run(job.payload, { filename: this.#filename, signal: job.controller.signal });
+      const envelope: Envelope<P> = { file: this.#filename, payload: job.payload, report: job.report };
+      pending = this.#piscina.run(envelope, { filename: ENTRY_FILE, signal: job.controller.signal });
     } catch (error) {
       pending = Promise.reject(error);
     }
     pending.then(
       (value) => this.#settle(job, { ok: true, value, wallSeconds: this.#wall(job) }),
       (error: unknown) => {
-        const failure = job.abortedAs ?? this.#classify(error);
+        const failure = job.abortedAs ?? this.#classify(error, job.report);
         this.#settle(job, { ok: false, ...failure, wallSeconds: this.#wall(job) });
       },
     );
@@ -241,7 +272,7 @@ export class WorkerPool<P, R> {
   }
 
   /** Turns a piscina rejection that the pool did not cause itself into a failure kind and message. */
-  #classify(error: unknown): { kind: TaskFailureKind; message: string } {
+  #classify(error: unknown, report: SharedArrayBuffer): { kind: TaskFailureKind; message: string } {
     const code = (error as { code?: unknown } | null)?.code;
     if (code === 'ERR_WORKER_OUT_OF_MEMORY') {
       return {
@@ -252,6 +283,11 @@ export class WorkerPool<P, R> {
     const text = error instanceof Error ? error.message : '';
     // Piscina's wording when a worker's thread exits while it runs a task (process.exit, …).
     const exited = /^worker exited with code: (-?\d+)/.exec(text);
+    if (exited && Number(exited[1]) === POISONED_EXIT_CODE) {
+      // The entry ended a worker whose WebAssembly failed; its report says why.
+      const poisoned = readReport(report);
+      if (poisoned) return poisoned;
+    }
     if (exited) {
       return { kind: 'worker-exit', message: `the worker exited with code ${exited[1]} before finishing the task` };
     }
