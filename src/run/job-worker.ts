@@ -1,6 +1,8 @@
 /**
  * Worker-thread entry for one training job. It receives only the spec, the task's
- * public brief and the artifact directory; nothing of the hidden evaluation.
+ * public brief and the artifact directory; nothing of the hidden evaluation. The pool runs
+ * it through `pool-entry.ts`: its environment holds no secrets (`jobEnvironment`), and a
+ * job whose tfjs WebAssembly heap runs out ends this worker (it is replaced, never reused).
  */
 import type { JobRequest } from './executor.js';
 import { type Artifact, runJob } from '../inner/train.js';

@@ -108,3 +108,28 @@ test('jobs stopped while their worker still loads its modules fail with a reason
     await ex.close();
   }
 });
+
+test("a job's worker, and the program it runs, never see the evaluation secret or credentials", async () => {
+  const names = { RRL_EVAL_SECRET: 'eval-secret', OPENAI_API_KEY: 'sk-test', GITHUB_TOKEN: 'gh-test' };
+  const saved = Object.fromEntries(Object.keys(names).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, names, { RRL_LOCAL_TEST_PLAIN: 'plain' });
+  // A task whose outside trainer writes what it sees of the environment into the job directory.
+  const iris = getPublicTask('iris-command');
+  const dump = `require('fs').writeFileSync(process.argv[2] + '/env.json', JSON.stringify(Object.fromEntries(${JSON.stringify([...Object.keys(names), 'RRL_LOCAL_TEST_PLAIN'])}.map((n) => [n, process.env[n] ?? null])))); process.exit(1);`;
+  const snoop = { ...iris.brief, trainer: { kind: 'command' as const, argv: ['node', '-e', dump], description: 'writes its environment' } };
+  const ex = new LocalExecutor({ workers: 1 });
+  try {
+    const out = join(tmp, 'env');
+    const r = await ex.execute({ spec: iris.baseline, brief: snoop, outDir: out });
+    assert.equal(r.status, 'failed'); // the snooping trainer exits 1 after writing env.json
+    const seen = JSON.parse(readFileSync(join(out, 'env.json'), 'utf8')) as Record<string, string | null>;
+    assert.deepEqual(seen, { RRL_EVAL_SECRET: null, OPENAI_API_KEY: null, GITHUB_TOKEN: null, RRL_LOCAL_TEST_PLAIN: 'plain' });
+  } finally {
+    await ex.close();
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+    delete process.env.RRL_LOCAL_TEST_PLAIN;
+  }
+});

@@ -238,7 +238,7 @@ test('a WebAssembly trap ends its worker too (worker-exit, with the trap)', asyn
 });
 
 test('job workers do not see the evaluation secret or variables named like credentials', async () => {
-  const secrets = { RRL_EVAL_SECRET: 's1', OPENAI_API_KEY: 's2', HF_TOKEN: 's3', AWS_SECRET: 's4', DB_PASSWORD_FILE: 's5', my_api_key: 's6' };
+  const secrets = { RRL_EVAL_SECRET: 's1', OPENAI_API_KEY: 's2', HF_TOKEN: 's3', AWS_SECRET: 's4', DB_PASSWORD_FILE: 's5', my_api_key: 's6', API_KEY: 's7', SLURM_JWT: 's8' };
   const kept = { RRL_POOL_TEST_PLAIN: 'visible', TOKENIZER_PATH: '/tmp/tok' };
   const saved = Object.fromEntries(Object.keys({ ...secrets, ...kept }).map((k) => [k, process.env[k]]));
   Object.assign(process.env, secrets, kept);

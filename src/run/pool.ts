@@ -50,10 +50,16 @@ export interface RunOptions {
   signal?: AbortSignal;
 }
 
-/** Names of environment variables that job workers never see: the evaluation secret and anything named like a credential. */
-const SECRET_NAME = /^RRL_EVAL_SECRET$|_API_KEY$|_TOKEN$|_SECRET$|PASSWORD/i;
+/**
+ * Names of environment variables that job workers never see: the evaluation secret, the Slurm
+ * REST token, and anything named like a credential.
+ */
+const SECRET_NAME = /^RRL_EVAL_SECRET$|^SLURM_JWT$|(^|_)API_KEY$|(^|_)TOKEN$|(^|_)SECRET$|PASSWORD/i;
 
-/** A copy of `env` without the evaluation secret and variables named like credentials (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, `*PASSWORD*`). */
+/**
+ * A copy of `env` without the evaluation secret, SLURM_JWT and variables named like credentials
+ * (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, any name holding `PASSWORD`; case ignored).
+ */
 export function jobEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
