@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { WorkerPool, type TaskOutcome } from './pool.js';
 import type { TestPayload, TestResult } from './fixtures/pool-worker.js';
+import { REPORT_BYTES, readReport, wasmFailure, writeReport } from './pool-entry.js';
 
 const workerFile = new URL('./fixtures/pool-worker.js', import.meta.url);
 
@@ -261,4 +262,29 @@ test('job workers do not see the evaluation secret or variables named like crede
       else process.env[k] = v;
     }
   }
+});
+
+test('wasmFailure tells WebAssembly memory failures and traps from ordinary errors, through causes', () => {
+  const runtime = (message: string): Error => Object.assign(new Error(message), { name: 'RuntimeError' });
+  for (const message of ['Aborted()', 'Aborted(OOM)', 'memory access out of bounds', 'Cannot enlarge memory arrays to size 4294967296 bytes']) {
+    const r = wasmFailure(runtime(message));
+    assert.equal(r?.kind, 'out-of-memory', message);
+    assert.ok(r!.message.includes(message) && r!.message.endsWith('; the worker was replaced'), r!.message);
+  }
+  assert.equal(wasmFailure(new Error('ppo step failed', { cause: runtime('Aborted()') }))?.kind, 'out-of-memory');
+  assert.equal(wasmFailure(new RangeError('WebAssembly.Memory.grow(): Maximum memory size exceeded'))?.kind, 'out-of-memory');
+  assert.equal(wasmFailure(new Error('a\nmulti-line\nAborted()'))?.message.includes('\n'), false);
+  assert.equal(wasmFailure(new Error('budget.envSteps (4) is smaller than environment.numEnvs (8)')), null);
+  assert.equal(wasmFailure(Object.assign(new Error('loss became NaN'), { name: 'NaNError' })), null);
+  assert.equal(wasmFailure(undefined), null);
+});
+
+test('a poisoned worker\'s report survives the shared buffer, cut to fit', () => {
+  const report = new SharedArrayBuffer(REPORT_BYTES);
+  assert.equal(readReport(report), null);
+  writeReport(report, { kind: 'out-of-memory', message: 'ran out' });
+  assert.deepEqual(readReport(report), { kind: 'out-of-memory', message: 'ran out' });
+  const long = new SharedArrayBuffer(REPORT_BYTES);
+  writeReport(long, { kind: 'worker-exit', message: 'x'.repeat(5000) });
+  assert.deepEqual(readReport(long), { kind: 'worker-exit', message: 'x'.repeat(200) });
 });
