@@ -305,8 +305,8 @@ export function computeIssues(spec: JobSpec, brief: TaskBrief, estimate: Compute
       path: estimate.work.field,
       value: fieldValue(spec, estimate.work.field),
       message:
-        `the job's work cannot finish within the task's wall-clock cap of ${n0(wall)} s: ${estimate.work.what}, about ${sci(estimate.flops)} FLOPs, ` +
-        `take about ${n0(estimate.seconds)} s even at ${THROUGHPUT_FLOPS / 1e9} GFLOP/s (refused above ${WORK_MARGIN}× the cap)`,
+        `the job's work cannot finish within the task's wall-clock cap of ${n0(wall)} s: ${estimate.work.what}; about ${sci(estimate.flops)} FLOPs, ` +
+        `which take about ${n0(estimate.seconds)} s even at ${THROUGHPUT_FLOPS / 1e9} GFLOP/s and ${STEP_OVERHEAD_S * 1000} ms a gradient step (refused above ${WORK_MARGIN}× the cap)`,
     });
   }
   return issues;
