@@ -47,8 +47,9 @@ import { getEnvironment } from './envs/index.js';
  * throwaway script that times Adam steps of an MLP through `tf.variableGrads` and `forward` from
  * nets.ts, as the algorithms run them (3 warm-up steps, then as many steps as fit in 3 s):
  * d 32 → [256, 256] → 8 at batch 256: 100 ms a step, 1.16 GFLOP/s; at batch 1024: 0.83 GFLOP/s;
- * d 16 → [512, 512] → 8 at batch 2048: 1.03 GFLOP/s. About 1 GFLOP/s, so 4 GFLOP/s leaves 4×
- * headroom for a faster or idle machine.
+ * d 16 → [512, 512] → 8 at batch 2048: 1.03 GFLOP/s; d 4 → [64, 64] → 2 at batch 1024 (DQN's
+ * largest batch): 50 ms a step, 0.55 GFLOP/s. About 1 GFLOP/s, so 4 GFLOP/s leaves 4× headroom for
+ * a faster or idle machine.
  */
 export const THROUGHPUT_FLOPS = 4e9;
 
@@ -273,11 +274,11 @@ function supervisedEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
   return finish(net.params, memory, flops, gradientSteps, { field: a.batchSize < 16 ? 'algorithm.batchSize' : 'budget.examples', what });
 }
 
-/** "4.1 GB", "312 MB", "12 kB". */
+/** "4.1 GB", "312 MB", "12 kB", in powers of 1024 like the memory cap's MB. */
 export function formatBytes(bytes: number): string {
-  if (bytes >= 1e9) return `${(bytes / 1e9).toFixed(1)} GB`;
-  if (bytes >= 1e6) return `${Math.round(bytes / 1e6)} MB`;
-  return `${Math.max(1, Math.round(bytes / 1e3))} kB`;
+  if (bytes >= 2 ** 30) return `${(bytes / 2 ** 30).toFixed(1)} GB`;
+  if (bytes >= 2 ** 20) return `${Math.round(bytes / 2 ** 20).toLocaleString('en-US')} MB`;
+  return `${Math.max(1, Math.round(bytes / 2 ** 10))} kB`;
 }
 
 /** "2.9e13". */
