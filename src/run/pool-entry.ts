@@ -8,6 +8,7 @@
  * replaces the worker before it can take another task.
  */
 import { pathToFileURL } from 'node:url';
+import { type WasmFailure, wasmFailure } from '../inner/wasm-failure.js';
 
 /** What the pool hands a worker: the task module, its payload, and a shared buffer for a poisoned worker's reason. */
 export interface Envelope<P> {
@@ -17,42 +18,12 @@ export interface Envelope<P> {
 }
 
 /** Why a worker ended itself after a WebAssembly failure: the failure kind and a one-line reason. */
-export interface PoisonReport {
-  kind: 'out-of-memory' | 'worker-exit';
-  message: string;
-}
+export type PoisonReport = WasmFailure;
 
 /** Exit code of a worker that ended itself after a WebAssembly failure (with a report written). */
 export const POISONED_EXIT_CODE = 86;
 /** Bytes of the shared report buffer (a length prefix, then UTF-8 JSON). */
 export const REPORT_BYTES = 1024;
-
-/** Messages of a WebAssembly heap that ran out (emscripten's abort, a failed grow, a null allocation written to). */
-const WASM_MEMORY = /Aborted\(|\babort\(|memory access out of bounds|Cannot enlarge memory|Maximum memory size exceeded|WebAssembly\.Memory/i;
-
-/** WebAssembly.RuntimeError (the global's types are not in this project's lib). */
-const WasmRuntimeError = (globalThis as unknown as { WebAssembly: { RuntimeError: new () => Error } }).WebAssembly.RuntimeError;
-
-/**
- * Classifies an error thrown by a task: a WebAssembly memory failure (out-of-memory), another
- * WebAssembly trap (the worker is as broken; worker-exit), or null for an ordinary error.
- * Looks at the error and its `cause` chain.
- */
-export function wasmFailure(error: unknown): PoisonReport | null {
-  let e: unknown = error;
-  for (let depth = 0; depth < 5 && e !== null && e !== undefined; depth++) {
-    const text = e instanceof Error ? `${e.name}: ${e.message}` : typeof e === 'string' ? e : '';
-    const oneLine = text.replace(/\s+/g, ' ').trim().slice(0, 300);
-    if (WASM_MEMORY.test(text)) {
-      return { kind: 'out-of-memory', message: `ran out of WebAssembly (tensor) memory: ${oneLine}; the worker was replaced` };
-    }
-    if (e instanceof WasmRuntimeError) {
-      return { kind: 'worker-exit', message: `the tensor backend's WebAssembly trapped: ${oneLine}; the worker was replaced` };
-    }
-    e = e instanceof Error ? e.cause : undefined;
-  }
-  return null;
-}
 
 /** Writes a report into the shared buffer (length-prefixed UTF-8 JSON, cut to fit). */
 export function writeReport(report: SharedArrayBuffer, value: PoisonReport): void {
@@ -86,7 +57,7 @@ export default async function runInWorker<P>(envelope: Envelope<P>): Promise<unk
   } catch (error) {
     const poisoned = wasmFailure(error);
     if (!poisoned) throw error;
-    writeReport(envelope.report, poisoned);
+    writeReport(envelope.report, { kind: poisoned.kind, message: `${poisoned.message}; the worker was replaced` });
     process.exit(POISONED_EXIT_CODE);
   }
 }
