@@ -118,6 +118,11 @@ export class JobLimits {
     }
     if (now - this.lastMemoryCheck < MEMORY_EVERY_MS) return;
     this.lastMemoryCheck = now;
+    this.checkMemory();
+  }
+
+  /** Throws `MemoryLimitError` past the memory cap (`check` calls it at most every 25 ms). */
+  checkMemory(): void {
     const use = this.memoryUse();
     const total = use.tensors + use.heap;
     if (total > this.caps.memoryMb * 2 ** 20) {

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { engineFailureKind } from '../inner/limits.js';
 import type { Artifact } from '../inner/train.js';
 import { type Executor, type JobRequest, type JobResult, readCurve, recordFailure } from './executor.js';
 import { WorkerPool } from './pool.js';
@@ -38,7 +39,8 @@ export class LocalExecutor implements Executor {
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const out = await this.pool.run(req, { timeoutMs, signal: options.signal });
     if (out.ok) return { status: 'succeeded', artifact: out.value, curve: readCurve(req.outDir) };
-    const kind = out.kind === 'error' && out.message.startsWith('NaNError') ? 'nan' : out.kind;
+    // The engine's own failures (NaN, its wall-clock and memory caps) keep their kinds across the worker boundary.
+    const kind = out.kind === 'error' ? engineFailureKind(out.message) : out.kind;
     recordFailure(req.outDir, kind, out.message);
     return { status: 'failed', kind, error: out.message, cost: { wallSeconds: out.wallSeconds } };
   }
