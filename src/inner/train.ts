@@ -84,8 +84,10 @@ export function writeFailureStatus(dir: string, reason: string, kind: string): v
  * Runs one training job for real: validates the spec against the task's brief, trains
  * with the chosen algorithm within the budget the engine counts itself, and writes the
  * artifact (spec, policy weights, curve, cost, status) to `options.outDir`.
- * Same spec and seed give the same result. Throws on invalid specs and failed training,
- * after writing the failure into `status.json`.
+ * The engine also enforces the brief's wall-clock and memory caps itself (`limits.ts`).
+ * Same spec and seed give the same result. Throws on invalid specs and failed training
+ * (a NaN, a cap passed: `TimeLimitError`, `MemoryLimitError`), after writing the failure
+ * and its kind into `status.json`.
  */
 export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOptions): Promise<Artifact> {
   const dir = options.outDir;
@@ -184,6 +186,7 @@ export interface ControlContextOptions {
  */
 export function controlContext(spec: JobSpec, brief: TaskBrief, o: ControlContextOptions): { ctx: TrainContext; counter: StepCounter } {
   const counter = new StepCounter(o.maxEnvSteps);
+  let built = 0;
   const reward = compileExpression(spec.reward.expression ?? 'r', o.rewardVariables ?? rewardVariableNames(brief));
   const ctx: TrainContext = {
     spec,
@@ -193,7 +196,10 @@ export function controlContext(spec: JobSpec, brief: TaskBrief, o: ControlContex
     demonstrations: o.demonstrations,
     makeEnv(num, options = {}) {
       if (num > counter.cap) throw new Error(`budget.envSteps (${counter.cap}) is smaller than environment.numEnvs (${num})`);
-      const base = new VecEnv(o.env.make, num, spec.seed, spec.environment.params);
+      // The first vector is seeded with the spec's seed; any later one with a seed of its own.
+      const seed = built === 0 ? spec.seed : mixSeed(spec.seed, 0xe2, built);
+      built += 1;
+      const base = new VecEnv(o.env.make, num, seed, spec.environment.params);
       const normalize = options.normalize ?? spec.environment.wrappers.includes('normalize-observation');
       return new TrainingEnv(base, { counter, limits: o.limits, reward, normalize, foldOnCommit: options.foldOnCommit });
     },
