@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { jobSpecJsonSchema } from '../spec/schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
+import { errorKind } from '../inner/limits.js';
 import { dataForJob, scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
 import { type ExecutorConfig, type SlurmExecutorConfig, makeExecutor } from '../run/config.js';
@@ -101,7 +102,8 @@ job
     } catch (err) {
       if (o.json) {
         const status = err instanceof SpecError ? 'invalid' : 'failed';
-        console.log(JSON.stringify({ status, error: (err as Error).message, score: null, cost: null, artifact: outDir }));
+        const kind = err instanceof SpecError ? 'invalid' : errorKind(err);
+        console.log(JSON.stringify({ status, kind, error: (err as Error).message, score: null, cost: null, artifact: outDir }));
       }
       throw err;
     } finally {

@@ -1,9 +1,8 @@
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import type { Rng } from '../util/rng.js';
-import type { CompiledExpression } from './expr.js';
-import type { Env, EnvInfo } from './envs/types.js';
-import type { ParamSetting } from './envs/vector.js';
+import type { EnvInfo } from './envs/types.js';
+import type { EnvOptions, TrainingEnv } from './envs/wrappers.js';
 import type { PolicyFile } from './policy.js';
 
 /** Thrown when training produces a non-finite number (loss, reward, weights). */
@@ -23,18 +22,27 @@ export interface CurvePoint {
   value: number;
 }
 
-/** Everything an algorithm needs to train one job; the engine owns the budget. */
+/**
+ * Everything an algorithm needs to train one job. The engine owns the budget: it builds the
+ * environments (`makeEnv`) behind wrappers that shape the reward, normalise observations and
+ * count every env step against the cap, and it owns the wall-clock and memory caps
+ * (`checkLimits`). The algorithm brings its settings and its loop.
+ */
 export interface TrainContext {
   spec: JobSpec;
   brief: TaskBrief;
-  env: { info: EnvInfo; make: () => Env };
-  params: Record<string, ParamSetting>;
-  reward: CompiledExpression;
+  /** The environment family's static description (spaces, observation names). */
+  info: EnvInfo;
   rng: Rng;
   /** Demonstrations for a behaviour-cloning warm start (when the spec names a set). */
   demonstrations?: { obs: number[][]; actions: number[] };
-  /** The hard cap on env steps (min of the spec's budget and the brief's). */
-  maxEnvSteps: number;
+  /**
+   * Builds `num` environments seeded from the spec, with its physical parameters, behind the
+   * engine's wrappers. Every env a job builds draws on the same env-step budget.
+   */
+  makeEnv(num: number, options?: EnvOptions): TrainingEnv;
+  /** Throws when the job has passed its wall-clock or memory cap; call it inside gradient loops. */
+  checkLimits(): void;
   /** Records a metric point. */
   log(name: string, step: number, value: number): void;
   /** Reports finished episodes' canonical returns; returns true when the spec's targetReturn is reached. */
@@ -43,36 +51,9 @@ export interface TrainContext {
   progress(envSteps: number, snapshot: () => PolicyFile): void;
 }
 
-/** What an algorithm returns. */
+/** What an algorithm returns (the env steps it used are the engine's count, not its own). */
 export interface AlgoResult {
   policy: PolicyFile;
-  envSteps: number;
   updates: number;
   stopReason: 'budget' | 'target-return';
-}
-
-/** Computes the training reward for every env of a vector after a step into `out`. */
-export function shapedRewards(
-  reward: CompiledExpression,
-  obsDim: number,
-  num: number,
-  nextObs: Float64Array,
-  envReward: Float64Array,
-  t: Int32Array,
-  terminated: Uint8Array,
-  scratch: Float64Array,
-  out: Float64Array,
-): void {
-  for (let i = 0; i < num; i++) {
-    for (let k = 0; k < obsDim; k++) scratch[k] = nextObs[i * obsDim + k];
-    scratch[obsDim] = envReward[i];
-    scratch[obsDim + 1] = t[i];
-    scratch[obsDim + 2] = terminated[i];
-    const v = reward.evaluate(scratch);
-    if (!Number.isFinite(v)) {
-      const vars = reward.variables.map((n, j) => `${n}=${scratch[j].toPrecision(4)}`).join(', ');
-      throw new NaNError(`reward.expression "${reward.source}" gave ${v} at ${vars}`);
-    }
-    out[i] = v;
-  }
 }

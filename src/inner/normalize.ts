@@ -37,8 +37,8 @@ export class RunningNorm {
     this.count += rows;
   }
 
-  /** Writes normalised, clipped copies of `rows` vectors into `out`. */
-  apply(x: ArrayLike<number>, rows: number, out: Float64Array): Float64Array {
+  /** Writes normalised, clipped copies of `rows` vectors into `out` (which may be `x` itself). */
+  apply<T extends Float64Array | Float32Array>(x: ArrayLike<number>, rows: number, out: T): T {
     const d = this.dim;
     for (let r = 0; r < rows; r++) {
       for (let i = 0; i < d; i++) {

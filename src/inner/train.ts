@@ -11,7 +11,10 @@ import { trainDqn } from './algos/dqn.js';
 import { trainReinforce } from './algos/reinforce.js';
 import type { AlgoResult, CurvePoint, TrainContext } from './context.js';
 import { threadCpuSeconds } from './cost.js';
-import { getEnvironment } from './envs/index.js';
+import { type Env, type EnvInfo, getEnvironment } from './envs/index.js';
+import { VecEnv } from './envs/vector.js';
+import { StepCounter, TrainingEnv } from './envs/wrappers.js';
+import { type JobLimits, errorKind, jobLimits } from './limits.js';
 import { compileExpression } from './expr.js';
 import type { PolicyFile } from './policy.js';
 import { initTf } from './tf.js';
@@ -81,8 +84,10 @@ export function writeFailureStatus(dir: string, reason: string, kind: string): v
  * Runs one training job for real: validates the spec against the task's brief, trains
  * with the chosen algorithm within the budget the engine counts itself, and writes the
  * artifact (spec, policy weights, curve, cost, status) to `options.outDir`.
- * Same spec and seed give the same result. Throws on invalid specs and failed training,
- * after writing the failure into `status.json`.
+ * The engine also enforces the brief's wall-clock and memory caps itself (`limits.ts`).
+ * Same spec and seed give the same result. Throws on invalid specs and failed training
+ * (a NaN, a cap passed: `TimeLimitError`, `MemoryLimitError`), after writing the failure
+ * and its kind into `status.json`.
  */
 export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOptions): Promise<Artifact> {
   const dir = options.outDir;
@@ -99,7 +104,9 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
     const log = (name: string, step: number, value: number): void => {
       curve.push({ name, step, wallTime: (performance.now() - wall0) / 1000, value });
     };
-    const trained = brief.kind === 'control' ? await trainControl(spec, brief, options, log) : await trainModel(spec, brief, options, log);
+    // The engine's own wall-clock and memory caps, counted from the job's start.
+    const limits = jobLimits(brief, wall0);
+    const trained = brief.kind === 'control' ? await trainControl(spec, brief, options, log, limits) : await trainModel(spec, brief, options, log, limits);
     const cost: JobCost = {
       envSteps: trained.envSteps,
       examples: trained.examples,
@@ -127,7 +134,7 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
     return artifact;
   } catch (err) {
     const e = err as Error;
-    writeFailureStatus(dir, e.message, e instanceof SpecError ? 'invalid' : e.name === 'NaNError' ? 'nan' : 'error');
+    writeFailureStatus(dir, e.message, e instanceof SpecError ? 'invalid' : errorKind(e));
     throw err;
   }
 }
@@ -155,24 +162,70 @@ interface Trained {
   trainReturn: number | null;
 }
 
+/** What `controlContext` needs beyond the spec and the brief. */
+export interface ControlContextOptions {
+  /** The environment family the job trains on. */
+  env: { info: EnvInfo; make: () => Env };
+  /** The env-step cap the engine counts against. */
+  maxEnvSteps: number;
+  /** The wall-clock and memory caps (checked at every vector step and by the algorithm's gradient loops). */
+  limits: { check(): void };
+  /** Names of the reward expression's variables, in the order obs…, r, t, done (default: the brief's). */
+  rewardVariables?: string[];
+  demonstrations?: TrainContext['demonstrations'];
+  log?: TrainContext['log'];
+  episodes?: TrainContext['episodes'];
+  progress?: TrainContext['progress'];
+}
+
+/**
+ * Builds the context a control algorithm trains in: environments seeded from the spec behind
+ * the engine's wrappers (reward shaping, observation normalisation, the env-step budget and the
+ * limits), and the step counter the engine reads the job's cost from. Exported for tests that
+ * train on environments of their own.
+ */
+export function controlContext(spec: JobSpec, brief: TaskBrief, o: ControlContextOptions): { ctx: TrainContext; counter: StepCounter } {
+  const counter = new StepCounter(o.maxEnvSteps);
+  let built = 0;
+  const reward = compileExpression(spec.reward.expression ?? 'r', o.rewardVariables ?? rewardVariableNames(brief));
+  const ctx: TrainContext = {
+    spec,
+    brief,
+    info: o.env.info,
+    rng: new Rng(mixSeed(spec.seed, 0x7a11)),
+    demonstrations: o.demonstrations,
+    makeEnv(num, options = {}) {
+      if (num > counter.cap) throw new Error(`budget.envSteps (${counter.cap}) is smaller than environment.numEnvs (${num})`);
+      // The first vector is seeded with the spec's seed; any later one with a seed of its own.
+      const seed = built === 0 ? spec.seed : mixSeed(spec.seed, 0xe2, built);
+      built += 1;
+      const base = new VecEnv(o.env.make, num, seed, spec.environment.params);
+      const normalize = options.normalize ?? spec.environment.wrappers.includes('normalize-observation');
+      return new TrainingEnv(base, { counter, limits: o.limits, reward, normalize, foldOnCommit: options.foldOnCommit });
+    },
+    checkLimits: () => o.limits.check(),
+    log: o.log ?? (() => {}),
+    episodes: o.episodes ?? (() => false),
+    progress: o.progress ?? (() => {}),
+  };
+  return { ctx, counter };
+}
+
 /** Trains a control policy with the spec's RL algorithm. */
-async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOptions, log: TrainContext['log']): Promise<Trained> {
-  const env = getEnvironment(brief.environment.id);
+async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOptions, log: TrainContext['log'], limits: JobLimits): Promise<Trained> {
   const recent: number[] = [];
   const first: number[] = [];
   let flat = false;
   const maxEnvSteps = Math.min(spec.budget.envSteps ?? 0, brief.budget.maxEnvSteps);
   const every = options.snapshotEvery ?? 0;
   let nextSnapshot = every;
-  const ctx: TrainContext = {
-    spec,
-    brief,
-    env,
-    params: spec.environment.params,
-    demonstrations: spec.dataset.demonstrations !== null ? options.data?.demonstrations : undefined,
-    reward: compileExpression(spec.reward.expression ?? 'r', rewardVariableNames(brief)),
-    rng: new Rng(mixSeed(spec.seed, 0x7a11)),
+  const demonstrations = spec.dataset.demonstrations !== null ? options.data?.demonstrations : undefined;
+  if (spec.dataset.demonstrations !== null && !demonstrations) throw new Error(`dataset.demonstrations: set "${spec.dataset.demonstrations}" was not provided to the job`);
+  const { ctx, counter } = controlContext(spec, brief, {
+    env: getEnvironment(brief.environment.id),
     maxEnvSteps,
+    limits,
+    demonstrations,
     log,
     episodes(step, returns, lengths) {
       for (let i = 0; i < returns.length; i++) {
@@ -198,16 +251,14 @@ async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOpti
         while (nextSnapshot <= envSteps) nextSnapshot += every;
       }
     },
-  };
-  if (spec.dataset.demonstrations !== null && !ctx.demonstrations) throw new Error(`dataset.demonstrations: set "${spec.dataset.demonstrations}" was not provided to the job`);
+  });
   const trainer = ALGORITHMS[spec.algorithm.name];
   if (!trainer) throw new Error(`algorithm.name: "${spec.algorithm.name}" does not train control tasks`);
   const result = await trainer(ctx, spec.algorithm as never);
-  if (result.envSteps > maxEnvSteps) throw new Error(`engine error: ${result.envSteps} env steps exceed the cap ${maxEnvSteps}`);
   return {
     file: ARTIFACT_FILES.policy,
     weights: result.policy,
-    envSteps: result.envSteps,
+    envSteps: counter.used,
     examples: 0,
     updates: result.updates,
     stopReason: flat ? 'flat' : result.stopReason,
@@ -216,12 +267,12 @@ async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOpti
 }
 
 /** Trains a supervised model on the data the harness provided. */
-async function trainModel(spec: JobSpec, brief: TaskBrief, options: RunJobOptions, log: TrainContext['log']): Promise<Trained> {
+async function trainModel(spec: JobSpec, brief: TaskBrief, options: RunJobOptions, log: TrainContext['log'], limits: JobLimits): Promise<Trained> {
   if (spec.algorithm.name !== 'supervised') throw new Error(`algorithm.name: "${spec.algorithm.name}" does not train supervised tasks (use "supervised")`);
   if (!options.data) throw new Error('a supervised job needs its data sources (the harness provides them)');
   const maxExamples = Math.min(spec.budget.examples ?? 0, brief.budget.maxExamples ?? 0);
   const r = await trainSupervised(
-    { spec, brief, data: options.data, maxExamples, log, progress: (n) => options.onProgress?.(n, maxExamples) },
+    { spec, brief, data: options.data, maxExamples, log, progress: (n) => options.onProgress?.(n, maxExamples), checkLimits: () => limits.check() },
     spec.algorithm,
   );
   if (r.examples > maxExamples) throw new Error(`engine error: ${r.examples} examples exceed the cap ${maxExamples}`);

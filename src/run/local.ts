@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os';
+import { engineFailureKind } from '../inner/limits.js';
 import { type Artifact, writeFailureStatus } from '../inner/train.js';
 import { type Executor, type JobRequest, type JobResult, readCurve, recordFailure } from './executor.js';
 import { WorkerPool } from './pool.js';
@@ -38,10 +39,11 @@ export class LocalExecutor implements Executor {
     const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     const out = await this.pool.run(req, { timeoutMs, signal: options.signal });
     if (out.ok) return { status: 'succeeded', artifact: out.value, curve: readCurve(req.outDir) };
-    const kind = out.kind === 'error' && out.message.startsWith('NaNError') ? 'nan' : out.kind;
-    // A job's own failures (error, nan, invalid) are in its status.json already. The pool's (timeout,
-    // out-of-memory, worker-exit, cancelled) replace whatever the job wrote: a job whose WebAssembly
-    // heap ran out records a plain error before its worker is ended.
+    // The engine's own failures (NaN, its wall-clock and memory caps) keep their kinds across the
+    // worker boundary; they and the job's other failures are in its status.json already. The pool's
+    // (timeout, out-of-memory, worker-exit, cancelled) replace whatever the job wrote: a job whose
+    // WebAssembly heap ran out records a plain error before its worker is ended.
+    const kind = out.kind === 'error' ? engineFailureKind(out.message) : out.kind;
     if (out.kind === 'error') recordFailure(req.outDir, kind, out.message);
     else writeFailureStatus(req.outDir, out.message, kind);
     return { status: 'failed', kind, error: out.message, cost: { wallSeconds: out.wallSeconds } };

@@ -64,3 +64,35 @@ export function fastPpoSpec(task: string, seed = 1): JobSpecInput {
     seed,
   };
 }
+
+/**
+ * Issue 10's wall-clock attack: a DQN spec that takes 16 gradient steps of batch 1024 after
+ * every env step, for 100k env steps (hours here), on cartpole-balance.
+ */
+export function heavyDqnSpec(hidden: number[] = [64, 64]): JobSpecInput {
+  return {
+    task: 'cartpole-balance',
+    environment: { params: {}, wrappers: [], numEnvs: 1 },
+    reward: { expression: 'r' },
+    dataset: { demonstrations: null },
+    model: { hidden, activation: 'relu' },
+    algorithm: {
+      name: 'dqn',
+      learningRate: 1e-3,
+      gamma: 0.99,
+      bufferSize: 100_000,
+      batchSize: 1024,
+      learningStarts: 100,
+      trainFrequency: 1,
+      gradientSteps: 16,
+      targetUpdateInterval: 500,
+      tau: 1,
+      explorationFraction: 0.1,
+      explorationInitial: 1,
+      explorationFinal: 0.05,
+      maxGradNorm: 10,
+    },
+    budget: { envSteps: 100_000, targetReturn: null },
+    seed: 1,
+  };
+}

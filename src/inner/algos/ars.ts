@@ -8,9 +8,7 @@
  */
 import type { ArsConfig } from '../../spec/schema.js';
 import { Rng, mixSeed } from '../../util/rng.js';
-import type { Env, PhysParams } from '../envs/types.js';
-import { type AlgoResult, type TrainContext, shapedRewards } from '../context.js';
-import { RunningNorm } from '../normalize.js';
+import { type AlgoResult, type TrainContext } from '../context.js';
 import { type DenseLayer, POLICY_FORMAT, type PolicyFile, argmax, mlpForward } from '../policy.js';
 
 /** Layer shapes of the ARS policy; [] hidden widths give a linear policy (no bias). */
@@ -34,10 +32,9 @@ function toLayers(theta: Float64Array, sizes: number[]): DenseLayer[] {
   }));
 }
 
-/** Trains a policy with ARS within the context's env-step budget. */
+/** Trains a policy with ARS on one environment the engine builds (and counts). */
 export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoResult> {
-  const { spec, env } = ctx;
-  const info = env.info;
+  const { spec, info } = ctx;
   if (info.actionSpace.type !== 'discrete') throw new Error(`ars here needs a discrete action space; ${info.id} has ${info.actionSpace.type}`);
   const nAct = info.actionSpace.n;
   const d = info.observationNames.length;
@@ -45,8 +42,6 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
   const shapes = layerShapes(sizes);
   const dim = shapes.reduce((a, s) => a + s.in * s.out + s.out, 0);
   const activation = spec.model.activation;
-  // ARS V2 always normalises states; the wrapper flag is implied.
-  const norm = new RunningNorm(d);
   const theta = new Float64Array(dim);
   // Hidden layers need a non-zero start to break symmetry; the output layer starts at 0 as in the paper.
   const initRng = new Rng(mixSeed(spec.seed, 1));
@@ -55,50 +50,29 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
     const scale = Math.sqrt(1 / s.in);
     for (let k = 0; k < s.in * s.out; k++) theta[s.offset + k] = initRng.normal() * scale;
   }
-
   const noiseRng = new Rng(mixSeed(spec.seed, 2));
-  const envRng = new Rng(mixSeed(spec.seed, 3));
-  const envInst: Env = env.make();
-  let seeded = false;
-  const scratch = new Float64Array(d + 3);
-  const shaped = new Float64Array(1);
-  const one = { obs: new Float64Array(d), r: new Float64Array(1), t: new Int32Array(1), term: new Uint8Array(1) };
-  const x = new Float64Array(d);
 
-  let envSteps = 0;
+  // One env; an episode ends with the autoreset that starts the next rollout. ARS V2 always
+  // normalises states, with statistics updated once per iteration from every state visited.
+  const env = ctx.makeEnv(1, { normalize: true, foldOnCommit: true });
+  const action = new Int32Array(1);
   let updates = 0;
   let stopReason: AlgoResult['stopReason'] = 'budget';
-  const drawParams = (): PhysParams => {
-    const out: PhysParams = {};
-    for (const [k, v] of Object.entries(ctx.params)) out[k] = typeof v === 'number' ? v : envRng.uniform(v[0], v[1]);
-    return out;
-  };
 
-  /** One episode with parameters `w`; returns shaped and canonical returns, or null when the budget ran out. */
-  const rollout = (w: Float64Array, states: number[]): { shaped: number; canonical: number; length: number } | null => {
+  /** One episode with parameters `w`: shaped and canonical returns, or null when the budget ran out. */
+  const rollout = (w: Float64Array): { shaped: number; canonical: number; length: number } | null => {
     const layers = shapes.map((s) => ({ in: s.in, out: s.out, weights: w.subarray(s.offset, s.biasOffset), bias: w.subarray(s.biasOffset, s.biasOffset + s.out) }));
-    let { obs } = envInst.reset({ seed: seeded ? undefined : mixSeed(spec.seed, 4), params: drawParams() });
-    seeded = true;
-    let sh = 0;
-    let can = 0;
-    let len = 0;
+    let shaped = 0;
     for (;;) {
-      if (envSteps >= ctx.maxEnvSteps) return null;
-      for (let k = 0; k < d; k++) states.push(obs[k]);
-      norm.apply(obs, 1, x);
-      const out = mlpForward(layers, activation, x, 1);
-      const step = envInst.step(argmax(out, 0, nAct));
-      envSteps += 1;
-      len += 1;
-      one.obs.set(step.obs);
-      one.r[0] = step.reward;
-      one.t[0] = len;
-      one.term[0] = step.terminated ? 1 : 0;
-      shapedRewards(ctx.reward, d, 1, one.obs, one.r, one.t, one.term, scratch, shaped);
-      sh += shaped[0];
-      can += step.reward;
-      if (step.terminated || step.truncated) return { shaped: sh, canonical: can, length: len };
-      obs = step.obs;
+      if (!env.canStep()) return null;
+      const out = mlpForward(layers, activation, env.observe(), 1);
+      action[0] = argmax(out, 0, nAct);
+      env.step(action);
+      shaped += env.rewards[0];
+      if (env.terminated[0] || env.truncated[0]) {
+        const [episode] = env.drainEpisodes();
+        return { shaped, canonical: episode.ret, length: episode.length };
+      }
     }
   };
 
@@ -108,16 +82,15 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
     actionSpace: { type: 'discrete', n: nAct },
     activation,
     layers: toLayers(theta, sizes),
-    obsNorm: norm.freeze(),
+    obsNorm: env.obsNorm(),
   });
 
   const plus = new Float64Array(dim);
   const minus = new Float64Array(dim);
-  outer: while (envSteps < ctx.maxEnvSteps) {
+  outer: while (env.canStep()) {
     const deltas: Float64Array[] = [];
     const rPlus: number[] = [];
     const rMinus: number[] = [];
-    const states: number[] = [];
     const canon: number[] = [];
     const lengths: number[] = [];
     for (let k = 0; k < cfg.directions; k++) {
@@ -127,8 +100,8 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
         plus[i] = theta[i] + cfg.noise * delta[i];
         minus[i] = theta[i] - cfg.noise * delta[i];
       }
-      const a = rollout(plus, states);
-      const b = a && rollout(minus, states);
+      const a = rollout(plus);
+      const b = a && rollout(minus);
       if (!a || !b) break outer;
       deltas.push(delta);
       rPlus.push(a.shaped);
@@ -137,7 +110,7 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
       lengths.push(a.length, b.length);
     }
     // Update the state statistics with every state visited in this iteration.
-    norm.update(states, states.length / d);
+    env.commitObservations();
     const order = deltas.map((_, k) => k).sort((p, q) => Math.max(rPlus[q], rMinus[q]) - Math.max(rPlus[p], rMinus[p]));
     const top = order.slice(0, cfg.topDirections);
     const used = top.flatMap((k) => [rPlus[k], rMinus[k]]);
@@ -152,13 +125,13 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
       }
     }
     updates += 1;
-    ctx.log('charts/reward_std', envSteps, sd);
-    const reached = ctx.episodes(envSteps, canon, lengths);
-    ctx.progress(envSteps, snapshot);
+    ctx.log('charts/reward_std', env.used, sd);
+    const reached = ctx.episodes(env.used, canon, lengths);
+    ctx.progress(env.used, snapshot);
     if (reached) {
       stopReason = 'target-return';
       break;
     }
   }
-  return { policy: snapshot(), envSteps, updates, stopReason };
+  return { policy: snapshot(), updates, stopReason };
 }

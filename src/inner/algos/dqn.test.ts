@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runJob } from '../train.js';
+import { controlContext, runJob } from '../train.js';
 import { getPublicTask } from '../../tasks/briefs.js';
 import { scoreArtifact } from '../../outer/score.js';
 import { type JobSpecInput, JobSpecSchema } from '../../spec/schema.js';
@@ -11,7 +11,6 @@ import { Rng } from '../../util/rng.js';
 import type { TrainContext } from '../context.js';
 import { getEnvironment } from '../envs/index.js';
 import type { Env, EnvInfo } from '../envs/types.js';
-import { compileExpression } from '../expr.js';
 import { mlpForward } from '../policy.js';
 import { initTf, tf } from '../tf.js';
 import { trainDqn } from './dqn.js';
@@ -161,18 +160,10 @@ function context(env: { info: EnvInfo; make: () => Env }, algorithm: JobSpecInpu
     budget: { envSteps: maxEnvSteps },
     seed: 3,
   });
-  return {
-    spec,
-    brief: brief,
-    env,
-    params: {},
-    reward: compileExpression('r', [...env.info.observationNames, 'r', 't', 'done']),
-    rng: new Rng(3),
-    maxEnvSteps,
-    log: () => {},
-    episodes: () => false,
-    progress: () => {},
-  };
+  const limits = { check: () => {} };
+  const { ctx } = controlContext(spec, brief, { env, maxEnvSteps, limits, rewardVariables: [...env.info.observationNames, 'r', 't', 'done'] });
+  ctx.rng = new Rng(3);
+  return ctx;
 }
 
 test('TD targets stop at termination and bootstrap through truncation', async () => {

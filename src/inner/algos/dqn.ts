@@ -17,6 +17,8 @@
  *   final observation (VecEnv's `nextObs`, kept before the autoreset).
  * - The buffer stores raw observations; with the normalize-observation wrapper they are
  *   normalised with the current running statistics when sampled (as SB3's VecNormalize).
+ * - The engine's wrappers shape the reward, keep the observation statistics and count every
+ *   env step; the loop runs while the budget pays for another vector step.
  * - Acting runs the Q-network in plain JS on a weight snapshot taken after each batch of
  *   gradient steps; the gradient steps run on TensorFlow.js.
  * - The saved policy is the Q-network itself: its greedy argmax is the policy.
@@ -24,9 +26,7 @@
  *   progress is reported every 1000 env steps and at the end.
  */
 import type { DqnConfig } from '../../spec/schema.js';
-import { VecEnv } from '../envs/vector.js';
-import { type AlgoResult, NaNError, type TrainContext, shapedRewards } from '../context.js';
-import { RunningNorm } from '../normalize.js';
+import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
 import { type DenseLayer, POLICY_FORMAT, type PolicyFile, argmax, mlpForward } from '../policy.js';
 import { tf, initTf } from '../tf.js';
 import { type Net, forward, makeNet, snapshot } from '../nets.js';
@@ -78,22 +78,18 @@ class ReplayBuffer {
   }
 }
 
-/** Trains a Q-network with DQN within the context's env-step budget; the greedy policy is saved. */
+/** Trains a Q-network with DQN on the environments the engine builds (and counts); the greedy policy is saved. */
 export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoResult> {
   await initTf();
-  const { spec, env, rng } = ctx;
+  const { spec, info, rng } = ctx;
   const activation = spec.model.activation;
-  const info = env.info;
   if (info.actionSpace.type !== 'discrete') throw new Error(`dqn needs a discrete action space; ${info.id} has ${info.actionSpace.type}`);
   const nAct = info.actionSpace.n;
   const numEnvs = spec.environment.numEnvs;
   const d = info.observationNames.length;
-  if (ctx.maxEnvSteps < numEnvs) throw new Error(`budget.envSteps (${ctx.maxEnvSteps}) is smaller than environment.numEnvs (${numEnvs})`);
-  const normalize = spec.environment.wrappers.includes('normalize-observation');
-  const norm = normalize ? new RunningNorm(d) : null;
   const B = cfg.batchSize;
 
-  const vec = new VecEnv(env.make, numEnvs, spec.seed, ctx.params);
+  const env = ctx.makeEnv(numEnvs);
   const qNet = makeNet([d, ...spec.model.hidden, nAct], 1, rng);
   const target = makeNet([d, ...spec.model.hidden, nAct], 1, rng);
   softUpdate(target, qNet, 1);
@@ -101,42 +97,28 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
   const opt = tf.train.adam(cfg.learningRate);
   const buffer = new ReplayBuffer(cfg.bufferSize, d);
 
-  const normObs = new Float64Array(numEnvs * d);
-  const shaped = new Float64Array(numEnvs);
-  const scratch = new Float64Array(d + 3);
   const actions = new Int32Array(numEnvs);
   const bObs = new Float32Array(B * d);
   const bNext = new Float32Array(B * d);
   const bAct = new Int32Array(B);
   const bRew = new Float32Array(B);
   const bNotTerm = new Float32Array(B);
-  const explorationSteps = cfg.explorationFraction * ctx.maxEnvSteps;
+  const explorationSteps = cfg.explorationFraction * env.cap;
   const epsilonAt = (step: number): number =>
     Math.max(cfg.explorationFinal, cfg.explorationInitial + ((cfg.explorationFinal - cfg.explorationInitial) * step) / explorationSteps);
-
-  /** Copies sampled row `j` of a buffer array into row `k` of a batch, normalised when the wrapper is on. */
-  const copyRow = (src: Float32Array, j: number, dst: Float32Array, k: number): void => {
-    for (let c = 0; c < d; c++) {
-      const v = src[j * d + c];
-      if (!norm) {
-        dst[k * d + c] = v;
-        continue;
-      }
-      const z = (v - norm.mean[c]) / Math.sqrt(norm.var[c] + 1e-8);
-      dst[k * d + c] = z > norm.clip ? norm.clip : z < -norm.clip ? -norm.clip : z;
-    }
-  };
 
   /** One Adam step on a fresh uniform sample of the buffer; returns [loss, mean Q(s, a)]. */
   const gradientStep = (): [number, number] => {
     for (let k = 0; k < B; k++) {
       const j = rng.int(buffer.size);
-      copyRow(buffer.obs, j, bObs, k);
-      copyRow(buffer.next, j, bNext, k);
+      bObs.set(buffer.obs.subarray(j * d, j * d + d), k * d);
+      bNext.set(buffer.next.subarray(j * d, j * d + d), k * d);
       bAct[k] = buffer.act[j];
       bRew[k] = buffer.rew[j];
       bNotTerm[k] = 1 - buffer.term[j];
     }
+    env.normalizeInPlace(bObs, B);
+    env.normalizeInPlace(bNext, B);
     const stats = tf.tidy(() => {
       const obsT = tf.tensor2d(bObs, [B, d]);
       const actT = tf.oneHot(tf.tensor1d(bAct, 'int32'), nAct);
@@ -165,7 +147,6 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     return [loss, q];
   };
 
-  let envSteps = 0;
   let vecSteps = 0;
   let updates = 0;
   let stopReason: AlgoResult['stopReason'] = 'budget';
@@ -183,42 +164,42 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     actionSpace: { type: 'discrete', n: nAct },
     activation,
     layers,
-    obsNorm: norm ? norm.freeze() : null,
+    obsNorm: env.obsNorm(),
   });
   const flushLogs = (): void => {
-    if (lastFlush === envSteps) return;
-    lastFlush = envSteps;
+    const step = env.used;
+    if (lastFlush === step) return;
+    lastFlush = step;
     if (statCount > 0) {
-      ctx.log('losses/td_loss', envSteps, lossSum / statCount);
-      ctx.log('losses/q_values', envSteps, qSum / statCount);
+      ctx.log('losses/td_loss', step, lossSum / statCount);
+      ctx.log('losses/q_values', step, qSum / statCount);
     }
-    ctx.log('charts/epsilon', envSteps, epsilonAt(envSteps));
-    ctx.log('charts/SPS', envSteps, envSteps / Math.max(1e-3, (Date.now() - start) / 1000));
+    ctx.log('charts/epsilon', step, epsilonAt(step));
+    ctx.log('charts/SPS', step, step / Math.max(1e-3, (Date.now() - start) / 1000));
     lossSum = qSum = statCount = 0;
-    ctx.progress(envSteps, () => policyFile(snapshot(qNet)));
+    ctx.progress(step, () => policyFile(snapshot(qNet)));
   };
 
   try {
-    while (envSteps + numEnvs <= ctx.maxEnvSteps) {
+    while (env.canStep()) {
       // ε-greedy action for every env: one uniform draw each, a second one when exploring.
-      const epsilon = epsilonAt(envSteps);
-      if (norm) norm.update(vec.obs, numEnvs);
+      const epsilon = epsilonAt(env.used);
+      const x = env.observe();
       let q: Float64Array | null = null;
       for (let i = 0; i < numEnvs; i++) {
         if (rng.next() < epsilon) {
           actions[i] = rng.int(nAct);
         } else {
-          q ??= mlpForward(qLayers, activation, norm ? norm.apply(vec.obs, numEnvs, normObs) : vec.obs, numEnvs);
+          q ??= mlpForward(qLayers, activation, x, numEnvs);
           actions[i] = argmax(q, i * nAct, nAct);
         }
       }
-      const obsBefore = Float64Array.from(vec.obs);
-      vec.step(actions);
-      envSteps += numEnvs;
+      const obsBefore = Float64Array.from(env.obs); // raw: the buffer normalises when it samples
+      env.step(actions);
       vecSteps += 1;
-      shapedRewards(ctx.reward, d, numEnvs, vec.nextObs, vec.rewards, vec.episodeStep, vec.terminated, scratch, shaped);
-      for (let i = 0; i < numEnvs; i++) buffer.add(obsBefore, vec.nextObs, i, actions[i], shaped[i], vec.terminated[i]);
-      const eps = vec.drainEpisodes();
+      for (let i = 0; i < numEnvs; i++) buffer.add(obsBefore, env.nextObs, i, actions[i], env.rewards[i], env.terminated[i]);
+      const envSteps = env.used;
+      const eps = env.drainEpisodes();
       if (eps.length > 0 && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length))) {
         // Stop at once: the saved Q-network is the one that acted (ε-greedily) in the episodes that reached the target.
         stopReason = 'target-return';
@@ -227,6 +208,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
 
       if (envSteps > cfg.learningStarts && vecSteps % cfg.trainFrequency === 0) {
         for (let g = 0; g < cfg.gradientSteps; g++) {
+          ctx.checkLimits();
           const [loss, qv] = gradientStep();
           updates += 1;
           if (!Number.isFinite(loss)) {
@@ -252,7 +234,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     for (const l of final.layers) {
       if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('dqn produced non-finite weights');
     }
-    return { policy: final, envSteps, updates, stopReason };
+    return { policy: final, updates, stopReason };
   } finally {
     for (const v of [...vars, ...target.w, ...target.b]) v.dispose();
     opt.dispose();

@@ -7,9 +7,8 @@
  * gradient steps run on TensorFlow.js.
  */
 import type { PpoConfig } from '../../spec/schema.js';
-import { VecEnv } from '../envs/vector.js';
-import { type AlgoResult, NaNError, type TrainContext, shapedRewards } from '../context.js';
-import { RunningNorm } from '../normalize.js';
+import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
+import type { TrainingEnv } from '../envs/wrappers.js';
 import { type DenseLayer, POLICY_FORMAT, type PolicyFile, mlpForward } from '../policy.js';
 import { tf, initTf } from '../tf.js';
 import { type Net, forward, makeNet, snapshot } from '../nets.js';
@@ -17,9 +16,10 @@ import { type Net, forward, makeNet, snapshot } from '../nets.js';
 /**
  * Behaviour-cloning warm start: fits the actor to the demonstrations' actions with
  * cross-entropy (Adam 1e-3, minibatches of 256) for `dataset.bcEpochs` epochs before RL.
- * Demonstrations are data, not experience: they do not count against the env-step budget.
+ * Demonstrations are data, not experience: they do not count against the env-step budget, but
+ * they join the observation statistics when the spec normalises observations.
  */
-function behaviourClone(ctx: TrainContext, actor: Net, activation: 'tanh' | 'relu', norm: RunningNorm | null, continuous: boolean): void {
+function behaviourClone(ctx: TrainContext, env: TrainingEnv, actor: Net, activation: 'tanh' | 'relu', continuous: boolean): void {
   const demos = ctx.demonstrations!;
   if (continuous) throw new Error('dataset.demonstrations: behaviour cloning needs a discrete action space');
   const d = actor.sizes[0];
@@ -28,8 +28,8 @@ function behaviourClone(ctx: TrainContext, actor: Net, activation: 'tanh' | 'rel
   if (n === 0) return;
   const flat = new Float64Array(n * d);
   demos.obs.forEach((o, i) => flat.set(o, i * d));
-  if (norm) norm.update(flat, n);
-  const x = norm ? norm.apply(flat, n, new Float64Array(n * d)) : flat;
+  env.foldObservations(flat, n);
+  const x = env.normalizeInPlace(flat, n);
   const opt = tf.train.adam(1e-3);
   const vars = [...actor.w, ...actor.b];
   const order = Array.from({ length: n }, (_, i) => i);
@@ -43,6 +43,7 @@ function behaviourClone(ctx: TrainContext, actor: Net, activation: 'tanh' | 'rel
       let sum = 0;
       let steps = 0;
       for (let s = 0; s + batch <= n; s += batch) {
+        ctx.checkLimits();
         const xb = new Float32Array(batch * d);
         const ab = new Int32Array(batch);
         for (let k = 0; k < batch; k++) {
@@ -71,12 +72,11 @@ function behaviourClone(ctx: TrainContext, actor: Net, activation: 'tanh' | 'rel
   }
 }
 
-/** Trains a discrete-action policy with PPO within the context's env-step budget. */
+/** Trains a policy with PPO on the environments the engine builds (and counts). */
 export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoResult> {
   await initTf();
-  const { spec, env, rng } = ctx;
+  const { spec, info, rng } = ctx;
   const activation = spec.model.activation;
-  const info = env.info;
   const space = info.actionSpace;
   const continuous = space.type === 'box';
   // Discrete: nAct logits; continuous: nAct Gaussian means with a learned, state-independent log std.
@@ -85,14 +85,12 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
   const high = space.type === 'box' ? space.high : [];
   const numEnvs = spec.environment.numEnvs;
   const d = info.observationNames.length;
-  const normalize = spec.environment.wrappers.includes('normalize-observation');
-  const norm = normalize ? new RunningNorm(d) : null;
 
-  const vec = new VecEnv(env.make, numEnvs, spec.seed, ctx.params);
-  let steps = Math.min(cfg.rolloutSteps, Math.floor(ctx.maxEnvSteps / numEnvs));
-  if (steps < 1) throw new Error(`budget.envSteps (${ctx.maxEnvSteps}) is smaller than environment.numEnvs (${numEnvs})`);
+  const env = ctx.makeEnv(numEnvs);
+  // CleanRL's plan: rollouts of `steps` per env, as many updates as the budget pays for.
+  const steps = Math.min(cfg.rolloutSteps, Math.floor(env.cap / numEnvs));
   const batch = steps * numEnvs;
-  const numUpdates = Math.max(1, Math.floor(ctx.maxEnvSteps / batch));
+  const numUpdates = Math.max(1, Math.floor(env.cap / batch));
   const mbSize = Math.max(1, Math.floor(batch / cfg.minibatches));
 
   const actor = makeNet([d, ...spec.model.hidden, nAct], 0.01, rng);
@@ -112,14 +110,9 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
   const valBuf = new Float64Array(batch);
   const advBuf = new Float32Array(batch);
   const retBuf = new Float32Array(batch);
-  const normObs = new Float64Array(numEnvs * d);
-  const normNext = new Float64Array(numEnvs * d);
-  const shaped = new Float64Array(numEnvs);
-  const scratch = new Float64Array(d + 3);
   const perm = new Int32Array(batch);
   const p = new Float64Array(nAct); // action probabilities of one env, reused every step
 
-  let envSteps = 0;
   let updates = 0;
   let stopReason: AlgoResult['stopReason'] = 'budget';
   const start = Date.now();
@@ -135,11 +128,11 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
     actionSpace: space.type === 'discrete' ? { type: 'discrete', n: nAct } : { type: 'box', low: [...low], high: [...high] },
     activation,
     layers: aLayers,
-    obsNorm: norm ? norm.freeze() : null,
+    obsNorm: env.obsNorm(),
   });
 
   try {
-    if (ctx.demonstrations) behaviourClone(ctx, actor, activation, norm, continuous);
+    if (ctx.demonstrations) behaviourClone(ctx, env, actor, activation, continuous);
     for (let u = 0; u < numUpdates; u++) {
       if (cfg.annealLr) setLr(cfg.learningRate * (1 - u / numUpdates));
       const aLayers = snapshot(actor);
@@ -148,8 +141,7 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
       const std = continuous ? Array.from(logStd.dataSync(), Math.exp) : [];
       let reached = false;
       for (let s = 0; s < steps; s++) {
-        if (norm) norm.update(vec.obs, numEnvs);
-        const x = norm ? norm.apply(vec.obs, numEnvs, normObs) : vec.obs;
+        const x = env.observe();
         const logits = mlpForward(aLayers, activation, x, numEnvs);
         const values = mlpForward(cLayers, activation, x, numEnvs);
         const actions = new Float64Array(numEnvs * nAct);
@@ -179,25 +171,22 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
           actBuf[row] = a;
           logpBuf[row] = logits[i * nAct + a] - max - Math.log(sum);
         }
-        vec.step(actions, continuous ? nAct : 1);
-        envSteps += numEnvs;
-        shapedRewards(ctx.reward, d, numEnvs, vec.nextObs, vec.rewards, vec.episodeStep, vec.terminated, scratch, shaped);
+        env.step(actions, continuous ? nAct : 1);
         // Bootstrap through time-limit truncation with the value of the final observation.
         let anyTrunc = false;
-        for (let i = 0; i < numEnvs; i++) if (vec.truncated[i]) anyTrunc = true;
-        const vNext = anyTrunc ? mlpForward(cLayers, activation, norm ? norm.apply(vec.nextObs, numEnvs, normNext) : vec.nextObs, numEnvs) : null;
+        for (let i = 0; i < numEnvs; i++) if (env.truncated[i]) anyTrunc = true;
+        const vNext = anyTrunc ? mlpForward(cLayers, activation, env.finalObs(), numEnvs) : null;
         for (let i = 0; i < numEnvs; i++) {
           const row = s * numEnvs + i;
-          rewBuf[row] = shaped[i] + (vec.truncated[i] && vNext ? cfg.gamma * vNext[i] : 0);
-          doneBuf[row] = vec.terminated[i] || vec.truncated[i] ? 1 : 0;
+          rewBuf[row] = env.rewards[i] + (env.truncated[i] && vNext ? cfg.gamma * vNext[i] : 0);
+          doneBuf[row] = env.terminated[i] || env.truncated[i] ? 1 : 0;
         }
-        const eps = vec.drainEpisodes();
-        if (eps.length && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length))) reached = true;
+        const eps = env.drainEpisodes();
+        if (eps.length && ctx.episodes(env.used, eps.map((e) => e.ret), eps.map((e) => e.length))) reached = true;
       }
 
       // GAE(λ) over the rollout, bootstrapping from the value of the current observations.
-      const lastX = norm ? norm.apply(vec.obs, numEnvs, normObs) : vec.obs;
-      const lastV = mlpForward(cLayers, activation, lastX, numEnvs);
+      const lastV = mlpForward(cLayers, activation, env.currentObs(), numEnvs);
       const lastGae = new Float64Array(numEnvs);
       for (let s = steps - 1; s >= 0; s--) {
         for (let i = 0; i < numEnvs; i++) {
@@ -226,6 +215,7 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
           perm[j] = t;
         }
         for (let start0 = 0; start0 + mbSize <= batch; start0 += mbSize) {
+          ctx.checkLimits();
           const mbObs = new Float32Array(mbSize * d);
           const mbAct = new Float32Array(mbSize * (continuous ? nAct : 1));
           const mbLogp = new Float32Array(mbSize);
@@ -306,25 +296,25 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
       }
       updates += 1;
       const n = Math.max(1, count);
-      ctx.log('losses/policy_loss', envSteps, pgSum / n);
-      ctx.log('losses/value_loss', envSteps, vSum / n);
-      ctx.log('losses/entropy', envSteps, entSum / n);
-      ctx.log('losses/approx_kl', envSteps, klSum / n);
-      ctx.log('losses/clipfrac', envSteps, clipSum / n);
-      ctx.log('charts/learning_rate', envSteps, (opt as unknown as { learningRate: number }).learningRate);
-      ctx.log('charts/SPS', envSteps, envSteps / Math.max(1e-3, (Date.now() - start) / 1000));
-      ctx.progress(envSteps, () => policyFile(snapshot(actor)));
+      const step = env.used;
+      ctx.log('losses/policy_loss', step, pgSum / n);
+      ctx.log('losses/value_loss', step, vSum / n);
+      ctx.log('losses/entropy', step, entSum / n);
+      ctx.log('losses/approx_kl', step, klSum / n);
+      ctx.log('losses/clipfrac', step, clipSum / n);
+      ctx.log('charts/learning_rate', step, (opt as unknown as { learningRate: number }).learningRate);
+      ctx.log('charts/SPS', step, step / Math.max(1e-3, (Date.now() - start) / 1000));
+      ctx.progress(step, () => policyFile(snapshot(actor)));
       if (reached) {
         stopReason = 'target-return';
         break;
       }
-      if (u + 1 < numUpdates && envSteps + batch > ctx.maxEnvSteps) break;
     }
     const final = policyFile(snapshot(actor));
     for (const l of final.layers) {
       if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('ppo produced non-finite weights');
     }
-    return { policy: final, envSteps, updates, stopReason };
+    return { policy: final, updates, stopReason };
   } finally {
     dispose();
   }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runJob } from '../train.js';
+import { controlContext, runJob } from '../train.js';
 import { getPublicTask } from '../../tasks/briefs.js';
 import { scoreArtifact } from '../../outer/score.js';
 import { type JobSpecInput, JobSpecSchema } from '../../spec/schema.js';
@@ -11,7 +11,6 @@ import { Rng } from '../../util/rng.js';
 import type { TrainContext } from '../context.js';
 import { getEnvironment } from '../envs/index.js';
 import type { Env, EnvInfo } from '../envs/types.js';
-import { compileExpression } from '../expr.js';
 import { PolicyRunner } from '../policy.js';
 import { initTf, tf } from '../tf.js';
 import { trainReinforce } from './reinforce.js';
@@ -133,18 +132,10 @@ function context(env: { info: EnvInfo; make: () => Env }, maxEnvSteps: number): 
     model: { hidden: [8], activation: 'tanh' },
     algorithm: { ...(reinforceSpec().algorithm as object), learningRate: 0.05, episodesPerUpdate: 16 },
   });
-  return {
-    spec,
-    brief,
-    env,
-    params: {},
-    reward: compileExpression('r', [...env.info.observationNames, 'r', 't', 'done']),
-    rng: new Rng(5),
-    maxEnvSteps,
-    log: () => {},
-    episodes: () => false,
-    progress: () => {},
-  };
+  const limits = { check: () => {} };
+  const { ctx } = controlContext(spec, brief, { env, maxEnvSteps, limits, rewardVariables: [...env.info.observationNames, 'r', 't', 'done'] });
+  ctx.rng = new Rng(5);
+  return ctx;
 }
 
 test('the policy gradient moves probability toward the better action', async () => {

@@ -20,9 +20,7 @@
  *   output gain 0.01, value output gain 1), as in PPO.
  */
 import type { ReinforceConfig } from '../../spec/schema.js';
-import { VecEnv } from '../envs/vector.js';
-import { type AlgoResult, NaNError, type TrainContext, shapedRewards } from '../context.js';
-import { RunningNorm } from '../normalize.js';
+import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
 import { type DenseLayer, POLICY_FORMAT, type PolicyFile, mlpForward } from '../policy.js';
 import { tf, initTf } from '../tf.js';
 import { type Net, forward, makeNet, snapshot } from '../nets.js';
@@ -34,21 +32,17 @@ interface Episode {
   returns: Float64Array;
 }
 
-/** Trains a categorical policy with REINFORCE and a value baseline within the context's env-step budget. */
+/** Trains a categorical policy with REINFORCE and a value baseline on the environments the engine builds (and counts). */
 export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): Promise<AlgoResult> {
   await initTf();
-  const { spec, env, rng } = ctx;
+  const { spec, info, rng } = ctx;
   const activation = spec.model.activation;
-  const info = env.info;
   if (info.actionSpace.type !== 'discrete') throw new Error(`reinforce needs a discrete action space; ${info.id} has ${info.actionSpace.type}`);
   const nAct = info.actionSpace.n;
   const numEnvs = spec.environment.numEnvs;
   const d = info.observationNames.length;
-  if (ctx.maxEnvSteps < numEnvs) throw new Error(`budget.envSteps (${ctx.maxEnvSteps}) is smaller than environment.numEnvs (${numEnvs})`);
-  const normalize = spec.environment.wrappers.includes('normalize-observation');
-  const norm = normalize ? new RunningNorm(d) : null;
 
-  const vec = new VecEnv(env.make, numEnvs, spec.seed, ctx.params);
+  const env = ctx.makeEnv(numEnvs);
   const actor = makeNet([d, ...spec.model.hidden, nAct], 0.01, rng);
   const critic = makeNet([d, ...spec.model.hidden, 1], 1.0, rng);
   const actorVars = [...actor.w, ...actor.b];
@@ -56,10 +50,6 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
   const piOpt = tf.train.adam(cfg.learningRate);
   const vOpt = tf.train.adam(cfg.valueLearningRate);
 
-  const normObs = new Float64Array(numEnvs * d);
-  const normNext = new Float64Array(numEnvs * d);
-  const shaped = new Float64Array(numEnvs);
-  const scratch = new Float64Array(d + 3);
   const actions = new Int32Array(numEnvs);
   const probs = new Float64Array(nAct);
   // The episode each env is in the middle of: observations, actions, shaped rewards.
@@ -68,7 +58,6 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
 
   let aLayers = snapshot(actor);
   let cLayers = snapshot(critic);
-  let envSteps = 0;
   let updates = 0;
   let stopReason: AlgoResult['stopReason'] = 'budget';
   const start = Date.now();
@@ -79,7 +68,7 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     actionSpace: { type: 'discrete', n: nAct },
     activation,
     layers,
-    obsNorm: norm ? norm.freeze() : null,
+    obsNorm: env.obsNorm(),
   });
 
   /** Closes env i's running episode: returns-to-go, bootstrapped with γ·V(s_T) on truncation. */
@@ -98,6 +87,7 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
 
   /** One policy step and one value step on the finished episodes in `batch`. */
   const update = (): void => {
+    ctx.checkLimits();
     const n = batch.reduce((a, e) => a + e.actions.length, 0);
     const obsArr = new Float32Array(n * d);
     const actArr = new Int32Array(n);
@@ -141,25 +131,25 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
       const which = Number.isFinite(loss) ? `value loss became ${vLoss}` : `loss became ${loss}`;
       throw new NaNError(`reinforce ${which} at update ${updates} (algorithm.learningRate ${cfg.learningRate} / valueLearningRate ${cfg.valueLearningRate} may be too high)`);
     }
-    ctx.log('losses/policy_loss', envSteps, pgLoss);
-    ctx.log('losses/value_loss', envSteps, vLoss);
-    ctx.log('losses/entropy', envSteps, entropy);
-    ctx.log('charts/SPS', envSteps, envSteps / Math.max(1e-3, (Date.now() - start) / 1000));
+    const step = env.used;
+    ctx.log('losses/policy_loss', step, pgLoss);
+    ctx.log('losses/value_loss', step, vLoss);
+    ctx.log('losses/entropy', step, entropy);
+    ctx.log('charts/SPS', step, step / Math.max(1e-3, (Date.now() - start) / 1000));
     batch = [];
     aLayers = snapshot(actor);
     cLayers = snapshot(critic);
-    ctx.progress(envSteps, () => policyFile(snapshot(actor)));
+    ctx.progress(step, () => policyFile(snapshot(actor)));
   };
 
   try {
     for (;;) {
-      if (envSteps + numEnvs > ctx.maxEnvSteps) {
+      if (!env.canStep()) {
         // Budget spent: unfinished episodes are dropped, finished ones make a last update.
         if (batch.length > 0) update();
         break;
       }
-      if (norm) norm.update(vec.obs, numEnvs);
-      const x = norm ? norm.apply(vec.obs, numEnvs, normObs) : vec.obs;
+      const x = env.observe();
       const logits = mlpForward(aLayers, activation, x, numEnvs);
       for (let i = 0; i < numEnvs; i++) {
         let max = -Infinity;
@@ -169,20 +159,18 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
         for (let k = 0; k < d; k++) running[i].obs.push(x[i * d + k]);
         running[i].actions.push(actions[i]);
       }
-      vec.step(actions);
-      envSteps += numEnvs;
-      shapedRewards(ctx.reward, d, numEnvs, vec.nextObs, vec.rewards, vec.episodeStep, vec.terminated, scratch, shaped);
+      env.step(actions);
       let vFinal: Float64Array | null = null;
       for (let i = 0; i < numEnvs; i++) {
-        running[i].rewards.push(shaped[i]);
-        if (vec.terminated[i]) finishEpisode(i, 0);
-        else if (vec.truncated[i]) {
-          vFinal ??= mlpForward(cLayers, activation, norm ? norm.apply(vec.nextObs, numEnvs, normNext) : vec.nextObs, numEnvs);
+        running[i].rewards.push(env.rewards[i]);
+        if (env.terminated[i]) finishEpisode(i, 0);
+        else if (env.truncated[i]) {
+          vFinal ??= mlpForward(cLayers, activation, env.finalObs(), numEnvs);
           finishEpisode(i, vFinal[i]);
         }
       }
-      const eps = vec.drainEpisodes();
-      if (eps.length && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length))) {
+      const eps = env.drainEpisodes();
+      if (eps.length && ctx.episodes(env.used, eps.map((e) => e.ret), eps.map((e) => e.length))) {
         stopReason = 'target-return';
         break;
       }
@@ -192,7 +180,7 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     for (const l of final.layers) {
       if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('reinforce produced non-finite weights');
     }
-    return { policy: final, envSteps, updates, stopReason };
+    return { policy: final, updates, stopReason };
   } finally {
     for (const v of [...actorVars, ...criticVars]) v.dispose();
     piOpt.dispose();

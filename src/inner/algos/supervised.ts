@@ -3,7 +3,8 @@
  * noise and mixup as augmentation; cross-entropy (with label smoothing), focal, MSE or
  * Huber loss with an optional per-example weight expression; SGD with momentum, Adam or
  * AdamW with a constant, cosine or step schedule and warm-up; dropout; early stopping on
- * the validation loss. The engine counts the examples processed and stops at the cap.
+ * the validation loss. The engine counts the examples processed and stops at the cap; its
+ * wall-clock and memory caps are checked at every minibatch.
  */
 import type { TaskBrief } from '../../spec/brief.js';
 import type { JobSpec, SupervisedConfig } from '../../spec/schema.js';
@@ -38,6 +39,8 @@ export interface SupervisedContext {
   maxExamples: number;
   log(name: string, step: number, value: number): void;
   progress(examples: number): void;
+  /** Throws when the job has passed its wall-clock or memory cap (called at every minibatch). */
+  checkLimits(): void;
 }
 
 /** What it returns. */
@@ -232,6 +235,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
       let lossSum = 0;
       let steps = 0;
       for (let s = 0; s + batch <= perm.length; s += batch) {
+        ctx.checkLimits();
         if (examples + batch > ctx.maxExamples) {
           stopReason = 'budget';
           break training;
@@ -281,6 +285,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
         steps += 1;
         examples += batch;
       }
+      ctx.checkLimits();
       ctx.log('losses/train_loss', examples, lossSum / Math.max(1, steps));
       ctx.log('charts/learning_rate', examples, (opt as unknown as { learningRate: number }).learningRate);
       const v = evaluate();

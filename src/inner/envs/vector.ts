@@ -1,6 +1,14 @@
 import { Rng, mixSeed } from '../../util/rng.js';
 import type { Env, PhysParams } from './types.js';
 
+/**
+ * The reset seed of env `i` of a training vector seeded with `seed`. Bit 31 is always clear:
+ * held-out evaluation seeds have it set (tasks/secret.ts), so training never meets one.
+ */
+export function trainingResetSeed(seed: number, i: number): number {
+  return (mixSeed(seed, i) & 0x7fffffff) >>> 0;
+}
+
 /** A parameter fixed to a value or drawn uniformly from [lo, hi] at every episode start. */
 export type ParamSetting = number | [number, number];
 
@@ -34,7 +42,7 @@ export class VecEnv {
   private readonly returns: Float64Array;
   private readonly settings: Record<string, ParamSetting>;
 
-  /** Builds `num` environments; env i is seeded from (seed, i). */
+  /** Builds `num` environments; env i is reset with `trainingResetSeed(seed, i)`, then continues its own stream. */
   constructor(make: () => Env, num: number, seed: number, settings: Record<string, ParamSetting> = {}) {
     this.num = num;
     this.envs = Array.from({ length: num }, make);
@@ -48,7 +56,7 @@ export class VecEnv {
     this.returns = new Float64Array(num);
     this.rngs = Array.from({ length: num }, (_, i) => new Rng(mixSeed(seed, i, 0x5eed)));
     this.settings = settings;
-    for (let i = 0; i < num; i++) this.resetOne(i, mixSeed(seed, i));
+    for (let i = 0; i < num; i++) this.resetOne(i, trainingResetSeed(seed, i));
     this.nextObs.set(this.obs);
   }
 

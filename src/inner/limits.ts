@@ -1,0 +1,139 @@
+/**
+ * The engine's own wall-clock and memory caps on one job (DESIGN boundaries 3 and 4).
+ * The engine builds one `JobLimits` per job from the task's brief; the step-counting
+ * environment wrapper calls `check()` on every vector step and the algorithms call it
+ * (through `TrainContext.checkLimits`) inside their gradient loops. Algorithms never see
+ * the caps' numbers. Passing a cap throws an error whose name says the failure kind.
+ */
+import { getHeapStatistics } from 'node:v8';
+import { performance } from 'node:perf_hooks';
+import { type TaskBrief, jobMemoryCapMb } from '../spec/brief.js';
+import { tf } from './tf.js';
+
+/** Thrown when a job runs past its task's wall-clock cap; its failure kind is `timeout`. */
+export class TimeLimitError extends Error {
+  readonly kind = 'timeout';
+  /** Builds the error; `message` is one line with the cap and the time used. */
+  constructor(message: string) {
+    super(message);
+    this.name = 'TimeLimitError';
+  }
+}
+
+/** Thrown when a job's memory passes its task's cap; its failure kind is `out-of-memory`. */
+export class MemoryLimitError extends Error {
+  readonly kind = 'out-of-memory';
+  /** Builds the error; `message` is one line with the cap and the numbers measured. */
+  constructor(message: string) {
+    super(message);
+    this.name = 'MemoryLimitError';
+  }
+}
+
+/** Failure kinds of the errors the engine throws on purpose, by error name. */
+const KIND_BY_NAME: Record<string, 'nan' | 'timeout' | 'out-of-memory'> = {
+  NaNError: 'nan',
+  TimeLimitError: 'timeout',
+  MemoryLimitError: 'out-of-memory',
+};
+
+/**
+ * The failure kind of an engine error as a worker reports it ("Name: message", see
+ * run/pool.ts): `nan`, `timeout` or `out-of-memory` for the engine's own errors, else `error`.
+ */
+export function engineFailureKind(message: string): 'nan' | 'timeout' | 'out-of-memory' | 'error' {
+  const name = /^([A-Za-z]+Error): /.exec(message)?.[1];
+  return name !== undefined && Object.hasOwn(KIND_BY_NAME, name) ? KIND_BY_NAME[name] : 'error';
+}
+
+/** The failure kind of an engine error by its class name (`error` for any other). */
+export function errorKind(err: unknown): 'nan' | 'timeout' | 'out-of-memory' | 'error' {
+  const name = err instanceof Error ? err.name : '';
+  return Object.hasOwn(KIND_BY_NAME, name) ? KIND_BY_NAME[name] : 'error';
+}
+
+/** What a job uses of its memory cap, in bytes, counted from the job's start. */
+export interface MemoryUse {
+  /** Tensor memory: the larger of the tensors' bytes and the WebAssembly memory grown. */
+  tensors: number;
+  /** JS heap and array buffers (typed arrays) allocated since the start. */
+  heap: number;
+}
+
+/** The tfjs numbers, read only once a backend is up (reading them otherwise would start one). */
+function tfBytes(): { tensors: number; wasm: number } {
+  const engine = tf.engine() as unknown as { backendInstance: { wasm?: { HEAPU8?: Uint8Array } } | null };
+  const backend = engine.backendInstance;
+  if (!backend) return { tensors: 0, wasm: 0 };
+  return { tensors: tf.memory().numBytes, wasm: backend.wasm?.HEAPU8?.buffer.byteLength ?? 0 };
+}
+
+/** JS heap used plus the array buffers of this thread (the WebAssembly memory is not among them). */
+function heapBytes(): number {
+  return getHeapStatistics().used_heap_size + process.memoryUsage().arrayBuffers;
+}
+
+/** Milliseconds between two memory readings (reading the heap costs ~10 µs; the clock ~50 ns). */
+const MEMORY_EVERY_MS = 25;
+
+const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
+
+/**
+ * The wall-clock and memory caps of one job, counted from its start. Memory is what the job
+ * added since it started (so a worker's earlier jobs and the harness are not charged to it):
+ * tensor memory (tfjs's tensor bytes, or the WebAssembly memory the wasm backend grew, the
+ * larger) plus the JS heap and array buffers.
+ */
+export class JobLimits {
+  private readonly deadline: number;
+  private readonly base: { tensors: number; wasm: number; heap: number };
+  private lastMemoryCheck = -Infinity;
+
+  /** Starts the clock at `startedAt` (a `performance.now()` reading; default now). */
+  constructor(
+    private readonly caps: { wallSeconds: number; memoryMb: number },
+    private readonly startedAt = performance.now(),
+  ) {
+    this.deadline = startedAt + caps.wallSeconds * 1000;
+    const t = tfBytes();
+    this.base = { tensors: t.tensors, wasm: t.wasm, heap: heapBytes() };
+  }
+
+  /** Memory used by the job so far (see the class comment). */
+  memoryUse(): MemoryUse {
+    const t = tfBytes();
+    return {
+      tensors: Math.max(0, t.tensors - this.base.tensors, t.wasm - this.base.wasm),
+      heap: Math.max(0, heapBytes() - this.base.heap),
+    };
+  }
+
+  /** Throws `TimeLimitError` past the deadline and `MemoryLimitError` past the memory cap. */
+  check(): void {
+    const now = performance.now();
+    if (now > this.deadline) {
+      throw new TimeLimitError(
+        `budget.maxWallSeconds: the job ran ${((now - this.startedAt) / 1000).toFixed(1)} s, past the task's wall-clock cap of ${this.caps.wallSeconds} s`,
+      );
+    }
+    if (now - this.lastMemoryCheck < MEMORY_EVERY_MS) return;
+    this.lastMemoryCheck = now;
+    this.checkMemory();
+  }
+
+  /** Throws `MemoryLimitError` past the memory cap (`check` calls it at most every 25 ms). */
+  checkMemory(): void {
+    const use = this.memoryUse();
+    const total = use.tensors + use.heap;
+    if (total > this.caps.memoryMb * 2 ** 20) {
+      throw new MemoryLimitError(
+        `budget.maxMemoryMb: the job's memory reached ${mb(total)} (tensors ${mb(use.tensors)}, JS heap ${mb(use.heap)}), past the task's cap of ${this.caps.memoryMb} MB`,
+      );
+    }
+  }
+}
+
+/** The limits of a job of this brief, with the clock started at `startedAt`. */
+export function jobLimits(brief: Pick<TaskBrief, 'budget'>, startedAt?: number): JobLimits {
+  return new JobLimits({ wallSeconds: brief.budget.maxWallSeconds, memoryMb: jobMemoryCapMb(brief) }, startedAt);
+}
