@@ -49,15 +49,19 @@ export class Scorer {
     });
   }
 
-  /** Scores the artifact in `dir` on `taskId`'s hidden evaluation under `secret` (default: this installation's). */
-  async score(taskId: string, dir: string, options: { signal?: AbortSignal; secret?: string } = {}): Promise<ScoreResult> {
+  /**
+   * Scores the artifact in `dir` on `taskId`'s hidden evaluation under `secret` (default: this
+   * installation's), within `timeoutMs` (default: the scorer's limit).
+   */
+  async score(taskId: string, dir: string, options: { signal?: AbortSignal; secret?: string; timeoutMs?: number } = {}): Promise<ScoreResult> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
     let secret: string;
     try {
       secret = options.secret ?? evalSecret();
     } catch (err) {
       return { ok: false, kind: 'score-error', error: `scoring: ${oneLine((err as Error).message)}`, wallSeconds: 0 };
     }
-    const out = await this.pool.run({ taskId, dir, secret, timeoutMs: this.timeoutMs }, { timeoutMs: this.timeoutMs, signal: options.signal });
+    const out = await this.pool.run({ taskId, dir, secret, timeoutMs }, { timeoutMs, signal: options.signal });
     if (out.ok) return { ok: true, score: out.value, wallSeconds: out.wallSeconds };
     if (out.kind === 'cancelled') return { ok: false, kind: 'cancelled', error: out.message, wallSeconds: out.wallSeconds };
     const kind: ScoreFailureKind = out.kind === 'timeout' ? 'score-timeout' : out.kind === 'out-of-memory' ? 'score-out-of-memory' : 'score-error';

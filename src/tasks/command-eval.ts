@@ -23,7 +23,7 @@ export function runEvaluationCommand(argv: string[], jobDir: string, heldOut: un
     const [program, ...args] = resolveCommand(argv);
     const r = spawnSync(program, [...args, jobDir, file], { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 });
     if (r.error) throw new Error(`evaluation command ${program}: ${r.error.message}`);
-    if (r.status !== 0) throw new Error(`evaluation command exited with ${r.signal ?? `code ${r.status}`}: ${(r.stderr || r.stdout).trim().split('\n').slice(-2).join(' | ')}`);
+    if (r.status !== 0) throw new Error(`evaluation command exited with ${r.signal ?? `code ${r.status}`}: ${lastWords(r.stderr || r.stdout)}`);
     const last = r.stdout.trim().split('\n').at(-1) ?? '';
     let out: { raw?: unknown; rows?: unknown; stderr?: unknown } = {};
     try {
@@ -40,4 +40,14 @@ export function runEvaluationCommand(argv: string[], jobDir: string, heldOut: un
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** The last two telling lines of a program's output (no stack frames, no Node.js version banner). */
+function lastWords(text: string): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('at ') && !/^Node\.js v\d/.test(l) && l !== '^');
+  const error = lines.findLast((l) => /^\w*Error\b/.test(l));
+  return error ?? lines.slice(-2).join(' | ');
 }

@@ -79,9 +79,9 @@ export function controlHiddenEvaluation(o: {
   return {
     taskId: o.taskId,
     score(trained) {
-      const runner = new PolicyRunner(trained as PolicyFile);
       const obsDim = getEnvironment(o.envId).info.observationNames.length;
       if ((trained as PolicyFile).obsDim !== obsDim) throw new Error(`policy.json: obsDim is ${String((trained as PolicyFile).obsDim)}, the environment observes ${obsDim} values`);
+      const runner = new PolicyRunner(trained as PolicyFile);
       const returns = episodeReturns(runner, o.envId, seeds(), o.params);
       return { raw: returns.reduce((a, b) => a + b, 0) / returns.length, stderr: meanStderr(returns) };
     },
