@@ -5,7 +5,6 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACT_FILES } from '../inner/train.js';
 import type { PolicyFile } from '../inner/policy.js';
 import type { ModelFile } from '../inner/model.js';
 import { getHiddenEvaluation, jobData } from '../tasks/hidden.js';
@@ -29,6 +28,12 @@ export function normalizeScore(taskId: string, raw: number): number {
   const a = getHiddenEvaluation(taskId).anchors();
   return (raw - a.random) / (a.reference - a.random);
 }
+
+/**
+ * The artifact files the scorer reads (the names `inner/train.ts` writes; not imported from it,
+ * so that a scorer thread loads no training code and no tfjs).
+ */
+const ARTIFACT_FILES = { policy: 'policy.json', model: 'model.json' } as const;
 
 function toScore(taskId: string, e: Evaluation): Score {
   if (!Number.isFinite(e.raw)) throw new Error(`the hidden evaluation gave a non-finite score (${e.raw})`);
