@@ -120,3 +120,25 @@ test('attack 3: a scoring that exceeds its time limit is a score-timeout while t
     await scorer.close();
   }
 });
+
+test('attack 3: a model.json of the wrong shape is a score-error; a scorer whose heap runs out is a score-out-of-memory', async () => {
+  const { baseline } = getPublicTask('iris-species');
+  const dir = await trained('iris-species', baseline, 'iris-model');
+  const scorer = new Scorer({ workers: 1 });
+  try {
+    // An iris model (4 features) handed to the penguins evaluation (8 features).
+    const r = await scorer.score('penguins-species', dir);
+    assert.deepEqual(r.ok ? null : [r.kind, r.error], ['score-error', 'scoring: RangeError: row 0 has 8 features, the model takes 4']);
+    assert.equal((await scorer.score('iris-species', dir)).ok, true);
+  } finally {
+    await scorer.close();
+  }
+  // A 2 MB heap cannot even hold the hidden evaluation's data.
+  const tiny = new Scorer({ workers: 1, memoryMb: 2 });
+  try {
+    const r = await tiny.score('iris-species', dir);
+    assert.deepEqual(r.ok ? null : [r.kind, r.error], ['score-out-of-memory', "scoring: ran out of memory: the worker's heap limit of 2 MB was reached"]);
+  } finally {
+    await tiny.close();
+  }
+});
