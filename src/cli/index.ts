@@ -6,7 +6,8 @@ import { jobSpecJsonSchema } from '../spec/schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
 import { errorKind } from '../inner/limits.js';
-import { dataForJob, scoreArtifact } from '../outer/score.js';
+import { dataForJob } from '../outer/score.js';
+import { Scorer } from '../outer/scorer.js';
 import { LocalExecutor } from '../run/local.js';
 import { type ExecutorConfig, type SlurmExecutorConfig, makeExecutor } from '../run/config.js';
 import { NODE_JOB_USAGE } from '../run/node-job.js';
@@ -109,7 +110,14 @@ job
     } finally {
       (bar as ReturnType<typeof progressBar> | null)?.stop();
     }
-    const score = scoreArtifact(taskId, outDir);
+    // Scored in a scorer thread with its own time and heap limit, like every job of a run.
+    const scorer = new Scorer({ workers: 1 });
+    const scored = await scorer.score(taskId, outDir).finally(() => scorer.close());
+    if (!scored.ok) {
+      if (o.json) console.log(JSON.stringify({ status: 'failed', kind: scored.kind, error: scored.error, score: null, cost: null, artifact: outDir }));
+      throw new Error(scored.error);
+    }
+    const { score } = scored;
     const out = {
       status: artifact.status,
       score,
@@ -120,8 +128,8 @@ job
     else {
       console.log(
         table(
-          ['status', 'hidden raw', 'hidden normalised', brief.kind === 'control' ? 'env steps' : 'examples', 'wall s', 'artifact'],
-          [[out.status, num(score.raw, 3), num(score.normalized), brief.kind === 'control' ? out.cost.envSteps : out.cost.examples, num(out.cost.wallSeconds, 2), outDir]],
+          ['status', 'hidden raw', 'hidden normalised', '± std. error', brief.kind === 'control' ? 'env steps' : 'examples', 'wall s', 'artifact'],
+          [[out.status, num(score.raw, 3), num(score.normalized), score.stderr === null ? '—' : num(score.stderr), brief.kind === 'control' ? out.cost.envSteps : out.cost.examples, num(out.cost.wallSeconds, 2), outDir]],
         ),
       );
     }

@@ -1,7 +1,8 @@
 /**
  * The outer RL loop. Each iteration the agent proposes `group` jobs per task; every job
- * is validated, trained by the executor and scored on the hidden evaluation here, on the
- * harness side; the scores become rewards and the agent is updated. Every step lands in
+ * is validated, trained by the executor and scored on the hidden evaluation by the scorer
+ * (its own worker threads on the harness side, with a time and heap limit: a scorer error is
+ * that job's failure); the scores become rewards and the agent is updated. Every step lands in
  * the store before the next depends on it, so a killed run resumes where it stopped.
  */
 import { join } from 'node:path';
@@ -21,8 +22,10 @@ import { SearchAgent } from './agents/search.js';
 import { BaselineAgent } from './agents/baseline.js';
 import { LlmAgent, type LlmOptions } from './agents/llm.js';
 import type { Agent, RewardGroup } from './agents/types.js';
-import { type RewardRuleName, outerReward } from './reward.js';
-import { dataForJob, scoreArtifact } from './score.js';
+import { type RewardRuleName, type ScoredEntry, bestEntry, outerReward } from './reward.js';
+import { dataForJob } from './score.js';
+import { Scorer, type ScorerOptions } from './scorer.js';
+import { evalIdentity, evalSecret } from '../tasks/secret.js';
 
 /** A run's configuration, stored with the run and reused on resume. */
 export interface TrainConfig {
@@ -114,6 +117,8 @@ export async function train(
     agent?: Agent;
     /** Result cache file (default: the run's store); null turns the cache off. */
     cache?: string | null;
+    /** Limits of the hidden scoring (time per artifact, scorer heap, scorer threads). */
+    scoring?: ScorerOptions;
   } = {},
 ): Promise<TrainSummary> {
   const emit = options.onEvent ?? (() => {});
@@ -121,15 +126,32 @@ export async function train(
   const wall0 = performance.now();
   const clock = new BusyClock();
   let closeCache = (): void => {};
+  let scorer: Scorer | null = null;
   try {
+    // The secret that scores this run, fixed for its whole life and recorded by its hash.
+    const secret = evalSecret();
+    const evalId = evalIdentity(secret);
     let run = store.getRun();
     if (!run) {
       if (!config) throw new Error(`no run to resume in ${dir} (store.db has no run)`);
       const id = `run-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${(config.seed >>> 0).toString(16)}`;
-      store.createRun(id, config);
+      store.createRun(id, config, evalId);
       run = store.getRun()!;
-    } else if (config && JSON.stringify(config) !== JSON.stringify(run.config)) {
-      emit({ type: 'phase', message: 'resuming with the configuration stored in the run (flags that differ are ignored)' });
+    } else {
+      if (config && JSON.stringify(config) !== JSON.stringify(run.config)) {
+        emit({ type: 'phase', message: 'resuming with the configuration stored in the run (flags that differ are ignored)' });
+      }
+      // Scores under another secret are on other held-out episodes and rows: they would not
+      // compare with the run's baselines and best scores, so resuming under it is refused.
+      if (run.evalIdentity && run.evalIdentity !== evalId) {
+        throw new Error(
+          `this run was scored with evaluation secret ${run.evalIdentity} but the current secret is ${evalId}; resume with the run's secret (RRL_EVAL_SECRET or RRL_EVAL_SECRET_FILE)`,
+        );
+      }
+      if (!run.evalIdentity) {
+        store.setEvalIdentity(run.id, evalId);
+        emit({ type: 'phase', message: `this run recorded no evaluation secret; it continues under ${evalId}` });
+      }
     }
     const runId = run.id;
     const cfg = run.config as TrainConfig;
@@ -148,6 +170,8 @@ export async function train(
 
     const cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
     closeCache = () => cache?.close();
+    const activeScorer = new Scorer(options.scoring);
+    scorer = activeScorer;
     const inFlight = new Map<string, Promise<void>>();
 
     /** Trains one valid job in the executor and scores it here; null when the run was interrupted. */
@@ -164,16 +188,12 @@ export async function train(
           return { status: 'failed', failureKind: result.kind, error: result.error, wallSeconds: result.cost.wallSeconds ?? null, artifactDir: outDir };
         }
         const { cost } = result.artifact;
-        return {
-          status: 'succeeded',
-          envSteps: cost.envSteps,
-          examples: cost.examples,
-          wallSeconds: cost.wallSeconds,
-          cpuSeconds: cost.cpuSeconds,
-          artifactDir: outDir,
-          score: scoreArtifact(row.task, outDir),
-          curve: result.curve,
-        };
+        const work = { envSteps: cost.envSteps, examples: cost.examples, wallSeconds: cost.wallSeconds, cpuSeconds: cost.cpuSeconds, artifactDir: outDir, curve: result.curve };
+        // Scored in the scorer's own thread: the harness's event loop stays free meanwhile.
+        const scored = await activeScorer.score(row.task, outDir, { signal: options.signal, secret });
+        if (options.signal?.aborted) return null;
+        if (!scored.ok) return { status: 'failed', failureKind: scored.kind, error: scored.error, ...work };
+        return { status: 'succeeded', ...work, score: scored.score };
       } finally {
         clock.leave();
       }
@@ -194,7 +214,7 @@ export async function train(
           if (!checked.ok) {
             store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
           } else {
-            const key = specKey(checked.spec);
+            const key = specKey(checked.spec, evalId);
             // Identical specs in flight at once train only once; the others wait and reuse.
             await inFlight.get(key);
             const hit = cache?.get(key);
@@ -209,7 +229,7 @@ export async function train(
                 cpuSeconds: hit.cpuSeconds,
                 artifactDir: hit.artifactDir,
                 cacheHit: key,
-                score: hit.raw !== null && hit.normalized !== null ? { raw: hit.raw, normalized: hit.normalized } : null,
+                score: hit.raw !== null && hit.normalized !== null ? { raw: hit.raw, normalized: hit.normalized, stderr: hit.stderr ?? null } : null,
               });
             } else {
               let release = (): void => {};
@@ -230,6 +250,7 @@ export async function train(
                   cpuSeconds: outcome.cpuSeconds ?? null,
                   raw: outcome.score?.raw ?? null,
                   normalized: outcome.score?.normalized ?? null,
+                  stderr: outcome.score?.stderr ?? null,
                   artifactDir: outDir,
                 });
               } finally {
@@ -254,7 +275,7 @@ export async function train(
       baselineRows = store.jobs(runId, { kind: 'baseline' });
     }
     // Baselines train beside the first iteration's proposals (they are needed only for its rewards).
-    const baselineScores = (): Map<string, number> => new Map(store.jobs(runId, { kind: 'baseline' }).map((r) => [r.task, r.normalized ?? 0]));
+    const baselineRowsNow = (): Map<string, JobRow> => new Map(store.jobs(runId, { kind: 'baseline' }).map((r) => [r.task, r]));
     if (startIteration >= cfg.iterations && baselineRows.some((r) => r.status === 'pending')) await runJobs(baselineRows, -1);
 
     for (let it = startIteration; it < cfg.iterations; it++) {
@@ -291,7 +312,7 @@ export async function train(
         message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : ''}`,
       });
       await runJobs([...pendingBaselines, ...rows], it);
-      const baselineScore = baselineScores();
+      const baselineRow = baselineRowsNow();
       rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
 
       // Rewards, against the baseline and the best score on the task before this iteration.
@@ -300,12 +321,29 @@ export async function train(
       const rewards: { jobId: number; reward: number; advantage: number | null; detail: unknown; groupId: string }[] = [];
       for (const brief of briefs) {
         const mine = rows.filter((r) => r.task === brief.id);
-        const base = baselineScore.get(brief.id) ?? 0;
-        const best = Math.max(base, ...earlier.filter((j) => j.task === brief.id && j.normalized !== null).map((j) => j.normalized as number));
+        const baseRow = baselineRow.get(brief.id);
+        const base = baseRow?.normalized ?? 0;
+        // The best score so far and who holds it (the baseline first, so it keeps ties): a bonus
+        // must beat it by more than the noise of both scores.
+        const holder = bestEntry([
+          { jobId: baseRow?.id ?? null, normalized: base, stderr: baseRow?.normalized != null ? baseRow.stderr : null },
+          ...earlier
+            .filter((j) => j.task === brief.id && j.normalized !== null)
+            .map((j): ScoredEntry => ({ jobId: j.id, normalized: j.normalized as number, stderr: j.stderr })),
+        ])!;
+        const best = holder.normalized;
         const scored = mine.map((r) => ({
           row: r,
           ...outerReward(
-            { status: r.status as 'succeeded' | 'failed' | 'invalid', normalized: r.normalized, baseline: base, bestSoFar: best, computeShare: computeShare(r, brief) },
+            {
+              status: r.status as 'succeeded' | 'failed' | 'invalid',
+              normalized: r.normalized,
+              baseline: base,
+              bestSoFar: best,
+              stderr: r.stderr,
+              bestStderr: holder.stderr,
+              computeShare: computeShare(r, brief),
+            },
             cfg.reward?.rule,
             cfg.reward?.lambda,
           ),
@@ -318,7 +356,17 @@ export async function train(
             reward: s.reward,
             advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
             groupId: `it${it}/${brief.id}`,
-            detail: { rule: cfg.reward?.rule ?? 'improvement', improvement: s.improvement, bonus: s.bonus, cost: s.cost, baseline: base, bestSoFar: best },
+            detail: {
+              rule: cfg.reward?.rule ?? 'improvement',
+              improvement: s.improvement,
+              bonus: s.bonus,
+              cost: s.cost,
+              baseline: base,
+              bestSoFar: best,
+              bestJob: holder.jobId,
+              bestStderr: holder.stderr,
+              stderr: s.row.stderr,
+            },
           });
         }
         groups.push({ brief, items: scored.filter((s) => s.row.trace !== null).map((s) => ({ trace: s.row.trace, reward: s.reward })) });
@@ -357,6 +405,7 @@ export async function train(
     throw err;
   } finally {
     closeCache();
+    await scorer?.close();
     store.close();
   }
 }

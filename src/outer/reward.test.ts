@@ -1,6 +1,12 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { REWARD_RULE, outerReward, type RewardInput } from './reward.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REWARD_RULE, type ScoredEntry, bestEntry, bonusThreshold, outerReward, type RewardInput } from './reward.js';
+import { runJob } from '../inner/train.js';
+import { getPublicTask } from '../tasks/briefs.js';
+import { dataForJob, scoreArtifact } from './score.js';
 
 const ok = (normalized: number | null, baseline = 0.5, bestSoFar = 0.5): RewardInput => ({ status: 'succeeded', normalized, baseline, bestSoFar });
 
@@ -86,4 +92,61 @@ test('the best rule pays the improvement over the best so far; the cost rule cha
   assert.equal(outerReward({ ...ok, computeShare: 2 }, 'cost', 1).cost, 1, 'the share is capped at 1');
   assert.equal(outerReward({ ...ok, status: 'failed' }, 'cost').reward, -1);
   assert.equal(outerReward({ ...ok, status: 'invalid' }, 'best').reward, -1);
+});
+
+test('the bonus threshold is max(margin, 2·sqrt(se² + se_best²)); unknown errors count as 0', () => {
+  near(bonusThreshold(0.03, 0.04), 0.1, 'both errors');
+  near(bonusThreshold(0.001, 0.001), REWARD_RULE.margin, 'tiny errors leave the margin');
+  assert.equal(bonusThreshold(null, null), REWARD_RULE.margin);
+  assert.equal(bonusThreshold(undefined, NaN), REWARD_RULE.margin);
+  near(bonusThreshold(0.05, null), 0.1, 'one error known');
+  const noisy = (normalized: number): RewardInput => ({ status: 'succeeded', normalized, baseline: 0.5, bestSoFar: 0.8, stderr: 0.03, bestStderr: 0.04 });
+  // 0.8 + 0.1 is the line now, not 0.81
+  assert.equal(outerReward(noisy(0.85)).bonus, 0);
+  assert.equal(outerReward(noisy(0.9)).bonus, 0, 'exactly at the line is not beyond it');
+  assert.equal(outerReward(noisy(0.91)).bonus, 0.5);
+});
+
+test('the best entry is the highest score, the first on ties', () => {
+  const e = (jobId: number, normalized: number, stderr: number | null = 0.1): ScoredEntry => ({ jobId, normalized, stderr });
+  assert.equal(bestEntry([]), null);
+  assert.deepEqual(bestEntry([e(1, 0.5), e(2, 0.7, 0.2), e(3, 0.7)]), e(2, 0.7, 0.2));
+  assert.deepEqual(bestEntry([e(1, NaN), e(2, -0.5)]), e(2, -0.5));
+});
+
+test('attack 5: the same iris spec with seeds 1-6 earns no bonus from seed noise under the noise-aware rule', async () => {
+  // The held-out split depends on the secret: pin it so the figures below are this test's own.
+  const before = process.env.RRL_EVAL_SECRET;
+  process.env.RRL_EVAL_SECRET = '1779033703';
+  try {
+    const task = 'iris-species';
+    const { brief, baseline } = getPublicTask(task);
+    const tmp = mkdtempSync(join(tmpdir(), 'rrl-iris-seeds-'));
+    const scores = [];
+    for (let seed = 1; seed <= 6; seed++) {
+      const spec = { ...baseline, seed };
+      const dir = join(tmp, `seed-${seed}`);
+      await runJob(spec, brief, { outDir: dir, data: dataForJob(task, spec) });
+      scores.push(scoreArtifact(task, dir));
+    }
+    for (const s of scores) assert.ok(s.stderr !== null && s.stderr > 0.05 && s.stderr < 0.15, `stderr ${s.stderr} of a 45-row test set`);
+    // Seed 1 is the first result on the task; every other seed is proposed after it in turn.
+    let oldBonuses = 0;
+    let newBonuses = 0;
+    const seen: ScoredEntry[] = [{ jobId: 1, normalized: scores[0].normalized, stderr: scores[0].stderr }];
+    for (let k = 1; k < scores.length; k++) {
+      const best = bestEntry(seen)!;
+      const input: RewardInput = { status: 'succeeded', normalized: scores[k].normalized, baseline: scores[0].normalized, bestSoFar: best.normalized };
+      oldBonuses += outerReward(input).bonus > 0 ? 1 : 0; // no standard errors: the old fixed margin
+      newBonuses += outerReward({ ...input, stderr: scores[k].stderr, bestStderr: best.stderr }).bonus > 0 ? 1 : 0;
+      seen.push({ jobId: k + 1, normalized: scores[k].normalized, stderr: scores[k].stderr });
+    }
+    const rows = scores.map((s) => Math.round(s.raw * 45));
+    assert.ok(Math.max(...rows) - Math.min(...rows) >= 2, `the seeds alone move the score: ${rows.join(', ')} of 45`);
+    assert.ok(oldBonuses >= 1, `the fixed margin paid seed noise (${oldBonuses} bonus(es); rows ${rows.join(', ')})`);
+    assert.equal(newBonuses, 0, `no bonus for seed noise (rows ${rows.join(', ')})`);
+  } finally {
+    if (before === undefined) delete process.env.RRL_EVAL_SECRET;
+    else process.env.RRL_EVAL_SECRET = before;
+  }
 });

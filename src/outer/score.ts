@@ -1,15 +1,26 @@
+/**
+ * Hidden scoring (harness side only). The functions here run the evaluation in the calling
+ * thread; the outer loop and `rrl job run` never call them directly but through `Scorer`
+ * (scorer.ts), which runs them in a worker thread of their own with a time and heap limit.
+ */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ARTIFACT_FILES } from '../inner/train.js';
 import type { PolicyFile } from '../inner/policy.js';
 import type { ModelFile } from '../inner/model.js';
 import { getHiddenEvaluation, jobData } from '../tasks/hidden.js';
+import type { Evaluation } from '../tasks/hidden-types.js';
 import type { SupervisedData } from '../inner/algos/supervised.js';
 
 /** The hidden evaluation's verdict on one artifact. */
 export interface Score {
   raw: number;
   normalized: number;
+  /**
+   * Standard error of `normalized`: bootstrap over the held-out episodes (control) or test rows
+   * (supervised); null when the evaluation cannot tell (an evaluation command that reports
+   * neither per-row results nor a standard error).
+   */
+  stderr: number | null;
 }
 
 /** Maps a raw score onto the task's anchors: random → 0, reference → 1. */
@@ -18,21 +29,59 @@ export function normalizeScore(taskId: string, raw: number): number {
   return (raw - a.random) / (a.reference - a.random);
 }
 
-/** Scores a policy or model on its task's hidden evaluation (harness side only). */
-export function scorePolicy(taskId: string, trained: PolicyFile | ModelFile): Score {
-  const raw = getHiddenEvaluation(taskId).score(trained);
-  return { raw, normalized: normalizeScore(taskId, raw) };
+/**
+ * The artifact files the scorer reads (the names `inner/train.ts` writes; not imported from it,
+ * so that a scorer thread loads no training code and no tfjs).
+ */
+const ARTIFACT_FILES = { policy: 'policy.json', model: 'model.json' } as const;
+
+function toScore(taskId: string, e: Evaluation): Score {
+  if (!Number.isFinite(e.raw)) throw new Error(`the hidden evaluation gave a non-finite score (${e.raw})`);
+  const a = getHiddenEvaluation(taskId).anchors();
+  const span = Math.abs(a.reference - a.random);
+  return { raw: e.raw, normalized: normalizeScore(taskId, e.raw), stderr: e.stderr === null || !Number.isFinite(e.stderr) ? null : e.stderr / span };
 }
 
-/** Scores the policy (control) or model (supervised) stored in an artifact directory. */
-export function scoreArtifact(taskId: string, dir: string): Score {
-  const h = getHiddenEvaluation(taskId);
-  if (h.scoreDir) {
-    const raw = h.scoreDir(dir);
-    return { raw, normalized: normalizeScore(taskId, raw) };
-  }
+/** Scores a policy or model on its task's hidden evaluation (harness side only, in this thread). */
+export function scorePolicy(taskId: string, trained: PolicyFile | ModelFile): Score {
+  return toScore(taskId, getHiddenEvaluation(taskId).score(trained));
+}
+
+/** Reads an artifact's policy.json or model.json; a missing, unreadable or shapeless file is an error naming it. */
+function readTrained(dir: string): PolicyFile | ModelFile {
   const file = existsSync(join(dir, ARTIFACT_FILES.policy)) ? ARTIFACT_FILES.policy : ARTIFACT_FILES.model;
-  return scorePolicy(taskId, JSON.parse(readFileSync(join(dir, file), 'utf8')) as PolicyFile | ModelFile);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(join(dir, file), 'utf8'));
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    throw new Error(e.code === 'ENOENT' ? `the artifact has neither ${ARTIFACT_FILES.policy} nor ${ARTIFACT_FILES.model}` : `${file}: ${e.message}`);
+  }
+  const p = parsed as Partial<Record<string, unknown>> | null;
+  if (!p || typeof p !== 'object' || Array.isArray(p)) throw new Error(`${file}: expected a JSON object`);
+  if (!Array.isArray(p.layers)) throw new Error(`${file}: "layers" must be an array of dense layers`);
+  for (const [i, l] of (p.layers as unknown[]).entries()) {
+    const layer = l as Partial<Record<string, unknown>> | null;
+    if (!layer || !Number.isInteger(layer.in) || !Number.isInteger(layer.out) || !Array.isArray(layer.weights) || !Array.isArray(layer.bias)) {
+      throw new Error(`${file}: layers[${i}] must have integer "in" and "out" and arrays "weights" and "bias"`);
+    }
+    if (![...(layer.weights as unknown[]), ...(layer.bias as unknown[])].every((v) => typeof v === 'number' && Number.isFinite(v))) {
+      throw new Error(`${file}: layers[${i}] holds a weight or bias that is not a finite number`);
+    }
+  }
+  if (file === ARTIFACT_FILES.policy && (!p.actionSpace || typeof p.actionSpace !== 'object')) throw new Error(`${file}: "actionSpace" is missing`);
+  if (file === ARTIFACT_FILES.model && !Array.isArray(p.features)) throw new Error(`${file}: "features" must be an array`);
+  return parsed as PolicyFile | ModelFile;
+}
+
+/**
+ * Scores the policy (control) or model (supervised) stored in an artifact directory, in this
+ * thread; an evaluation command gets `timeoutMs`. Throws on an unreadable or ill-shaped artifact.
+ */
+export function scoreArtifact(taskId: string, dir: string, timeoutMs?: number): Score {
+  const h = getHiddenEvaluation(taskId);
+  if (h.scoreDir) return toScore(taskId, h.scoreDir(dir, timeoutMs));
+  return scorePolicy(taskId, readTrained(dir));
 }
 
 /** The data the harness hands a job of this task (supervised sources; nothing for control). */

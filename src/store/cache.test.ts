@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ResultCache, specKey } from './cache.js';
+import Database from 'better-sqlite3';
+import { ResultCache, type CachedResult, engineIdentity, specKey } from './cache.js';
+import { evalIdentity } from '../tasks/secret.js';
 import { Store } from './store.js';
 import { train } from '../outer/loop.js';
 import { LocalExecutor } from '../run/local.js';
@@ -33,6 +35,51 @@ test('the cache key ignores key order and defaults, and changes with any value',
   assert.equal(specKey(a), specKey(reordered));
   assert.equal(specKey(a), specKey(assertSpec({ ...arsSpec('cartpole-balance'), dataset: undefined })));
   assert.notEqual(specKey(a), specKey({ ...a, seed: a.seed + 1 }));
+});
+
+test('the key holds the engine identity and the evaluation identity: it changes with the secret and is stable across calls', () => {
+  const spec = assertSpec(arsSpec('cartpole-balance'));
+  assert.match(engineIdentity(), /^rrl-engine\/[0-9a-f]{16}$/);
+  assert.equal(engineIdentity(), engineIdentity());
+  const saved = process.env.RRL_EVAL_SECRET;
+  try {
+    process.env.RRL_EVAL_SECRET = 'secret-one';
+    const one = specKey(spec);
+    assert.equal(specKey(spec), one, 'stable across calls');
+    assert.equal(specKey(spec, evalIdentity('secret-one')), one);
+    process.env.RRL_EVAL_SECRET = 'secret-two';
+    assert.notEqual(specKey(spec), one, 'another secret, another key');
+    assert.equal(specKey(spec, evalIdentity('secret-one')), one);
+  } finally {
+    if (saved === undefined) delete process.env.RRL_EVAL_SECRET;
+    else process.env.RRL_EVAL_SECRET = saved;
+  }
+});
+
+test('only NaN failures are cached: errors, limits and scorer failures are not', () => {
+  const c = new ResultCache(join(mkdtempSync(join(tmpdir(), 'rrl-cache-kinds-')), 'cache.db'));
+  const row = (key: string, status: 'succeeded' | 'failed', failureKind: string | null): CachedResult => ({
+    key, task: 'cartpole-balance', status, failureKind, error: failureKind, envSteps: 10, examples: 0, wallSeconds: 1, cpuSeconds: 1,
+    raw: status === 'succeeded' ? 20 : null, normalized: status === 'succeeded' ? 0.1 : null, stderr: status === 'succeeded' ? 0.02 : null, artifactDir: '/x',
+  });
+  c.put(row('ok', 'succeeded', null));
+  for (const kind of ['nan', 'error', 'timeout', 'out-of-memory', 'worker-exit', 'score-error', 'score-timeout', 'score-out-of-memory']) c.put(row(kind, 'failed', kind));
+  assert.equal(c.get('ok')?.stderr, 0.02);
+  assert.ok(c.get('nan'));
+  for (const kind of ['error', 'timeout', 'out-of-memory', 'worker-exit', 'score-error', 'score-timeout', 'score-out-of-memory']) assert.equal(c.get(kind), undefined, kind);
+  c.close();
+});
+
+test('a cache file written before standard errors opens and gains the column', () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'rrl-cache-old-')), 'cache.db');
+  const db = new Database(path);
+  db.exec(`CREATE TABLE results (key TEXT PRIMARY KEY, task TEXT NOT NULL, status TEXT NOT NULL, failure_kind TEXT, error TEXT,
+    env_steps INTEGER, examples INTEGER, wall_seconds REAL, cpu_seconds REAL, raw REAL, normalized REAL, artifact_dir TEXT, created_at TEXT NOT NULL)`);
+  db.prepare("INSERT INTO results VALUES ('k', 't', 'succeeded', NULL, NULL, 1, 0, 1, 1, 2, 0.5, '/a', 'then')").run();
+  db.close();
+  const c = new ResultCache(path);
+  assert.deepEqual({ ...c.get('k') }, { key: 'k', task: 't', status: 'succeeded', failureKind: null, error: null, envSteps: 1, examples: 0, wallSeconds: 1, cpuSeconds: 1, raw: 2, normalized: 0.5, stderr: null, artifactDir: '/a' });
+  c.close();
 });
 
 test('a cache hit returns the recorded result without training, and is recorded as such', async () => {

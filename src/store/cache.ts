@@ -1,17 +1,69 @@
 /**
- * The result cache: jobs are deterministic (same spec and seed, same engine → same
- * result), so a spec that was already trained and scored reuses its recorded result
- * instead of training again. Keys hash the validated spec (defaults filled, keys sorted)
- * with the engine version. The cache lives in the run's store by default, or in a file
- * shared between runs (`--cache FILE`).
+ * The result cache: jobs are deterministic (same spec and seed, same engine, same hidden
+ * evaluation → same result), so a spec that was already trained and scored reuses its recorded
+ * result instead of training again. Keys hash the validated spec (defaults filled, keys sorted)
+ * with the engine identity (a hash of the code that trains and scores) and the evaluation
+ * identity (which secret scored it). The cache lives in the run's store by default, or in a
+ * file shared between runs (`--cache FILE`).
  */
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
 import type { JobRow } from './store.js';
+import { evalIdentity } from '../tasks/secret.js';
 
-/** Bumped whenever a change to the inner engine changes what a spec trains to. */
-export const ENGINE_VERSION = `rrl-engine/${(JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version}`;
+/** The compiled code a job's result depends on, relative to this module (dist/src/store/). */
+const ENGINE_DIRS = ['../inner', '../spec', '../tasks', '../util'];
+/** Packages whose installed version changes what a spec trains to. */
+const ENGINE_PACKAGES = ['@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm'];
+
+function walk(dir: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : e.isFile() ? [join(dir, e.name)] : []));
+}
+
+let engineId: string | null = null;
+
+/**
+ * The engine identity: sha256 over the compiled JavaScript (tests excluded) of inner/, spec/,
+ * tasks/, util/ and outer/score*.js, each file's path and content in sorted order, plus the
+ * installed versions of tfjs and its wasm backend. Computed once per process.
+ */
+export function engineIdentity(): string {
+  if (engineId) return engineId;
+  const here = fileURLToPath(new URL('.', import.meta.url));
+  const root = join(here, '..');
+  const isCode = (f: string): boolean => f.endsWith('.js') && !f.endsWith('.test.js');
+  const files = [
+    ...ENGINE_DIRS.flatMap((d) => walk(join(here, d))),
+    ...walk(join(root, 'outer')).filter((f) => /[/\\]outer[/\\]score[^/\\]*\.js$/.test(f)),
+  ]
+    .filter(isCode)
+    .map((f) => relative(root, f).split('\\').join('/'))
+    .sort();
+  const h = createHash('sha256').update('rrl-engine/1\n');
+  for (const f of files) h.update(`${f}\n`).update(readFileSync(join(root, f))).update('\n');
+  const require = createRequire(import.meta.url);
+  for (const p of ENGINE_PACKAGES) {
+    let version = 'absent';
+    try {
+      version = (require(`${p}/package.json`) as { version: string }).version;
+    } catch {
+      // not installed: recorded as absent
+    }
+    h.update(`${p}@${version}\n`);
+  }
+  engineId = `rrl-engine/${h.digest('hex').slice(0, 16)}`;
+  return engineId;
+}
 
 function canonical(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(canonical);
@@ -19,20 +71,24 @@ function canonical(v: unknown): unknown {
   return v;
 }
 
-/** The cache key of a validated spec. */
-export function specKey(spec: unknown): string {
-  return createHash('sha256').update(ENGINE_VERSION).update(JSON.stringify(canonical(spec))).digest('hex');
+/** The cache key of a validated spec under this engine and an evaluation identity (default: the current secret's). */
+export function specKey(spec: unknown, evaluation: string = evalIdentity()): string {
+  return createHash('sha256').update(`${engineIdentity()}\n${evaluation}\n`).update(JSON.stringify(canonical(spec))).digest('hex');
 }
 
 /** A recorded result that a later identical job may reuse. */
 export interface CachedResult
-  extends Pick<JobRow, 'task' | 'failureKind' | 'error' | 'envSteps' | 'examples' | 'wallSeconds' | 'cpuSeconds' | 'raw' | 'normalized' | 'artifactDir'> {
+  extends Pick<JobRow, 'task' | 'failureKind' | 'error' | 'envSteps' | 'examples' | 'wallSeconds' | 'cpuSeconds' | 'raw' | 'normalized' | 'stderr' | 'artifactDir'> {
   key: string;
   status: 'succeeded' | 'failed';
 }
 
-/** Failures that a rerun would repeat (timeouts, memory and cancellations are not cached). */
-export const DETERMINISTIC_FAILURES = new Set(['nan', 'error']);
+/**
+ * Failures that a rerun would repeat: only a NaN loss. An `error` may come from a broken worker
+ * (a WebAssembly abort left by an earlier job) rather than the spec; timeouts, memory,
+ * cancellations and every scorer failure depend on the machine, so none of them is cached.
+ */
+export const DETERMINISTIC_FAILURES = new Set(['nan']);
 
 /** Result cache on an SQLite file. */
 export class ResultCache {
@@ -46,6 +102,8 @@ export class ResultCache {
       key TEXT PRIMARY KEY, task TEXT NOT NULL, status TEXT NOT NULL, failure_kind TEXT, error TEXT,
       env_steps INTEGER, examples INTEGER, wall_seconds REAL, cpu_seconds REAL, raw REAL, normalized REAL,
       artifact_dir TEXT, created_at TEXT NOT NULL)`);
+    const columns = this.db.prepare('PRAGMA table_info(results)').all() as { name: string }[];
+    if (!columns.some((c) => c.name === 'stderr')) this.db.exec('ALTER TABLE results ADD COLUMN stderr REAL');
   }
 
   /** The recorded result for a key, if any. */
@@ -53,7 +111,7 @@ export class ResultCache {
     return this.db
       .prepare(
         `SELECT key, task, status, failure_kind AS failureKind, error, env_steps AS envSteps, examples, wall_seconds AS wallSeconds,
-                cpu_seconds AS cpuSeconds, raw, normalized, artifact_dir AS artifactDir FROM results WHERE key = ?`,
+                cpu_seconds AS cpuSeconds, raw, normalized, stderr, artifact_dir AS artifactDir FROM results WHERE key = ?`,
       )
       .get(key) as CachedResult | undefined;
   }
@@ -63,8 +121,8 @@ export class ResultCache {
     if (r.status === 'failed' && !DETERMINISTIC_FAILURES.has(r.failureKind ?? '')) return;
     this.db
       .prepare(
-        `INSERT OR IGNORE INTO results (key, task, status, failure_kind, error, env_steps, examples, wall_seconds, cpu_seconds, raw, normalized, artifact_dir, created_at)
-         VALUES (@key, @task, @status, @failureKind, @error, @envSteps, @examples, @wallSeconds, @cpuSeconds, @raw, @normalized, @artifactDir, @createdAt)`,
+        `INSERT OR IGNORE INTO results (key, task, status, failure_kind, error, env_steps, examples, wall_seconds, cpu_seconds, raw, normalized, stderr, artifact_dir, created_at)
+         VALUES (@key, @task, @status, @failureKind, @error, @envSteps, @examples, @wallSeconds, @cpuSeconds, @raw, @normalized, @stderr, @artifactDir, @createdAt)`,
       )
       .run({ ...r, createdAt: new Date().toISOString() });
   }

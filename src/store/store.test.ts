@@ -37,3 +37,25 @@ test('proposals the agent rejected are recorded invalid at once; rewards carry t
   assert.deepEqual(store.latestCheckpoint('r'), { iteration: 0, agent: 'llm', state: { adapter: 'x' } });
   store.close();
 });
+
+test('a store written before standard errors and evaluation identities opens, keeps its rows and records both', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-store-'));
+  const old = new Database(join(dir, 'store.db'));
+  old.exec(`CREATE TABLE runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL, finished_at TEXT);
+    CREATE TABLE scores (job_id INTEGER PRIMARY KEY, raw REAL NOT NULL, normalized REAL NOT NULL, scored_at TEXT NOT NULL);`);
+  old.prepare("INSERT INTO runs VALUES ('r', 'then', '{}', 'interrupted', NULL)").run();
+  old.close();
+  const store = new Store(dir);
+  assert.equal(store.getRun()?.evalIdentity, null);
+  store.setEvalIdentity('r', '0123456789abcdef');
+  assert.equal(store.getRun()?.evalIdentity, '0123456789abcdef');
+  const [id, other] = store.addJobs('r', [
+    { iteration: 0, slot: 0, task: 't', kind: 'proposal', agent: 'a', spec: {}, trace: null },
+    { iteration: 0, slot: 1, task: 't', kind: 'proposal', agent: 'a', spec: {}, trace: null },
+  ]);
+  store.finishJob(id, { status: 'succeeded', score: { raw: 30, normalized: 0.6, stderr: 0.05 } });
+  store.finishJob(other, { status: 'succeeded', score: { raw: 30, normalized: 0.6 } });
+  assert.deepEqual([store.job('r', id)!.normalized, store.job('r', id)!.stderr], [0.6, 0.05]);
+  assert.equal(store.job('r', other)!.stderr, null, 'a score without a standard error stores null');
+  store.close();
+});

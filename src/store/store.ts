@@ -28,6 +28,8 @@ export interface JobRow {
   cacheHit: string | null;
   raw: number | null;
   normalized: number | null;
+  /** Standard error of `normalized` (bootstrap over held-out episodes or rows); null when unknown. */
+  stderr: number | null;
   reward: number | null;
   advantage: number | null;
   /** The group the reward was normalised in (one task in one iteration). */
@@ -46,7 +48,7 @@ export interface JobOutcome {
   cpuSeconds?: number | null;
   artifactDir?: string | null;
   cacheHit?: string | null;
-  score?: { raw: number; normalized: number } | null;
+  score?: { raw: number; normalized: number; stderr?: number | null } | null;
   curve?: { name: string; step: number; wallTime: number; value: number }[];
 }
 
@@ -56,7 +58,8 @@ CREATE TABLE IF NOT EXISTS runs (
   created_at TEXT NOT NULL,
   config TEXT NOT NULL,
   status TEXT NOT NULL,
-  finished_at TEXT
+  finished_at TEXT,
+  eval_identity TEXT
 );
 CREATE TABLE IF NOT EXISTS iterations (
   run_id TEXT NOT NULL REFERENCES runs(id),
@@ -97,6 +100,7 @@ CREATE TABLE IF NOT EXISTS scores (
   job_id INTEGER PRIMARY KEY REFERENCES jobs(id),
   raw REAL NOT NULL,
   normalized REAL NOT NULL,
+  stderr REAL,
   scored_at TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS rewards (
@@ -148,6 +152,8 @@ export class Store {
     const has = (table: string, column: string): boolean =>
       (this.db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((c) => c.name === column);
     if (!has('rewards', 'group_id')) this.db.exec('ALTER TABLE rewards ADD COLUMN group_id TEXT');
+    if (!has('scores', 'stderr')) this.db.exec('ALTER TABLE scores ADD COLUMN stderr REAL');
+    if (!has('runs', 'eval_identity')) this.db.exec('ALTER TABLE runs ADD COLUMN eval_identity TEXT');
   }
 
   /** Closes the database. */
@@ -155,17 +161,27 @@ export class Store {
     this.db.close();
   }
 
-  /** Creates the run row; throws if a run already exists here. */
-  createRun(id: string, config: unknown): void {
-    this.db.prepare('INSERT INTO runs (id, created_at, config, status) VALUES (?, ?, ?, ?)').run(id, now(), JSON.stringify(config), 'running');
+  /**
+   * Creates the run row; throws if a run already exists here. `evalIdentity` names the
+   * evaluation secret that scores it (the first 16 hex digits of sha256("rrl-eval/" + secret)).
+   */
+  createRun(id: string, config: unknown, evalIdentity: string | null = null): void {
+    this.db
+      .prepare('INSERT INTO runs (id, created_at, config, status, eval_identity) VALUES (?, ?, ?, ?, ?)')
+      .run(id, now(), JSON.stringify(config), 'running', evalIdentity);
   }
 
   /** The run recorded in this store, if any. */
-  getRun(): { id: string; config: unknown; status: string; createdAt: string } | undefined {
-    const r = this.db.prepare('SELECT id, config, status, created_at FROM runs LIMIT 1').get() as
-      | { id: string; config: string; status: string; created_at: string }
+  getRun(): { id: string; config: unknown; status: string; createdAt: string; evalIdentity: string | null } | undefined {
+    const r = this.db.prepare('SELECT id, config, status, created_at, eval_identity FROM runs LIMIT 1').get() as
+      | { id: string; config: string; status: string; created_at: string; eval_identity: string | null }
       | undefined;
-    return r && { id: r.id, config: JSON.parse(r.config), status: r.status, createdAt: r.created_at };
+    return r && { id: r.id, config: JSON.parse(r.config), status: r.status, createdAt: r.created_at, evalIdentity: r.eval_identity };
+  }
+
+  /** Records which evaluation secret scores a run (for runs stored before it was recorded). */
+  setEvalIdentity(id: string, evalIdentity: string): void {
+    this.db.prepare('UPDATE runs SET eval_identity = ? WHERE id = ?').run(evalIdentity, id);
   }
 
   /** Sets the run's status (running / finished / interrupted). */
@@ -225,7 +241,11 @@ export class Store {
           'UPDATE jobs SET status = ?, failure_kind = ?, error = ?, env_steps = ?, examples = ?, wall_seconds = ?, cpu_seconds = ?, artifact_dir = ?, cache_hit = ?, finished_at = ? WHERE id = ?',
         )
         .run(o.status, o.failureKind ?? null, o.error ?? null, o.envSteps ?? null, o.examples ?? null, o.wallSeconds ?? null, o.cpuSeconds ?? null, o.artifactDir ?? null, o.cacheHit ?? null, now(), id);
-      if (o.score) this.db.prepare('INSERT OR REPLACE INTO scores (job_id, raw, normalized, scored_at) VALUES (?, ?, ?, ?)').run(id, o.score.raw, o.score.normalized, now());
+      if (o.score) {
+        this.db
+          .prepare('INSERT OR REPLACE INTO scores (job_id, raw, normalized, stderr, scored_at) VALUES (?, ?, ?, ?, ?)')
+          .run(id, o.score.raw, o.score.normalized, o.score.stderr ?? null, now());
+      }
       if (o.curve?.length) {
         const ins = this.db.prepare('INSERT INTO curves (job_id, name, step, wall_time, value) VALUES (?, ?, ?, ?, ?)');
         for (const p of o.curve) ins.run(id, p.name, p.step, p.wallTime, p.value);
@@ -259,7 +279,7 @@ export class Store {
         `SELECT j.id, j.run_id AS runId, j.iteration, j.slot, j.task, j.kind, j.agent, j.spec, j.trace, j.status,
                 j.failure_kind AS failureKind, j.error, j.env_steps AS envSteps, j.examples, j.wall_seconds AS wallSeconds,
                 j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.cache_hit AS cacheHit, j.finished_at AS finishedAt,
-                s.raw, s.normalized, r.reward, r.advantage, r.group_id AS groupId
+                s.raw, s.normalized, s.stderr, r.reward, r.advantage, r.group_id AS groupId
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id
           WHERE ${where.join(' AND ')} ORDER BY j.id`,
       )

@@ -1,16 +1,21 @@
 /**
  * A hidden evaluation that is an outside program (harness side only): the held-out data is
  * written to a private temporary file for the one call, the program runs as
- * `argv... JOB_DIR HELD_OUT_JSON` and prints `{"raw": number}`; the file is removed after.
+ * `argv... JOB_DIR HELD_OUT_JSON` and prints `{"raw": number}` as its last line; the file is
+ * removed after. For a standard error it may add `"rows": number[]` (one value per test row
+ * whose mean is `raw`, e.g. 1/0 for correct/wrong: bootstrapped like the built-in tasks) or
+ * `"stderr": number`; with neither the score's standard error is null (unknown).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveCommand } from '../inner/command.js';
+import type { Evaluation } from './hidden-types.js';
+import { meanStderr } from './bootstrap.js';
 
-/** Runs an evaluation command on an artifact directory with the held-out data; returns the raw score. */
-export function runEvaluationCommand(argv: string[], jobDir: string, heldOut: unknown, timeoutMs = 120_000): number {
+/** Runs an evaluation command on an artifact directory with the held-out data; returns the raw score and its standard error. */
+export function runEvaluationCommand(argv: string[], jobDir: string, heldOut: unknown, timeoutMs = 120_000): Evaluation {
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-heldout-'));
   try {
     const file = join(tmp, 'held-out.json');
@@ -18,17 +23,31 @@ export function runEvaluationCommand(argv: string[], jobDir: string, heldOut: un
     const [program, ...args] = resolveCommand(argv);
     const r = spawnSync(program, [...args, jobDir, file], { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 4 * 1024 * 1024 });
     if (r.error) throw new Error(`evaluation command ${program}: ${r.error.message}`);
-    if (r.status !== 0) throw new Error(`evaluation command exited with ${r.signal ?? `code ${r.status}`}: ${(r.stderr || r.stdout).trim().split('\n').slice(-2).join(' | ')}`);
+    if (r.status !== 0) throw new Error(`evaluation command exited with ${r.signal ?? `code ${r.status}`}: ${lastWords(r.stderr || r.stdout)}`);
     const last = r.stdout.trim().split('\n').at(-1) ?? '';
-    let raw: unknown;
+    let out: { raw?: unknown; rows?: unknown; stderr?: unknown } = {};
     try {
-      raw = (JSON.parse(last) as { raw?: unknown }).raw;
+      const parsed: unknown = JSON.parse(last);
+      if (parsed && typeof parsed === 'object') out = parsed as typeof out;
     } catch {
-      raw = undefined;
+      // not JSON: reported below
     }
+    const { raw, rows, stderr } = out;
     if (typeof raw !== 'number' || !Number.isFinite(raw)) throw new Error(`evaluation command: expected {"raw": number} as the last line of its output, got "${last.slice(0, 200)}"`);
-    return raw;
+    if (Array.isArray(rows) && rows.length > 1 && rows.every((v) => typeof v === 'number' && Number.isFinite(v))) return { raw, stderr: meanStderr(rows as number[]) };
+    if (typeof stderr === 'number' && Number.isFinite(stderr) && stderr >= 0) return { raw, stderr };
+    return { raw, stderr: null };
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }
+}
+
+/** The last two telling lines of a program's output (no stack frames, no Node.js version banner). */
+function lastWords(text: string): string {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '' && !l.startsWith('at ') && !/^Node\.js v\d/.test(l) && l !== '^');
+  const error = lines.findLast((l) => /^\w*Error\b/.test(l));
+  return error ?? lines.slice(-2).join(' | ');
 }

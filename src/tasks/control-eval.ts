@@ -3,7 +3,8 @@ import type { PhysParams, Space } from '../inner/envs/types.js';
 import { type PolicyFile, PolicyRunner } from '../inner/policy.js';
 import { Rng } from '../util/rng.js';
 import type { Anchors, HiddenEvaluation } from './hidden-types.js';
-import { heldOutSeeds } from './secret.js';
+import { evalSecret, heldOutSeeds } from './secret.js';
+import { meanStderr } from './bootstrap.js';
 
 /** Anything that picks actions for a batch of raw observations (rows × actionDim values). */
 export interface Actor {
@@ -16,6 +17,12 @@ export interface Actor {
  * episode per seed, all episodes stepped together.
  */
 export function meanEpisodeReturn(actor: Actor, envId: string, seeds: number[], params: PhysParams = {}): number {
+  const returns = episodeReturns(actor, envId, seeds, params);
+  return returns.reduce((a, b) => a + b, 0) / seeds.length;
+}
+
+/** The undiscounted canonical return of each episode, one per seed, all stepped together. */
+export function episodeReturns(actor: Actor, envId: string, seeds: number[], params: PhysParams = {}): Float64Array {
   const { make, info } = getEnvironment(envId);
   const d = info.observationNames.length;
   const envs = seeds.map(() => make());
@@ -37,7 +44,7 @@ export function meanEpisodeReturn(actor: Actor, envId: string, seeds: number[], 
     });
     alive = still;
   }
-  return returns.reduce((a, b) => a + b, 0) / seeds.length;
+  return returns;
 }
 
 /** A uniformly random actor over an action space (the 0 anchor). */
@@ -56,7 +63,7 @@ export function randomActor(space: Space, seed: number): Actor {
 /**
  * A control task's hidden evaluation: the greedy policy's mean canonical return over
  * `episodes` held-out episodes on `params`, normalised between a uniformly random policy on
- * the same episodes (0) and `reference` (1).
+ * the same episodes (0) and `reference` (1). Its standard error is the bootstrap over the episodes.
  */
 export function controlHiddenEvaluation(o: {
   taskId: string;
@@ -66,21 +73,27 @@ export function controlHiddenEvaluation(o: {
   params?: PhysParams;
   referenceHow: string;
 }): HiddenEvaluation {
-  let anchors: Anchors | null = null;
+  // Anchors depend on the held-out episodes, hence on the secret they were computed under.
+  let anchors: { secret: string; value: Anchors } | null = null;
   const seeds = (): number[] => heldOutSeeds(o.taskId, o.episodes);
   return {
     taskId: o.taskId,
     score(trained) {
-      return meanEpisodeReturn(new PolicyRunner(trained as PolicyFile), o.envId, seeds(), o.params);
+      const obsDim = getEnvironment(o.envId).info.observationNames.length;
+      if ((trained as PolicyFile).obsDim !== obsDim) throw new Error(`policy.json: obsDim is ${String((trained as PolicyFile).obsDim)}, the environment observes ${obsDim} values`);
+      const runner = new PolicyRunner(trained as PolicyFile);
+      const returns = episodeReturns(runner, o.envId, seeds(), o.params);
+      return { raw: returns.reduce((a, b) => a + b, 0) / returns.length, stderr: meanStderr(returns) };
     },
     anchors() {
-      const { actionSpace } = getEnvironment(o.envId).info;
-      anchors ??= {
-        random: meanEpisodeReturn(randomActor(actionSpace, heldOutSeeds(`${o.taskId}/random`, 1)[0]), o.envId, seeds(), o.params),
-        reference: o.reference,
-        how: `random: a uniformly random policy on the same held-out episodes; reference: ${o.referenceHow}`,
-      };
-      return anchors;
+      const secret = evalSecret();
+      if (anchors?.secret !== secret) {
+        const { actionSpace } = getEnvironment(o.envId).info;
+        const random = meanEpisodeReturn(randomActor(actionSpace, heldOutSeeds(`${o.taskId}/random`, 1)[0]), o.envId, seeds(), o.params);
+        const how = `random: a uniformly random policy on the same held-out episodes; reference: ${o.referenceHow}`;
+        anchors = { secret, value: { random, reference: o.reference, how } };
+      }
+      return anchors.value;
     },
   };
 }

@@ -9,8 +9,9 @@ import type { Dataset } from '../inner/data/types.js';
 import type { SupervisedData } from '../inner/algos/supervised.js';
 import { ModelRunner, type ModelFile } from '../inner/model.js';
 import { mixSeed } from '../util/rng.js';
-import type { Anchors, HiddenEvaluation } from './hidden-types.js';
-import { heldOutSeeds } from './secret.js';
+import type { Anchors, Evaluation, HiddenEvaluation } from './hidden-types.js';
+import { evalSecret, heldOutSeeds } from './secret.js';
+import { bootstrapStderr } from './bootstrap.js';
 import { runEvaluationCommand } from './command-eval.js';
 import type { SupervisedTaskDef } from './supervised-def.js';
 
@@ -49,37 +50,56 @@ export function metricValue(metric: SupervisedTaskDef['metric'], pred: number[],
   return f1 / classes;
 }
 
+/**
+ * The metric with its bootstrap standard error over the test rows (each resample recomputes
+ * the metric on rows drawn with replacement, so it works for accuracy, RMSE and macro-F1 alike).
+ */
+export function metricWithStderr(metric: SupervisedTaskDef['metric'], pred: number[], truth: number[], classes = 0): Evaluation {
+  const raw = metricValue(metric, pred, truth, classes);
+  const stderr = bootstrapStderr(truth.length, (idx) => {
+    const p = Array.from(idx, (i) => pred[i]);
+    const t = Array.from(idx, (i) => truth[i]);
+    return metricValue(metric, p, t, classes);
+  });
+  return { raw, stderr };
+}
+
 /** Builds the hidden evaluation and data access of a supervised task definition. */
 export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluation {
-  let parts: { pool: Dataset; test: Dataset } | null = null;
+  // The split (and everything built from it) depends on the secret it was drawn under.
+  let parts: { secret: string; pool: Dataset; test: Dataset } | null = null;
   const sources = new Map<string, Dataset>();
+  let anchors: Anchors | null = null;
   const splitData = (): { pool: Dataset; test: Dataset } => {
-    if (!parts) {
-      const r = split(def.load(), def.testFraction, heldOutSeeds(def.id, 1)[0]);
-      parts = { pool: r.train, test: r.test };
+    const secret = evalSecret();
+    if (parts?.secret !== secret) {
+      const r = split(def.load(), def.testFraction, heldOutSeeds(def.id, 1, secret)[0]);
+      parts = { secret, pool: r.train, test: r.test };
+      sources.clear();
+      anchors = null;
     }
-    return parts;
+    return { pool: parts.pool, test: parts.test };
   };
   const source = (id: string): Dataset => {
+    const { pool } = splitData(); // first, so a changed secret clears the built sources
     let d = sources.get(id);
     if (!d) {
       const i = def.sources.findIndex((s) => s.id === id);
       if (i < 0) throw new Error(`dataset.sources: "${id}" is not in the catalog of ${def.id}`);
       // One base seed for the catalog, so sources described as "the small checked sample" share it.
-      d = def.sources[i].build(splitData().pool, mixSeed(taskHash(def.id), 0));
+      d = def.sources[i].build(pool, mixSeed(taskHash(def.id), 0));
       sources.set(id, d);
     }
     return d;
   };
-  let anchors: Anchors | null = null;
   const command = def.evaluation;
   return {
     taskId: def.id,
     ...(command
       ? {
-          scoreDir(dir: string): number {
+          scoreDir(dir: string, timeoutMs?: number): Evaluation {
             const { test } = splitData();
-            return runEvaluationCommand(command.argv, dir, { features: test.features, x: test.x, y: test.y });
+            return runEvaluationCommand(command.argv, dir, { features: test.features, x: test.x, y: test.y }, timeoutMs);
           },
         }
       : {}),
@@ -87,11 +107,11 @@ export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluati
       if (command) throw new Error(`${def.id}: artifacts are scored by the evaluation command (scoreArtifact)`);
       const { test } = splitData();
       const pred = new ModelRunner(trained as ModelFile).predict(test.x);
-      return metricValue(def.metric, pred, test.y, test.classes?.length ?? 0);
+      return metricWithStderr(def.metric, pred, test.y, test.classes?.length ?? 0);
     },
     anchors() {
+      const { pool, test } = splitData();
       if (!anchors) {
-        const { pool, test } = splitData();
         let trivial: number[];
         if (pool.kind === 'classification') {
           const counts = new Array<number>(pool.classes!.length).fill(0);

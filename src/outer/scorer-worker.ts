@@ -1,0 +1,21 @@
+/**
+ * Worker-thread entry of the scorer (harness side only): scores one artifact on its task's
+ * hidden evaluation under the secret the harness passes. Job code never runs in this thread.
+ */
+import { useEvalSecret } from '../tasks/secret.js';
+import { type Score, scoreArtifact } from './score.js';
+
+/** What the harness asks the scorer worker to do. */
+export interface ScoreRequest {
+  taskId: string;
+  dir: string;
+  secret: string;
+  /** The scoring time limit (an evaluation command is killed at it). */
+  timeoutMs: number;
+}
+
+/** Scores the artifact in `req.dir`; throws (and the pool reports) on any scorer error. */
+export default function scoreInWorker(req: ScoreRequest): Score {
+  useEvalSecret(req.secret);
+  return scoreArtifact(req.taskId, req.dir, req.timeoutMs);
+}

@@ -1,0 +1,81 @@
+/**
+ * The scorer: runs the hidden evaluation of artifacts in worker threads of its own on the
+ * harness side (never in the job workers, never in the harness's event loop), each scoring
+ * with a wall-clock limit and a heap limit. Every scorer error — a time limit, an exhausted
+ * heap, an evaluation command that fails, an artifact that cannot be read — comes back as a
+ * failure with a kind and a one-line reason; `score` never rejects.
+ */
+import { availableParallelism } from 'node:os';
+import { WorkerPool } from '../run/pool.js';
+import { evalSecret } from '../tasks/secret.js';
+import type { Score } from './score.js';
+import type { ScoreRequest } from './scorer-worker.js';
+
+/** How to build a scorer. */
+export interface ScorerOptions {
+  /** Worker threads (default: 2, or 1 on a one-core machine). */
+  workers?: number;
+  /** Wall-clock limit of one scoring in ms (default 120 000). */
+  timeoutMs?: number;
+  /** Heap limit of a scorer worker in MB (default 1024). */
+  memoryMb?: number;
+}
+
+/** Defaults of the scoring limits. */
+export const SCORER_DEFAULTS = { timeoutMs: 120_000, memoryMb: 1024 } as const;
+
+/** Why a scoring failed, as recorded in the job's failure kind. */
+export type ScoreFailureKind = 'score-timeout' | 'score-out-of-memory' | 'score-error';
+
+/** The outcome of one scoring. */
+export type ScoreResult =
+  | { ok: true; score: Score; wallSeconds: number }
+  | { ok: false; kind: ScoreFailureKind | 'cancelled'; error: string; wallSeconds: number };
+
+/** A pool of scorer threads with per-scoring limits. */
+export class Scorer {
+  readonly timeoutMs: number;
+  readonly memoryMb: number;
+  private readonly pool: WorkerPool<ScoreRequest, Score>;
+
+  /** Starts the pool (its workers load the hidden evaluation on first use). */
+  constructor(options: ScorerOptions = {}) {
+    this.timeoutMs = options.timeoutMs ?? SCORER_DEFAULTS.timeoutMs;
+    this.memoryMb = options.memoryMb ?? SCORER_DEFAULTS.memoryMb;
+    this.pool = new WorkerPool<ScoreRequest, Score>({
+      workerFile: new URL('./scorer-worker.js', import.meta.url),
+      workers: options.workers ?? Math.min(2, availableParallelism()),
+      maxOldGenerationSizeMb: this.memoryMb,
+    });
+  }
+
+  /**
+   * Scores the artifact in `dir` on `taskId`'s hidden evaluation under `secret` (default: this
+   * installation's), within `timeoutMs` (default: the scorer's limit).
+   */
+  async score(taskId: string, dir: string, options: { signal?: AbortSignal; secret?: string; timeoutMs?: number } = {}): Promise<ScoreResult> {
+    const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+    let secret: string;
+    try {
+      secret = options.secret ?? evalSecret();
+    } catch (err) {
+      return { ok: false, kind: 'score-error', error: `scoring: ${oneLine((err as Error).message)}`, wallSeconds: 0 };
+    }
+    const out = await this.pool.run({ taskId, dir, secret, timeoutMs }, { timeoutMs, signal: options.signal });
+    if (out.ok) return { ok: true, score: out.value, wallSeconds: out.wallSeconds };
+    if (out.kind === 'cancelled') return { ok: false, kind: 'cancelled', error: out.message, wallSeconds: out.wallSeconds };
+    const kind: ScoreFailureKind = out.kind === 'timeout' ? 'score-timeout' : out.kind === 'out-of-memory' ? 'score-out-of-memory' : 'score-error';
+    return { ok: false, kind, error: `scoring: ${oneLine(out.message)}`, wallSeconds: out.wallSeconds };
+  }
+
+  /** Stops the workers (scorings still running come back cancelled). */
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+/** The first line of a message, at most 300 characters. */
+function oneLine(message: string): string {
+  const line = message.split('\n')[0].trim();
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+}
