@@ -23,6 +23,9 @@
  * - `c ? a : b`: `a` when `c` is true (same truth rule), else `b`.
  * - the functions in `ALLOWED_FUNCTIONS`; the constants `pi` and `e` (a
  *   variable of the same name takes precedence).
+ * - A part without variables is computed once at compile time; one that comes out
+ *   Infinity or NaN (`1/0`, `log(0)`, `(1e6^8)^8`) is rejected then. With variables,
+ *   Infinity and NaN may still arise at run time (`1/x` at x = 0); callers check.
  */
 import { create, parseDependencies } from 'mathjs';
 
@@ -389,7 +392,19 @@ class Compiler {
     throw new ExpressionError(this.source, text, reason, position, this.label);
   }
 
+  /**
+   * Compiles `node`; a part without variables is folded to its value here, and a fold that
+   * gives Infinity or NaN (`1/0`, `log(0)`, `(1e6^8)^8`) is refused now rather than at run time.
+   */
   compile(node: RawNode, depth: number): Code {
+    const code = this.compileNode(node, depth);
+    if (code.kind === 'const' && !Number.isFinite(code.value)) {
+      this.reject(node, `this constant part evaluates to ${code.value}; every constant must be a finite number`);
+    }
+    return code;
+  }
+
+  private compileNode(node: RawNode, depth: number): Code {
     if (depth > EXPRESSION_LIMITS.maxDepth) {
       this.reject(node, `expression is nested too deeply (more than ${EXPRESSION_LIMITS.maxDepth} levels)`);
     }
