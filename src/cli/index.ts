@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { jobSpecJsonSchema } from '../spec/schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
+import { validateSpec } from '../inner/validate.js';
 import { dataForJob, scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
 import { type ExecutorConfig, type SlurmExecutorConfig, makeExecutor } from '../run/config.js';
@@ -90,9 +91,12 @@ job
     let bar: ReturnType<typeof progressBar> | null = null;
     let artifact;
     try {
+      // Validated before the job's data is built: an unknown source id is invalid, not failed.
+      const checked = validateSpec(raw, brief);
+      if (!checked.ok) throw checked.error;
       artifact = await runJob(raw, brief, {
         outDir,
-        data: dataForJob(taskId, raw),
+        data: dataForJob(taskId, checked.spec),
         onProgress: (steps, max) => {
           bar ??= progressBar('training', max);
           bar.update(steps, 'env steps');

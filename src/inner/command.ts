@@ -15,14 +15,34 @@ import type { SupervisedData } from './algos/supervised.js';
 
 const PROJECT_DIR = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
-/** Environment variables a job's program never receives (the evaluation secret, tokens, passwords). */
-const SECRET_ENV = /^RRL_EVAL_SECRET$|TOKEN|SLURM_JWT|SECRET|PASSWORD/i;
+/**
+ * Environment variables a job's program never receives: the evaluation secret, the Slurm JWT,
+ * and every name with TOKEN, SECRET, PASSWORD or API_KEY in it (`OPENAI_API_KEY`, `HF_TOKEN`,
+ * `AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`, ...).
+ */
+const SECRET_ENV = /^RRL_EVAL_SECRET$|SLURM_JWT|TOKEN|SECRET|PASSWORD|API_?KEY/i;
 
-/** The environment a job's program gets: this process's, without secrets. */
+/** Whether a job's program is kept from seeing the environment variable `name`. */
+export function isSecretEnvName(name: string): boolean {
+  return SECRET_ENV.test(name);
+}
+
+/** The environment a job's program gets (command trainers, Slurm jobs): this process's, without secrets. */
 export function jobEnvironment(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SECRET_ENV.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !isSecretEnvName(k)) env[k] = v;
   return env;
+}
+
+/** A count of work in cost.json: a finite number >= 0, else the job fails naming the field. */
+function workCount(cost: Record<string, unknown>, field: 'envSteps' | 'examples' | 'cpuSeconds'): number {
+  const raw = cost[field] ?? 0;
+  const n = typeof raw === 'number' ? raw : Number.NaN;
+  if (!Number.isFinite(n) || n < 0) {
+    const shown = typeof raw === 'string' ? JSON.stringify(raw.slice(0, 40)) : typeof raw === 'number' ? String(raw) : typeof raw;
+    throw new Error(`trainer: cost.json ${field} must be a finite number >= 0, got ${shown}`);
+  }
+  return n;
 }
 
 /** The program's argv with `node` and paths relative to the recursive-rl folder resolved. */
@@ -87,9 +107,10 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
   const status = readJson(dir, 'status.json');
   if (status.status !== 'succeeded') throw new Error(`trainer: status.json says "${String(status.status)}": ${String(status.error ?? '')}`);
   const cost = readJson(dir, 'cost.json');
-  const examples = Number(cost.examples ?? 0);
-  const envSteps = Number(cost.envSteps ?? 0);
-  if (!Number.isFinite(examples) || !Number.isFinite(envSteps)) throw new Error('trainer: cost.json needs numeric examples and envSteps');
+  if (cost === null || typeof cost !== 'object' || Array.isArray(cost)) throw new Error('trainer: cost.json must be one JSON object');
+  const examples = workCount(cost, 'examples');
+  const envSteps = workCount(cost, 'envSteps');
+  const cpuSeconds = workCount(cost, 'cpuSeconds');
   const maxExamples = Math.min(spec.budget.examples ?? Infinity, brief.budget.maxExamples ?? Infinity);
   if (examples > maxExamples) throw new Error(`trainer: cost.json reports ${examples} examples, over the cap ${maxExamples}`);
   const maxSteps = Math.min(spec.budget.envSteps ?? Infinity, brief.budget.maxEnvSteps || Infinity);
@@ -102,6 +123,6 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
     stopReason: String(status.stopReason ?? 'done'),
     trainReturn: typeof status.trainReturn === 'number' ? status.trainReturn : null,
     wallSeconds: wall,
-    cpuSeconds: Number(cost.cpuSeconds ?? 0),
+    cpuSeconds,
   };
 }
