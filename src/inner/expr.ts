@@ -342,7 +342,15 @@ function outerParens(toks: readonly Tok[]): number {
   return k;
 }
 
+/** `text` on one line (control characters escaped), at most `max` characters. */
+function printable(text: string, max: number): string {
+  // eslint-disable-next-line no-control-regex
+  const s = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => (c === '\n' ? '\\n' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return s.length > max ? `${s.slice(0, max - 3)}...` : s;
+}
+
 function formatMessage(label: string, token: string, reason: string, position: number | undefined): string {
+  reason = printable(reason, 240); // mathjs's syntax errors quote the source, line breaks included
   const shown = token.length > 60 ? `${token.slice(0, 57)}...` : token;
   const at = position === undefined ? '' : ` (character ${position})`;
   const where = token !== '' ? ` at ${JSON.stringify(shown)}${at}` : position !== undefined ? ` at the end${at}` : '';
