@@ -35,8 +35,9 @@ export function guardProposal(p: { spec?: unknown; trace?: unknown; rejected?: {
   }
   const r = p.rejected;
   if (r !== undefined && r !== null) {
-    const kind = typeof r.kind === 'string' ? oneLine(r.kind, 64) : 'invalid';
-    return { spec, trace, rejected: { kind, error: oneLine([oneLine(r.error, MAX_ERROR_CHARS), ...reasons].join('; '), MAX_ERROR_CHARS) } };
+    const kind = typeof r.kind === 'string' && r.kind.trim() ? oneLine(r.kind, 64) : 'invalid';
+    const own = (typeof r.error === 'string' ? oneLine(r.error, MAX_ERROR_CHARS) : '').trim() || 'the agent rejected its proposal without giving a reason';
+    return { spec, trace, rejected: { kind, error: oneLine([own, ...reasons].join('; '), MAX_ERROR_CHARS) } };
   }
   if (reasons.length) return { spec, trace, rejected: { kind: 'invalid', error: oneLine(reasons.join('; '), MAX_ERROR_CHARS) } };
   return { spec, trace };
