@@ -11,6 +11,7 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandTrainer, TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
+import { oneLine } from '../spec/bounds.js';
 import type { SupervisedData } from './algos/supervised.js';
 
 const PROJECT_DIR = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
@@ -101,11 +102,11 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
   const tail = (): string => readFileSync(logPath, 'utf8').trim().split('\n').slice(-3).join(' | ').slice(0, 400);
   if (signal && wall * 1000 >= capMs * 0.99) throw new Error(`trainer: the program exceeded the task's wall-clock cap of ${brief.budget.maxWallSeconds} s`);
   if (code !== 0) {
-    const own = existsSync(join(dir, 'status.json')) ? (readJson(dir, 'status.json').error as string | undefined) : undefined;
-    throw new Error(`trainer: the program exited with ${signal ?? `code ${code}`}: ${own ?? (tail() || 'no output')}`);
+    const own = existsSync(join(dir, 'status.json')) ? readJson(dir, 'status.json').error : undefined;
+    throw new Error(`trainer: the program exited with ${signal ?? `code ${code}`}: ${own !== undefined && own !== null ? oneLine(own, 400) : tail() || 'no output'}`);
   }
   const status = readJson(dir, 'status.json');
-  if (status.status !== 'succeeded') throw new Error(`trainer: status.json says "${String(status.status)}": ${String(status.error ?? '')}`);
+  if (status.status !== 'succeeded') throw new Error(`trainer: status.json says "${oneLine(status.status, 40)}": ${oneLine(status.error ?? '', 400)}`);
   const cost = readJson(dir, 'cost.json');
   if (cost === null || typeof cost !== 'object' || Array.isArray(cost)) throw new Error('trainer: cost.json must be one JSON object');
   const examples = workCount(cost, 'examples');
