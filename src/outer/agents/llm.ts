@@ -298,6 +298,7 @@ export class LlmAgent implements Agent {
         };
       } catch (err) {
         const info = err instanceof Error && err.message === 'the server answered without choices' ? { retryable: true, message: err.message } : classifyError(err, this.o.timeoutSeconds);
+        info.message = oneLine(info.message, MAX_ISSUE_CHARS); // a server's error body is not ours to store whole
         const rec: AttemptRecord = { attempt, ok: false, error: info.message, ...('status' in info && info.status !== undefined ? { status: info.status } : {}) };
         attempts.push(rec);
         if (!info.retryable || attempt === maxAttempts) {
