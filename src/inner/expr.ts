@@ -344,7 +344,6 @@ function outerParens(toks: readonly Tok[]): number {
 
 /** `text` on one line (control characters escaped), at most `max` characters. */
 function printable(text: string, max: number): string {
-  // eslint-disable-next-line no-control-regex
   const s = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => (c === '\n' ? '\\n' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
   return s.length > max ? `${s.slice(0, max - 3)}...` : s;
 }

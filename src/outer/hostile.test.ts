@@ -109,7 +109,7 @@ test('an agent that bypasses the reply checks cannot crash the loop: deep, cycli
     () => ({ spec: good(4), trace: cyclic }),
     () => ({ spec: null, trace: null, rejected: { kind: 'invalid', error: `line one\nline two ${'x'.repeat(100_000)}` } }),
     () => {
-      throw null; // eslint-disable-line no-throw-literal
+      throw null; // not even an Error
     },
   ];
   const dir = mkdtempSync(join(tmpdir(), 'rrl-hostile-raw-'));

@@ -76,10 +76,10 @@ export interface BoundsViolation {
  */
 export function oneLine(text: unknown, max = MAX_ERROR_CHARS): string {
   let s = typeof text === 'string' ? text : safeString(text);
-  if (s.length > max * 4) s = s.slice(0, max * 4); // keep the replace below cheap
-  // eslint-disable-next-line no-control-regex
+  const cut = s.length > max * 4;
+  if (cut) s = s.slice(0, max * 4); // keep the replace below cheap
   s = s.replace(/[\u0000-\u001f\u007f\u2028\u2029]+/g, ' ');
-  return s.length > max ? `${s.slice(0, Math.max(0, max - 1))}…` : s;
+  return s.length > max || cut ? `${s.slice(0, Math.max(0, max - 1))}…` : s;
 }
 
 function safeString(v: unknown): string {
