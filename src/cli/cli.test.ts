@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { arsSpec } from '../testing/specs.js';
+import { getPublicTask } from '../tasks/briefs.js';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-cli-'));
@@ -69,6 +70,18 @@ test('rrl job run on an invalid spec exits 1 naming the field, the value and the
   const r2 = rrl('job', 'run', notJson);
   assert.equal(r2.code, 1);
   assert.match(r2.stderr, /cannot read the spec .*broken\.json/);
+});
+
+test('rrl job run validates before building the data: an unknown source id is invalid, not failed', () => {
+  const { baseline } = getPublicTask('iris-species');
+  const specPath = join(tmp, 'unknown-source.json');
+  writeFileSync(specPath, JSON.stringify({ ...baseline, dataset: { sources: [{ id: 'no-such-source', weight: 1 }] } }));
+  const r = rrl('job', 'run', specPath, '--out', join(tmp, 'unknown-source'), '--json');
+  assert.equal(r.code, 1);
+  const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+  assert.equal(out.status, 'invalid');
+  assert.match(out.error, /dataset\.sources\[0\]\.id: got "no-such-source": not in the task's catalog/);
+  assert.match(r.stderr, /invalid job spec/);
 });
 
 test('rrl train rejects bad flags with the limit', () => {

@@ -6,6 +6,7 @@ import { jobSpecJsonSchema } from '../spec/schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
 import { errorKind } from '../inner/limits.js';
+import { validateSpec } from '../inner/validate.js';
 import { dataForJob } from '../outer/score.js';
 import { Scorer } from '../outer/scorer.js';
 import { LocalExecutor } from '../run/local.js';
@@ -92,9 +93,12 @@ job
     let bar: ReturnType<typeof progressBar> | null = null;
     let artifact;
     try {
+      // Validated before the job's data is built: an unknown source id is invalid, not failed.
+      const checked = validateSpec(raw, brief);
+      if (!checked.ok) throw checked.error;
       artifact = await runJob(raw, brief, {
         outDir,
-        data: dataForJob(taskId, raw),
+        data: dataForJob(taskId, checked.spec),
         onProgress: (steps, max) => {
           bar ??= progressBar('training', max);
           bar.update(steps, 'env steps');

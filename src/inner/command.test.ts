@@ -69,3 +69,37 @@ test('a command trainer never receives the evaluation secret or tokens from the 
     delete process.env.HF_TOKEN;
   }
 });
+
+test("a command trainer's cost.json reporting negative or non-finite work fails the job naming the field", async () => {
+  const writer = (cost: string) =>
+    `import { writeFileSync } from 'node:fs'; const d = process.argv[3]; writeFileSync(d + '/status.json', '{"status":"succeeded"}'); writeFileSync(d + '/curve.jsonl', ''); writeFileSync(d + '/cost.json', ${JSON.stringify(cost)});`;
+  const cases: [string, RegExp][] = [
+    ['{"envSteps":0,"examples":-5}', /trainer: cost\.json examples must be a finite number >= 0, got -5$/],
+    ['{"envSteps":-1,"examples":10}', /trainer: cost\.json envSteps must be a finite number >= 0, got -1$/],
+    ['{"envSteps":0,"examples":1e999}', /trainer: cost\.json examples must be a finite number >= 0, got Infinity$/],
+    ['{"envSteps":0,"examples":10,"cpuSeconds":-3.5}', /trainer: cost\.json cpuSeconds must be a finite number >= 0, got -3\.5$/],
+    ['{"envSteps":0,"examples":"NaN"}', /trainer: cost\.json examples must be a finite number >= 0, got "NaN"$/],
+    ['[1, 2]', /trainer: cost\.json must be one JSON object$/],
+  ];
+  for (const [i, [cost, expected]] of cases.entries()) {
+    const { brief, spec } = briefWith(writer(cost));
+    const outDir = join(tmp, `cost-${i}`);
+    await assert.rejects(runJob(spec, brief, { outDir, data: dataForJob('iris-command', spec) }), expected);
+    const status = JSON.parse(readFileSync(join(outDir, 'status.json'), 'utf8'));
+    assert.equal(status.status, 'failed');
+    assert.match(status.error, expected);
+  }
+});
+
+test('a command trainer never receives API keys, tokens, secrets or passwords', async () => {
+  const names = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'GITHUB_TOKEN', 'AWS_SECRET_ACCESS_KEY', 'DB_PASSWORD', 'RRL_EVAL_SECRET'];
+  for (const n of names) process.env[n] = 'do-not-leak';
+  process.env.RRL_HARMLESS_SETTING = 'visible';
+  try {
+    const { brief, spec } = briefWith("console.error('leaked=' + Object.values(process.env).filter((v) => v === 'do-not-leak').length + ' kept=' + process.env.RRL_HARMLESS_SETTING); process.exit(3);");
+    await assert.rejects(runJob(spec, brief, { outDir: join(tmp, 'env-keys'), data: dataForJob('iris-command', spec) }), /leaked=0 kept=visible/);
+  } finally {
+    for (const n of names) delete process.env[n];
+    delete process.env.RRL_HARMLESS_SETTING;
+  }
+});

@@ -11,18 +11,39 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { CommandTrainer, TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
+import { oneLine } from '../spec/bounds.js';
 import type { SupervisedData } from './algos/supervised.js';
 
 const PROJECT_DIR = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
-/** Environment variables a job's program never receives (the evaluation secret, tokens, passwords). */
-const SECRET_ENV = /^RRL_EVAL_SECRET$|TOKEN|SLURM_JWT|SECRET|PASSWORD/i;
+/**
+ * Environment variables a job's program never receives: the evaluation secret, the Slurm JWT,
+ * and every name with TOKEN, SECRET, PASSWORD or API_KEY in it (`OPENAI_API_KEY`, `HF_TOKEN`,
+ * `AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`, ...).
+ */
+const SECRET_ENV = /^RRL_EVAL_SECRET$|SLURM_JWT|TOKEN|SECRET|PASSWORD|API_?KEY/i;
 
-/** The environment a job's program gets: this process's, without secrets. */
+/** Whether a job's program is kept from seeing the environment variable `name`. */
+export function isSecretEnvName(name: string): boolean {
+  return SECRET_ENV.test(name);
+}
+
+/** The environment a job's program gets (command trainers, Slurm jobs): this process's, without secrets. */
 export function jobEnvironment(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !SECRET_ENV.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !isSecretEnvName(k)) env[k] = v;
   return env;
+}
+
+/** A count of work in cost.json: a finite number >= 0, else the job fails naming the field. */
+function workCount(cost: Record<string, unknown>, field: 'envSteps' | 'examples' | 'cpuSeconds'): number {
+  const raw = cost[field] ?? 0;
+  const n = typeof raw === 'number' ? raw : Number.NaN;
+  if (!Number.isFinite(n) || n < 0) {
+    const shown = typeof raw === 'string' ? JSON.stringify(raw.slice(0, 40)) : typeof raw === 'number' ? String(raw) : typeof raw;
+    throw new Error(`trainer: cost.json ${field} must be a finite number >= 0, got ${shown}`);
+  }
+  return n;
 }
 
 /** The program's argv with `node` and paths relative to the recursive-rl folder resolved. */
@@ -81,15 +102,16 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
   const tail = (): string => readFileSync(logPath, 'utf8').trim().split('\n').slice(-3).join(' | ').slice(0, 400);
   if (signal && wall * 1000 >= capMs * 0.99) throw new Error(`trainer: the program exceeded the task's wall-clock cap of ${brief.budget.maxWallSeconds} s`);
   if (code !== 0) {
-    const own = existsSync(join(dir, 'status.json')) ? (readJson(dir, 'status.json').error as string | undefined) : undefined;
-    throw new Error(`trainer: the program exited with ${signal ?? `code ${code}`}: ${own ?? (tail() || 'no output')}`);
+    const own = existsSync(join(dir, 'status.json')) ? readJson(dir, 'status.json').error : undefined;
+    throw new Error(`trainer: the program exited with ${signal ?? `code ${code}`}: ${own !== undefined && own !== null ? oneLine(own, 400) : tail() || 'no output'}`);
   }
   const status = readJson(dir, 'status.json');
-  if (status.status !== 'succeeded') throw new Error(`trainer: status.json says "${String(status.status)}": ${String(status.error ?? '')}`);
+  if (status.status !== 'succeeded') throw new Error(`trainer: status.json says "${oneLine(status.status, 40)}": ${oneLine(status.error ?? '', 400)}`);
   const cost = readJson(dir, 'cost.json');
-  const examples = Number(cost.examples ?? 0);
-  const envSteps = Number(cost.envSteps ?? 0);
-  if (!Number.isFinite(examples) || !Number.isFinite(envSteps)) throw new Error('trainer: cost.json needs numeric examples and envSteps');
+  if (cost === null || typeof cost !== 'object' || Array.isArray(cost)) throw new Error('trainer: cost.json must be one JSON object');
+  const examples = workCount(cost, 'examples');
+  const envSteps = workCount(cost, 'envSteps');
+  const cpuSeconds = workCount(cost, 'cpuSeconds');
   const maxExamples = Math.min(spec.budget.examples ?? Infinity, brief.budget.maxExamples ?? Infinity);
   if (examples > maxExamples) throw new Error(`trainer: cost.json reports ${examples} examples, over the cap ${maxExamples}`);
   const maxSteps = Math.min(spec.budget.envSteps ?? Infinity, brief.budget.maxEnvSteps || Infinity);
@@ -102,6 +124,6 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
     stopReason: String(status.stopReason ?? 'done'),
     trainReturn: typeof status.trainReturn === 'number' ? status.trainReturn : null,
     wallSeconds: wall,
-    cpuSeconds: Number(cost.cpuSeconds ?? 0),
+    cpuSeconds,
   };
 }

@@ -331,3 +331,18 @@ test('the compiler source never evaluates text and uses only the mathjs parser',
   const imports = [...text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'mathjs'/g)].map((m) => m[1].split(',').map((s) => s.trim()).sort());
   assert.deepEqual(imports, [['create', 'parseDependencies']]);
 });
+
+test('a constant part that folds to Infinity or NaN is rejected at compile time, naming it', () => {
+  const cases: [string, string, RegExp][] = [
+    ['r + (1e6^8)^8', '(1e6^8)^8', /evaluates to Infinity; every constant must be a finite number/],
+    ['r + 1/0', '1/0', /evaluates to Infinity/],
+    ['log(0) * x', 'log(0)', /evaluates to -Infinity/],
+    ['r + 0/0', '0/0', /evaluates to NaN/],
+    ['r + sqrt(-1)', 'sqrt(-1)', /evaluates to NaN/],
+    ['done ? r : 1/0', '1/0', /evaluates to Infinity/],
+  ];
+  for (const [source, token, reason] of cases) rejects(source, token, reason);
+  // Finite folds and run-time non-finite values are unchanged.
+  assert.equal(ev('r + (10^8)^2', { r: 1 }), 1 + 1e16);
+  assert.equal(ev('1 / x', { x: 0 }), Infinity);
+});

@@ -23,6 +23,9 @@
  * - `c ? a : b`: `a` when `c` is true (same truth rule), else `b`.
  * - the functions in `ALLOWED_FUNCTIONS`; the constants `pi` and `e` (a
  *   variable of the same name takes precedence).
+ * - A part without variables is computed once at compile time; one that comes out
+ *   Infinity or NaN (`1/0`, `log(0)`, `(1e6^8)^8`) is rejected then. With variables,
+ *   Infinity and NaN may still arise at run time (`1/x` at x = 0); callers check.
  */
 import { create, parseDependencies } from 'mathjs';
 
@@ -339,7 +342,14 @@ function outerParens(toks: readonly Tok[]): number {
   return k;
 }
 
+/** `text` on one line (control characters escaped), at most `max` characters. */
+function printable(text: string, max: number): string {
+  const s = text.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, (c) => (c === '\n' ? '\\n' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`));
+  return s.length > max ? `${s.slice(0, max - 3)}...` : s;
+}
+
 function formatMessage(label: string, token: string, reason: string, position: number | undefined): string {
+  reason = printable(reason, 240); // mathjs's syntax errors quote the source, line breaks included
   const shown = token.length > 60 ? `${token.slice(0, 57)}...` : token;
   const at = position === undefined ? '' : ` (character ${position})`;
   const where = token !== '' ? ` at ${JSON.stringify(shown)}${at}` : position !== undefined ? ` at the end${at}` : '';
@@ -389,7 +399,19 @@ class Compiler {
     throw new ExpressionError(this.source, text, reason, position, this.label);
   }
 
+  /**
+   * Compiles `node`; a part without variables is folded to its value here, and a fold that
+   * gives Infinity or NaN (`1/0`, `log(0)`, `(1e6^8)^8`) is refused now rather than at run time.
+   */
   compile(node: RawNode, depth: number): Code {
+    const code = this.compileNode(node, depth);
+    if (code.kind === 'const' && !Number.isFinite(code.value)) {
+      this.reject(node, `this constant part evaluates to ${code.value}; every constant must be a finite number`);
+    }
+    return code;
+  }
+
+  private compileNode(node: RawNode, depth: number): Code {
     if (depth > EXPRESSION_LIMITS.maxDepth) {
       this.reject(node, `expression is nested too deeply (more than ${EXPRESSION_LIMITS.maxDepth} levels)`);
     }

@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import type { TaskBrief } from '../spec/brief.js';
 import { validateSpec } from '../inner/validate.js';
+import { oneLine } from '../spec/bounds.js';
+import { type GuardedProposal, guardProposal } from './guard.js';
 import type { Executor } from '../run/executor.js';
 import type { ExecutorConfig } from '../run/config.js';
 import { Store, type JobOutcome, type JobRow } from '../store/store.js';
@@ -290,17 +292,15 @@ export async function train(
             .map((j) => ({ spec: j.spec, reward: j.reward, trace: j.trace, status: j.status, error: j.error }));
           for (let g = 0; g < cfg.group; g++) {
             const rng = new Rng(mixSeed(cfg.seed, it, ti, g));
-            let spec: unknown;
-            let trace: unknown;
-            let rejected: { kind: string; error: string } | undefined;
+            // Bounded before anything stores it: a spec or trace over the limits is an invalid job, not a crash.
+            let proposal: GuardedProposal;
             try {
-              ({ spec, trace, rejected } = await agent.propose(brief, { rng, iteration: it, history }));
+              proposal = guardProposal(await agent.propose(brief, { rng, iteration: it, history }));
             } catch (err) {
-              spec = null;
-              trace = null;
-              rejected = { kind: 'agent-error', error: `the agent failed to propose: ${(err as Error).message}` };
+              const why = err instanceof Error ? err.message : err;
+              proposal = { spec: null, trace: null, rejected: { kind: 'agent-error', error: oneLine(`the agent failed to propose: ${oneLine(why)}`) } };
             }
-            proposals.push({ iteration: it, slot: g, task: brief.id, kind: 'proposal' as const, agent: agent.name, spec, trace, rejected });
+            proposals.push({ iteration: it, slot: g, task: brief.id, kind: 'proposal' as const, agent: agent.name, ...proposal });
           }
         }
         store.addJobs(runId, proposals);

@@ -56,3 +56,17 @@ test('jobs never receive the evaluation secret or tokens from the harness enviro
     delete process.env.SLURM_JOB_ID;
   }
 });
+
+test('Slurm jobs never receive API keys, tokens, secrets or passwords', () => {
+  const names = ['OPENAI_API_KEY', 'HF_TOKEN', 'WANDB_API_KEY', 'MY_SERVICE_SECRET', 'PGPASSWORD'];
+  for (const n of names) process.env[n] = 'do-not-leak';
+  process.env.RRL_HARMLESS_SETTING = 'visible';
+  try {
+    const env = slurmJobEnvironment();
+    for (const n of names) assert.equal(env[n], undefined, n);
+    assert.equal(env.RRL_HARMLESS_SETTING, 'visible');
+  } finally {
+    for (const n of names) delete process.env[n];
+    delete process.env.RRL_HARMLESS_SETTING;
+  }
+});

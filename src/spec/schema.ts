@@ -15,13 +15,27 @@ const paramSetting = z
   ], { error: 'expected a number or a [low, high] pair of numbers' })
   .describe('a physical parameter: a fixed value or a [low, high] range');
 
+/** Most physical parameters one spec may set. */
+export const MAX_PARAMS = 16;
+
+/** Names that would reach an object's prototype; never parameter names. */
+const RESERVED_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+
+const paramName = z
+  .string()
+  .max(64)
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { error: 'a parameter name is a letter or _ followed by letters, digits or _' })
+  .refine((k) => !RESERVED_NAMES.has(k), { error: 'this name is reserved (it names an object prototype)' });
+
 /** Observation/reward wrappers a job may ask for. */
 export const WRAPPERS = ['normalize-observation'] as const;
 
 export const EnvironmentSection = z
   .strictObject({
     params: z
-      .record(z.string().max(64), paramSetting)
+      .record(paramName, paramSetting)
+      .refine((o) => Object.keys(o).length <= MAX_PARAMS, { error: `at most ${MAX_PARAMS} parameters` })
+      .meta({ maxProperties: MAX_PARAMS })
       .default({})
       .describe(
         "physical parameters of the training environment by name, within the ranges the task's brief declares; unset parameters keep their defaults",

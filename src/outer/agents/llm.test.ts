@@ -279,3 +279,19 @@ test('a restored adapter that the server lost is loaded again under its own name
     assert.equal(server.chatRequests()[0].model, MODEL);
   });
 });
+
+test('a reply over 64 KiB is refused before it is parsed, with a short error; the stored completion is clipped', async () => {
+  const huge = good.slice(0, -1) + `,"pad":"${'x'.repeat(70_000)}"}`;
+  const r = checkReply(huge, cartpole);
+  assert.ok(!r.ok && r.spec === null);
+  if (r.ok) return;
+  assert.match(r.error, /^the reply is \d+ characters long; the limit is 65536/);
+  await withAgent([{ content: huge }, { content: good }], {}, async (agent, server) => {
+    const p = await agent.propose(cartpole, ctx());
+    assert.equal(p.rejected, undefined);
+    const repair = server.chatRequests()[1].messages;
+    assert.ok(repair[2].content.length < 65_536 + 100, 'the repair turn does not send the whole reply back');
+    assert.match(repair[3].content, /the limit is 65536/);
+    assert.match(traceOf(p).turns[0].completion ?? '', /…\[\d+ more characters not kept\]$/);
+  });
+});

@@ -20,6 +20,7 @@ import { join, resolve } from 'node:path';
 import type { TaskBrief } from '../../spec/brief.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { validateSpec } from '../../inner/validate.js';
+import { MAX_ISSUE_CHARS, MAX_REPLY_CHARS, SPEC_BOUNDS, checkBounds, describeViolation, oneLine } from '../../spec/bounds.js';
 import type { Rng } from '../../util/rng.js';
 import { exportGrpo } from '../export.js';
 import { buildPrompt, type ChatMessage } from './prompt.js';
@@ -180,18 +181,30 @@ function unfence(text: string): string {
  * catalog, budget cap, the reward-expression compiler). Returns the parsed value either way.
  */
 export function checkReply(content: string | null, brief: TaskBrief): { ok: true; spec: unknown } | { ok: false; spec: unknown; error: string } {
-  if (content === null || !content.trim()) return { ok: false, spec: content, error: 'the reply is empty; expected one JSON object, the job spec' };
+  if (typeof content !== 'string' || !content.trim()) return { ok: false, spec: null, error: 'the reply is empty; expected one JSON object, the job spec' };
+  // Limits first: nothing parses, formats or stores a reply over them.
+  if (content.length > MAX_REPLY_CHARS) {
+    return { ok: false, spec: null, error: `the reply is ${content.length} characters long; the limit is ${MAX_REPLY_CHARS} (one JSON object, the job spec)` };
+  }
   let parsed: unknown;
   try {
     parsed = JSON.parse(unfence(content));
   } catch (err) {
-    return { ok: false, spec: content, error: `the reply is not JSON (${(err as Error).message}); expected one JSON object, the job spec` };
+    return { ok: false, spec: oneLine(content, 200), error: oneLine(`the reply is not JSON (${(err as Error).message}); expected one JSON object, the job spec`, MAX_ISSUE_CHARS) };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    return { ok: false, spec: parsed, error: `the reply is JSON but not an object (got ${Array.isArray(parsed) ? 'an array' : typeof parsed}); expected the job spec object` };
+    return { ok: false, spec: null, error: `the reply is JSON but not an object (got ${Array.isArray(parsed) ? 'an array' : typeof parsed}); expected the job spec object` };
   }
+  const over = checkBounds(parsed, SPEC_BOUNDS);
+  if (over) return { ok: false, spec: null, error: describeViolation('the reply is over the size limits of a job spec:', over) };
   const checked = validateSpec(parsed, brief);
   return checked.ok ? { ok: true, spec: parsed } : { ok: false, spec: parsed, error: checked.error.message };
+}
+
+/** A completion as stored in the trace and sent back in the repair turn: clipped at the reply limit. */
+function clipCompletion(content: string | null): string | null {
+  if (typeof content !== 'string' || content.length <= MAX_REPLY_CHARS) return content;
+  return `${content.slice(0, MAX_REPLY_CHARS)}…[${content.length - MAX_REPLY_CHARS} more characters not kept]`;
 }
 
 /** The user message of the repair turn: the exact error and what to send instead. */
@@ -275,9 +288,9 @@ export class LlmAgent implements Agent {
         return {
           ok: true,
           samples: res.choices.map((c, i) => ({
-            requestId: res.id ?? null,
+            requestId: typeof res.id === 'string' ? oneLine(res.id, 200) : null,
             choiceIndex: c.index ?? i,
-            content: c.message?.content ?? null,
+            content: typeof c.message?.content === 'string' ? c.message.content : null,
             logprobs: c.logprobs?.content ? c.logprobs.content.map((t) => ({ token: t.token, logprob: t.logprob })) : null,
             finishReason: c.finish_reason ?? null,
             attempts,
@@ -285,6 +298,7 @@ export class LlmAgent implements Agent {
         };
       } catch (err) {
         const info = err instanceof Error && err.message === 'the server answered without choices' ? { retryable: true, message: err.message } : classifyError(err, this.o.timeoutSeconds);
+        info.message = oneLine(info.message, MAX_ISSUE_CHARS); // a server's error body is not ours to store whole
         const rec: AttemptRecord = { attempt, ok: false, error: info.message, ...('status' in info && info.status !== undefined ? { status: info.status } : {}) };
         attempts.push(rec);
         if (!info.retryable || attempt === maxAttempts) {
@@ -362,10 +376,10 @@ export class LlmAgent implements Agent {
     let sample = first.sample;
     let check = checkReply(sample.content, brief);
     trace.turns.push(this.turn('initial', sample, check.ok ? null : check.error));
-    trace.completion = sample.content;
+    trace.completion = clipCompletion(sample.content);
     trace.logprobs = sample.logprobs;
     if (!check.ok) {
-      const repairMessages: ChatMessage[] = [...messages, { role: 'assistant', content: sample.content ?? '' }, { role: 'user', content: repairMessage(check.error, brief) }];
+      const repairMessages: ChatMessage[] = [...messages, { role: 'assistant', content: clipCompletion(sample.content) ?? '' }, { role: 'user', content: repairMessage(check.error, brief) }];
       const second = await this.request(repairMessages, 1, ctx.rng);
       trace.repaired = true;
       if (!second.ok) {
@@ -377,7 +391,7 @@ export class LlmAgent implements Agent {
       check = checkReply(sample.content, brief);
       trace.turns.push(this.turn('repair', sample, check.ok ? null : check.error));
       trace.messages = repairMessages;
-      trace.completion = sample.content;
+      trace.completion = clipCompletion(sample.content);
       trace.logprobs = sample.logprobs;
       if (!check.ok) {
         trace.error = check.error;
@@ -388,7 +402,7 @@ export class LlmAgent implements Agent {
   }
 
   private turn(turn: 'initial' | 'repair', s: Sample, error: string | null): TurnRecord {
-    return { turn, requestId: s.requestId, choiceIndex: s.choiceIndex, attempts: s.attempts, completion: s.content, logprobs: s.logprobs, finishReason: s.finishReason, error };
+    return { turn, requestId: s.requestId, choiceIndex: s.choiceIndex, attempts: s.attempts, completion: clipCompletion(s.content), logprobs: s.logprobs, finishReason: s.finishReason, error };
   }
 
   /** The LLM learns outside this process (see `afterIteration`); nothing to update here. */
