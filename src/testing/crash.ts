@@ -44,8 +44,8 @@ export interface KillPlan {
   kind: 'time' | 'event';
   level: number;
   delayMs: number;
-  /** The delay from spawn when the run is already past `level` (an event that cannot come again). */
-  startupDelayMs: number;
+  /** The delay from spawn when the run is already past `level`: a moment in the process's first step. */
+  firstStepMs: number;
 }
 
 /** What `killAnywhere` found. */
@@ -142,19 +142,20 @@ export async function uninterrupted(config: CrashRunConfig, dir: string): Promis
  * kill picks one of the steps (from one progress level to the next, the first one including the
  * process's startup) and a moment uniform within it; an `event` kill (share `eventShare`) comes
  * 0–30 ms after a random write (a job recorded, an iteration closed), the moments a lost write
- * would show. Levels stop three short of the end so that every kill comes before the run finishes.
+ * would show. Levels stop three short of the end, and a process that gets past the last planned
+ * level is killed at once, so that every kill comes before the run finishes.
  */
 export function planKills(rng: Rng, levelAt: number[], kills: number, eventShare = 0.5): KillPlan[] {
   const last = levelAt.length - 1 - 3;
   if (last < 1) throw new Error('the run is too short to kill anywhere: it needs at least four progress steps');
   const plans: KillPlan[] = [];
   for (let k = 0; k < kills; k++) {
-    const startupDelayMs = rng.uniform(0, levelAt[1]);
+    const firstStepMs = rng.uniform(0, levelAt[1]);
     if (rng.next() < eventShare) {
-      plans.push({ kind: 'event', level: 1 + rng.int(last), delayMs: rng.uniform(0, 30), startupDelayMs });
+      plans.push({ kind: 'event', level: 1 + rng.int(last), delayMs: rng.uniform(0, 30), firstStepMs });
     } else {
       const level = rng.int(last + 1);
-      plans.push({ kind: 'time', level, delayMs: rng.uniform(0, levelAt[level + 1] - levelAt[level]), startupDelayMs });
+      plans.push({ kind: 'time', level, delayMs: rng.uniform(0, levelAt[level + 1] - levelAt[level]), firstStepMs });
     }
   }
   return plans.sort((a, b) => a.level - b.level || a.delayMs - b.delayMs);
@@ -179,7 +180,7 @@ export function phaseOf(before: StoreView, after: StoreView, lines: string[], it
 }
 
 const describe = (j: JobView): string => `job ${j.id} (${j.kind}, iteration ${j.iteration}, slot ${j.slot})`;
-const result = (j: JobView): string => JSON.stringify([j.status, j.failureKind, j.error, j.raw, j.normalized, j.artifactDir]);
+const result = (j: JobView): string => JSON.stringify([j.status, j.failureKind, j.error, j.raw, j.normalized, j.scoredAt, j.curvePoints, j.artifactDir]);
 
 /** Remembers every finished job, paid reward and closed iteration, and reports any that was lost or changed. */
 export class Witness {
@@ -200,10 +201,12 @@ export class Witness {
     for (const [id, { view: was, at: seenAt }] of this.jobs) {
       const j = now.get(id);
       const where = `${describe(was)}, finished ${seenAt}`;
+      const before = this.lost.length + this.rerun.length;
       if (!j || j.status === 'pending') this.lost.push(`${where}: ${j ? 'pending again' : 'gone'} ${at}`);
       else if (j.finishedAt !== was.finishedAt) this.rerun.push(`${where}: finished again ${at} (${was.finishedAt} → ${j.finishedAt})`);
       else if (JSON.stringify(j.artifactStatus) !== JSON.stringify(was.artifactStatus)) this.rerun.push(`${where}: its artifact's status.json was written again ${at}`);
       else if (result(j) !== result(was)) this.rerun.push(`${where}: its result changed ${at}: ${result(was)} → ${result(j)}`);
+      if (this.lost.length + this.rerun.length > before) this.jobs.delete(id); // reported once; watched again when next seen finished
     }
     for (const j of view.jobs) {
       if (j.status !== 'pending' && !this.jobs.has(j.id)) this.jobs.set(j.id, { view: j, at });
@@ -256,7 +259,7 @@ export function checkComplete(view: StoreView, config: CrashRunConfig): string[]
 export function compareRuns(got: StoreView, want: StoreView): string[] {
   const out: string[] = [];
   const key = (j: JobView): string => `${j.kind}/${j.task}/${j.iteration}/${j.slot}`;
-  const fields = (j: JobView): string => JSON.stringify([j.spec, j.status, j.failureKind, j.raw, j.normalized, j.reward, j.advantage]);
+  const fields = (j: JobView): string => JSON.stringify([j.spec, j.status, j.failureKind, j.raw, j.normalized, j.curvePoints, j.reward, j.advantage]);
   const mine = new Map(got.jobs.map((j) => [key(j), j]));
   if (got.jobs.length !== want.jobs.length) out.push(`${got.jobs.length} jobs, the uninterrupted run has ${want.jobs.length}`);
   for (const w of want.jobs) {
@@ -309,10 +312,13 @@ export async function killAnywhere(options: {
       const p0 = progressOf(dir);
       let { level, delayMs } = plan;
       if (level <= p0 && plan.kind === 'event' && p0 < last) level = p0 + 1; // the next write this process makes
-      else if (level <= p0) delayMs = plan.kind === 'event' ? plan.startupDelayMs : delayMs;
-      // The anchor: when this process reached `level` (its spawn when the run was already there).
-      const anchor = level <= p0 ? 0 : (await watch(child, dir, spawnedAt, (p) => p >= level)) ? performance.now() - spawnedAt : null;
-      if (anchor !== null) await Promise.race([sleep(anchor + delayMs - (performance.now() - spawnedAt)), child.exit]);
+      else if (level <= p0) [level, delayMs] = [p0, plan.firstStepMs]; // its moment has passed: one in this process's first step
+      let anchor = -1; // when this process reached `level`
+      await watch(child, dir, spawnedAt, (p, ms) => {
+        if (anchor < 0 && p >= level) anchor = ms;
+        // Past the last planned level only the final jobs and the end are left: kill now, before the run can finish.
+        return p > last || (anchor >= 0 && ms >= anchor + delayMs);
+      });
       if (!child.exited) child.proc.kill('SIGKILL');
     }
     const { code, signal } = await child.exit;

@@ -22,6 +22,9 @@ export interface JobView {
   finishedAt: string | null;
   raw: number | null;
   normalized: number | null;
+  scoredAt: string | null;
+  /** Points of its training curve in the store (written with its result, in the same transaction). */
+  curvePoints: number;
   reward: number | null;
   advantage: number | null;
   groupId: string | null;
@@ -111,7 +114,8 @@ export function readStore(runDir: string): StoreView {
       db
         .prepare(
           `SELECT j.id, j.kind, j.iteration, j.slot, j.task, j.spec, j.status, j.failure_kind AS failureKind, j.error,
-                  j.artifact_dir AS artifactDir, j.finished_at AS finishedAt, s.raw, s.normalized, r.reward, r.advantage, r.group_id AS groupId
+                  j.artifact_dir AS artifactDir, j.finished_at AS finishedAt, s.raw, s.normalized, s.scored_at AS scoredAt,
+                  (SELECT count(*) FROM curves c WHERE c.job_id = j.id) AS curvePoints, r.reward, r.advantage, r.group_id AS groupId
              FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id ORDER BY j.id`,
         )
         .all() as Omit<JobView, 'artifactStatus'>[]
