@@ -301,7 +301,7 @@ export async function killAnywhere(options: {
   const report = { kills: 0, restarts: 0, resumes: 0, resumesFailed: 0, failures: [] as string[], finishedEarly: false };
   const t0 = performance.now();
   let failedInARow = 0;
-  /** Starts the run again (resume, or the original command while nothing is recorded); false when it cannot go on. */
+  /** Starts the run again (resume, or the original command while nothing is recorded) and kills it per `plan`. */
   const next = async (plan: KillPlan | null): Promise<'killed' | 'finished' | 'failed'> => {
     const before = readStore(dir);
     if (before.run) report.resumes += 1;
