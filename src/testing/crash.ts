@@ -46,6 +46,8 @@ export interface KillPlan {
   delayMs: number;
   /** The delay from spawn when the run is already past `level`: a moment in the process's first step. */
   firstStepMs: number;
+  /** The delay from spawn when the run is in its last steps: a moment in the process's startup. */
+  startupDelayMs: number;
 }
 
 /** What `killAnywhere` found. */
@@ -80,19 +82,23 @@ export interface CrashReport {
 interface Child {
   proc: ChildProcess;
   lines: string[];
+  /** Milliseconds from spawn to its first `iteration i/n: …` line (the end of its startup); null before. */
+  announcedMs: number | null;
   exited: boolean;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 function start(argv: string[]): Child {
+  const t0 = performance.now();
   const proc = spawn(process.execPath, [BIN, ...argv], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const child: Child = { proc, lines: [], exited: false, exit: null as never };
+  const child: Child = { proc, lines: [], announcedMs: null, exited: false, exit: null as never };
   let buf = '';
   proc.stderr!.setEncoding('utf8');
   proc.stderr!.on('data', (d: string) => {
     const parts = (buf + d).split('\n');
     buf = parts.pop()!;
     child.lines.push(...parts);
+    if (child.announcedMs === null && parts.some((l) => /^iteration \d+\/\d+:/.test(l))) child.announcedMs = performance.now() - t0;
   });
   child.exit = new Promise((r) =>
     proc.once('close', (code, signal) => {
@@ -120,8 +126,14 @@ const trainArgs = (c: CrashRunConfig, dir: string): string[] =>
 const resumeArgs = (c: CrashRunConfig, dir: string): string[] => ['train', '--resume', dir, '--workers', `${c.workers}`, '--json'];
 const tail = (c: Child): string => c.lines.slice(-4).join(' | ');
 
-/** Runs the configuration once without a kill: its final store and when each progress level was reached (ms). */
-export async function uninterrupted(config: CrashRunConfig, dir: string): Promise<{ levelAt: number[]; wallMs: number; view: StoreView }> {
+/** The reference: when each progress level was reached and when startup ended (ms from spawn). */
+export interface Timeline {
+  levelAt: number[];
+  startupMs: number;
+}
+
+/** Runs the configuration once without a kill: its final store and its timeline. */
+export async function uninterrupted(config: CrashRunConfig, dir: string): Promise<Timeline & { wallMs: number; view: StoreView }> {
   const t0 = performance.now();
   const child = start(trainArgs(config, dir));
   const levelAt = [0];
@@ -134,7 +146,7 @@ export async function uninterrupted(config: CrashRunConfig, dir: string): Promis
   if (code !== 0) throw new Error(`the uninterrupted run failed (exit ${code}): ${tail(child)}`);
   const final = progressOf(dir);
   while (levelAt.length <= final) levelAt.push(wallMs);
-  return { levelAt, wallMs, view: readStore(dir) };
+  return { levelAt, startupMs: child.announcedMs ?? levelAt[1], wallMs, view: readStore(dir) };
 }
 
 /**
@@ -142,20 +154,23 @@ export async function uninterrupted(config: CrashRunConfig, dir: string): Promis
  * kill picks one of the steps (from one progress level to the next, the first one including the
  * process's startup) and a moment uniform within it; an `event` kill (share `eventShare`) comes
  * 0–30 ms after a random write (a job recorded, an iteration closed), the moments a lost write
- * would show. Levels stop three short of the end, and a process that gets past the last planned
- * level is killed at once, so that every kill comes before the run finishes.
+ * would show. A kill whose moment the run has already passed comes in the restarted process's
+ * first step (its startup, once the run is in its last steps). Levels stop three short of the end,
+ * and a process that gets past the last planned level is killed at once, so that every kill comes
+ * before the run finishes.
  */
-export function planKills(rng: Rng, levelAt: number[], kills: number, eventShare = 0.5): KillPlan[] {
+export function planKills(rng: Rng, { levelAt, startupMs }: Timeline, kills: number, eventShare = 0.5): KillPlan[] {
   const last = levelAt.length - 1 - 3;
   if (last < 1) throw new Error('the run is too short to kill anywhere: it needs at least four progress steps');
   const plans: KillPlan[] = [];
   for (let k = 0; k < kills; k++) {
     const firstStepMs = rng.uniform(0, levelAt[1]);
+    const startupDelayMs = rng.uniform(0, startupMs);
     if (rng.next() < eventShare) {
-      plans.push({ kind: 'event', level: 1 + rng.int(last), delayMs: rng.uniform(0, 30), firstStepMs });
+      plans.push({ kind: 'event', level: 1 + rng.int(last), delayMs: rng.uniform(0, 30), firstStepMs, startupDelayMs });
     } else {
       const level = rng.int(last + 1);
-      plans.push({ kind: 'time', level, delayMs: rng.uniform(0, levelAt[level + 1] - levelAt[level]), firstStepMs });
+      plans.push({ kind: 'time', level, delayMs: rng.uniform(0, levelAt[level + 1] - levelAt[level]), firstStepMs, startupDelayMs });
     }
   }
   return plans.sort((a, b) => a.level - b.level || a.delayMs - b.delayMs);
@@ -293,8 +308,8 @@ export async function killAnywhere(options: {
   const { dir } = options;
   const log = options.log ?? (() => {});
   const ref = await uninterrupted(config, options.referenceDir);
-  log(`uninterrupted: ${(ref.wallMs / 1000).toFixed(1)} s, progress levels at ${ref.levelAt.map((t) => (t / 1000).toFixed(1)).join(' ')} s`);
-  const plans = planKills(new Rng(options.seed ?? 1), ref.levelAt, options.kills ?? 20);
+  log(`uninterrupted: ${(ref.wallMs / 1000).toFixed(1)} s, startup ${(ref.startupMs / 1000).toFixed(1)} s, progress levels at ${ref.levelAt.map((t) => (t / 1000).toFixed(1)).join(' ')} s`);
+  const plans = planKills(new Rng(options.seed ?? 1), ref, options.kills ?? 20);
   const last = ref.levelAt.length - 1 - 3;
   const witness = new Witness();
   const killsByPhase: Record<Phase, number> = { startup: 0, proposal: 0, training: 0, scoring: 0, 'rewards+checkpoint': 0, finishing: 0 };
@@ -311,13 +326,14 @@ export async function killAnywhere(options: {
     if (plan) {
       const p0 = progressOf(dir);
       let { level, delayMs } = plan;
-      if (level <= p0 && plan.kind === 'event' && p0 < last) level = p0 + 1; // the next write this process makes
+      if (p0 > last) [level, delayMs] = [p0, plan.startupDelayMs]; // the run is in its last steps: kill during startup
+      else if (level <= p0 && plan.kind === 'event' && p0 < last) level = p0 + 1; // the next write this process makes
       else if (level <= p0) [level, delayMs] = [p0, plan.firstStepMs]; // its moment has passed: one in this process's first step
       let anchor = -1; // when this process reached `level`
       await watch(child, dir, spawnedAt, (p, ms) => {
         if (anchor < 0 && p >= level) anchor = ms;
         // Past the last planned level only the final jobs and the end are left: kill now, before the run can finish.
-        return p > last || (anchor >= 0 && ms >= anchor + delayMs);
+        return p > Math.max(last, p0) || (anchor >= 0 && ms >= anchor + delayMs);
       });
       if (!child.exited) child.proc.kill('SIGKILL');
     }
