@@ -13,27 +13,9 @@ import type { CommandTrainer, TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { oneLine } from '../spec/bounds.js';
 import type { SupervisedData } from './algos/supervised.js';
+import { jobEnvironment } from './job-env.js';
 
 const PROJECT_DIR = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
-
-/**
- * Environment variables a job's program never receives: the evaluation secret, the Slurm JWT,
- * and every name with TOKEN, SECRET, PASSWORD or API_KEY in it (`OPENAI_API_KEY`, `HF_TOKEN`,
- * `AWS_SECRET_ACCESS_KEY`, `DB_PASSWORD`, ...).
- */
-const SECRET_ENV = /^RRL_EVAL_SECRET$|SLURM_JWT|TOKEN|SECRET|PASSWORD|API_?KEY/i;
-
-/** Whether a job's program is kept from seeing the environment variable `name`. */
-export function isSecretEnvName(name: string): boolean {
-  return SECRET_ENV.test(name);
-}
-
-/** The environment a job's program gets (command trainers, Slurm jobs): this process's, without secrets. */
-export function jobEnvironment(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !isSecretEnvName(k)) env[k] = v;
-  return env;
-}
 
 /** A count of work in cost.json: a finite number >= 0, else the job fails naming the field. */
 function workCount(cost: Record<string, unknown>, field: 'envSteps' | 'examples' | 'cpuSeconds'): number {

@@ -62,7 +62,7 @@ test("attack 1 (PPO, one minibatch of 99,968 rows through [512, 1, 512, 1]) is r
   assert.equal(issue.path, 'model.hidden');
   assert.match(issue.message, /needs about \d+\.\d GB of memory/);
   assert.match(issue.message, /minibatch of 99,968 rows \(environment\.numEnvs 64 × algorithm\.rolloutSteps 1562 \/ algorithm\.minibatches 1\)/);
-  assert.match(issue.message, /the task's cap is 1,024 MB/);
+  assert.match(issue.message, /over the task's cap of 1,024 MB/);
   // The same spec with 64 minibatches fits.
   const split = cartpoleSpec((s) => {
     Object.assign(s.environment, { numEnvs: 64 });

@@ -297,7 +297,7 @@ export function computeIssues(spec: JobSpec, brief: TaskBrief, estimate: Compute
     issues.push({
       path: top.field,
       value: fieldValue(spec, top.field),
-      message: `the job needs about ${formatBytes(estimate.memoryBytes)} of memory (${top.what}: ${formatBytes(top.bytes)}) but the task's cap is ${capMb.toLocaleString('en-US')} MB`,
+      message: `the job needs about ${formatBytes(estimate.memoryBytes)} of memory, over the task's cap of ${capMb.toLocaleString('en-US')} MB (${top.what}: ${formatBytes(top.bytes)})`,
     });
   }
   const wall = brief.budget.maxWallSeconds;

@@ -9,6 +9,7 @@ import { getHeapStatistics } from 'node:v8';
 import { performance } from 'node:perf_hooks';
 import { type TaskBrief, jobMemoryCapMb } from '../spec/brief.js';
 import { tf } from './tf.js';
+import { wasmFailure } from './wasm-failure.js';
 
 /** Thrown when a job runs past its task's wall-clock cap; its failure kind is `timeout`. */
 export class TimeLimitError extends Error {
@@ -46,10 +47,14 @@ export function engineFailureKind(message: string): 'nan' | 'timeout' | 'out-of-
   return name !== undefined && Object.hasOwn(KIND_BY_NAME, name) ? KIND_BY_NAME[name] : 'error';
 }
 
-/** The failure kind of an engine error by its class name (`error` for any other). */
-export function errorKind(err: unknown): 'nan' | 'timeout' | 'out-of-memory' | 'error' {
+/**
+ * The failure kind of an error a job threw: the engine's own by class name, a WebAssembly
+ * failure of the tensor backend as `out-of-memory` (or `worker-exit`), `error` for any other.
+ */
+export function errorKind(err: unknown): 'nan' | 'timeout' | 'out-of-memory' | 'worker-exit' | 'error' {
   const name = err instanceof Error ? err.name : '';
-  return Object.hasOwn(KIND_BY_NAME, name) ? KIND_BY_NAME[name] : 'error';
+  if (Object.hasOwn(KIND_BY_NAME, name)) return KIND_BY_NAME[name];
+  return wasmFailure(err)?.kind ?? 'error';
 }
 
 /** What a job uses of its memory cap, in bytes, counted from the job's start. */

@@ -55,6 +55,12 @@ export interface RunJobOptions {
   /** Receives a snapshot of the policy every `snapshotEvery` env steps (benchmarks). */
   onSnapshot?: (envSteps: number, policy: PolicyFile) => void;
   snapshotEvery?: number;
+  /**
+   * When the job's wall clock started, in ms since the epoch (default: when runJob is called).
+   * A caller that spent time on the job before (e.g. loading the engine) passes when it took it,
+   * so that the time counts against the task's wall-clock cap.
+   */
+  startedAt?: number;
 }
 
 const ALGORITHMS: Partial<Record<JobSpec['algorithm']['name'], (ctx: TrainContext, cfg: never) => Promise<AlgoResult>>> = {
@@ -105,7 +111,8 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
       curve.push({ name, step, wallTime: (performance.now() - wall0) / 1000, value });
     };
     // The engine's own wall-clock and memory caps, counted from the job's start.
-    const limits = jobLimits(brief, wall0);
+    const clock0 = options.startedAt === undefined ? wall0 : wall0 - Math.max(0, Date.now() - options.startedAt);
+    const limits = jobLimits(brief, clock0);
     const trained = brief.kind === 'control' ? await trainControl(spec, brief, options, log, limits) : await trainModel(spec, brief, options, log, limits);
     const cost: JobCost = {
       envSteps: trained.envSteps,

@@ -11,7 +11,7 @@ import type { TaskBrief } from '../spec/brief.js';
 import { validateSpec } from '../inner/validate.js';
 import { oneLine } from '../spec/bounds.js';
 import { type GuardedProposal, guardProposal } from './guard.js';
-import type { Executor } from '../run/executor.js';
+import { type Executor, executorTimeoutMs } from '../run/executor.js';
 import type { ExecutorConfig } from '../run/config.js';
 import { Store, type JobOutcome, type JobRow } from '../store/store.js';
 import { ResultCache, specKey } from '../store/cache.js';
@@ -183,7 +183,7 @@ export async function train(
       try {
         const result = await executor.execute(
           { spec, brief, outDir, data: dataForJob(row.task, spec) },
-          { signal: options.signal, timeoutMs: options.timeoutMs ?? brief.budget.maxWallSeconds * 1000 },
+          { signal: options.signal, timeoutMs: options.timeoutMs ?? executorTimeoutMs(brief.budget.maxWallSeconds) },
         );
         if (options.signal?.aborted) return null;
         if (result.status !== 'succeeded') {

@@ -36,6 +36,16 @@ export interface Executor {
   close(): Promise<void>;
 }
 
+/**
+ * The executor's own time limit for a job whose task caps it at `maxWallSeconds`: the cap plus
+ * a grace (10 % and 10 s, for starting a worker and loading the engine). The engine enforces
+ * the cap itself and ends the job cleanly as a `timeout`; the executor's limit is the backstop
+ * for a job that cannot reach the engine's checks (a single huge operation, a stuck program).
+ */
+export function executorTimeoutMs(maxWallSeconds: number): number {
+  return Math.round((maxWallSeconds * 1.1 + 10) * 1000);
+}
+
 /** Reads an artifact's curve file (JSON lines). */
 export function readCurve(dir: string): CurvePoint[] {
   const p = join(dir, ARTIFACT_FILES.curve);

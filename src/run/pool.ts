@@ -22,6 +22,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
+import { jobEnvironment } from '../inner/job-env.js';
 import { type Envelope, POISONED_EXIT_CODE, REPORT_BYTES, readReport } from './pool-entry.js';
 
 /** Why a task did not produce a value. */
@@ -48,24 +49,6 @@ export interface RunOptions {
   timeoutMs?: number;
   /** Cancellation from the caller. */
   signal?: AbortSignal;
-}
-
-/**
- * Names of environment variables that job workers never see: the evaluation secret, the Slurm
- * REST token, and anything named like a credential.
- */
-const SECRET_NAME = /^RRL_EVAL_SECRET$|^SLURM_JWT$|(^|_)API_KEY$|(^|_)TOKEN$|(^|_)SECRET$|PASSWORD/i;
-
-/**
- * A copy of `env` without the evaluation secret, SLURM_JWT and variables named like credentials
- * (`*_API_KEY`, `*_TOKEN`, `*_SECRET`, any name holding `PASSWORD`; case ignored).
- */
-export function jobEnvironment(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (value !== undefined && !SECRET_NAME.test(name)) out[name] = value;
-  }
-  return out;
 }
 
 /** The module piscina runs in every worker; it loads the task module itself. */

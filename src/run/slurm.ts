@@ -15,7 +15,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ARTIFACT_FILES, type Artifact, type JobCost } from '../inner/train.js';
-import { jobEnvironment } from '../inner/command.js';
+import { jobEnvironment } from '../inner/job-env.js';
 import type { JobSpec } from '../spec/schema.js';
 import { type Executor, type JobRequest, type JobResult, readCurve, recordFailure } from './executor.js';
 import { finalOutcome, isLive, normalizeState } from './slurm-state.js';
