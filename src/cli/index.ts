@@ -21,6 +21,11 @@ import { buildPrompt } from '../outer/agents/prompt.js';
 import { LLM_DEFAULTS, type LlmOptions } from '../outer/agents/llm.js';
 import { EXPORT_FORMATS, type ExportFormat, exportGrpo } from '../outer/export.js';
 import { num, progressBar, table } from './format.js';
+import { RewardService, type ServeConfig } from '../serve/service.js';
+import { isLoopback, startServer } from '../serve/server.js';
+
+/** This package's version (the OpenAPI document's). */
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 function int(name: string, min: number, max: number) {
   return (v: string): number => {
@@ -36,6 +41,57 @@ function real(name: string, min: number, max: number) {
     if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}], got "${v}"`);
     return n;
   };
+}
+
+/** The executor flags shared by `rrl train` and `rrl serve`. */
+interface ExecutorFlags {
+  workers?: number;
+  jobTimeout?: number;
+  jobMemory: number;
+  executor: string;
+  partition?: string;
+  account?: string;
+  timeLimit?: number;
+  gpus?: number;
+  slurmArg?: string[];
+  maxResubmits: number;
+  slurmRest?: string;
+  slurmTokenEnv?: string;
+  pollInterval: number;
+}
+
+/** Adds the flags that say where and how jobs run (local worker threads or Slurm). */
+function addExecutorOptions(cmd: Command): Command {
+  return cmd
+    .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
+    .option('--job-timeout <seconds>', "per-job wall-clock limit (default: the task's cap)", int('--job-timeout', 1, 86_400))
+    .option('--job-memory <mb>', 'per-job heap limit in MB', int('--job-memory', 64, 65_536), 2048)
+    .option('--executor <kind>', 'where jobs run: local (worker threads) | slurm (batch jobs on a Slurm cluster)', 'local')
+    .option('--partition <p>', 'slurm: partition')
+    .option('--account <a>', 'slurm: account')
+    .option('--time-limit <minutes>', "slurm: time limit per job (default: the job's wall-clock limit plus one minute)", int('--time-limit', 1, 525_600))
+    .option('--gpus <n>', 'slurm: GPUs per job', int('--gpus', 0, 64))
+    .option('--slurm-arg <arg>', 'slurm: an extra sbatch argument, e.g. --slurm-arg=--qos=short (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--max-resubmits <n>', 'slurm: submissions again after NODE_FAIL, PREEMPTED or BOOT_FAIL', int('--max-resubmits', 0, 100), 2)
+    .option('--slurm-rest <url>', 'slurm: submit through slurmrestd at this URL instead of sbatch/squeue')
+    .option('--slurm-token-env <var>', 'slurm: environment variable holding the JWT for slurmrestd (default: scontrol token)')
+    .option('--poll-interval <ms>', 'slurm: how often the queue is polled', int('--poll-interval', 100, 600_000), 2000);
+}
+
+/** The executor a command's flags name (undefined: local worker threads). */
+function executorConfigFrom(o: ExecutorFlags, cmd: Command): ExecutorConfig | undefined {
+  if (o.executor !== 'local' && o.executor !== 'slurm') throw new InvalidArgumentError(`--executor must be local or slurm, got "${o.executor}"`);
+  if (o.executor === 'slurm') {
+    const slurm: SlurmExecutorConfig = { kind: 'slurm', extraArgs: o.slurmArg ?? [], maxResubmits: o.maxResubmits, pollMs: o.pollInterval };
+    if (o.partition) slurm.partition = o.partition;
+    if (o.account) slurm.account = o.account;
+    if (o.timeLimit) slurm.timeLimitMinutes = o.timeLimit;
+    if (o.gpus) slurm.gpus = o.gpus;
+    if (cmd.getOptionValueSource('jobMemory') === 'cli') slurm.memoryMb = o.jobMemory;
+    if (o.slurmRest) slurm.rest = { url: o.slurmRest, ...(o.slurmTokenEnv ? { tokenEnv: o.slurmTokenEnv } : {}) };
+    return slurm;
+  }
+  return undefined;
 }
 
 const program = new Command();
@@ -149,7 +205,7 @@ job
     process.exitCode = 2;
   });
 
-program
+const trainCommand = program
   .command('train')
   .description('run the outer loop: the agent proposes jobs, they train, are scored, and the agent learns')
   .option('--tasks <ids>', 'comma-separated task ids, or `train` / `held-out` for a whole split', 'cartpole-balance')
@@ -159,9 +215,6 @@ program
   .option('--seed <s>', 'seed of the run', int('--seed', 0, 2 ** 31 - 1), 1)
   .option('--run <dir>', 'run directory (default: runs/<timestamp>)')
   .option('--resume [dir]', 'resume the run in this directory (or in --run)')
-  .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
-  .option('--job-timeout <seconds>', "per-job wall-clock limit (default: the task's cap)", int('--job-timeout', 1, 86_400))
-  .option('--job-memory <mb>', 'per-job heap limit in MB', int('--job-memory', 64, 65_536), 2048)
   .option('--reward <rule>', 'outer reward rule: improvement | best | cost', 'improvement')
   .option('--cost-weight <lambda>', 'weight of compute in the cost rule', (v: string) => {
     const n = Number(v);
@@ -194,17 +247,8 @@ program
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError(`--llm-extra-body must be a JSON object, got "${v}"`);
     return parsed as Record<string, unknown>;
   })
-  .option('--policy-update-command <cmd>', 'llm: shell command run between iterations to train a LoRA adapter on the exported batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)')
-  .option('--executor <kind>', 'where jobs run: local (worker threads) | slurm (batch jobs on a Slurm cluster)', 'local')
-  .option('--partition <p>', 'slurm: partition')
-  .option('--account <a>', 'slurm: account')
-  .option('--time-limit <minutes>', "slurm: time limit per job (default: the job's wall-clock limit plus one minute)", int('--time-limit', 1, 525_600))
-  .option('--gpus <n>', 'slurm: GPUs per job', int('--gpus', 0, 64))
-  .option('--slurm-arg <arg>', 'slurm: an extra sbatch argument, e.g. --slurm-arg=--qos=short (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
-  .option('--max-resubmits <n>', 'slurm: submissions again after NODE_FAIL, PREEMPTED or BOOT_FAIL', int('--max-resubmits', 0, 100), 2)
-  .option('--slurm-rest <url>', 'slurm: submit through slurmrestd at this URL instead of sbatch/squeue')
-  .option('--slurm-token-env <var>', 'slurm: environment variable holding the JWT for slurmrestd (default: scontrol token)')
-  .option('--poll-interval <ms>', 'slurm: how often the queue is polled', int('--poll-interval', 100, 600_000), 2000)
+  .option('--policy-update-command <cmd>', 'llm: shell command run between iterations to train a LoRA adapter on the exported batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)');
+addExecutorOptions(trainCommand)
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
     baseUrl?: string;
@@ -278,18 +322,7 @@ program
         extraBody: o.llmExtraBody ?? null,
       };
     }
-    if (o.executor !== 'local' && o.executor !== 'slurm') throw new InvalidArgumentError(`--executor must be local or slurm, got "${o.executor}"`);
-    let executorConfig: ExecutorConfig | undefined;
-    if (o.executor === 'slurm') {
-      const slurm: SlurmExecutorConfig = { kind: 'slurm', extraArgs: o.slurmArg ?? [], maxResubmits: o.maxResubmits, pollMs: o.pollInterval };
-      if (o.partition) slurm.partition = o.partition;
-      if (o.account) slurm.account = o.account;
-      if (o.timeLimit) slurm.timeLimitMinutes = o.timeLimit;
-      if (o.gpus) slurm.gpus = o.gpus;
-      if (cmd.getOptionValueSource('jobMemory') === 'cli') slurm.memoryMb = o.jobMemory;
-      if (o.slurmRest) slurm.rest = { url: o.slurmRest, ...(o.slurmTokenEnv ? { tokenEnv: o.slurmTokenEnv } : {}) };
-      executorConfig = slurm;
-    }
+    let executorConfig = executorConfigFrom(o, cmd);
     const config: TrainConfig | null = resumeDir
       ? null
       : {
@@ -365,14 +398,80 @@ program
     if (abort.signal.aborted) process.exitCode = 130;
   });
 
+const serveCommand = program
+  .command('serve')
+  .description('the harness as a service: an RL framework posts completions, gets outer rewards (see docs/serve.md)')
+  .option('--host <host>', 'address to listen on (beyond loopback a bearer token is required)', '127.0.0.1')
+  .option('--port <port>', 'port (0: any free one)', int('--port', 0, 65_535), 8377)
+  .option('--run <dir>', 'run directory (default: runs/serve-<timestamp>)')
+  .option('--resume', 'continue the serve run in --run: keep its finished jobs, run its unfinished ones again')
+  .option('--token-env <var>', 'environment variable holding the bearer token every request must carry')
+  .option('--max-queue <n>', 'most jobs waiting or running; a request past it gets 429 with Retry-After', int('--max-queue', 1, 1_000_000), 256)
+  .option('--reward <rule>', 'outer reward rule: improvement | best | cost', 'improvement')
+  .option('--cost-weight <lambda>', 'weight of compute in the cost rule', real('--cost-weight', 0, 10), 0.5)
+  .option('--cache <file>', "reuse results of identical jobs from this SQLite file (default: the run's own store)")
+  .option('--no-cache', 'train every job even when an identical one was recorded');
+addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { host: string; port: number; run?: string; resume?: boolean; tokenEnv?: string; maxQueue: number; reward: string; costWeight: number; cache: string | boolean }, cmd: Command) => {
+  if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
+  if (o.resume && !o.run) throw new InvalidArgumentError('--resume needs the run directory: --run DIR --resume');
+  let token: string | null = null;
+  if (o.tokenEnv) {
+    token = process.env[o.tokenEnv] ?? '';
+    if (!token) throw new Error(`--token-env ${o.tokenEnv}: the variable is empty or unset`);
+  }
+  if (!isLoopback(o.host) && !token) throw new Error(`--host ${o.host} is beyond loopback: a bearer token is required (--token-env VAR, with the token in $VAR)`);
+  const dir = resolve(o.run ?? join('runs', `serve-${new Date().toISOString().replace(/[:.]/g, '-')}`));
+  let executorConfig = executorConfigFrom(o, cmd);
+  const config: ServeConfig | null = o.resume ? null : { mode: 'serve', seed: 0, reward: { rule: o.reward as RewardRuleName, lambda: o.costWeight }, ...(executorConfig ? { executor: executorConfig } : {}) };
+  if (o.resume) executorConfig = storedExecutor(dir);
+  const executor = makeExecutor(executorConfig, { runDir: dir, workers: o.workers, memoryMb: o.jobMemory });
+  const log = (m: string): void => void process.stderr.write(`${m}\n`);
+  let service: RewardService;
+  try {
+    service = RewardService.open(dir, config, executor, {
+      maxQueue: o.maxQueue,
+      cache: o.cache === false ? null : typeof o.cache === 'string' ? resolve(o.cache) : undefined,
+      timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined,
+      log,
+    });
+  } catch (err) {
+    await executor.close();
+    throw err;
+  }
+  let server;
+  try {
+    server = await startServer(service, { host: o.host, port: o.port, token, version: PACKAGE_VERSION });
+  } catch (err) {
+    await service.close();
+    await executor.close();
+    throw err;
+  }
+  log(`run directory: ${dir}; executor: ${executor.name}`);
+  console.log(`listening on ${server.url}`);
+  const running = server;
+  await new Promise<void>((done) => {
+    const stop = (): void => {
+      log('stopping: unfinished requests stay in the run; continue with `rrl serve --run ' + dir + ' --resume`');
+      void running
+        .close()
+        .then(() => service.close())
+        .then(() => executor.close())
+        .finally(done);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+});
+
 program
   .command('prompt')
   .argument('<task>', 'task id')
   .description("print the LLM agent's prompt for a task (the chat messages it sends)")
   .option('--run <dir>', "include this run's earlier jobs on the task with their rewards")
   .option('--llm-history <k>', 'how many earlier jobs to show', int('--llm-history', 0, 1000), LLM_DEFAULTS.historyLimit)
+  .option('--compact', 'the compact form for small models: one valid spec to start from instead of the field list')
   .option('--json', 'print the messages as a JSON array')
-  .action((task: string, o: { run?: string; llmHistory: number; json?: boolean }) => {
+  .action((task: string, o: { run?: string; llmHistory: number; compact?: boolean; json?: boolean }) => {
     const { brief } = getPublicTask(task);
     let history: { spec: unknown; reward: number | null; status?: string; error?: string | null }[] = [];
     if (o.run) {
@@ -385,7 +484,7 @@ program
         store.close();
       }
     }
-    const messages = buildPrompt(brief, { history, historyLimit: o.run ? o.llmHistory : 0 });
+    const messages = buildPrompt(brief, { history, historyLimit: o.run ? o.llmHistory : 0, ...(o.compact ? { compact: true, example: getPublicTask(task).baseline } : {}) });
     if (o.json) console.log(JSON.stringify(messages, null, 2));
     else console.log(messages.map((m) => `=== ${m.role} ===\n${m.content}`).join('\n\n'));
   });

@@ -6,15 +6,13 @@
  * the store before the next depends on it, so a killed run resumes where it stopped.
  */
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
 import type { TaskBrief } from '../spec/brief.js';
-import { validateSpec } from '../inner/validate.js';
 import { oneLine } from '../spec/bounds.js';
 import { type GuardedProposal, guardProposal } from './guard.js';
-import { type Executor, executorTimeoutMs } from '../run/executor.js';
+import type { Executor } from '../run/executor.js';
 import type { ExecutorConfig } from '../run/config.js';
-import { Store, type JobOutcome, type JobRow } from '../store/store.js';
-import { ResultCache, specKey } from '../store/cache.js';
+import { Store, type JobRow } from '../store/store.js';
+import { ResultCache } from '../store/cache.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { Rng, mixSeed } from '../util/rng.js';
 import { initTf } from '../inner/tf.js';
@@ -24,10 +22,9 @@ import { SearchAgent } from './agents/search.js';
 import { BaselineAgent } from './agents/baseline.js';
 import { LlmAgent, type LlmOptions } from './agents/llm.js';
 import type { Agent, RewardGroup } from './agents/types.js';
-import { type RewardRuleName, type ScoredEntry, bestEntry, outerReward } from './reward.js';
-import { dataForJob } from './score.js';
+import type { RewardRuleName } from './reward.js';
 import { Scorer, type ScorerOptions } from './scorer.js';
-import { evalIdentity, evalSecret } from '../tasks/secret.js';
+import { BusyClock, Evaluator, openRun, rewardGroup } from './evaluate.js';
 
 /** A run's configuration, stored with the run and reused on resume. */
 export interface TrainConfig {
@@ -80,33 +77,6 @@ export function makeAgent(name: AgentName, seed: number, llm?: LlmOptions, log?:
 export const AGENTS = ['controller', 'random', 'search', 'baseline', 'llm'] as const;
 export type AgentName = (typeof AGENTS)[number];
 
-/** The spec with `budget.stopWhenFlat` set (the harness's pruning of hopeless jobs). */
-function withFlatStop(spec: unknown): unknown {
-  if (!spec || typeof spec !== 'object') return spec;
-  const s = spec as { budget?: unknown };
-  return { ...s, budget: { ...(s.budget && typeof s.budget === 'object' ? s.budget : {}), stopWhenFlat: true } };
-}
-
-/** Share of the task's compute cap a job used (env steps for control, examples for supervised). */
-export function computeShare(job: { envSteps: number | null; examples: number | null }, brief: TaskBrief): number {
-  if (brief.kind === 'control') return brief.budget.maxEnvSteps > 0 ? (job.envSteps ?? 0) / brief.budget.maxEnvSteps : 0;
-  const cap = brief.budget.maxExamples ?? 0;
-  return cap > 0 ? (job.examples ?? 0) / cap : 0;
-}
-
-/** Tracks wall time during which at least one job trains or is scored. */
-class BusyClock {
-  private active = 0;
-  private since = 0;
-  busy = 0;
-  enter(): void {
-    if (this.active++ === 0) this.since = performance.now();
-  }
-  leave(): void {
-    if (--this.active === 0) this.busy += (performance.now() - this.since) / 1000;
-  }
-}
-
 /** Runs (or resumes) a training run in `dir` with `executor`. */
 export async function train(
   dir: string,
@@ -131,32 +101,8 @@ export async function train(
   let scorer: Scorer | null = null;
   try {
     // The secret that scores this run, fixed for its whole life and recorded by its hash.
-    const secret = evalSecret();
-    const evalId = evalIdentity(secret);
-    let run = store.getRun();
-    if (!run) {
-      if (!config) throw new Error(`no run to resume in ${dir} (store.db has no run)`);
-      const id = `run-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${(config.seed >>> 0).toString(16)}`;
-      store.createRun(id, config, evalId);
-      run = store.getRun()!;
-    } else {
-      if (config && JSON.stringify(config) !== JSON.stringify(run.config)) {
-        emit({ type: 'phase', message: 'resuming with the configuration stored in the run (flags that differ are ignored)' });
-      }
-      // Scores under another secret are on other held-out episodes and rows: they would not
-      // compare with the run's baselines and best scores, so resuming under it is refused.
-      if (run.evalIdentity && run.evalIdentity !== evalId) {
-        throw new Error(
-          `this run was scored with evaluation secret ${run.evalIdentity} but the current secret is ${evalId}; resume with the run's secret (RRL_EVAL_SECRET or RRL_EVAL_SECRET_FILE)`,
-        );
-      }
-      if (!run.evalIdentity) {
-        store.setEvalIdentity(run.id, evalId);
-        emit({ type: 'phase', message: `this run recorded no evaluation secret; it continues under ${evalId}` });
-      }
-    }
-    const runId = run.id;
-    const cfg = run.config as TrainConfig;
+    const { runId, config: stored, secret, evalId } = openRun(store, dir, config, (message) => emit({ type: 'phase', message }));
+    const cfg = stored as TrainConfig;
     store.setRunStatus(runId, 'running');
     const briefs: TaskBrief[] = cfg.tasks.map((t) => getPublicTask(t).brief);
     await initTf(); // the embedded controller's network lives on tfjs in this thread
@@ -174,32 +120,20 @@ export async function train(
     closeCache = () => cache?.close();
     const activeScorer = new Scorer(options.scoring);
     scorer = activeScorer;
-    const inFlight = new Map<string, Promise<void>>();
-
-    /** Trains one valid job in the executor and scores it here; null when the run was interrupted. */
-    const trainAndScore = async (row: JobRow, spec: unknown, brief: TaskBrief, outDir: string): Promise<JobOutcome | null> => {
-      if (!executor.reattaches) rmSync(outDir, { recursive: true, force: true });
-      clock.enter();
-      try {
-        const result = await executor.execute(
-          { spec, brief, outDir, data: dataForJob(row.task, spec) },
-          { signal: options.signal, timeoutMs: options.timeoutMs ?? executorTimeoutMs(brief.budget.maxWallSeconds) },
-        );
-        if (options.signal?.aborted) return null;
-        if (result.status !== 'succeeded') {
-          return { status: 'failed', failureKind: result.kind, error: result.error, wallSeconds: result.cost.wallSeconds ?? null, artifactDir: outDir };
-        }
-        const { cost } = result.artifact;
-        const work = { envSteps: cost.envSteps, examples: cost.examples, wallSeconds: cost.wallSeconds, cpuSeconds: cost.cpuSeconds, artifactDir: outDir, curve: result.curve };
-        // Scored in the scorer's own thread: the harness's event loop stays free meanwhile.
-        const scored = await activeScorer.score(row.task, outDir, { signal: options.signal, secret });
-        if (options.signal?.aborted) return null;
-        if (!scored.ok) return { status: 'failed', failureKind: scored.kind, error: scored.error, ...work };
-        return { status: 'succeeded', ...work, score: scored.score };
-      } finally {
-        clock.leave();
-      }
-    };
+    const evaluator = new Evaluator({
+      dir,
+      runId,
+      store,
+      executor,
+      scorer: activeScorer,
+      cache,
+      secret,
+      evalId,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      pruneFlat: cfg.pruneFlat,
+      clock,
+    });
 
     const runJobs = async (rows: JobRow[], iteration: number): Promise<void> => {
       const pending = rows.filter((r) => r.status === 'pending');
@@ -208,59 +142,7 @@ export async function train(
       await Promise.all(
         pending.map(async (row) => {
           const brief = briefs.find((b) => b.id === row.task) ?? getPublicTask(row.task).brief;
-          const outDir = join(dir, 'jobs', `j${String(row.id).padStart(5, '0')}`);
-          const checked = validateSpec(
-            cfg.pruneFlat && row.kind === 'proposal' && brief.kind === 'control' ? withFlatStop(row.spec) : row.spec,
-            brief,
-          );
-          if (!checked.ok) {
-            store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
-          } else {
-            const key = specKey(checked.spec, evalId);
-            // Identical specs in flight at once train only once; the others wait and reuse.
-            await inFlight.get(key);
-            const hit = cache?.get(key);
-            if (hit) {
-              store.finishJob(row.id, {
-                status: hit.status,
-                failureKind: hit.failureKind,
-                error: hit.error,
-                envSteps: hit.envSteps,
-                examples: hit.examples,
-                wallSeconds: hit.wallSeconds,
-                cpuSeconds: hit.cpuSeconds,
-                artifactDir: hit.artifactDir,
-                cacheHit: key,
-                score: hit.raw !== null && hit.normalized !== null ? { raw: hit.raw, normalized: hit.normalized, stderr: hit.stderr ?? null } : null,
-              });
-            } else {
-              let release = (): void => {};
-              inFlight.set(key, new Promise<void>((r) => (release = r)));
-              try {
-                const outcome = await trainAndScore(row, checked.spec, brief, outDir);
-                if (outcome === null) return; // interrupted: the job stays pending for resume
-                store.finishJob(row.id, outcome);
-                cache?.put({
-                  key,
-                  task: row.task,
-                  status: outcome.status === 'succeeded' ? 'succeeded' : 'failed',
-                  failureKind: outcome.failureKind ?? null,
-                  error: outcome.error ?? null,
-                  envSteps: outcome.envSteps ?? null,
-                  examples: outcome.examples ?? null,
-                  wallSeconds: outcome.wallSeconds ?? null,
-                  cpuSeconds: outcome.cpuSeconds ?? null,
-                  raw: outcome.score?.raw ?? null,
-                  normalized: outcome.score?.normalized ?? null,
-                  stderr: outcome.score?.stderr ?? null,
-                  artifactDir: outDir,
-                });
-              } finally {
-                inFlight.delete(key);
-                release();
-              }
-            }
-          }
+          if (!(await evaluator.run(row, brief))) return; // interrupted: the job stays pending for resume
           done += 1;
           emit({ type: 'jobs', iteration, total: rows.length, done });
           emit({ type: 'job', job: store.job(runId, row.id)! });
@@ -318,59 +200,11 @@ export async function train(
       // Rewards, against the baseline and the best score on the task before this iteration.
       const earlier = store.jobs(runId, { kind: 'proposal' }).filter((j) => j.iteration < it);
       const groups: RewardGroup[] = [];
-      const rewards: { jobId: number; reward: number; advantage: number | null; detail: unknown; groupId: string }[] = [];
-      for (const brief of briefs) {
-        const mine = rows.filter((r) => r.task === brief.id);
-        const baseRow = baselineRow.get(brief.id);
-        const base = baseRow?.normalized ?? 0;
-        // The best score so far and who holds it (the baseline first, so it keeps ties): a bonus
-        // must beat it by more than the noise of both scores.
-        const holder = bestEntry([
-          { jobId: baseRow?.id ?? null, normalized: base, stderr: baseRow?.normalized != null ? baseRow.stderr : null },
-          ...earlier
-            .filter((j) => j.task === brief.id && j.normalized !== null)
-            .map((j): ScoredEntry => ({ jobId: j.id, normalized: j.normalized as number, stderr: j.stderr })),
-        ])!;
-        const best = holder.normalized;
-        const scored = mine.map((r) => ({
-          row: r,
-          ...outerReward(
-            {
-              status: r.status as 'succeeded' | 'failed' | 'invalid',
-              normalized: r.normalized,
-              baseline: base,
-              bestSoFar: best,
-              stderr: r.stderr,
-              bestStderr: holder.stderr,
-              computeShare: computeShare(r, brief),
-            },
-            cfg.reward?.rule,
-            cfg.reward?.lambda,
-          ),
-        }));
-        const mean = scored.reduce((a, s) => a + s.reward, 0) / Math.max(1, scored.length);
-        const sd = Math.sqrt(scored.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / Math.max(1, scored.length));
-        for (const s of scored) {
-          rewards.push({
-            jobId: s.row.id,
-            reward: s.reward,
-            advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
-            groupId: `it${it}/${brief.id}`,
-            detail: {
-              rule: cfg.reward?.rule ?? 'improvement',
-              improvement: s.improvement,
-              bonus: s.bonus,
-              cost: s.cost,
-              baseline: base,
-              bestSoFar: best,
-              bestJob: holder.jobId,
-              bestStderr: holder.stderr,
-              stderr: s.row.stderr,
-            },
-          });
-        }
-        groups.push({ brief, items: scored.filter((s) => s.row.trace !== null).map((s) => ({ trace: s.row.trace, reward: s.reward })) });
-      }
+      const rewards = briefs.flatMap((brief) => {
+        const group = rewardGroup(rows.filter((r) => r.task === brief.id), brief, baselineRow.get(brief.id), earlier, `it${it}/${brief.id}`, cfg.reward);
+        groups.push({ brief, items: group.filter((s) => s.row.trace !== null).map((s) => ({ trace: s.row.trace, reward: s.reward })) });
+        return group.map(({ jobId, reward, advantage, detail, groupId }) => ({ jobId, reward, advantage, detail, groupId }));
+      });
       const stats = await agent.update(groups);
       const norms = rows.map((r) => r.normalized).filter((v): v is number => v !== null);
       const summary = {

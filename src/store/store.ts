@@ -126,6 +126,16 @@ CREATE TABLE IF NOT EXISTS curves (
   value REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS curves_job ON curves(job_id, name);
+CREATE TABLE IF NOT EXISTS requests (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  task TEXT NOT NULL,
+  completions INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  response TEXT,
+  created_at TEXT NOT NULL,
+  finished_at TEXT
+);
 `;
 
 const now = (): string => new Date().toISOString();
@@ -154,6 +164,47 @@ export class Store {
     if (!has('rewards', 'group_id')) this.db.exec('ALTER TABLE rewards ADD COLUMN group_id TEXT');
     if (!has('scores', 'stderr')) this.db.exec('ALTER TABLE scores ADD COLUMN stderr REAL');
     if (!has('runs', 'eval_identity')) this.db.exec('ALTER TABLE runs ADD COLUMN eval_identity TEXT');
+  }
+
+  /**
+   * Records a request of `rrl serve` (a group of completions for one task) with its jobs, all or
+   * none: job `i` of request `r` is stored with iteration `r` and slot `i`. Returns the request id.
+   */
+  addRequest(
+    runId: string,
+    task: string,
+    jobs: { spec: unknown; trace: unknown; rejected?: { kind: string; error: string } }[],
+  ): number {
+    return this.db.transaction(() => {
+      const id = Number(
+        this.db.prepare("INSERT INTO requests (run_id, task, completions, status, created_at) VALUES (?, ?, ?, 'pending', ?)").run(runId, task, jobs.length, now()).lastInsertRowid,
+      );
+      this.addJobs(runId, jobs.map((j, slot) => ({ ...j, iteration: id, slot, task, kind: 'proposal' as const, agent: 'external' })));
+      return id;
+    })();
+  }
+
+  /** Closes a request: its rewards and the response it answered land together. */
+  finishRequest(
+    id: number,
+    rewards: { jobId: number; reward: number; advantage: number | null; detail: unknown; groupId?: string | null }[],
+    response: unknown,
+  ): void {
+    this.db.transaction(() => {
+      const ins = this.db.prepare('INSERT OR REPLACE INTO rewards (job_id, reward, advantage, detail, group_id) VALUES (?, ?, ?, ?, ?)');
+      for (const r of rewards) ins.run(r.jobId, r.reward, r.advantage, JSON.stringify(r.detail), r.groupId ?? null);
+      this.db.prepare("UPDATE requests SET status = 'done', response = ?, finished_at = ? WHERE id = ?").run(JSON.stringify(response), now(), id);
+    })();
+  }
+
+  /** Requests of a run, optionally only those with a status (`pending` / `done`), in order. */
+  requests(runId: string, status?: string): { id: number; task: string; completions: number; status: string; response: unknown; createdAt: string; finishedAt: string | null }[] {
+    const rows = this.db
+      .prepare(
+        `SELECT id, task, completions, status, response, created_at AS createdAt, finished_at AS finishedAt FROM requests WHERE run_id = ?${status ? ' AND status = ?' : ''} ORDER BY id`,
+      )
+      .all(...(status ? [runId, status] : [runId])) as { id: number; task: string; completions: number; status: string; response: string | null; createdAt: string; finishedAt: string | null }[];
+    return rows.map((r) => ({ ...r, response: r.response === null ? null : JSON.parse(r.response) }));
   }
 
   /** Closes the database. */

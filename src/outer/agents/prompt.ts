@@ -29,6 +29,13 @@ export interface PromptOptions {
   history?: PromptHistoryItem[];
   /** How many earlier jobs to show (the best ones, by reward); 0 shows none. */
   historyLimit?: number;
+  /**
+   * The compact form for small models: the task and the catalog, then one valid spec to start
+   * from (`example`) instead of the list of every field of the schema.
+   */
+  compact?: boolean;
+  /** A valid spec for the task shown in the compact form (the task's public baseline spec). */
+  example?: unknown;
 }
 
 type JsonSchema = {
@@ -186,7 +193,9 @@ export function buildPrompt(brief: TaskBrief, options: PromptOptions = {}): Chat
   const parts = [
     `# Task\n${taskSection(brief)}`,
     `# What you may choose\n${catalog(brief)}`,
-    `# Job spec fields (type, bounds, default: description)\n${describeSpecFields()}`,
+    options.compact
+      ? `# A valid job spec for this task (change it to do better)\n${JSON.stringify(options.example ?? null)}`
+      : `# Job spec fields (type, bounds, default: description)\n${describeSpecFields()}`,
   ];
   const history = historySection(options.history ?? [], options.historyLimit ?? 0);
   if (history) parts.push(`# History\n${history}`);

@@ -1,0 +1,288 @@
+/**
+ * One proposal through the middle of the flow: parse, validate, cache, execute, score, reward.
+ * Two callers share it: `rrl train` (the agent lives in the harness, outer/loop.ts) and `rrl serve`
+ * (the agent lives in an RL framework outside, serve/). A job row goes in pending and comes out
+ * finished in the store, or stays pending when the run was interrupted (resume runs it again).
+ */
+import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import type { TaskBrief } from '../spec/brief.js';
+import { validateSpec } from '../inner/validate.js';
+import { MAX_REPLY_CHARS } from '../spec/bounds.js';
+import { extractJsonObject } from '../spec/extract.js';
+import { type GuardedProposal, guardProposal } from './guard.js';
+import { type Executor, executorTimeoutMs } from '../run/executor.js';
+import type { Store, JobOutcome, JobRow } from '../store/store.js';
+import { type ResultCache, specKey } from '../store/cache.js';
+import { type RewardParts, type RewardRuleName, type ScoredEntry, bestEntry, outerReward } from './reward.js';
+import { dataForJob } from './score.js';
+import type { Scorer } from './scorer.js';
+import { evalIdentity, evalSecret } from '../tasks/secret.js';
+
+/** Tracks wall time during which at least one job trains or is scored. */
+export class BusyClock {
+  private active = 0;
+  private since = 0;
+  busy = 0;
+  /** A job starts. */
+  enter(): void {
+    if (this.active++ === 0) this.since = performance.now();
+  }
+  /** A job ends. */
+  leave(): void {
+    if (--this.active === 0) this.busy += (performance.now() - this.since) / 1000;
+  }
+}
+
+/** The run a store holds (created from `config` when there is none) and the secret that scores it. */
+export interface OpenedRun {
+  runId: string;
+  config: unknown;
+  secret: string;
+  evalId: string;
+}
+
+/**
+ * Opens the run in `store`, creating it from `config` with id `run-<time>-<seedhex>` when the
+ * store has none. A run scored under another evaluation secret is refused (its scores would
+ * not compare); a run that recorded none continues under the current one.
+ */
+export function openRun(store: Store, dir: string, config: (object & { seed?: number }) | null, emit: (message: string) => void): OpenedRun {
+  const secret = evalSecret();
+  const evalId = evalIdentity(secret);
+  let run = store.getRun();
+  if (!run) {
+    if (!config) throw new Error(`no run to resume in ${dir} (store.db has no run)`);
+    const id = `run-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${((config.seed ?? 0) >>> 0).toString(16)}`;
+    store.createRun(id, config, evalId);
+    run = store.getRun()!;
+  } else {
+    if (config && JSON.stringify(config) !== JSON.stringify(run.config)) {
+      emit('resuming with the configuration stored in the run (flags that differ are ignored)');
+    }
+    if (run.evalIdentity && run.evalIdentity !== evalId) {
+      throw new Error(
+        `this run was scored with evaluation secret ${run.evalIdentity} but the current secret is ${evalId}; resume with the run's secret (RRL_EVAL_SECRET or RRL_EVAL_SECRET_FILE)`,
+      );
+    }
+    if (!run.evalIdentity) {
+      store.setEvalIdentity(run.id, evalId);
+      emit(`this run recorded no evaluation secret; it continues under ${evalId}`);
+    }
+  }
+  return { runId: run.id, config: run.config, secret, evalId };
+}
+
+/** The spec with `budget.stopWhenFlat` set (the harness's pruning of hopeless jobs). */
+function withFlatStop(spec: unknown): unknown {
+  if (!spec || typeof spec !== 'object') return spec;
+  const s = spec as { budget?: unknown };
+  return { ...s, budget: { ...(s.budget && typeof s.budget === 'object' ? s.budget : {}), stopWhenFlat: true } };
+}
+
+/**
+ * Parses a completion as a language model writes it (prose, a code fence, a `<think>` block
+ * around one JSON object) into a proposal as the store keeps it: the first complete JSON object,
+ * within the limits of a job spec; no object, or one over the limits, is an invalid proposal
+ * with a one-line reason. Never throws.
+ */
+export function proposalFromCompletion(text: string): GuardedProposal {
+  if (text.length > MAX_REPLY_CHARS) {
+    return { spec: null, trace: null, rejected: { kind: 'invalid', error: `the completion is ${text.length} characters long; the limit is ${MAX_REPLY_CHARS}` } };
+  }
+  const found = extractJsonObject(text);
+  if (!found.ok) return { spec: null, trace: null, rejected: { kind: 'invalid', error: found.error } };
+  return guardProposal({ spec: found.value, trace: null });
+}
+
+/** What an evaluator needs: where the run lives and what trains and scores its jobs. */
+export interface EvaluatorOptions {
+  dir: string;
+  runId: string;
+  store: Store;
+  executor: Executor;
+  scorer: Scorer;
+  /** The result cache (null: off). */
+  cache: ResultCache | null;
+  secret: string;
+  evalId: string;
+  signal?: AbortSignal;
+  /** Per-job time limit (default: from the task's wall-clock cap). */
+  timeoutMs?: number;
+  /** Stop proposals' control jobs whose curve stays flat past half their budget. */
+  pruneFlat?: boolean;
+  clock?: BusyClock;
+}
+
+/**
+ * Runs pending job rows: validate, reuse a cached result or train in the executor and score on
+ * the hidden evaluation, record the outcome. Identical specs in flight at once train once.
+ */
+export class Evaluator {
+  private readonly inFlight = new Map<string, Promise<void>>();
+  constructor(private readonly o: EvaluatorOptions) {}
+
+  /** The artifact directory of a job. */
+  outDir(jobId: number): string {
+    return join(this.o.dir, 'jobs', `j${String(jobId).padStart(5, '0')}`);
+  }
+
+  /** Trains one valid job in the executor and scores it here; null when the run was interrupted. */
+  private async trainAndScore(row: JobRow, spec: unknown, brief: TaskBrief, outDir: string): Promise<JobOutcome | null> {
+    const { executor, signal, scorer, secret, clock } = this.o;
+    if (!executor.reattaches) rmSync(outDir, { recursive: true, force: true });
+    clock?.enter();
+    try {
+      const result = await executor.execute(
+        { spec, brief, outDir, data: dataForJob(row.task, spec) },
+        { signal, timeoutMs: this.o.timeoutMs ?? executorTimeoutMs(brief.budget.maxWallSeconds) },
+      );
+      if (signal?.aborted) return null;
+      if (result.status !== 'succeeded') {
+        return { status: 'failed', failureKind: result.kind, error: result.error, wallSeconds: result.cost.wallSeconds ?? null, artifactDir: outDir };
+      }
+      const { cost } = result.artifact;
+      const work = { envSteps: cost.envSteps, examples: cost.examples, wallSeconds: cost.wallSeconds, cpuSeconds: cost.cpuSeconds, artifactDir: outDir, curve: result.curve };
+      // Scored in the scorer's own thread: the harness's event loop stays free meanwhile.
+      const scored = await scorer.score(row.task, outDir, { signal, secret });
+      if (signal?.aborted) return null;
+      if (!scored.ok) return { status: 'failed', failureKind: scored.kind, error: scored.error, ...work };
+      return { status: 'succeeded', ...work, score: scored.score };
+    } finally {
+      clock?.leave();
+    }
+  }
+
+  /**
+   * Runs one pending job row to its recorded outcome. Returns false when the run was interrupted
+   * (the row stays pending for resume), true otherwise (including invalid specs and failures).
+   */
+  async run(row: JobRow, brief: TaskBrief): Promise<boolean> {
+    const { store, cache, evalId } = this.o;
+    const outDir = this.outDir(row.id);
+    const checked = validateSpec(this.o.pruneFlat && row.kind === 'proposal' && brief.kind === 'control' ? withFlatStop(row.spec) : row.spec, brief);
+    if (!checked.ok) {
+      store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
+      return true;
+    }
+    const key = specKey(checked.spec, evalId);
+    // Identical specs in flight at once train only once; the others wait and reuse.
+    while (this.inFlight.has(key)) await this.inFlight.get(key);
+    const hit = cache?.get(key);
+    if (hit) {
+      store.finishJob(row.id, {
+        status: hit.status,
+        failureKind: hit.failureKind,
+        error: hit.error,
+        envSteps: hit.envSteps,
+        examples: hit.examples,
+        wallSeconds: hit.wallSeconds,
+        cpuSeconds: hit.cpuSeconds,
+        artifactDir: hit.artifactDir,
+        cacheHit: key,
+        score: hit.raw !== null && hit.normalized !== null ? { raw: hit.raw, normalized: hit.normalized, stderr: hit.stderr ?? null } : null,
+      });
+      return true;
+    }
+    let release = (): void => {};
+    this.inFlight.set(key, new Promise<void>((r) => (release = r)));
+    try {
+      const outcome = await this.trainAndScore(row, checked.spec, brief, outDir);
+      if (outcome === null) return false;
+      store.finishJob(row.id, outcome);
+      cache?.put({
+        key,
+        task: row.task,
+        status: outcome.status === 'succeeded' ? 'succeeded' : 'failed',
+        failureKind: outcome.failureKind ?? null,
+        error: outcome.error ?? null,
+        envSteps: outcome.envSteps ?? null,
+        examples: outcome.examples ?? null,
+        wallSeconds: outcome.wallSeconds ?? null,
+        cpuSeconds: outcome.cpuSeconds ?? null,
+        raw: outcome.score?.raw ?? null,
+        normalized: outcome.score?.normalized ?? null,
+        stderr: outcome.score?.stderr ?? null,
+        artifactDir: outDir,
+      });
+      return true;
+    } finally {
+      this.inFlight.delete(key);
+      release();
+    }
+  }
+}
+
+/** Share of the task's compute cap a job used (env steps for control, examples for supervised). */
+export function computeShare(job: { envSteps: number | null; examples: number | null }, brief: TaskBrief): number {
+  if (brief.kind === 'control') return brief.budget.maxEnvSteps > 0 ? (job.envSteps ?? 0) / brief.budget.maxEnvSteps : 0;
+  const cap = brief.budget.maxExamples ?? 0;
+  return cap > 0 ? (job.examples ?? 0) / cap : 0;
+}
+
+/** One job's reward as the store records it. */
+export interface JobReward extends RewardParts {
+  row: JobRow;
+  jobId: number;
+  advantage: number;
+  groupId: string;
+  detail: Record<string, unknown>;
+}
+
+/**
+ * The outer rewards of one group of finished jobs on one task: each against the task's baseline
+ * job and the best score among the baseline and `earlier` jobs (the noise-aware bonus), under
+ * the run's rule; advantages normalised within the group.
+ */
+export function rewardGroup(
+  rows: JobRow[],
+  brief: TaskBrief,
+  baseRow: JobRow | undefined,
+  earlier: JobRow[],
+  groupId: string,
+  reward?: { rule: RewardRuleName; lambda: number },
+): JobReward[] {
+  const base = baseRow?.normalized ?? 0;
+  // The best score so far and who holds it (the baseline first, so it keeps ties): a bonus
+  // must beat it by more than the noise of both scores.
+  const holder = bestEntry([
+    { jobId: baseRow?.id ?? null, normalized: base, stderr: baseRow?.normalized != null ? baseRow.stderr : null },
+    ...earlier.filter((j) => j.task === brief.id && j.normalized !== null).map((j): ScoredEntry => ({ jobId: j.id, normalized: j.normalized as number, stderr: j.stderr })),
+  ])!;
+  const best = holder.normalized;
+  const scored = rows.map((r) => ({
+    row: r,
+    ...outerReward(
+      {
+        status: r.status as 'succeeded' | 'failed' | 'invalid',
+        normalized: r.normalized,
+        baseline: base,
+        bestSoFar: best,
+        stderr: r.stderr,
+        bestStderr: holder.stderr,
+        computeShare: computeShare(r, brief),
+      },
+      reward?.rule,
+      reward?.lambda,
+    ),
+  }));
+  const mean = scored.reduce((a, s) => a + s.reward, 0) / Math.max(1, scored.length);
+  const sd = Math.sqrt(scored.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / Math.max(1, scored.length));
+  return scored.map((s) => ({
+    ...s,
+    jobId: s.row.id,
+    advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
+    groupId,
+    detail: {
+      rule: reward?.rule ?? 'improvement',
+      improvement: s.improvement,
+      bonus: s.bonus,
+      cost: s.cost,
+      baseline: base,
+      bestSoFar: best,
+      bestJob: holder.jobId,
+      bestStderr: holder.stderr,
+      stderr: s.row.stderr,
+    },
+  }));
+}

@@ -1,0 +1,142 @@
+/**
+ * The HTTP API of `rrl serve` as zod schemas: requests are parsed with them, and
+ * `/openapi.json` (OpenAPI 3.1) is generated from the same objects, so the document and the
+ * server cannot drift apart.
+ */
+import { z } from 'zod';
+
+/** Most completions in one request (a GRPO group, or a few). */
+export const MAX_COMPLETIONS = 256;
+/** Longest task id. */
+export const MAX_TASK_CHARS = 128;
+
+/** `POST /v1/rewards` body. */
+export const RewardsRequest = z
+  .object({
+    task: z.string().min(1).max(MAX_TASK_CHARS).describe('the task id (see GET /v1/tasks)'),
+    completions: z
+      .array(z.string().describe('raw model text; the job spec is the first complete JSON object in it'))
+      .min(1)
+      .max(MAX_COMPLETIONS)
+      .describe('completions for the task, usually one GRPO group'),
+  })
+  .strict()
+  .describe('completions to turn into jobs, train, score and reward');
+
+/** A job's hidden score as the caller may see it: the normalised number and its standard error. */
+export const Score = z
+  .object({
+    normalized: z.number().describe('0 = random or trivial, 1 = the reference'),
+    stderr: z.number().nullable().describe('standard error of `normalized`; null when unknown'),
+  })
+  .describe('the normalised hidden score');
+
+/** Final status of one job. */
+export const JobStatus = z.enum(['succeeded', 'failed', 'invalid']).describe('invalid: no JSON object or a spec that fails validation');
+
+/** One completion's outcome. */
+export const RewardResult = z.object({
+  status: JobStatus,
+  score: Score.nullable(),
+  reason: z.string().nullable().describe('why a job is invalid or failed, one line; null when it succeeded'),
+  job: z.number().int().describe('the job id (GET /v1/jobs/{id})'),
+});
+
+/** `POST /v1/rewards` answer. */
+export const RewardsResponse = z
+  .object({
+    rewards: z.array(z.number()).describe('the outer reward of each completion, in order'),
+    results: z.array(RewardResult).describe('what became of each completion, in order'),
+  })
+  .describe('rewards once every job of the request is done');
+
+/** A row of `GET /v1/tasks` (as `rrl tasks --json` prints it). */
+export const TaskRow = z.object({
+  id: z.string(),
+  family: z.string(),
+  kind: z.enum(['control', 'supervised']),
+  split: z.string(),
+  data: z.string(),
+});
+
+/** `GET /v1/tasks/{id}/prompt` answer. */
+export const PromptResponse = z.object({
+  messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() })).describe('chat messages asking for one job spec'),
+});
+
+/** `GET /v1/jobs/{id}` answer. */
+export const JobResponse = z.object({
+  job: z.number().int(),
+  request: z.number().int().nullable().describe('the request that made it; null for a baseline job'),
+  task: z.string(),
+  kind: z.enum(['proposal', 'baseline']),
+  status: z.enum(['pending', 'succeeded', 'failed', 'invalid']),
+  failureKind: z.string().nullable(),
+  score: Score.nullable(),
+  reason: z.string().nullable(),
+  reward: z.number().nullable(),
+  cached: z.boolean().describe('the result was reused from an identical earlier job'),
+  cost: z.object({ envSteps: z.number().nullable(), examples: z.number().nullable(), wallSeconds: z.number().nullable() }),
+});
+
+/** Every error answer: one line. */
+export const ErrorResponse = z.object({ error: z.string().describe('one line saying what was wrong') });
+
+const SCHEMAS = { RewardsRequest, RewardsResponse, RewardResult, Score, TaskRow, PromptResponse, JobResponse, ErrorResponse } as const;
+
+/** The OpenAPI 3.1 document of the API, generated from the zod schemas above. */
+export function openApiDocument(version: string): Record<string, unknown> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(SCHEMAS)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', uri: (id) => `#/components/schemas/${id}` }) as { schemas: Record<string, Record<string, unknown>> };
+  for (const s of Object.values(schemas)) {
+    delete s.$schema;
+    delete s.$id;
+  }
+  const ref = (id: keyof typeof SCHEMAS) => ({ $ref: `#/components/schemas/${id}` });
+  const json = (id: keyof typeof SCHEMAS, description: string) => ({ description, content: { 'application/json': { schema: ref(id) } } });
+  const errors = {
+    '400': json('ErrorResponse', 'a malformed request'),
+    '401': json('ErrorResponse', 'a missing or wrong bearer token'),
+  };
+  const idParam = (description: string, integer = false) => ({ name: 'id', in: 'path', required: true, description, schema: { type: integer ? 'integer' : 'string' } });
+  return {
+    openapi: '3.1.0',
+    info: { title: 'rrl serve', version, description: 'recursive-rl as the environment and reward of an LLM RL framework: completions in, outer rewards out.' },
+    components: {
+      schemas,
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'required when the server listens beyond loopback or was given --token-env' } },
+    },
+    security: [{ bearer: [] }, {}],
+    paths: {
+      '/v1/tasks': { get: { operationId: 'listTasks', summary: 'the tasks', responses: { '200': { description: 'the task rows', content: { 'application/json': { schema: { type: 'array', items: ref('TaskRow') } } } }, ...errors } } },
+      '/v1/tasks/{id}/prompt': {
+        get: {
+          operationId: 'taskPrompt',
+          summary: 'the chat messages that ask for a job spec for the task',
+          parameters: [idParam('task id'), { name: 'form', in: 'query', required: false, description: 'full (default) or compact (for small models)', schema: { type: 'string', enum: ['full', 'compact'] } }],
+          responses: { '200': json('PromptResponse', 'the messages'), '404': json('ErrorResponse', 'no such task'), ...errors },
+        },
+      },
+      '/v1/rewards': {
+        post: {
+          operationId: 'rewards',
+          summary: 'train, score and reward completions; answers once every job is done',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('RewardsRequest') } } },
+          responses: {
+            '200': json('RewardsResponse', 'the rewards and results, in the order of the completions'),
+            '404': json('ErrorResponse', 'no such task'),
+            '413': json('ErrorResponse', 'the body is over the size limit'),
+            '429': { ...json('ErrorResponse', 'the job queue is full; retry after the Retry-After header'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+            '503': json('ErrorResponse', 'the server is shutting down; the request is kept and finishes on --resume'),
+            ...errors,
+          },
+        },
+      },
+      '/v1/jobs/{id}': {
+        get: { operationId: 'job', summary: 'one job', parameters: [idParam('job id', true)], responses: { '200': json('JobResponse', 'the job'), '404': json('ErrorResponse', 'no such job'), ...errors } },
+      },
+      '/openapi.json': { get: { operationId: 'openapi', summary: 'this document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+    },
+  };
+}
