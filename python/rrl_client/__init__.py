@@ -1,0 +1,1 @@
+"""Python side of recursive-rl."""
