@@ -10,6 +10,6 @@ py="${PYTHON:-python3}"
 if [[ ! -x "$root/.venv/bin/python" ]]; then
   "$py" -m venv "$root/.venv"
 fi
-"$root/.venv/bin/python" -m pip install --disable-pip-version-check -q -r "$root/python/requirements.txt"
+"$root/.venv/bin/python" -m pip install --disable-pip-version-check -q -r "$root/python/requirements.txt" 2> >(grep -v "is ignored" >&2)
 "$root/.venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e "$root/python"
 echo "python venv ready: $root/.venv ($("$root/.venv/bin/python" --version))"

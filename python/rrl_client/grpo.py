@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, cast
 
 from .client import RrlClient
 from .rewards import TrlReward
@@ -89,7 +89,7 @@ def build_dataset(client: RrlClient, task_ids: Sequence[str], rows: int) -> Any:
 
 def grpo_config(args: argparse.Namespace, cpu: bool) -> Any:
     """TRL's GRPOConfig for these flags; one optimiser step sees ``prompts_per_step`` groups."""
-    from trl import GRPOConfig
+    from trl.trainer.grpo_config import GRPOConfig
 
     extra: dict[str, Any] = {}
     if args.use_vllm:
@@ -119,7 +119,7 @@ def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, token
     """The GRPOTrainer (LoRA adapter on ``model``) and its reward function."""
     import torch
     from peft import LoraConfig
-    from trl import GRPOTrainer
+    from trl.trainer.grpo_trainer import GRPOTrainer
 
     cpu = args.cpu or not torch.cuda.is_available()
     targets: Any = args.lora_targets if args.lora_targets == "all-linear" else args.lora_targets.split(",")
@@ -128,7 +128,7 @@ def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, token
     dataset = build_dataset(client, task_ids, args.steps * args.prompts_per_step)
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=[reward],
+        reward_funcs=[cast(Any, reward)],
         args=grpo_config(args, cpu),
         train_dataset=dataset,
         processing_class=tokenizer,
@@ -157,10 +157,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     log_path = out / "log.jsonl"
     started = time.time()
 
-    class LogLines(TrainerCallback):  # type: ignore[misc]
-        def on_log(self, _args: Any, state: Any, _control: Any, logs: Optional[dict[str, Any]] = None, **_: Any) -> None:
+    class LogLines(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            logs: Optional[dict[str, Any]] = kwargs.get("logs")
             if not logs or "reward" not in logs:
                 return
+            scores = [r["score"]["normalized"] for r in reward.last_results if r["score"] is not None]
             statuses = [r["status"] for r in reward.last_results]
             line = {
                 "step": state.global_step,
@@ -168,7 +170,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 "outer/reward": logs.get("reward"),
                 "outer/reward_std": logs.get("reward_std"),
                 "outer/valid_share": (sum(s != "invalid" for s in statuses) / len(statuses)) if statuses else None,
-                "outer/score_best": max((r["score"]["normalized"] for r in reward.last_results if r.get("score")), default=None),
+                "outer/score_best": max(scores, default=None),
                 "completion_length": logs.get("completions/mean_length"),
             }
             with log_path.open("a") as f:
