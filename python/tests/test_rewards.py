@@ -60,3 +60,20 @@ def test_verl_batch_and_single(fake: FakeRrl, monkeypatch: pytest.MonkeyPatch) -
     assert compute_score("rrl", '{"seed": 3}', "iris-classify") == 1.0
     with pytest.raises(ValueError, match="no task id"):
         compute_score("rrl", "x", None, {})
+
+
+def test_verl_data_rows_feed_the_batched_reward(fake: FakeRrl, tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    from datasets import Dataset
+
+    from rrl_client.verl_data import main
+
+    out = f"{tmp_path}/train.parquet"
+    assert main(["--url", fake.url, "--repeat", "2", "--out", out]) == 0
+    ds = Dataset.from_parquet(out)
+    assert ds.num_rows == 4 and ds[0]["data_source"] == "rrl"
+    assert [r["task"] for r in ds["extra_info"]] == ["cartpole-balance", "iris-classify"] * 2
+    assert ds[0]["prompt"][0]["role"] == "system"
+    monkeypatch.setenv("RRL_URL", fake.url)
+    rw._clients.clear()
+    rewards = compute_score_batch(ds["data_source"], ['{"seed": 3}'] * 4, [r["ground_truth"] for r in ds["reward_model"]], ds["extra_info"])
+    assert rewards == [1.0] * 4 and len(fake.reward_calls) == 2
