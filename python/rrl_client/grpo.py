@@ -70,6 +70,7 @@ def load_model(model: str, tokenizer: Optional[str] = None, dtype: Any = None) -
         if not path.is_file():
             raise FileNotFoundError(f"--model: no GGUF file at {path}")
         m = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name, **kwargs)
+        unmark_gguf(m)
         tok = AutoTokenizer.from_pretrained(tokenizer or str(path.parent), **({} if tokenizer else {"gguf_file": path.name}))
     else:
         m = AutoModelForCausalLM.from_pretrained(model, **kwargs)
@@ -77,6 +78,18 @@ def load_model(model: str, tokenizer: Optional[str] = None, dtype: Any = None) -
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
     return m, tok
+
+
+def unmark_gguf(model: Any) -> None:
+    """Let a model loaded from GGUF be trained: transformers dequantises every GGUF tensor on load, but
+    leaves a GGUF "quantizer" marker that makes Trainer refuse the model; drop it, after checking
+    that every weight really is a plain floating-point tensor."""
+    not_float = [n for n, p in model.named_parameters() if not p.dtype.is_floating_point]
+    if not_float:
+        raise ValueError(f"--model: GGUF tensors not dequantised: {not_float[:3]}")
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
 
 
 def build_dataset(client: RrlClient, task_ids: Sequence[str], rows: int) -> Any:
