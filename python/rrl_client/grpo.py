@@ -88,6 +88,7 @@ def unmark_gguf(model: Any) -> None:
     if not_float:
         raise ValueError(f"--model: GGUF tensors not dequantised: {not_float[:3]}")
     model.hf_quantizer = None
+    model.is_quantized = False
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
 

@@ -38,3 +38,25 @@ def test_two_grpo_steps_update_the_lora_adapter(fake: FakeRrl, tmp_path: pytest.
     assert sum(reward.totals.values()) == 16
     logged = [h for h in trainer.state.log_history if "reward" in h]
     assert len(logged) == 2
+
+
+def test_a_gguf_model_loads_and_trains(fake: FakeRrl, tmp_path: pytest.TempPathFactory) -> None:
+    from rrl_client.grpo import load_model
+    from tiny_model import write_tiny_gguf
+
+    gguf_path = f"{tmp_path}/tiny.gguf"
+    write_tiny_gguf(gguf_path)
+    model, tok = load_model(gguf_path, dtype=torch.float32)
+    # transformers dequantised the file: a plain float model, no quantizer left to block training
+    assert type(model).__name__ == "LlamaForCausalLM" and model.dtype == torch.float32
+    assert not model.is_quantized and model.hf_quantizer is None
+    # the tokenizer came out of the file, with its chat template and end-of-sequence token
+    assert tok.eos_token == "<|im_end|>" and tok.eos_token_id == 260 and tok.convert_tokens_to_ids('{"') == 256
+    text = tok.apply_chat_template([{"role": "user", "content": 'hi {"seed": 3}'}], add_generation_prompt=True, tokenize=False)
+    assert text == '<|im_start|>user\nhi {"seed": 3}<|im_end|>\n<|im_start|>assistant\n'
+    args = parse_args(["--model", gguf_path, "--steps", "1", "--num-generations", "2", "--prompts-per-step", "1",
+                       "--max-completion-length", "8", "--output-dir", str(tmp_path), "--cpu"])
+    trainer, reward = build_trainer(args, RrlClient(fake.url), model, tok, ["iris-classify"])
+    trainer.train()
+    assert trainer.state.global_step == 1 and sum(reward.totals.values()) == 2
+    assert fake.reward_calls and fake.reward_calls[0]["task"] == "iris-classify"
