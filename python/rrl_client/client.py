@@ -1,0 +1,203 @@
+"""A small client for `rrl serve`, the harness as the environment and reward of an RL framework.
+
+Standard library only (urllib), so the reward functions import nothing heavy. The server's API:
+
+- ``GET /v1/tasks`` -> the rows of ``rrl tasks --json``
+- ``GET /v1/tasks/{id}/prompt`` -> ``{"messages": [...]}``
+- ``POST /v1/rewards`` with ``{"task": ID, "completions": [TEXT, ...]}`` ->
+  ``{"rewards": [...], "results": [{"status", "score", "reason", "job"}]}`` once the jobs are done
+- ``GET /v1/jobs/{id}``
+- 429 with ``Retry-After`` when its queue is full; an optional bearer token.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any, Callable, Optional, TypedDict, cast
+
+
+class Message(TypedDict):
+    """One chat message of a task's prompt."""
+
+    role: str
+    content: str
+
+
+class Score(TypedDict):
+    """The hidden evaluation's normalised score of one job and its standard error."""
+
+    normalized: float
+    stderr: float
+
+
+class RewardResult(TypedDict):
+    """What the harness did with one completion."""
+
+    status: str
+    score: Optional[Score]
+    reason: Optional[str]
+    job: Optional[str]
+
+
+class RewardsResponse(TypedDict):
+    """The answer to ``POST /v1/rewards``: one reward and one result per completion, in order."""
+
+    rewards: list[float]
+    results: list[RewardResult]
+
+
+class RrlError(RuntimeError):
+    """A request to `rrl serve` that failed: an HTTP error, a bad answer, or the retry budget spent."""
+
+    def __init__(self, message: str, status: Optional[int] = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
+    """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); None if absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class RrlClient:
+    """Client of one `rrl serve` instance.
+
+    ``timeout`` bounds each HTTP request in seconds (a ``/v1/rewards`` call waits for its jobs, so
+    it is long by default); ``max_wait`` bounds the total time spent waiting on 429s for one call.
+    ``sleep`` is injectable so callers can observe the waits.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        token: Optional[str] = None,
+        *,
+        timeout: float = 1800.0,
+        max_wait: float = 1800.0,
+        default_retry_after: float = 1.0,
+        max_retry_after: float = 60.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
+        self.base_url = base_url.rstrip("/")
+        self.token = token
+        self.timeout = timeout
+        self.max_wait = max_wait
+        self.default_retry_after = default_retry_after
+        self.max_retry_after = max_retry_after
+        self._sleep = sleep
+        self.waits: list[float] = []
+        """Every 429 wait taken, in seconds (for logs and tests)."""
+
+    # -- the API -----------------------------------------------------------------------------
+
+    def tasks(self) -> list[dict[str, Any]]:
+        """The task rows (``id``, ``family``, ``kind``, ``split``, ``data``)."""
+        body = self._request("GET", "/v1/tasks")
+        if not isinstance(body, list):
+            raise RrlError(f"GET /v1/tasks: expected a JSON array, got {type(body).__name__}")
+        return cast(list[dict[str, Any]], body)
+
+    def prompt(self, task_id: str) -> list[Message]:
+        """The chat messages the agent sees for one task."""
+        body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/prompt")
+        messages = body.get("messages") if isinstance(body, dict) else None
+        if not isinstance(messages, list):
+            raise RrlError(f"GET /v1/tasks/{task_id}/prompt: expected {{\"messages\": [...]}}")
+        return cast(list[Message], messages)
+
+    def rewards(self, task_id: str, completions: list[str]) -> RewardsResponse:
+        """Score a group of completions for one task in one call; waits until the jobs are done."""
+        if not all(isinstance(c, str) for c in completions):
+            raise TypeError("completions must be a list of str")
+        body = self._request("POST", "/v1/rewards", {"task": task_id, "completions": completions})
+        if not isinstance(body, dict):
+            raise RrlError("POST /v1/rewards: expected a JSON object")
+        rewards = body.get("rewards")
+        results = body.get("results")
+        if not isinstance(rewards, list) or len(rewards) != len(completions):
+            raise RrlError(f"POST /v1/rewards: expected {len(completions)} rewards, got {rewards!r:.200}")
+        if not isinstance(results, list) or len(results) != len(completions):
+            raise RrlError(f"POST /v1/rewards: expected {len(completions)} results")
+        if not all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in rewards):
+            raise RrlError("POST /v1/rewards: a reward is not a number")
+        return {"rewards": [float(r) for r in rewards], "results": cast(list[RewardResult], results)}
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        """One job's record."""
+        body = self._request("GET", f"/v1/jobs/{urllib.parse.quote(job_id, safe='')}")
+        if not isinstance(body, dict):
+            raise RrlError(f"GET /v1/jobs/{job_id}: expected a JSON object")
+        return body
+
+    # -- transport ---------------------------------------------------------------------------
+
+    def _request(self, method: str, path: str, payload: Any = None) -> Any:
+        data = None if payload is None else json.dumps(payload).encode("utf-8")
+        headers = {"Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        waited = 0.0
+        while True:
+            req = urllib.request.Request(self.base_url + path, data=data, method=method, headers=headers)
+            try:
+                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                    raw = resp.read()
+            except urllib.error.HTTPError as err:
+                detail = _error_detail(err)
+                if err.code in (429, 503):
+                    wait = parse_retry_after(err.headers.get("Retry-After"))
+                    wait = self.default_retry_after if wait is None else min(wait, self.max_retry_after)
+                    if waited + wait > self.max_wait:
+                        raise RrlError(
+                            f"{method} {path}: server busy ({err.code}) for {waited:.0f}s, over max_wait={self.max_wait:.0f}s",
+                            err.code,
+                        ) from None
+                    self.waits.append(wait)
+                    self._sleep(wait)
+                    waited += wait
+                    continue
+                raise RrlError(f"{method} {path}: HTTP {err.code}: {detail}", err.code) from None
+            except urllib.error.URLError as err:
+                raise RrlError(f"{method} {path}: cannot reach {self.base_url}: {err.reason}") from None
+            except TimeoutError:
+                raise RrlError(f"{method} {path}: no answer within timeout={self.timeout:.0f}s") from None
+            try:
+                return json.loads(raw)
+            except ValueError:
+                raise RrlError(f"{method} {path}: the answer is not JSON: {raw[:200]!r}") from None
+
+
+def _error_detail(err: urllib.error.HTTPError) -> str:
+    try:
+        raw = err.read()
+    except Exception:  # the body is only for the message
+        return err.reason if isinstance(err.reason, str) else ""
+    try:
+        body = json.loads(raw)
+        if isinstance(body, dict) and "error" in body:
+            return str(body["error"])[:500]
+    except ValueError:
+        pass
+    return raw[:500].decode("utf-8", "replace")

@@ -1,0 +1,139 @@
+"""Reward functions for RL frameworks, backed by `rrl serve`.
+
+- :class:`TrlReward` has TRL's ``reward_funcs`` signature: ``reward(prompts, completions, **kwargs)``
+  returning one float per completion. The task id comes from a dataset column (``task`` by default)
+  that TRL passes through ``kwargs``.
+- :func:`compute_score` (one completion) and :func:`compute_score_batch` (a batch) have verl's
+  custom reward function signatures; use the batched one with ``reward_model.reward_manager=batch``
+  so a whole group is one call.
+
+Either way the completions of one task in a batch go to the harness in ONE ``POST /v1/rewards``;
+batches that hold several tasks make one call per task, in parallel. The harness turns each
+completion into a job, trains and scores it, and answers with numbers only.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Mapping, Optional, Sequence, Union
+
+from .client import RewardResult, RrlClient
+
+Completion = Union[str, Sequence[Mapping[str, Any]]]
+"""A completion as TRL passes it: raw text, or (conversational datasets) a list of chat messages."""
+
+DEFAULT_URL = "http://127.0.0.1:8377"
+
+
+def completion_text(completion: Completion) -> str:
+    """The raw model text of a completion: the string itself, or the assistant messages' content joined."""
+    if isinstance(completion, str):
+        return completion
+    parts: list[str] = []
+    for message in completion:
+        if message.get("role", "assistant") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
+            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, Mapping) and p.get("type") == "text")
+    return "".join(parts)
+
+
+def score_grouped(client: RrlClient, tasks: Sequence[str], texts: Sequence[str]) -> tuple[list[float], list[RewardResult]]:
+    """Rewards for completions ``texts[i]`` of task ``tasks[i]``: one ``/v1/rewards`` call per distinct task, in parallel, order kept."""
+    if len(tasks) != len(texts):
+        raise ValueError(f"{len(tasks)} task ids for {len(texts)} completions")
+    groups: dict[str, list[int]] = {}
+    for i, task in enumerate(tasks):
+        if not isinstance(task, str) or not task:
+            raise ValueError(f"completion {i}: the task id must be a non-empty string, got {task!r}")
+        groups.setdefault(task, []).append(i)
+    rewards: list[float] = [0.0] * len(texts)
+    results: list[Optional[RewardResult]] = [None] * len(texts)
+
+    def one(task: str) -> None:
+        idx = groups[task]
+        answer = client.rewards(task, [texts[i] for i in idx])
+        for i, r, res in zip(idx, answer["rewards"], answer["results"]):
+            rewards[i] = r
+            results[i] = res
+
+    if len(groups) == 1:
+        one(next(iter(groups)))
+    else:
+        with ThreadPoolExecutor(max_workers=min(8, len(groups))) as pool:
+            for f in [pool.submit(one, t) for t in groups]:
+                f.result()
+    return rewards, [r for r in results if r is not None]
+
+
+class TrlReward:
+    """A TRL ``reward_funcs`` entry that asks `rrl serve` for the rewards.
+
+    ``GRPOTrainer(reward_funcs=[TrlReward(client)], train_dataset=ds)`` where ``ds`` has a ``prompt``
+    column and a ``task`` column (the task id of each prompt). The last call's per-completion results
+    (status, score, reason, job) are kept in ``last_results`` and their counts in ``totals``.
+    """
+
+    def __init__(self, client: RrlClient, task_column: str = "task", name: str = "rrl") -> None:
+        self.client = client
+        self.task_column = task_column
+        self.__name__ = name  # TRL names the reward's log columns after it
+        self.last_results: list[RewardResult] = []
+        self.totals: dict[str, int] = {}
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[float]:
+        """One reward per completion, in order."""
+        tasks = kwargs.get(self.task_column)
+        if tasks is None:
+            raise KeyError(f"the dataset has no {self.task_column!r} column (the task id of each prompt)")
+        rewards, results = score_grouped(self.client, list(tasks), [completion_text(c) for c in completions])
+        self.last_results = results
+        for r in results:
+            self.totals[r["status"]] = self.totals.get(r["status"], 0) + 1
+        return rewards
+
+
+# -- verl -------------------------------------------------------------------------------------
+
+_clients: dict[tuple[str, Optional[str]], RrlClient] = {}
+
+
+def _env_client() -> RrlClient:
+    """The client verl's reward functions use: ``RRL_URL`` (default loopback:8377), token in ``RRL_TOKEN``."""
+    url = os.environ.get("RRL_URL", DEFAULT_URL)
+    token = os.environ.get("RRL_TOKEN") or None
+    key = (url, token)
+    if key not in _clients:
+        _clients[key] = RrlClient(url, token)
+    return _clients[key]
+
+
+def _task_of(ground_truth: Any, extra_info: Any) -> str:
+    if isinstance(extra_info, Mapping) and isinstance(extra_info.get("task"), str):
+        return str(extra_info["task"])
+    if isinstance(ground_truth, str) and ground_truth:
+        return ground_truth
+    raise ValueError("no task id: put it in extra_info['task'] (or reward_model.ground_truth) of each row")
+
+
+def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
+    """verl's per-sample custom reward function: one completion, one call (prefer :func:`compute_score_batch`)."""
+    return _env_client().rewards(_task_of(ground_truth, extra_info), [solution_str])["rewards"][0]
+
+
+def compute_score_batch(
+    data_sources: Sequence[str],
+    solution_strs: Sequence[str],
+    ground_truths: Sequence[Any],
+    extra_infos: Optional[Sequence[Any]] = None,
+    **kwargs: Any,
+) -> list[float]:
+    """verl's batched custom reward function (``reward_model.reward_manager=batch``): one call per task in the batch."""
+    extras: Sequence[Any] = extra_infos if extra_infos is not None else [None] * len(solution_strs)
+    tasks = [_task_of(g, e) for g, e in zip(ground_truths, extras)]
+    rewards, _ = score_grouped(_env_client(), tasks, list(solution_strs))
+    return rewards

@@ -1,0 +1,59 @@
+"""Write verl's RL data (parquet) from `rrl serve`: one row per task and repeat.
+
+    python -m rrl_client.verl_data --url http://127.0.0.1:8377 --out data/rrl-train.parquet --repeat 64
+
+Columns follow verl's convention: ``data_source`` ("rrl"), ``prompt`` (the chat messages from
+``/v1/tasks/{id}/prompt``), ``ability``, ``reward_model`` (``{"style": "rule", "ground_truth": TASK}``)
+and ``extra_info`` (``{"task": TASK, "index": i}``); the reward module reads the task id from them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any, Optional, Sequence
+
+from .client import RrlClient
+
+
+def rows(client: RrlClient, task_ids: Sequence[str], repeat: int) -> list[dict[str, Any]]:
+    """The rows for ``task_ids``, each task ``repeat`` times, interleaved."""
+    prompts = {t: client.prompt(t) for t in task_ids}
+    out: list[dict[str, Any]] = []
+    for r in range(repeat):
+        for t in task_ids:
+            out.append({
+                "data_source": "rrl",
+                "prompt": [dict(m) for m in prompts[t]],
+                "ability": "job-design",
+                "reward_model": {"style": "rule", "ground_truth": t},
+                "extra_info": {"task": t, "index": len(out)},
+            })
+    return out
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Write the parquet file."""
+    p = argparse.ArgumentParser(prog="python -m rrl_client.verl_data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", default=os.environ.get("RRL_URL", "http://127.0.0.1:8377"))
+    p.add_argument("--token-env", default="RRL_TOKEN")
+    p.add_argument("--tasks", default="", help="comma-separated task ids (default: the train split)")
+    p.add_argument("--split", default="train", help="split to take when --tasks is empty")
+    p.add_argument("--repeat", type=int, default=64)
+    p.add_argument("--out", required=True)
+    a = p.parse_args(argv)
+    client = RrlClient(a.url, os.environ.get(a.token_env) or None)
+    task_ids = [t for t in a.tasks.split(",") if t] or [t["id"] for t in client.tasks() if t.get("split") == a.split]
+    if not task_ids:
+        print(f"no tasks of split {a.split!r}", file=sys.stderr)
+        return 2
+    from datasets import Dataset
+
+    Dataset.from_list(rows(client, task_ids, a.repeat)).to_parquet(a.out)
+    print(f"{a.out}: {len(task_ids) * a.repeat} rows over {len(task_ids)} tasks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,165 @@
+"""STAND-IN for `rrl serve` (built in parallel in TypeScript): a real HTTP server on a real socket
+that speaks the issue-11 API, so the client, the reward functions and the GRPO smoke test can run
+before `rrl serve` exists. SWITCH TO THE REAL SERVER when it is merged: set ``RRL_TEST_SERVE_CMD``
+(see conftest.py) and the tests marked ``fake_only`` stay on this stand-in because they inspect
+its internals (the calls it received, a forced 429).
+
+Its scoring is deliberately simple and NOT the harness's: a completion's first JSON object (found
+inside prose or a code fence) that is a JSON object with an integer ``seed`` is a "valid spec" with
+normalised score ``1 / (1 + |seed - 3|)`` and that as its reward; anything else is ``invalid`` with
+reward -1 and a one-line reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Optional
+
+TASKS = [
+    {"id": "cartpole-balance", "family": "cartpole", "kind": "control", "split": "train", "data": None},
+    {"id": "iris-classify", "family": "iris", "kind": "supervised", "split": "train", "data": "iris"},
+    {"id": "acrobot-swingup", "family": "acrobot", "kind": "control", "split": "test", "data": None},
+]
+PENALTY = -1.0
+
+
+def first_json_object(text: str) -> Optional[Any]:
+    """The first complete JSON value that starts at a '{' in ``text``, or None."""
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"\{", text):
+        try:
+            value, _ = decoder.raw_decode(text, m.start())
+            return value
+        except ValueError:
+            continue
+    return None
+
+
+class FakeRrl:
+    """The stand-in's state: calls received, jobs, an optional token, a bounded number of requests in flight."""
+
+    def __init__(self, token: Optional[str] = None, capacity: int = 64, retry_after: str = "1") -> None:
+        self.token = token
+        self.capacity = capacity
+        self.retry_after = retry_after
+        self.force_busy = 0  # answer this many next /v1/rewards calls with 429
+        self.in_flight = 0
+        self.reward_calls: list[dict[str, Any]] = []
+        self.jobs: dict[str, dict[str, Any]] = {}
+        self.lock = threading.Lock()
+        self.release = threading.Event()  # rewards calls wait on this when hold is set
+        self.hold = False
+        self.release.set()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> "FakeRrl":
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
+
+    def score(self, task: str, text: str) -> dict[str, Any]:
+        obj = first_json_object(text)
+        with self.lock:
+            job = f"job-{len(self.jobs) + 1}"
+        if not isinstance(obj, dict):
+            result = {"status": "invalid", "score": None, "reason": "no JSON object in the completion", "job": None}
+            return {"reward": PENALTY, "result": result}
+        seed = obj.get("seed")
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            result = {"status": "invalid", "score": None, "reason": "seed: expected an integer", "job": None}
+            return {"reward": PENALTY, "result": result}
+        normalized = 1.0 / (1.0 + abs(seed - 3))
+        with self.lock:
+            self.jobs[job] = {"id": job, "task": task, "status": "ok", "spec": obj, "score": {"normalized": normalized, "stderr": 0.01}}
+        return {"reward": normalized, "result": {"status": "ok", "score": {"normalized": normalized, "stderr": 0.01}, "reason": None, "job": job}}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                pass
+
+            def _send(self, code: int, body: Any, headers: Optional[dict[str, str]] = None) -> None:
+                raw = json.dumps(body).encode()
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(raw)
+
+            def _authorised(self) -> bool:
+                if fake.token is None or self.headers.get("Authorization") == f"Bearer {fake.token}":
+                    return True
+                self._send(401, {"error": "missing or wrong bearer token"})
+                return False
+
+            def do_GET(self) -> None:
+                if not self._authorised():
+                    return
+                path = self.path.split("?")[0]
+                if path == "/v1/tasks":
+                    return self._send(200, TASKS)
+                m = re.fullmatch(r"/v1/tasks/([^/]+)/prompt", path)
+                if m:
+                    task = m.group(1)
+                    if task not in {t["id"] for t in TASKS}:
+                        return self._send(404, {"error": f"task: unknown task {task!r}"})
+                    return self._send(200, {"messages": [
+                        {"role": "system", "content": "You write training jobs as one JSON object."},
+                        {"role": "user", "content": f"Task {task}: write a job spec."},
+                    ]})
+                m = re.fullmatch(r"/v1/jobs/([^/]+)", path)
+                if m:
+                    job = fake.jobs.get(m.group(1))
+                    return self._send(200, job) if job else self._send(404, {"error": "job: not found"})
+                self._send(404, {"error": f"no route {path}"})
+
+            def do_POST(self) -> None:
+                if not self._authorised():
+                    return
+                if self.path != "/v1/rewards":
+                    return self._send(404, {"error": f"no route {self.path}"})
+                length = int(self.headers.get("Content-Length") or 0)
+                try:
+                    body = json.loads(self.rfile.read(length))
+                except ValueError:
+                    return self._send(400, {"error": "body: not JSON"})
+                if not isinstance(body, dict) or not isinstance(body.get("task"), str) or not isinstance(body.get("completions"), list):
+                    return self._send(400, {"error": "body: expected {task, completions}"})
+                if body["task"] not in {t["id"] for t in TASKS}:
+                    return self._send(404, {"error": f"task: unknown task {body['task']!r}"})
+                with fake.lock:
+                    busy = fake.force_busy > 0 or fake.in_flight >= fake.capacity
+                    if fake.force_busy > 0:
+                        fake.force_busy -= 1
+                    if not busy:
+                        fake.in_flight += 1
+                        fake.reward_calls.append(body)
+                if busy:
+                    return self._send(429, {"error": "queue full"}, {"Retry-After": fake.retry_after})
+                try:
+                    fake.release.wait(timeout=30)
+                    scored = [fake.score(body["task"], str(c)) for c in body["completions"]]
+                    self._send(200, {"rewards": [s["reward"] for s in scored], "results": [s["result"] for s in scored]})
+                finally:
+                    with fake.lock:
+                        fake.in_flight -= 1
+
+        return Handler
