@@ -266,16 +266,6 @@ addExecutorOptions(trainCommand)
     structuredOutput: boolean;
     policyUpdateCommand?: string;
     llmExtraBody?: Record<string, unknown>;
-    executor: string;
-    partition?: string;
-    account?: string;
-    timeLimit?: number;
-    gpus?: number;
-    slurmArg?: string[];
-    maxResubmits: number;
-    slurmRest?: string;
-    slurmTokenEnv?: string;
-    pollInterval: number;
     pruneFlat?: boolean;
     reward: string;
     costWeight: number;
@@ -287,11 +277,8 @@ addExecutorOptions(trainCommand)
     seed: number;
     run?: string;
     resume?: string | boolean;
-    workers?: number;
-    jobTimeout?: number;
-    jobMemory: number;
     json?: boolean;
-  }, cmd: Command) => {
+  } & ExecutorFlags, cmd: Command) => {
     if (!(AGENTS as readonly string[]).includes(o.agent)) throw new InvalidArgumentError(`--agent must be one of ${AGENTS.join(', ')}, got "${o.agent}"`);
     const resumeDir = typeof o.resume === 'string' ? o.resume : o.resume ? o.run : undefined;
     if (o.resume && !resumeDir) throw new InvalidArgumentError('--resume needs a run directory: --resume DIR or --run DIR --resume');
