@@ -51,6 +51,13 @@ class RewardsResponse(TypedDict):
     results: list[RewardResult]
 
 
+class PromptResponse(TypedDict):
+    """``GET /v1/tasks/{id}/prompt``: chat messages and the example spec of the compact form (else None)."""
+
+    messages: list[Message]
+    example: Optional[dict[str, Any]]
+
+
 class RrlError(RuntimeError):
     """A request to `rrl serve` that failed: an HTTP error, a bad answer, or the retry budget spent."""
 
@@ -117,13 +124,20 @@ class RrlClient:
             raise RrlError(f"GET /v1/tasks: expected a JSON array, got {type(body).__name__}")
         return cast(list[dict[str, Any]], body)
 
-    def prompt(self, task_id: str) -> list[Message]:
-        """The chat messages the agent sees for one task."""
-        body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/prompt")
+    def prompt(self, task_id: str, form: str = "full") -> list[Message]:
+        """The chat messages the agent sees for one task (``form``: ``full``, or ``compact`` for small models)."""
+        return self.prompt_response(task_id, form)["messages"]
+
+    def prompt_response(self, task_id: str, form: str = "full") -> PromptResponse:
+        """``GET /v1/tasks/{id}/prompt``: the messages and, in the compact form, the valid example spec they show."""
+        if form not in ("full", "compact"):
+            raise ValueError(f"form: expected 'full' or 'compact', got {form!r}")
+        body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/prompt" + ("?form=compact" if form == "compact" else ""))
         messages = body.get("messages") if isinstance(body, dict) else None
         if not isinstance(messages, list):
             raise RrlError(f"GET /v1/tasks/{task_id}/prompt: expected {{\"messages\": [...]}}")
-        return cast(list[Message], messages)
+        example = body.get("example")
+        return {"messages": cast(list[Message], messages), "example": example if isinstance(example, dict) else None}
 
     def rewards(self, task_id: str, completions: list[str]) -> RewardsResponse:
         """Score a group of completions for one task in one call; waits until the jobs are done."""

@@ -23,6 +23,7 @@ from typing import Any, Optional, Sequence, cast
 
 from .client import RrlClient
 from .rewards import TrlReward
+from .shaping import FormatReward
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -40,6 +41,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--max-completion-length", type=int, default=256, help="generation cap in tokens")
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=1e-4)
+    p.add_argument("--frozen", action="store_true", help="the control run: the same prompts, sampling and rewards from the model as loaded, never updated (no GRPOTrainer)")
+    p.add_argument("--prompt-form", default="compact", choices=["compact", "full"], help="the prompt's form (compact: a few hundred tokens and an example spec, for small models)")
+    p.add_argument("--format-weight", type=float, default=0.5, help="weight of the trainer-side format reward beside the harness's reward (0: off; needs --prompt-form compact)")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient (0: no reference model)")
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=32)
@@ -93,12 +97,14 @@ def unmark_gguf(model: Any) -> None:
         del model.config.quantization_config
 
 
-def build_dataset(client: RrlClient, task_ids: Sequence[str], rows: int) -> Any:
-    """A dataset of ``rows`` rows cycling over the tasks: ``prompt`` (chat messages from the server) and ``task``."""
+def build_dataset(client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "compact") -> tuple[Any, dict[str, dict[str, Any]]]:
+    """A dataset of ``rows`` rows cycling over the tasks (``prompt``: chat messages from the server; ``task``), and each task's example spec (compact form)."""
     from datasets import Dataset
 
-    prompts = {t: client.prompt(t) for t in task_ids}
-    return Dataset.from_list([{"prompt": prompts[task_ids[i % len(task_ids)]], "task": task_ids[i % len(task_ids)]} for i in range(rows)])
+    answers = {t: client.prompt_response(t, form) for t in task_ids}
+    examples = {t: a["example"] for t, a in answers.items() if a["example"] is not None}
+    rows_ = [{"prompt": answers[task_ids[i % len(task_ids)]]["messages"], "task": task_ids[i % len(task_ids)]} for i in range(rows)]
+    return Dataset.from_list(rows_), examples
 
 
 def grpo_config(args: argparse.Namespace, cpu: bool) -> Any:
@@ -121,6 +127,8 @@ def grpo_config(args: argparse.Namespace, cpu: bool) -> Any:
         learning_rate=args.learning_rate,
         beta=args.beta,
         seed=args.seed,
+        shuffle_dataset=False,  # the dataset alternates tasks; a frozen run (--frozen) sees the same order
+        reward_weights=[1.0, args.format_weight] if args.format_weight > 0 else None,
         logging_steps=1,
         save_strategy="no",
         report_to="none",
@@ -130,7 +138,7 @@ def grpo_config(args: argparse.Namespace, cpu: bool) -> Any:
 
 
 def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, tokenizer: Any, task_ids: Sequence[str]) -> tuple[Any, TrlReward]:
-    """The GRPOTrainer (LoRA adapter on ``model``) and its reward function."""
+    """The GRPOTrainer (LoRA adapter on ``model``) and the harness's reward function (then the format reward, when weighted)."""
     import torch
     from peft import LoraConfig
     from trl.trainer.grpo_trainer import GRPOTrainer
@@ -139,16 +147,97 @@ def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, token
     targets: Any = args.lora_targets if args.lora_targets == "all-linear" else args.lora_targets.split(",")
     peft_config = LoraConfig(r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=0.0, target_modules=targets, task_type="CAUSAL_LM")
     reward = TrlReward(client)
-    dataset = build_dataset(client, task_ids, args.steps * args.prompts_per_step)
+    dataset, examples = build_dataset(client, task_ids, args.steps * args.prompts_per_step, args.prompt_form)
+    funcs: list[Any] = [reward]
+    if args.format_weight > 0:
+        if not examples:
+            raise ValueError("--format-weight needs the example specs of --prompt-form compact (or pass --format-weight 0)")
+        funcs.append(FormatReward(reward, examples))
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=[cast(Any, reward)],
+        reward_funcs=funcs,
         args=grpo_config(args, cpu),
         train_dataset=dataset,
         processing_class=tokenizer,
         peft_config=peft_config,
     )
     return trainer, reward
+
+
+def generation_kwargs(args: argparse.Namespace, tokenizer: Any) -> dict[str, Any]:
+    """Sampling as GRPOTrainer does it without vLLM (its defaults: top_p 1, top_k off, no repetition penalty)."""
+    return {
+        "max_new_tokens": args.max_completion_length,
+        "do_sample": True,
+        "temperature": args.temperature,
+        "top_p": 1.0,
+        "top_k": 0,
+        "pad_token_id": tokenizer.pad_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+
+
+def run_frozen(args: argparse.Namespace, model: Any, tokenizer: Any, dataset: Any, funcs: Sequence[Any], log: Any) -> None:
+    """The control run of a GRPO measurement: for each step, the same prompts as the trainer's step, ``num_generations``
+    samples each from the unchanged model, the same reward calls; ``log(step, step_s, gen_s, logs)`` after each step."""
+    import torch
+
+    torch.manual_seed(args.seed)
+    model.eval()
+    kwargs = generation_kwargs(args, tokenizer)
+    weights = [1.0, args.format_weight][: len(funcs)]
+    for step in range(args.steps):
+        began = time.time()
+        rows = [dataset[i] for i in range(step * args.prompts_per_step, (step + 1) * args.prompts_per_step)]
+        prompts: list[Any] = []
+        completions: list[Any] = []
+        tasks: list[str] = []
+        lengths: list[int] = []
+        for row in rows:
+            ids = tokenizer.apply_chat_template(row["prompt"], add_generation_prompt=True, return_tensors="pt", return_dict=True)
+            with torch.no_grad():
+                out = model.generate(**ids, num_return_sequences=args.num_generations, **kwargs)
+            gen = out[:, ids["input_ids"].shape[1]:]
+            for seq in gen:
+                kept = seq[seq != tokenizer.pad_token_id]
+                lengths.append(int(kept.shape[0]))
+                completions.append([{"role": "assistant", "content": tokenizer.decode(kept, skip_special_tokens=True)}])
+                prompts.append(row["prompt"])
+                tasks.append(row["task"])
+        gen_s = time.time() - began
+        per_func = [f(prompts=prompts, completions=completions, task=tasks) for f in funcs]
+        total = [sum(w * r[i] for w, r in zip(weights, per_func)) for i in range(len(completions))]
+        logs = {"reward": sum(total) / len(total), "completions/mean_length": sum(lengths) / len(lengths)}
+        if len(per_func) > 1:
+            logs["rewards/format/mean"] = sum(per_func[1]) / len(per_func[1])
+        log(step + 1, time.time() - began, gen_s, logs)
+
+
+def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], logs: dict[str, Any], reward: TrlReward, best: list[float]) -> dict[str, Any]:
+    """One line of ``log.jsonl``: the harness's reward for this step's completions (not the shaped sum), the
+    share of valid specs, the best hidden score this step and so far, and the step's timing."""
+    results = reward.last_results
+    scores = [r["score"]["normalized"] for r in results if r["score"] is not None]
+    best.extend(scores)
+    n = len(results)
+    mean_len = logs.get("completions/mean_length")
+    tokens = mean_len * n if isinstance(mean_len, (int, float)) else None
+    return {
+        "step": step,
+        "wall_s": round(wall_s, 2),
+        "step_s": round(step_s, 2),
+        "outer/reward": (sum(reward.last_rewards) / n) if n else None,
+        "outer/valid_share": (sum(r["status"] != "invalid" for r in results) / n) if n else None,
+        "outer/failed_share": (sum(r["status"] == "failed" for r in results) / n) if n else None,
+        "outer/score_best_step": max(scores, default=None),
+        "outer/score_best": max(best, default=None),
+        "train/reward_total": logs.get("reward"),
+        "train/format_reward": logs.get("rewards/format/mean"),
+        "completion_length": mean_len,
+        "reward_call_s": round(reward.last_call_seconds, 2),
+        "generation_s": round(gen_s, 2) if gen_s else None,
+        "tokens_per_s": round(tokens / gen_s, 1) if tokens and gen_s else None,
+    }
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -169,27 +258,34 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     log_path = out / "log.jsonl"
+    log_path.write_text("")
     started = time.time()
+    best: list[float] = []
+
+    def log(step: int, step_s: float, gen_s: Optional[float], logs: dict[str, Any]) -> None:
+        line = step_line(step, time.time() - started, step_s, gen_s, logs, reward, best)
+        with log_path.open("a") as f:
+            f.write(json.dumps(line) + "\n")
+        print(json.dumps(line), flush=True)
+
+    if args.frozen:
+        run_frozen(args, model, tokenizer, trainer.train_dataset, trainer.reward_funcs, log)
+        print(f"frozen run done; statuses {reward.totals}", flush=True)
+        return 0
+
+    step_started = [time.time()]
 
     class LogLines(TrainerCallback):
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            step_started[0] = time.time()
+
         def on_log(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             logs: Optional[dict[str, Any]] = kwargs.get("logs")
             if not logs or "reward" not in logs:
                 return
-            scores = [r["score"]["normalized"] for r in reward.last_results if r["score"] is not None]
-            statuses = [r["status"] for r in reward.last_results]
-            line = {
-                "step": state.global_step,
-                "wall_s": round(time.time() - started, 2),
-                "outer/reward": logs.get("reward"),
-                "outer/reward_std": logs.get("reward_std"),
-                "outer/valid_share": (sum(s != "invalid" for s in statuses) / len(statuses)) if statuses else None,
-                "outer/score_best": max(scores, default=None),
-                "completion_length": logs.get("completions/mean_length"),
-            }
-            with log_path.open("a") as f:
-                f.write(json.dumps(line) + "\n")
-            print(json.dumps(line), flush=True)
+            # Generation ends where the reward call begins (TRL generates, then scores).
+            gen_s = reward.last_call_started - step_started[0] if reward.last_call_started > step_started[0] else None
+            log(state.global_step, time.time() - step_started[0], gen_s, logs)
 
     trainer.add_callback(LogLines())
     trainer.train()

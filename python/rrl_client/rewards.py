@@ -15,6 +15,7 @@ completion into a job, trains and scores it, and answers with numbers only.
 from __future__ import annotations
 
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Optional, Sequence, Union
 
@@ -83,6 +84,9 @@ class TrlReward:
         self.task_column = task_column
         self.__name__ = name  # TRL names the reward's log columns after it
         self.last_results: list[RewardResult] = []
+        self.last_rewards: list[float] = []
+        self.last_call_started = 0.0
+        self.last_call_seconds = 0.0
         self.totals: dict[str, int] = {}
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[float]:
@@ -90,8 +94,11 @@ class TrlReward:
         tasks = kwargs.get(self.task_column)
         if tasks is None:
             raise KeyError(f"the dataset has no {self.task_column!r} column (the task id of each prompt)")
+        self.last_call_started = time.time()
         rewards, results = score_grouped(self.client, list(tasks), [completion_text(c) for c in completions])
+        self.last_call_seconds = time.time() - self.last_call_started
         self.last_results = results
+        self.last_rewards = rewards
         for r in results:
             self.totals[r["status"]] = self.totals.get(r["status"], 0) + 1
         return rewards

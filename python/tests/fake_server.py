@@ -121,10 +121,12 @@ class FakeRrl:
                     task = m.group(1)
                     if task not in {t["id"] for t in TASKS}:
                         return self._send(404, {"error": f"task: unknown task {task!r}"})
+                    compact = "form=compact" in self.path
+                    example = {"task": task, "model": {"hidden": [8]}, "seed": 1} if compact else None
                     return self._send(200, {"messages": [
                         {"role": "system", "content": "You write training jobs as one JSON object."},
-                        {"role": "user", "content": f"Task {task}: write a job spec."},
-                    ]})
+                        {"role": "user", "content": f"Task {task}: write a job spec." + (f" Example: {json.dumps(example)}" if compact else "")},
+                    ], "example": example})
                 m = re.fullmatch(r"/v1/jobs/([^/]+)", path)
                 if m:
                     job = fake.jobs.get(m.group(1))

@@ -247,7 +247,7 @@ const trainCommand = program
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError(`--llm-extra-body must be a JSON object, got "${v}"`);
     return parsed as Record<string, unknown>;
   })
-  .option('--policy-update-command <cmd>', 'llm: shell command run between iterations to train a LoRA adapter on the exported batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)');
+  .option('--policy-update-command <cmd>', 'llm: shell command the agent runs in its update, between iterations, to train a LoRA adapter on the scored batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)');
 addExecutorOptions(trainCommand)
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {

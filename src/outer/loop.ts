@@ -110,11 +110,6 @@ export async function train(
     const ckpt = store.latestCheckpoint(runId);
     if (ckpt) await agent.load(ckpt.state);
     const startIteration = ckpt ? ckpt.iteration + 1 : 0;
-    // A run killed during the agent's work after an iteration (e.g. a policy update) finishes it now.
-    if (ckpt && agent.afterIteration && ckpt.iteration < cfg.iterations - 1) {
-      await agent.afterIteration({ runDir: dir, runId, iteration: ckpt.iteration, last: false });
-      store.saveCheckpoint(runId, ckpt.iteration, { agent: agent.name, state: await agent.state() });
-    }
 
     const cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
     closeCache = () => cache?.close();
@@ -202,10 +197,15 @@ export async function train(
       const groups: RewardGroup[] = [];
       const rewards = briefs.flatMap((brief) => {
         const group = rewardGroup(rows.filter((r) => r.task === brief.id), brief, baselineRow.get(brief.id), earlier, `it${it}/${brief.id}`, cfg.reward);
-        groups.push({ brief, items: group.filter((s) => s.row.trace !== null).map((s) => ({ trace: s.row.trace, reward: s.reward })) });
+        groups.push({
+          brief,
+          items: group
+            .filter((s) => s.row.trace !== null)
+            .map((s) => ({ trace: s.row.trace, reward: s.reward, advantage: s.advantage, jobId: s.jobId, status: s.row.status, error: s.row.error })),
+        });
         return group.map(({ jobId, reward, advantage, detail, groupId }) => ({ jobId, reward, advantage, detail, groupId }));
       });
-      const stats = await agent.update(groups);
+      const stats = await agent.update(groups, { runDir: dir, runId, iteration: it, last: it === cfg.iterations - 1 });
       const norms = rows.map((r) => r.normalized).filter((v): v is number => v !== null);
       const summary = {
         meanReward: rewards.reduce((a, r) => a + r.reward, 0) / Math.max(1, rewards.length),
@@ -214,10 +214,6 @@ export async function train(
         updateStats: stats,
       };
       store.completeIteration(runId, it, rewards, { agent: agent.name, state: await agent.state() }, summary);
-      if (agent.afterIteration) {
-        await agent.afterIteration({ runDir: dir, runId, iteration: it, last: it === cfg.iterations - 1 });
-        store.saveCheckpoint(runId, it, { agent: agent.name, state: await agent.state() });
-      }
       emit({ type: 'iteration', iteration: it, meanReward: summary.meanReward, bestNormalized: summary.bestNormalized, meanNormalized: summary.meanNormalized });
     }
     store.setRunStatus(runId, 'finished');

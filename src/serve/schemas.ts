@@ -62,6 +62,7 @@ export const TaskRow = z.object({
 /** `GET /v1/tasks/{id}/prompt` answer. */
 export const PromptResponse = z.object({
   messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() })).describe('chat messages asking for one job spec'),
+  example: z.record(z.string(), z.unknown()).nullable().describe('the valid job spec the compact form shows (null in the full form): what a trainer-side format reward can compare structure with'),
 });
 
 /** `GET /v1/jobs/{id}` answer. */

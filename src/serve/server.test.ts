@@ -53,6 +53,9 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
   assert.match(full.messages[1].content, /Job spec fields/);
   assert.ok(compact.messages[1].content.length < full.messages[1].content.length / 2, 'the compact form is short');
   assert.match(compact.messages[1].content, /"task":"cartpole-short"/);
+  assert.equal(full.example, null);
+  assert.equal(compact.example?.task, task, 'the compact form names the example spec it shows');
+  assert.ok(compact.messages[1].content.includes(JSON.stringify(compact.example)));
   assert.equal((await fetch(`${server.url}/v1/tasks/nope/prompt`)).status, 404);
 
   const res = await post({ task, completions: [fenced(arsSpec(task, 5000, 1)), 'I do not know.', JSON.stringify({ ...arsSpec(task), reward: { expression: 'r + foo' } })] });

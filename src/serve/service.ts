@@ -116,10 +116,11 @@ export class RewardService {
   }
 
   /** The prompt for a task (as `rrl prompt` prints it, or its compact form). */
-  prompt(task: string, form: 'full' | 'compact' = 'full'): { messages: ChatMessage[] } {
+  prompt(task: string, form: 'full' | 'compact' = 'full'): { messages: ChatMessage[]; example: Record<string, unknown> | null } {
     if (!this.taskIds.has(task)) throw new HttpError(404, `unknown task "${task.slice(0, 128)}"; see GET /v1/tasks`);
     const t = getPublicTask(task);
-    return { messages: buildPrompt(t.brief, form === 'compact' ? { compact: true, example: t.baseline } : {}) };
+    if (form === 'full') return { messages: buildPrompt(t.brief), example: null };
+    return { messages: buildPrompt(t.brief, { compact: true, example: t.baseline }), example: t.baseline as unknown as Record<string, unknown> };
   }
 
   /** One job of the run, or 404. */

@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../store/store.js';
@@ -230,18 +230,27 @@ test('a policy update loads its adapter under a name the server has never seen',
     mkdirSync(taken);
     writeFileSync(join(taken, 'adapter_config.json'), '{}');
     server.adapters.push({ name: 'rrl-run-x-v1', path: taken });
-    await agent.afterIteration({ runDir, runId: 'run-x', iteration: 0, last: false });
+    // update() receives the scored completions and hands them to the command as a TRL batch.
+    const first = await agent.propose(cartpole, ctx());
+    const groups = [{ brief: cartpole, items: [{ trace: first.trace, reward: 0.25, advantage: 1, jobId: 7, status: 'succeeded' }, { trace: null, reward: -1 }] }];
+    const stats = await agent.update(groups, { runDir, runId: 'run-x', iteration: 0, last: false });
+    assert.deepEqual(stats, { rows: 1, exitCode: 0, adapterLoaded: 1 });
+    const rows = readFileSync(join(runDir, 'policy', 'batch-it0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].completion[0].content, good);
+    assert.deepEqual([rows[0].reward, rows[0].advantage, rows[0].job_id, rows[0].status, rows[0].task], [0.25, 1, 7, 'succeeded', cartpole.id]);
+    assert.equal(rows[0].prompt.at(-1).role, 'user');
     assert.equal(agent.servedModel(), 'rrl-run-x-v2');
     assert.deepEqual(server.adapters.map((a) => a.name), ['rrl-run-x-v1', 'rrl-run-x-v2']);
     // The same iteration is not updated twice (a resumed run calls it again).
-    await agent.afterIteration({ runDir, runId: 'run-x', iteration: 0, last: false });
+    await agent.update(groups, { runDir, runId: 'run-x', iteration: 0, last: false });
     assert.equal(server.adapters.length, 2);
     const p = await agent.propose(cartpole, ctx(1));
     assert.equal(traceOf(p).adapter, 'rrl-run-x-v2');
-    assert.equal(server.chatRequests()[0].model, 'rrl-run-x-v2');
+    assert.equal(server.chatRequests().at(-1)?.model, 'rrl-run-x-v2');
     const state = (await agent.state()) as { version: number; updates: { rows: number; exitCode: number }[] };
     assert.equal(state.version, 2);
-    assert.deepEqual(state.updates.map((u) => [u.rows, u.exitCode]), [[0, 0]]);
+    assert.deepEqual(state.updates.map((u) => [u.rows, u.exitCode]), [[1, 0]]);
   });
 });
 
@@ -249,14 +258,14 @@ test('a failing policy update or one without an adapter keeps the current model 
   for (const [exitCode, writes, why] of [[3, true, /exited with code 3/], [0, false, /wrote no adapter/]] as const) {
     const { runDir, command } = policyFixture(exitCode, writes);
     await withAgent([], { policyUpdateCommand: command }, async (agent, server) => {
-      await agent.afterIteration({ runDir, runId: 'run-x', iteration: 0, last: false });
+      await agent.update([], { runDir, runId: 'run-x', iteration: 0, last: false });
       assert.equal(agent.servedModel(), MODEL);
       assert.equal(server.adapters.length, 0);
       const state = (await agent.state()) as { updates: { error: string; adapter: string | null }[] };
       assert.match(state.updates[0].error, why);
       assert.equal(state.updates[0].adapter, null);
       // Nothing runs after the last iteration.
-      await agent.afterIteration({ runDir, runId: 'run-x', iteration: 1, last: true });
+      await agent.update([], { runDir, runId: 'run-x', iteration: 1, last: true });
       assert.equal(((await agent.state()) as { updates: unknown[] }).updates.length, 1);
     });
   }

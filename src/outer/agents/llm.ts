@@ -15,16 +15,17 @@
 import OpenAI from 'openai';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, openSync, closeSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { existsSync, mkdirSync, openSync, closeSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { TaskBrief } from '../../spec/brief.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { validateSpec } from '../../inner/validate.js';
+import { jobEnvironment } from '../../inner/job-env.js';
 import { MAX_ISSUE_CHARS, MAX_REPLY_CHARS, SPEC_BOUNDS, checkBounds, describeViolation, oneLine } from '../../spec/bounds.js';
 import type { Rng } from '../../util/rng.js';
-import { exportGrpo } from '../export.js';
+import { trlRow } from '../export.js';
 import { buildPrompt, type ChatMessage } from './prompt.js';
-import type { Agent, IterationContext, Proposal, ProposalContext, UpdateStats } from './types.js';
+import type { Agent, IterationContext, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
 
 /** How the LLM agent reaches its model and samples from it (stored with the run; no secrets). */
 export interface LlmOptions {
@@ -237,6 +238,42 @@ interface LlmState {
   updates: PolicyUpdateRecord[];
 }
 
+/** The TRL rows of one iteration's scored completions (`rrl export grpo --format trl` writes the same rows from the store). */
+export function batchRows(groups: RewardGroup[], ctx: IterationContext): Record<string, unknown>[] {
+  const rows: Record<string, unknown>[] = [];
+  for (const g of groups) {
+    const rewards = g.items.map((i) => i.reward);
+    const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
+    const sd = Math.sqrt(rewards.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, rewards.length));
+    g.items.forEach((item, slot) => {
+      const t = item.trace as LlmTrace | null;
+      if (!t || t.kind !== 'llm' || t.completion === null) return;
+      rows.push(
+        trlRow({
+          jobId: item.jobId ?? -1,
+          runId: ctx.runId,
+          iteration: ctx.iteration,
+          slot,
+          task: g.brief.id,
+          groupId: `it${ctx.iteration}/${g.brief.id}`,
+          prompt: t.messages,
+          completion: t.completion,
+          reward: item.reward,
+          advantage: item.advantage ?? (sd > 1e-6 ? (item.reward - mean) / sd : 0),
+          status: item.status ?? 'unknown',
+          error: item.error ?? null,
+          model: t.adapter ?? t.model,
+          adapter: t.adapter,
+          repaired: t.repaired,
+          tokens: t.logprobs ? t.logprobs.map((l) => l.token) : null,
+          logprobs: t.logprobs ? t.logprobs.map((l) => l.logprob) : null,
+        }),
+      );
+    });
+  }
+  return rows;
+}
+
 /** The LLM trainer agent behind the `Agent` interface. */
 export class LlmAgent implements Agent {
   readonly name = 'llm';
@@ -405,24 +442,30 @@ export class LlmAgent implements Agent {
     return { turn, requestId: s.requestId, choiceIndex: s.choiceIndex, attempts: s.attempts, completion: clipCompletion(s.content), logprobs: s.logprobs, finishReason: s.finishReason, error };
   }
 
-  /** The LLM learns outside this process (see `afterIteration`); nothing to update here. */
-  async update(): Promise<UpdateStats> {
-    return {};
-  }
-
   /**
-   * Between iterations: exports the iteration's batch (TRL JSONL), runs the policy-update
-   * command on it and, when the command wrote a LoRA adapter (`adapter_config.json`), loads it
-   * into the server under a new name and samples from it from now on. Failures are recorded
-   * and the agent keeps its current model.
+   * Learns from one iteration's scored completions: writes them as a TRL batch (JSON Lines, one
+   * row per completion: prompt, completion, reward, advantage, group and job), runs the
+   * policy-update command on it and, when the command wrote a LoRA adapter
+   * (`adapter_config.json`), loads it into the server under a new name and samples from it from
+   * now on. Without a command (in-context learning only) nothing changes. Failures are recorded
+   * and the agent keeps its current model; an iteration is updated at most once.
    */
-  async afterIteration(ctx: IterationContext): Promise<void> {
+  async update(groups: RewardGroup[], ctx?: IterationContext): Promise<UpdateStats> {
     const command = this.o.policyUpdateCommand;
-    if (!command || ctx.last || this.updates.some((u) => u.iteration === ctx.iteration)) return;
+    if (!command || !ctx || ctx.last || this.updates.some((u) => u.iteration === ctx.iteration)) return {};
     const policyDir = join(resolve(ctx.runDir), 'policy');
     mkdirSync(policyDir, { recursive: true });
     const batch = join(policyDir, `batch-it${ctx.iteration}.jsonl`);
-    const { rows } = exportGrpo(ctx.runDir, { format: 'trl', out: batch, iteration: ctx.iteration });
+    const rows = batchRows(groups, ctx);
+    writeFileSync(batch, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
+    await this.policyUpdate(command, ctx, batch, rows.length);
+    const last = this.updates[this.updates.length - 1];
+    return { rows: rows.length, exitCode: last.exitCode ?? -1, adapterLoaded: last.adapter ? 1 : 0 };
+  }
+
+  /** Runs the policy-update command on `batch` and loads the adapter it writes (see `update`). */
+  private async policyUpdate(command: string, ctx: IterationContext, batch: string, rows: number): Promise<void> {
+    const policyDir = dirname(batch);
     const existing = await this.listModels();
     let version = this.version + 1;
     const safeRun = ctx.runId.replace(/[^A-Za-z0-9_-]/g, '-');
@@ -440,7 +483,7 @@ export class LlmAgent implements Agent {
           shell: true,
           stdio: ['ignore', fd, fd],
           env: {
-            ...process.env,
+            ...jobEnvironment(), // never the evaluation secret
             RRL_BATCH: batch,
             RRL_BATCH_FORMAT: 'trl',
             RRL_RUN_DIR: resolve(ctx.runDir),

@@ -30,8 +30,8 @@ export interface PromptOptions {
   /** How many earlier jobs to show (the best ones, by reward); 0 shows none. */
   historyLimit?: number;
   /**
-   * The compact form for small models: the task and the catalog, then one valid spec to start
-   * from (`example`) instead of the list of every field of the schema.
+   * The compact form for small models: the task, the catalog's names and ranges, and one valid
+   * spec to edit (`example`), instead of the full catalog and every field of the schema; no history.
    */
   compact?: boolean;
   /** A valid spec for the task shown in the compact form (the task's public baseline spec). */
@@ -177,12 +177,49 @@ function historySection(history: PromptHistoryItem[], limit: number): string | n
   return lines.join('\n');
 }
 
+/** The catalog in a few lines: only names, ranges and caps (for small models' short contexts). */
+function compactCatalog(brief: TaskBrief): string {
+  const lines = [`- algorithm.name: ${brief.algorithms.join(' | ')}`];
+  if (brief.kind === 'control') {
+    lines.push(`- budget.envSteps: at most ${brief.budget.maxEnvSteps}`);
+    if (brief.environment.params.length) lines.push(`- environment.params: ${brief.environment.params.map((p) => `${p.name} [${p.min}, ${p.max}]`).join(', ')}`);
+    lines.push(`- reward.expression: math over ${brief.rewardVariables.map((v) => v.name).join(', ')}`);
+  } else {
+    lines.push(`- budget.examples: at most ${brief.budget.maxExamples ?? 0}`);
+    if (brief.supervised) {
+      lines.push(`- reward.objective: ${brief.supervised.target.type === 'classification' ? 'cross-entropy | focal' : 'mse | huber'}`);
+      lines.push(`- dataset.sources ids: ${brief.supervised.sources.map((s) => `${s.id} (${s.examples})`).join(', ')}`);
+    }
+  }
+  return lines.join('\n');
+}
+
+/**
+ * The compact prompt for small models (a few hundred tokens): the task in two lines, the
+ * catalog's names and ranges, and one valid spec to copy and change. Small instruction-tuned
+ * models rarely write a valid nested spec from a field list; they can edit an example.
+ */
+function compactPrompt(brief: TaskBrief, example: unknown): ChatMessage[] {
+  const user = [
+    `Task "${brief.id}": ${brief.title}. ${brief.description}`,
+    `Judged on a hidden evaluation by: ${brief.metric}`,
+    `You may choose:\n${compactCatalog(brief)}`,
+    `A valid job spec:\n${JSON.stringify(example ?? null)}`,
+    'Reply with this JSON object, with some values changed so that the job trains a better model. Keep every field and the task id. Reply with the JSON only.',
+  ].join('\n\n');
+  return [
+    { role: 'system', content: 'You design training jobs for machine-learning models. You answer with one JSON object, a job spec, and nothing else.' },
+    { role: 'user', content: user },
+  ];
+}
+
 /**
  * The chat messages that ask the model for one job spec for `brief`: a system message with
  * the trainer's role and the reward rule, and a user message with the task, the catalog, the
  * spec's fields and (when `historyLimit` > 0) the agent's own earlier jobs with their rewards.
  */
 export function buildPrompt(brief: TaskBrief, options: PromptOptions = {}): ChatMessage[] {
+  if (options.compact) return compactPrompt(brief, options.example);
   const system = [
     'You are the trainer agent of recursive-rl. You read a task brief and design one complete training job for it:',
     'the environment or data preprocessing, the training reward or loss, the data, the model, the algorithm with its hyperparameters, the compute budget and the seed.',
@@ -193,9 +230,7 @@ export function buildPrompt(brief: TaskBrief, options: PromptOptions = {}): Chat
   const parts = [
     `# Task\n${taskSection(brief)}`,
     `# What you may choose\n${catalog(brief)}`,
-    options.compact
-      ? `# A valid job spec for this task (change it to do better)\n${JSON.stringify(options.example ?? null)}`
-      : `# Job spec fields (type, bounds, default: description)\n${describeSpecFields()}`,
+    `# Job spec fields (type, bounds, default: description)\n${describeSpecFields()}`,
   ];
   const history = historySection(options.history ?? [], options.historyLimit ?? 0);
   if (history) parts.push(`# History\n${history}`);

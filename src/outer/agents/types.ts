@@ -24,7 +24,7 @@ export interface Proposal {
   rejected?: { kind: string; error: string };
 }
 
-/** What an agent learns about an iteration once its rewards are in the store. */
+/** Where an update happens: the run and the iteration whose scored proposals it receives. */
 export interface IterationContext {
   runDir: string;
   runId: string;
@@ -33,10 +33,22 @@ export interface IterationContext {
   last: boolean;
 }
 
+/** One scored proposal: the agent's trace (for an LLM, the prompt and the completion) and what it earned. */
+export interface ScoredItem {
+  trace: unknown;
+  reward: number;
+  /** The group-normalised advantage the loop computed (absent: the agent computes its own). */
+  advantage?: number;
+  /** The job in the store, its final status and failure reason. */
+  jobId?: number;
+  status?: string;
+  error?: string | null;
+}
+
 /** A group of proposals for one task with their outer rewards. */
 export interface RewardGroup {
   brief: TaskBrief;
-  items: { trace: unknown; reward: number }[];
+  items: ScoredItem[];
 }
 
 /** Statistics of an agent update, for the store and the curve. */
@@ -46,12 +58,12 @@ export type UpdateStats = Record<string, number>;
 export interface Agent {
   readonly name: string;
   propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal>;
-  update(groups: RewardGroup[]): Promise<UpdateStats>;
   /**
-   * Optional: called after an iteration's rewards and checkpoint are stored (e.g. to train the
-   * policy elsewhere on the stored batch); the checkpoint is saved again afterwards.
+   * Learns from one iteration's scored proposals, grouped by task. Called once per iteration
+   * before its rewards and the agent's checkpoint are stored; a run killed during the update
+   * calls it again on resume, so an update must be safe to repeat.
    */
-  afterIteration?(ctx: IterationContext): Promise<void>;
+  update(groups: RewardGroup[], ctx?: IterationContext): Promise<UpdateStats>;
   /** A JSON-serialisable checkpoint. */
   state(): Promise<unknown>;
   /** Restores a checkpoint made by `state()`. */

@@ -1,0 +1,113 @@
+"""A trainer-side format reward for GRPO: partial credit for a completion's *shape*.
+
+A small model's first completions are rarely valid job specs, and the harness pays every invalid
+one the same penalty, so a GRPO group of invalid completions has no advantage to learn from. The
+usual remedy in GRPO recipes is a second, format reward beside the task reward (TRL sums its
+``reward_funcs`` with ``reward_weights``). This one compares the first JSON object of a completion
+with the valid example spec that the compact prompt shows (``GET /v1/tasks/{id}/prompt?form=compact``
+returns it as ``example``): the share of the example's fields present with the same JSON type, less
+a penalty for fields the example does not have. A completion the harness accepted scores 1.
+
+It uses only what the prompt already shows; the hidden evaluation is not involved. The harness's
+own reward (``outer/reward`` in the trainer's log) is unchanged and is what the measurements report.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping, Optional, Sequence
+
+from .rewards import Completion, TrlReward, completion_text
+
+MAX_CANDIDATES = 32
+"""How many opening braces are tried as the start of the object (as the harness does)."""
+
+
+def first_json_object(text: str) -> Optional[dict[str, Any]]:
+    """The first JSON object in ``text`` (after a closed ``<think>`` block), or None."""
+    close = text.find("</think>")
+    if text.lstrip().startswith("<think>") and close >= 0:
+        text = text[close + len("</think>"):]
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    tried = 0
+    while start >= 0 and tried < MAX_CANDIDATES:
+        tried += 1
+        try:
+            value, _ = decoder.raw_decode(text, start)
+            if isinstance(value, dict):
+                return value
+        except (json.JSONDecodeError, RecursionError):
+            pass
+        start = text.find("{", start + 1)
+    return None
+
+
+def _kind(v: Any) -> str:
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, (int, float)):
+        return "number"
+    if v is None:
+        return "null"
+    return type(v).__name__
+
+
+def leaf_paths(obj: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """Every leaf of a JSON object as ``path -> kind`` (arrays are leaves; null matches any kind)."""
+    out: dict[str, str] = {}
+    for key, value in obj.items():
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if isinstance(value, Mapping) and value:
+            out.update(leaf_paths(value, path))
+        else:
+            out[path] = _kind(value)
+    return out
+
+
+def structure_score(obj: Optional[Mapping[str, Any]], example: Mapping[str, Any]) -> float:
+    """In [0, 1]: the share of ``example``'s leaves that ``obj`` has with the same kind, less half the share of extra leaves."""
+    if obj is None:
+        return 0.0
+    want = leaf_paths(example)
+    got = leaf_paths(obj)
+    if not want:
+        return 0.0
+    same = sum(1 for p, k in want.items() if p in got and (got[p] == k or "null" in (k, got[p])))
+    extra = sum(1 for p in got if p not in want)
+    return max(0.0, min(1.0, same / len(want) - 0.5 * min(1.0, extra / len(want))))
+
+
+class FormatReward:
+    """A TRL ``reward_funcs`` entry for the shape of a completion; list it *after* ``outer``.
+
+    TRL calls synchronous reward functions in order with the same completions, so this one reads
+    the statuses the harness just returned to ``outer``: an accepted spec scores 1; otherwise
+    ``0.8 * structure_score`` against the task's example (no JSON object: 0).
+    """
+
+    def __init__(self, outer: TrlReward, examples: Mapping[str, Mapping[str, Any]], task_column: str = "task", name: str = "format") -> None:
+        self.outer = outer
+        self.examples = examples
+        self.task_column = task_column
+        self.__name__ = name
+        self.last_scores: list[float] = []
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[float]:
+        """One format score per completion, in order."""
+        tasks = kwargs.get(self.task_column)
+        if tasks is None:
+            raise KeyError(f"the dataset has no {self.task_column!r} column (the task id of each prompt)")
+        results = self.outer.last_results
+        if len(results) != len(completions):
+            raise RuntimeError("FormatReward must come after the TrlReward it reads in reward_funcs (it reuses that call's results)")
+        scores: list[float] = []
+        for task, completion, result in zip(tasks, completions, results):
+            if result["status"] != "invalid":
+                scores.append(1.0)
+                continue
+            example = self.examples.get(task)
+            obj = first_json_object(completion_text(completion))
+            scores.append(0.8 * structure_score(obj, example) if example else 0.0)
+        self.last_scores = scores
+        return scores

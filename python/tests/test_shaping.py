@@ -1,0 +1,54 @@
+"""The trainer-side format reward: shape credit from the example spec, 1 for accepted specs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from rrl_client.client import RewardResult
+from rrl_client.rewards import TrlReward
+from rrl_client.shaping import FormatReward, first_json_object, leaf_paths, structure_score
+
+EXAMPLE: dict[str, Any] = {"task": "t", "model": {"hidden": [64, 64], "activation": "tanh"}, "budget": {"envSteps": 1000, "targetReturn": None}, "seed": 1}
+
+
+def test_first_json_object_skips_prose_fences_and_think() -> None:
+    assert first_json_object('Sure! ```json\n{"a": {"b": 1}}\n``` and {"c": 2}') == {"a": {"b": 1}}
+    assert first_json_object('<think>{"draft": 1}</think> {"final": 2}') == {"final": 2}
+    assert first_json_object("no braces at all") is None
+    assert first_json_object('{"broken": 1, {"inner": 2}') == {"inner": 2}
+    assert first_json_object("[1, 2]") is None
+
+
+def test_leaf_paths_and_structure_score() -> None:
+    assert leaf_paths(EXAMPLE) == {"task": "str", "model.hidden": "list", "model.activation": "str", "budget.envSteps": "number", "budget.targetReturn": "null", "seed": "number"}
+    assert structure_score(EXAMPLE, EXAMPLE) == 1.0
+    assert structure_score(None, EXAMPLE) == 0.0
+    # Values may change; kinds and places may not.
+    changed = {"task": "t", "model": {"hidden": [8], "activation": "relu"}, "budget": {"envSteps": 5, "targetReturn": 400}, "seed": 9}
+    assert structure_score(changed, EXAMPLE) == 1.0
+    half = {"task": "t", "model": {"hidden": "big"}, "seed": 1}
+    assert structure_score(half, EXAMPLE) == pytest.approx(2 / 6)
+    # Extra fields cost half their share: the example's shape, not more, is what validates.
+    padded = {**EXAMPLE, "x": 1, "y": 2, "z": 3}
+    assert structure_score(padded, EXAMPLE) == pytest.approx(1 - 0.5 * 3 / 6)
+
+
+class Outer(TrlReward):
+    """A TrlReward whose last call is set by the test (no server needed to test the order contract)."""
+
+    def __init__(self, statuses: list[str]) -> None:
+        self.last_results = [RewardResult(status=s, score=None, reason=None, job=1) for s in statuses]  # type: ignore[typeddict-item]
+
+
+def test_format_reward_reads_the_harness_statuses() -> None:
+    outer = Outer(["succeeded", "invalid", "invalid", "failed"])
+    fmt = FormatReward(outer, {"t": EXAMPLE})
+    texts = ["anything", '{"task": "t", "seed": 1}', "no json", "{}"]
+    scores = fmt(prompts=[""] * 4, completions=texts, task=["t"] * 4)
+    assert scores == [1.0, pytest.approx(0.8 * 2 / 6), 0.0, 1.0]
+    with pytest.raises(RuntimeError, match="after the TrlReward"):
+        fmt(prompts=[""], completions=["x"], task=["t"])
+    with pytest.raises(KeyError, match="task"):
+        fmt(prompts=[""] * 4, completions=texts)
