@@ -1,6 +1,7 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
- * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve (default: all).
+ * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, grpo (default: all but grpo,
+ * which runs only when named).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,6 +21,7 @@ import { num, table } from '../src/cli/format.js';
 import { slurm } from './slurm.js';
 import { crash } from './crash.js';
 import { serve } from './serve.js';
+import { grpo } from './grpo.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -156,11 +158,13 @@ async function tasks(): Promise<Record<string, unknown>> {
   return { rows };
 }
 
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve };
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, grpo };
+/** Run only when named (long, or needing the Python environment and a model). */
+const ON_REQUEST = new Set(['grpo']);
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);
-for (const name of names.length ? names : Object.keys(BENCHES)) {
+for (const name of names.length ? names : Object.keys(BENCHES).filter((n) => !ON_REQUEST.has(n))) {
   const result = await BENCHES[name]();
   console.log(JSON.stringify({ bench: name, ...result }));
 }

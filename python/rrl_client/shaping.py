@@ -5,8 +5,9 @@ one the same penalty, so a GRPO group of invalid completions has no advantage to
 usual remedy in GRPO recipes is a second, format reward beside the task reward (TRL sums its
 ``reward_funcs`` with ``reward_weights``). This one compares the first JSON object of a completion
 with the valid example spec that the compact prompt shows (``GET /v1/tasks/{id}/prompt?form=compact``
-returns it as ``example``): the share of the example's fields present with the same JSON type, less
-a penalty for fields the example does not have. A completion the harness accepted scores 1.
+returns it as ``example``): the share of the example's fields present with the same JSON type, or of
+its keys written in its order when the text does not parse, less a penalty for fields the example
+does not have. A completion the harness accepted scores 1.
 
 It uses only what the prompt already shows; the hidden evaluation is not involved. The harness's
 own reward (``outer/reward`` in the trainer's log) is unchanged and is what the measurements report.
@@ -15,6 +16,7 @@ own reward (``outer/reward`` in the trainer's log) is unchanged and is what the 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Mapping, Optional, Sequence
 
 from .rewards import Completion, TrlReward, completion_text
@@ -78,12 +80,48 @@ def structure_score(obj: Optional[Mapping[str, Any]], example: Mapping[str, Any]
     return max(0.0, min(1.0, same / len(want) - 0.5 * min(1.0, extra / len(want))))
 
 
+_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)"\s*:')
+
+
+def key_sequence(obj: Mapping[str, Any]) -> list[str]:
+    """The object's keys depth first, in order (the order a faithful copy writes them)."""
+    out: list[str] = []
+    for key, value in obj.items():
+        out.append(str(key))
+        if isinstance(value, Mapping):
+            out.extend(key_sequence(value))
+        elif isinstance(value, list):
+            for item in value:
+                if isinstance(item, Mapping):
+                    out.extend(key_sequence(item))
+    return out
+
+
+def key_order_score(text: str, example: Mapping[str, Any]) -> float:
+    """In [0, 1], for text that need not parse (a copy cut off, a brace missing): the share of the
+    example's keys written in the example's order (a greedy subsequence match of the ``"key":``
+    in the text), less half the share of keys the example does not have."""
+    want = key_sequence(example)
+    if not want:
+        return 0.0
+    known = set(want)
+    matched = 0
+    extra = 0
+    for key in _KEY.findall(text):
+        if matched < len(want) and key == want[matched]:
+            matched += 1
+        elif key not in known:
+            extra += 1
+    return max(0.0, min(1.0, matched / len(want) - 0.5 * min(1.0, extra / len(want))))
+
+
 class FormatReward:
     """A TRL ``reward_funcs`` entry for the shape of a completion; list it *after* ``outer``.
 
     TRL calls synchronous reward functions in order with the same completions, so this one reads
     the statuses the harness just returned to ``outer``: an accepted spec scores 1; otherwise
-    ``0.8 * structure_score`` against the task's example (no JSON object: 0).
+    0.8 times the larger of ``structure_score`` (the first JSON object against the task's example)
+    and ``key_order_score`` (the text, parsed or not).
     """
 
     def __init__(self, outer: TrlReward, examples: Mapping[str, Mapping[str, Any]], task_column: str = "task", name: str = "format") -> None:
@@ -107,7 +145,7 @@ class FormatReward:
                 scores.append(1.0)
                 continue
             example = self.examples.get(task)
-            obj = first_json_object(completion_text(completion))
-            scores.append(0.8 * structure_score(obj, example) if example else 0.0)
+            text = completion_text(completion)
+            scores.append(0.8 * max(structure_score(first_json_object(text), example), key_order_score(text, example)) if example else 0.0)
         self.last_scores = scores
         return scores

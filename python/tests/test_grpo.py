@@ -60,3 +60,26 @@ def test_a_gguf_model_loads_and_trains(fake: FakeRrl, tmp_path: pytest.TempPathF
     trainer.train()
     assert trainer.state.global_step == 1 and sum(reward.totals.values()) == 2
     assert fake.reward_calls and fake.reward_calls[0]["task"] == "iris-classify"
+
+
+def test_the_frozen_control_run_samples_the_same_prompts_and_never_updates(fake: FakeRrl, tmp_path: pytest.TempPathFactory) -> None:
+    from rrl_client.grpo import run_frozen
+
+    tok = tiny_tokenizer()
+    model = tiny_model(tok)
+    args = parse_args([
+        "--model", "unused", "--steps", "2", "--num-generations", "3", "--prompts-per-step", "2",
+        "--max-completion-length", "12", "--output-dir", str(tmp_path), "--cpu", "--seed", "2", "--frozen",
+    ])
+    trainer, reward = build_trainer(args, RrlClient(fake.url), model, tok, ["cartpole-balance", "iris-classify"])
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    lines: list[tuple[int, dict[str, float]]] = []
+    run_frozen(args, trainer.model, tok, trainer.train_dataset, trainer.reward_funcs, lambda step, step_s, gen_s, logs: lines.append((step, logs)))
+    assert [s for s, _ in lines] == [1, 2]
+    # each step: one group per task, in the dataset's order, the same group size as GRPO
+    assert [c["task"] for c in fake.reward_calls] == ["cartpole-balance", "iris-classify"] * 2
+    assert all(len(c["completions"]) == 3 for c in fake.reward_calls)
+    # the logged total is the weighted sum of the harness reward and the format reward
+    assert all("rewards/format/mean" in logs and 0 < logs["completions/mean_length"] <= 12 for _, logs in lines)
+    assert all(torch.equal(p, dict(trainer.model.named_parameters())[n]) for n, p in before.items())
+    assert sum(reward.totals.values()) == 12

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from rrl_client.client import RewardResult
 from rrl_client.rewards import TrlReward
-from rrl_client.shaping import FormatReward, first_json_object, leaf_paths, structure_score
+from rrl_client.shaping import FormatReward, first_json_object, key_order_score, key_sequence, leaf_paths, structure_score
 
 EXAMPLE: dict[str, Any] = {"task": "t", "model": {"hidden": [64, 64], "activation": "tanh"}, "budget": {"envSteps": 1000, "targetReturn": None}, "seed": 1}
 
@@ -35,6 +36,17 @@ def test_leaf_paths_and_structure_score() -> None:
     assert structure_score(padded, EXAMPLE) == pytest.approx(1 - 0.5 * 3 / 6)
 
 
+def test_key_order_score_credits_an_unfinished_copy() -> None:
+    assert key_sequence(EXAMPLE) == ["task", "model", "hidden", "activation", "budget", "envSteps", "targetReturn", "seed"]
+    cut = '{"task": "t", "model": {"hidden": [64, 64], "activation": "tanh"}, "budget": {"envSt'
+    assert key_order_score(cut, EXAMPLE) == pytest.approx(5 / 8)
+    # out of order keys are not matched; a loop of unknown keys costs half their share, at most 0.5
+    assert key_order_score('{"seed": 1, "task": "t"}', EXAMPLE) == pytest.approx(1 / 8)
+    loop = '{"task": "t", ' + '"data": {' * 20
+    assert key_order_score(loop, EXAMPLE) == pytest.approx(max(0.0, 1 / 8 - 0.5))
+    assert key_order_score(json.dumps(EXAMPLE), EXAMPLE) == 1.0
+
+
 class Outer(TrlReward):
     """A TrlReward whose last call is set by the test (no server needed to test the order contract)."""
 
@@ -48,6 +60,9 @@ def test_format_reward_reads_the_harness_statuses() -> None:
     texts = ["anything", '{"task": "t", "seed": 1}', "no json", "{}"]
     scores = fmt(prompts=[""] * 4, completions=texts, task=["t"] * 4)
     assert scores == [1.0, pytest.approx(0.8 * 2 / 6), 0.0, 1.0]
+    # text that does not parse still earns credit for the example's keys in order
+    cut = '{"task": "t", "model": {"hidden": [64, 64], "activation": "tanh"}, "budget": {"envSt'
+    assert fmt(prompts=[""] * 4, completions=[cut] * 4, task=["t"] * 4)[1] == pytest.approx(0.8 * 5 / 8)
     with pytest.raises(RuntimeError, match="after the TrlReward"):
         fmt(prompts=[""], completions=["x"], task=["t"])
     with pytest.raises(KeyError, match="task"):

@@ -30,8 +30,8 @@ export interface PromptOptions {
   /** How many earlier jobs to show (the best ones, by reward); 0 shows none. */
   historyLimit?: number;
   /**
-   * The compact form for small models: the task, the catalog's names and ranges, and one valid
-   * spec to edit (`example`), instead of the full catalog and every field of the schema; no history.
+   * The compact form for small models: one valid spec to edit (`example`), the task's title and
+   * one line of what may change, instead of the brief, the catalog and the schema's fields; no history.
    */
   compact?: boolean;
   /** A valid spec for the task shown in the compact form (the task's public baseline spec). */
@@ -177,38 +177,31 @@ function historySection(history: PromptHistoryItem[], limit: number): string | n
   return lines.join('\n');
 }
 
-/** The catalog in a few lines: only names, ranges and caps (for small models' short contexts). */
-function compactCatalog(brief: TaskBrief): string {
-  const lines = [`- algorithm.name: ${brief.algorithms.join(' | ')}`];
-  if (brief.kind === 'control') {
-    lines.push(`- budget.envSteps: at most ${brief.budget.maxEnvSteps}`);
-    if (brief.environment.params.length) lines.push(`- environment.params: ${brief.environment.params.map((p) => `${p.name} [${p.min}, ${p.max}]`).join(', ')}`);
-    lines.push(`- reward.expression: math over ${brief.rewardVariables.map((v) => v.name).join(', ')}`);
-  } else {
-    lines.push(`- budget.examples: at most ${brief.budget.maxExamples ?? 0}`);
-    if (brief.supervised) {
-      lines.push(`- reward.objective: ${brief.supervised.target.type === 'classification' ? 'cross-entropy | focal' : 'mse | huber'}`);
-      lines.push(`- dataset.sources ids: ${brief.supervised.sources.map((s) => `${s.id} (${s.examples})`).join(', ')}`);
-    }
+/** What a job may change, in one line of names and ranges (for small models' short attention). */
+function compactChoices(brief: TaskBrief): string {
+  if (brief.kind === 'supervised') {
+    const sources = brief.supervised?.sources.map((s) => s.id).join(', ') ?? '';
+    return `The data sources it may use: ${sources}; at most ${brief.budget.maxExamples ?? 0} training examples.`;
   }
-  return lines.join('\n');
+  const params = brief.environment.params.map((p) => `${p.name} in [${p.min}, ${p.max}]`).join(', ');
+  return `Algorithms: ${brief.algorithms.join(', ')}; at most ${brief.budget.maxEnvSteps} environment steps${params ? `; environment params: ${params}` : ''}.`;
 }
 
 /**
- * The compact prompt for small models (a few hundred tokens): the task in two lines, the
- * catalog's names and ranges, and one valid spec to copy and change. Small instruction-tuned
- * models rarely write a valid nested spec from a field list; they can edit an example.
+ * The compact prompt for small models (about 300 tokens): one valid spec to send back edited, the
+ * task's title and one line of what may change. Measured on SmolLM2-135M-Instruct: given the
+ * brief's description or a field list it writes prose or code; given an example to edit it writes
+ * the example's JSON (see docs/llm-training.md).
  */
 function compactPrompt(brief: TaskBrief, example: unknown): ChatMessage[] {
   const user = [
-    `Task "${brief.id}": ${brief.title}. ${brief.description}`,
-    `Judged on a hidden evaluation by: ${brief.metric}`,
-    `You may choose:\n${compactCatalog(brief)}`,
-    `A valid job spec:\n${JSON.stringify(example ?? null)}`,
-    'Reply with this JSON object, with some values changed so that the job trains a better model. Keep every field and the task id. Reply with the JSON only.',
-  ].join('\n\n');
+    `This is a valid training job spec for the task "${brief.title}":`,
+    JSON.stringify(example ?? null),
+    compactChoices(brief),
+    'Reply with this same JSON object, changing a few of its values so that it trains a better model. Keep every field. Reply with the JSON only.',
+  ].join('\n');
   return [
-    { role: 'system', content: 'You design training jobs for machine-learning models. You answer with one JSON object, a job spec, and nothing else.' },
+    { role: 'system', content: 'You are a helpful assistant that writes JSON.' },
     { role: 'user', content: user },
   ];
 }

@@ -1,0 +1,166 @@
+/**
+ * GRPO of a real small language model on `rrl serve`'s rewards, against the same model frozen:
+ * two `rrl serve` processes (one run each, so neither arm's history touches the other's rewards),
+ * the shipped trainer (`python -m rrl_client.grpo`) on one and its `--frozen` control run on the
+ * other, side by side with one torch thread each, the same prompts in the same order. Reports per
+ * arm the harness's outer reward per step, the share of valid specs, the best hidden normalised
+ * score, generation tokens/s and seconds per step, and draws the curves to an SVG.
+ *
+ * Needs the Python environment (`python/setup-venv.sh`) and the model (`python/fetch-model.sh`).
+ * Not in the default bench set (about an hour on 2 cores): `npm run bench -- grpo`.
+ * Settings from the environment: RRL_GRPO_STEPS (20), RRL_GRPO_TASKS (penguins-species,cars-mpg),
+ * RRL_GRPO_MODEL (models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf), RRL_GRPO_OUT
+ * (runs/grpo-measure), RRL_GRPO_SVG (where the plot goes; default OUT/grpo.svg),
+ * RRL_GRPO_REPORT_ONLY=1 (report the logs already in OUT without training).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { TopLevelSpec } from 'vega-lite';
+import { renderSvg } from '../src/outer/plots.js';
+import { num, table } from '../src/cli/format.js';
+
+/** One line of the trainer's `log.jsonl`. */
+interface StepLine {
+  step: number;
+  step_s: number;
+  'outer/reward': number | null;
+  'outer/valid_share': number | null;
+  'outer/score_best': number | null;
+  tokens_per_s: number | null;
+}
+
+const ARMS = ['grpo', 'frozen'] as const;
+type Arm = (typeof ARMS)[number];
+
+/** Starts `rrl serve` on a free port for one arm; resolves with its URL once it listens. */
+function startServe(runDir: string): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, ['bin/rrl.js', 'serve', '--port', '0', '--run', runDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((done, fail) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.on('line', (line) => {
+      const m = /listening on (http:\/\/\S+)/.exec(line);
+      if (m) done({ url: m[1], child });
+    });
+    child.once('exit', (code) => fail(new Error(`rrl serve exited with code ${code} before listening`)));
+  });
+}
+
+/** Runs the trainer for one arm; echoes each step's line to stderr. */
+function runArm(arm: Arm, url: string, out: string, settings: { model: string; tasks: string; steps: number }): Promise<void> {
+  const args = [
+    '-m', 'rrl_client.grpo', '--url', url, '--model', settings.model, '--tasks', settings.tasks,
+    '--steps', String(settings.steps), '--num-generations', '4', '--prompts-per-step', '2',
+    '--max-completion-length', '288', '--temperature', '0.5', '--learning-rate', '1e-3',
+    '--threads', '1', '--seed', '0', '--output-dir', join(out, arm), ...(arm === 'frozen' ? ['--frozen'] : []),
+  ];
+  const child = spawn(resolve('.venv/bin/python'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    if (line.startsWith('{"step"')) process.stderr.write(`grpo bench [${arm}] ${line}\n`);
+  });
+  let tail = '';
+  child.stderr!.on('data', (d: Buffer) => (tail = (tail + d.toString()).slice(-4000)));
+  return new Promise((done, fail) => child.once('exit', (code) => (code === 0 ? done() : fail(new Error(`${arm} trainer exited with code ${code}:\n${tail}`)))));
+}
+
+/** The steps of one arm's log. */
+function readLog(out: string, arm: Arm): StepLine[] {
+  const path = join(out, arm, 'log.jsonl');
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as StepLine);
+}
+
+const mean = (xs: number[]): number | null => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+const median = (xs: number[]): number | null => {
+  if (!xs.length) return null;
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const values = (lines: StepLine[], key: keyof StepLine): number[] => lines.map((l) => l[key]).filter((v): v is number => typeof v === 'number');
+
+/** The summary of one arm over its first `steps` steps. */
+export function summarise(lines: StepLine[], steps: number): Record<string, number | null> {
+  const used = lines.slice(0, steps);
+  const last = used.slice(-5);
+  return {
+    steps: used.length,
+    meanReward: mean(values(used, 'outer/reward')),
+    firstFiveReward: mean(values(used.slice(0, 5), 'outer/reward')),
+    lastFiveReward: mean(values(last, 'outer/reward')),
+    validShare: mean(values(used, 'outer/valid_share')),
+    lastFiveValidShare: mean(values(last, 'outer/valid_share')),
+    bestScore: Math.max(-Infinity, ...values(used, 'outer/score_best')) === -Infinity ? null : Math.max(...values(used, 'outer/score_best')),
+    tokensPerSecond: median(values(used, 'tokens_per_s')),
+    secondsPerStep: median(values(used, 'step_s')),
+  };
+}
+
+/** Outer reward and valid share per step, both arms, as a two-row Vega-Lite chart. */
+function curveSpec(logs: Record<Arm, StepLine[]>, steps: number): TopLevelSpec {
+  const rows = ARMS.flatMap((arm) =>
+    logs[arm].slice(0, steps).flatMap((l) => [
+      { step: l.step, arm: arm === 'grpo' ? 'GRPO (LoRA)' : 'frozen', metric: 'outer reward (harness)', value: l['outer/reward'] },
+      { step: l.step, arm: arm === 'grpo' ? 'GRPO (LoRA)' : 'frozen', metric: 'share of valid specs', value: l['outer/valid_share'] },
+    ]),
+  );
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: 'SmolLM2-135M-Instruct writing training jobs: GRPO on the harness reward vs frozen',
+    data: { values: rows },
+    facet: { row: { field: 'metric', type: 'nominal', title: null } },
+    resolve: { scale: { y: 'independent' } },
+    spec: {
+      width: 480,
+      height: 160,
+      mark: { type: 'line', point: true },
+      encoding: {
+        x: { field: 'step', type: 'quantitative', title: 'GRPO step (8 completions each)', axis: { tickMinStep: 1 } },
+        y: { field: 'value', type: 'quantitative', title: null },
+        color: { field: 'arm', type: 'nominal', title: null },
+      },
+    },
+  };
+}
+
+/** The benchmark (see the module comment). */
+export async function grpo(): Promise<Record<string, unknown>> {
+  const out = resolve(process.env.RRL_GRPO_OUT ?? 'runs/grpo-measure');
+  const settings = {
+    model: process.env.RRL_GRPO_MODEL ?? 'models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
+    tasks: process.env.RRL_GRPO_TASKS ?? 'penguins-species,cars-mpg',
+    steps: Number(process.env.RRL_GRPO_STEPS ?? 20),
+  };
+  if (process.env.RRL_GRPO_REPORT_ONLY !== '1') {
+    if (!existsSync('.venv/bin/python')) return { skipped: 'no .venv: run python/setup-venv.sh first' };
+    if (!existsSync(settings.model)) return { skipped: `no model at ${settings.model}: run python/fetch-model.sh first` };
+    rmSync(out, { recursive: true, force: true });
+    mkdirSync(out, { recursive: true });
+    const serves = await Promise.all(ARMS.map((arm) => startServe(join(out, `serve-${arm}`))));
+    try {
+      await Promise.all(ARMS.map((arm, i) => runArm(arm, serves[i].url, out, settings)));
+    } finally {
+      for (const s of serves) s.child.kill('SIGTERM');
+    }
+  }
+  const logs = { grpo: readLog(out, 'grpo'), frozen: readLog(out, 'frozen') };
+  const steps = Math.min(logs.grpo.length, logs.frozen.length, settings.steps);
+  if (steps === 0) return { skipped: `no steps logged in ${out}` };
+  const summary = { grpo: summarise(logs.grpo, steps), frozen: summarise(logs.frozen, steps) };
+  const svg = process.env.RRL_GRPO_SVG ?? join(out, 'grpo.svg');
+  writeFileSync(svg, await renderSvg(curveSpec(logs, steps)));
+  const rows: [string, keyof (typeof summary)['grpo'], number][] = [
+    ['mean outer reward, all steps', 'meanReward', 3],
+    ['mean outer reward, first 5 steps', 'firstFiveReward', 3],
+    ['mean outer reward, last 5 steps', 'lastFiveReward', 3],
+    ['valid specs, all steps', 'validShare', 2],
+    ['valid specs, last 5 steps', 'lastFiveValidShare', 2],
+    ['best hidden normalised score', 'bestScore', 3],
+    ['generation tokens/s (median)', 'tokensPerSecond', 1],
+    ['seconds per step (median)', 'secondsPerStep', 1],
+  ];
+  process.stderr.write(
+    `${table(['over ' + steps + ' steps', 'GRPO (LoRA)', 'frozen'], rows.map(([label, key, digits]) => [label, num(summary.grpo[key], digits), num(summary.frozen[key], digits)]))}\nplot: ${svg}\n`,
+  );
+  return { steps, tasks: settings.tasks, model: settings.model, ...summary, svg };
+}
