@@ -8,7 +8,7 @@
  *
  * Needs the Python environment (`python/setup-venv.sh`) and the model (`python/fetch-model.sh`).
  * Not in the default bench set (about an hour on 2 cores): `npm run bench -- grpo`.
- * Settings from the environment: RRL_GRPO_STEPS (20), RRL_GRPO_TASKS (penguins-species,cars-mpg),
+ * Settings from the environment: RRL_GRPO_STEPS (16), RRL_GRPO_TASKS (penguins-species,cars-mpg),
  * RRL_GRPO_MODEL (models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf), RRL_GRPO_OUT
  * (runs/grpo-measure), RRL_GRPO_SVG (where the plot goes; default OUT/grpo.svg),
  * RRL_GRPO_REPORT_ONLY=1 (report the logs already in OUT without training).
@@ -129,7 +129,7 @@ export async function grpo(): Promise<Record<string, unknown>> {
   const settings = {
     model: process.env.RRL_GRPO_MODEL ?? 'models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
     tasks: process.env.RRL_GRPO_TASKS ?? 'penguins-species,cars-mpg',
-    steps: Number(process.env.RRL_GRPO_STEPS ?? 20),
+    steps: Number(process.env.RRL_GRPO_STEPS ?? 16),
   };
   if (process.env.RRL_GRPO_REPORT_ONLY !== '1') {
     if (!existsSync('.venv/bin/python')) return { skipped: 'no .venv: run python/setup-venv.sh first' };

@@ -80,39 +80,67 @@ def structure_score(obj: Optional[Mapping[str, Any]], example: Mapping[str, Any]
     return max(0.0, min(1.0, same / len(want) - 0.5 * min(1.0, extra / len(want))))
 
 
-_KEY = re.compile(r'"([A-Za-z_][A-Za-z0-9_]*)"\s*:')
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{}\[\]:]')
 
 
-def key_sequence(obj: Mapping[str, Any]) -> list[str]:
-    """The object's keys depth first, in order (the order a faithful copy writes them)."""
+def key_paths(obj: Mapping[str, Any], prefix: str = "") -> list[str]:
+    """The object's keys as dotted paths, depth first, in order (the order a faithful copy writes
+    them); keys of objects inside arrays are named through the array's key."""
     out: list[str] = []
     for key, value in obj.items():
-        out.append(str(key))
+        path = f"{prefix}.{key}" if prefix else str(key)
+        out.append(path)
         if isinstance(value, Mapping):
-            out.extend(key_sequence(value))
+            out.extend(key_paths(value, path))
         elif isinstance(value, list):
             for item in value:
                 if isinstance(item, Mapping):
-                    out.extend(key_sequence(item))
+                    out.extend(key_paths(item, path))
+    return out
+
+
+def written_key_paths(text: str) -> list[str]:
+    """The dotted paths of the ``"key":`` written in ``text``, in order, by a tolerant scan of its
+    braces and brackets: text that never closes, or breaks off, still has paths."""
+    stack: list[str] = []
+    pending: Optional[str] = None
+    out: list[str] = []
+    tokens = _TOKEN.findall(text)
+    for i, tok in enumerate(tokens):
+        if tok in ("{", "["):
+            stack.append(pending or "")
+            pending = None
+        elif tok in ("}", "]"):
+            if stack:
+                stack.pop()
+            pending = None
+        elif tok == ":":
+            continue
+        elif i + 1 < len(tokens) and tokens[i + 1] == ":" and stack:
+            key = tok[1:-1]
+            out.append(".".join([*(k for k in stack if k), key]))
+            pending = key
+        else:
+            pending = None
     return out
 
 
 def key_order_score(text: str, example: Mapping[str, Any]) -> float:
     """In [0, 1], for text that need not parse (a copy cut off, a brace missing): the share of the
-    example's keys written in the example's order (a greedy subsequence match of the ``"key":``
-    in the text), less half the share of keys the example does not have."""
-    want = key_sequence(example)
+    example's key paths written at the same place and in the same order (a greedy subsequence
+    match), less a quarter of the share of paths the example does not have (at most 0.25)."""
+    want = key_paths(example)
     if not want:
         return 0.0
     known = set(want)
     matched = 0
     extra = 0
-    for key in _KEY.findall(text):
-        if matched < len(want) and key == want[matched]:
+    for path in written_key_paths(text):
+        if matched < len(want) and path == want[matched]:
             matched += 1
-        elif key not in known:
+        elif path not in known:
             extra += 1
-    return max(0.0, min(1.0, matched / len(want) - 0.5 * min(1.0, extra / len(want))))
+    return max(0.0, min(1.0, matched / len(want) - 0.25 * min(1.0, extra / len(want))))
 
 
 class FormatReward:

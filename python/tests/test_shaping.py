@@ -9,7 +9,7 @@ import pytest
 
 from rrl_client.client import RewardResult
 from rrl_client.rewards import TrlReward
-from rrl_client.shaping import FormatReward, first_json_object, key_order_score, key_sequence, leaf_paths, structure_score
+from rrl_client.shaping import FormatReward, first_json_object, key_order_score, key_paths, leaf_paths, structure_score, written_key_paths
 
 EXAMPLE: dict[str, Any] = {"task": "t", "model": {"hidden": [64, 64], "activation": "tanh"}, "budget": {"envSteps": 1000, "targetReturn": None}, "seed": 1}
 
@@ -36,15 +36,23 @@ def test_leaf_paths_and_structure_score() -> None:
     assert structure_score(padded, EXAMPLE) == pytest.approx(1 - 0.5 * 3 / 6)
 
 
-def test_key_order_score_credits_an_unfinished_copy() -> None:
-    assert key_sequence(EXAMPLE) == ["task", "model", "hidden", "activation", "budget", "envSteps", "targetReturn", "seed"]
+def test_key_order_score_credits_an_unfinished_copy_at_the_right_depth() -> None:
+    assert key_paths(EXAMPLE) == ["task", "model", "model.hidden", "model.activation", "budget", "budget.envSteps", "budget.targetReturn", "seed"]
     cut = '{"task": "t", "model": {"hidden": [64, 64], "activation": "tanh"}, "budget": {"envSt'
+    assert written_key_paths(cut) == ["task", "model", "model.hidden", "model.activation", "budget"]
     assert key_order_score(cut, EXAMPLE) == pytest.approx(5 / 8)
-    # out of order keys are not matched; a loop of unknown keys costs half their share, at most 0.5
+    # the same keys flattened are not the example's paths: they earn nothing, and cost as extras
+    flat = '{"task": "t", "model": "m", "hidden": [1], "activation": "tanh", "budget": 1, "envSteps": 5}'
+    assert key_order_score(flat, EXAMPLE) == pytest.approx(2 / 8 - 0.25 * 3 / 8)
+    # out of order keys are not matched; a loop of unknown keys costs a quarter of their share, at most 0.25
     assert key_order_score('{"seed": 1, "task": "t"}', EXAMPLE) == pytest.approx(1 / 8)
     loop = '{"task": "t", ' + '"data": {' * 20
-    assert key_order_score(loop, EXAMPLE) == pytest.approx(max(0.0, 1 / 8 - 0.5))
+    assert key_order_score(loop, EXAMPLE) == 0.0
     assert key_order_score(json.dumps(EXAMPLE), EXAMPLE) == 1.0
+    # braces inside strings do not move the depth
+    assert written_key_paths('{"a": "x{y", "b": {"c": "}"}, "d": 1}') == ["a", "b", "b.c", "d"]
+    # objects in arrays are named through the array's key
+    assert written_key_paths('{"sources": [{"id": "x", "weight": 1}], "size": null}') == ["sources", "sources.id", "sources.weight", "size"]
 
 
 class Outer(TrlReward):
