@@ -14,7 +14,7 @@ import { Store, type JobRow } from '../store/store.js';
 import { ResultCache } from '../store/cache.js';
 import { getPublicTask, listTasks } from '../tasks/briefs.js';
 import { MAX_REPLY_CHARS } from '../spec/bounds.js';
-import { buildPrompt, type ChatMessage } from '../outer/agents/prompt.js';
+import { buildPrompt, compactExample, type ChatMessage } from '../outer/agents/prompt.js';
 import type { RewardRuleName } from '../outer/reward.js';
 import { Scorer, type ScorerOptions } from '../outer/scorer.js';
 import { Evaluator, openRun, proposalFromCompletion, rewardGroup } from '../outer/evaluate.js';
@@ -120,7 +120,7 @@ export class RewardService {
     if (!this.taskIds.has(task)) throw new HttpError(404, `unknown task "${task.slice(0, 128)}"; see GET /v1/tasks`);
     const t = getPublicTask(task);
     if (form === 'full') return { messages: buildPrompt(t.brief), example: null };
-    return { messages: buildPrompt(t.brief, { compact: true, example: t.baseline }), example: t.baseline as unknown as Record<string, unknown> };
+    return { messages: buildPrompt(t.brief, { compact: true, example: t.baseline }), example: compactExample(t.baseline, t.brief) as Record<string, unknown> };
   }
 
   /** One job of the run, or 404. */

@@ -6,7 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { listTasks, getPublicTask } from '../../tasks/briefs.js';
 import { heldOutSeeds } from '../../tasks/secret.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
-import { buildPrompt, describeSpecFields } from './prompt.js';
+import { buildPrompt, compactExample, describeSpecFields } from './prompt.js';
+import { validateSpec } from '../../inner/validate.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -82,4 +83,15 @@ test('history: the best earlier jobs by reward, best last, with why a job failed
   const all = buildPrompt(brief, { history, historyLimit: 10 })[1].content;
   assert.match(all, /1\. reward -1\.000; invalid: the reply is not JSON \(Unexpected token\)\n {3}\(not a spec\) "I need the test set"/);
   assert.doesNotMatch(buildPrompt(brief, { history, historyLimit: 0 })[1].content, /# History/);
+});
+
+test('the compact example is the baseline without empty fields, still valid, and is what the compact prompt shows', () => {
+  for (const { brief } of listTasks()) {
+    const baseline = getPublicTask(brief.id).baseline;
+    const lean = compactExample(baseline, brief);
+    assert.ok(validateSpec(lean, brief).ok, brief.id);
+    assert.ok(!/\{\}|\[\]|null/.test(JSON.stringify(lean)), `${brief.id}: no empty object, array or null left`);
+    const messages = buildPrompt(brief, { compact: true, example: baseline });
+    assert.ok(messages[1].content.includes(JSON.stringify(lean)), brief.id);
+  }
 });

@@ -4,6 +4,7 @@
  * when asked, its own earlier jobs on the task with their rewards (OPRO-style in-context
  * improvement). Built from the public brief only: nothing of the hidden evaluation.
  */
+import { validateSpec } from '../../inner/validate.js';
 import type { TaskBrief } from '../../spec/brief.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS } from '../../inner/expr.js';
@@ -187,6 +188,29 @@ function compactChoices(brief: TaskBrief): string {
   return `Algorithms: ${brief.algorithms.join(', ')}; at most ${brief.budget.maxEnvSteps} environment steps${params ? `; environment params: ${params}` : ''}.`;
 }
 
+/** `value` without empty objects, empty arrays and nulls, at any depth (none is left at the top). */
+function dropEmpty(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(dropEmpty);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const d = dropEmpty(v);
+    if (d === null || (Array.isArray(d) && d.length === 0) || (typeof d === 'object' && !Array.isArray(d) && Object.keys(d as object).length === 0)) continue;
+    out[k] = d;
+  }
+  return out;
+}
+
+/**
+ * The example the compact prompt shows: `spec` without its empty objects, empty arrays and nulls
+ * when the spec stays valid for the brief without them (the schema's defaults fill them in), else
+ * `spec` as it is. Small models copy `"params":{}` badly (they fill it with the fields that follow).
+ */
+export function compactExample(spec: unknown, brief: TaskBrief): unknown {
+  const lean = dropEmpty(spec);
+  return validateSpec(lean, brief).ok ? lean : spec;
+}
+
 /**
  * The compact prompt for small models (about 300 tokens): one valid spec to send back edited, the
  * task's title and one line of what may change. Measured on SmolLM2-135M-Instruct: given the
@@ -196,7 +220,7 @@ function compactChoices(brief: TaskBrief): string {
 function compactPrompt(brief: TaskBrief, example: unknown): ChatMessage[] {
   const user = [
     `This is a valid training job spec for the task "${brief.title}":`,
-    JSON.stringify(example ?? null),
+    JSON.stringify(compactExample(example ?? null, brief)),
     compactChoices(brief),
     'Reply with this same JSON object, changing a few of its values so that it trains a better model. Keep every field. Reply with the JSON only.',
   ].join('\n');
