@@ -26,6 +26,7 @@ import { startServer } from '../serve/server.js';
 import { tokenFromEnv } from '../serve/auth.js';
 import { RunCatalog } from '../dashboard/catalog.js';
 import { startDashboard } from '../dashboard/server.js';
+import { exportTensorboard } from '../dashboard/tensorboard.js';
 
 /** This package's version (the OpenAPI document's). */
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -486,6 +487,16 @@ exporter
     if (!(EXPORT_FORMATS as readonly string[]).includes(o.format)) throw new InvalidArgumentError(`--format must be one of ${EXPORT_FORMATS.join(', ')}, got "${o.format}"`);
     const r = exportGrpo(resolve(runDir), { format: o.format as ExportFormat, out: resolve(o.out), iteration: o.iteration === undefined ? undefined : o.iteration - 1 });
     console.error(`${r.rows} row(s) written to ${r.path}`);
+  });
+
+exporter
+  .command('tensorboard')
+  .argument('<run>', 'run directory')
+  .description("the run's scalars as TensorBoard event files: per iteration (run/), per task (tasks/TASK/), per job (jobs/jNNNNN/)")
+  .requiredOption('--out <dir>', 'output directory (point `tensorboard --logdir` at it)')
+  .action((runDir: string, o: { out: string }) => {
+    const r = exportTensorboard(resolve(runDir), resolve(o.out));
+    console.error(`${r.scalars} scalar(s) in ${r.files} event file(s) under ${r.out}; view with: tensorboard --logdir ${r.out}`);
   });
 
 /** The executor recorded with the run in `dir` (resume uses the same one). */

@@ -40,6 +40,8 @@ export interface IterationFigures {
   examples: number;
   cpuSeconds: number;
   wallSeconds: number;
+  /** When the last of its jobs finished (ISO time), null while none has. */
+  lastFinishedAt: string | null;
 }
 
 /** A run's page. */
@@ -174,7 +176,7 @@ export function runSummary(db: Database.Database): RunSummary | null {
 const FIGURES = `count(*) AS jobs, coalesce(sum(j.status = 'pending'), 0) AS pending, coalesce(sum(j.status = 'failed'), 0) AS failed,
   coalesce(sum(j.status = 'invalid'), 0) AS invalid, avg(r.reward) AS meanReward, avg(s.normalized) AS meanNormalized,
   max(s.normalized) AS bestNormalized, coalesce(sum(j.env_steps), 0) AS envSteps, coalesce(sum(j.examples), 0) AS examples,
-  coalesce(sum(j.cpu_seconds), 0) AS cpuSeconds, coalesce(sum(j.wall_seconds), 0) AS wallSeconds`;
+  coalesce(sum(j.cpu_seconds), 0) AS cpuSeconds, coalesce(sum(j.wall_seconds), 0) AS wallSeconds, max(j.finished_at) AS lastFinishedAt`;
 const FROM = `FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id WHERE j.kind = 'proposal'`;
 
 /** Everything the run page draws; null while the store has no run yet. */
