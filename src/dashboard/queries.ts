@@ -201,9 +201,9 @@ export function runDetail(db: Database.Database): RunDetail | null {
     .all() as RunDetail['baselines'];
   const best = db
     .prepare(
-      `SELECT j.task, j.id AS jobId, j.iteration, s.normalized, ${stderr} AS stderr FROM jobs j JOIN scores s ON s.job_id = j.id
-        WHERE j.kind = 'proposal' AND s.normalized = (SELECT max(s2.normalized) FROM jobs j2 JOIN scores s2 ON s2.job_id = j2.id WHERE j2.kind = 'proposal' AND j2.task = j.task)
-        GROUP BY j.task ORDER BY j.task`,
+      // SQLite takes the bare columns from the row where max() is found.
+      `SELECT j.task, j.id AS jobId, j.iteration, max(s.normalized) AS normalized, ${stderr} AS stderr FROM jobs j JOIN scores s ON s.job_id = j.id
+        WHERE j.kind = 'proposal' GROUP BY j.task ORDER BY j.task`,
     )
     .all() as RunDetail['best'];
   return { summary, config, iterations, perTask, baselines, best };
