@@ -6,7 +6,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,8 +80,13 @@ test('a short rrl train: the open run page shows each new iteration without relo
   }
 });
 
-test('runs list, jobs filters and a job page in the browser', { skip, timeout: 120_000 }, async () => {
+test('runs list, jobs filters, a job page and a transfer experiment in the browser', { skip, timeout: 120_000 }, async () => {
   writeLargeRun(join(root, 'big'), { iterations: 5, group: 4 });
+  const exp = join(root, 'transfer-1');
+  mkdirSync(exp, { recursive: true });
+  writeFileSync(join(exp, 'transfer.md'), '# Transfer experiment\n\n| task | controller zero-shot |\n| --- | --- |\n| iris-species | 0.667 |\n');
+  writeFileSync(join(exp, 'transfer.json'), '{}');
+  writeFileSync(join(exp, 'held-out.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="#2563eb"/></svg>');
   const dash = await startDashboard(new RunCatalog([root]), { port: 0 });
   const browser = await launchBrowser();
   try {
@@ -110,6 +115,17 @@ test('runs list, jobs filters and a job page in the browser', { skip, timeout: 1
     assert.ok((await page.locator('#spec .d-best').count()) >= 1);
     assert.ok((await page.locator('#c-curve canvas').count()) === 1);
     assert.match(await page.locator('#score').innerText(), /^\d\.\d{3} ± \d\.\d{3}$/);
+
+    assert.deepEqual(problems, []);
+    // A transfer experiment's report and plot.
+    await page.goto(dash.url);
+    await page.waitForSelector('body[data-ready]');
+    await page.locator('#experiments a', { hasText: 'transfer-1' }).click();
+    await page.waitForURL(/\/experiments\/transfer-1$/);
+    await page.waitForSelector('body[data-ready]');
+    assert.match(await page.locator('#report table').innerText(), /iris-species\s+0\.667/);
+    await page.waitForFunction(() => document.querySelectorAll('img[alt="held-out.svg"]').length === 1);
+    assert.ok((await page.locator('img[alt="held-out.svg"]').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)) > 0, 'the plot loaded');
 
     assert.deepEqual(problems, []);
     const bad = await page.goto(`${dash.url}/runs/big/jobs/abc`);

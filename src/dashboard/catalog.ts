@@ -1,6 +1,6 @@
 /**
  * The runs a dashboard shows: every `store.db` named on the command line or found under a named
- * directory. Each run gets a short key for URLs; a URL only ever names a key, never a path, so
+ * directory, and the transfer experiments (a directory with `transfer.json`) found there. Each run gets a short key for URLs; a URL only ever names a key, never a path, so
  * nothing a client sends reaches the file system.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -24,17 +24,26 @@ const SKIP = new Set(['jobs', 'node_modules', 'adapters']);
 /** How deep below a named directory runs are looked for. */
 const MAX_DEPTH = 3;
 
+/** The file that marks a transfer experiment's directory (`rrl experiment transfer`). */
+export const EXPERIMENT_FILE = 'transfer.json';
+
 /** The run directories at or under `root` (a directory holding `store.db` is a run; its insides are not searched). */
 export function findRunDirs(root: string, depth = 0): string[] {
-  if (existsSync(join(root, 'store.db'))) return [root];
-  if (depth >= MAX_DEPTH) return [];
+  return scan(root, depth).runs;
+}
+
+/** Runs and transfer experiments at or under `root`; an experiment's own runs are listed too. */
+export function scan(root: string, depth = 0): { runs: string[]; experiments: string[] } {
+  if (existsSync(join(root, 'store.db'))) return { runs: [root], experiments: [] };
+  const here = existsSync(join(root, EXPERIMENT_FILE)) ? [root] : [];
+  if (depth >= MAX_DEPTH) return { runs: [], experiments: here };
   let names: string[];
   try {
     names = readdirSync(root).sort();
   } catch {
-    return [];
+    return { runs: [], experiments: here };
   }
-  const out: string[] = [];
+  const out = { runs: [] as string[], experiments: here };
   for (const name of names) {
     if (name.startsWith('.') || SKIP.has(name)) continue;
     const path = join(root, name);
@@ -43,7 +52,9 @@ export function findRunDirs(root: string, depth = 0): string[] {
     } catch {
       continue;
     }
-    out.push(...findRunDirs(path, depth + 1));
+    const inner = scan(path, depth + 1);
+    out.runs.push(...inner.runs);
+    out.experiments.push(...inner.experiments);
   }
   return out;
 }
@@ -60,6 +71,8 @@ export class RunCatalog {
   private readonly roots: string[];
   private readonly byKey = new Map<string, RunEntry>();
   private readonly byDir = new Map<string, RunEntry>();
+  private readonly experimentsByKey = new Map<string, RunEntry>();
+  private readonly experimentDirs = new Set<string>();
 
   /** Throws naming the argument when one is neither a directory nor a run store. */
   constructor(args: string[]) {
@@ -77,7 +90,8 @@ export class RunCatalog {
   refresh(): boolean {
     let added = false;
     for (const root of this.roots) {
-      for (const dir of findRunDirs(root)) {
+      const found = scan(root);
+      for (const dir of found.runs) {
         if (this.byDir.has(dir)) continue;
         let key = keyFor(root, dir);
         for (let n = 2; this.byKey.has(key); n++) key = `${keyFor(root, dir)}-${n}`;
@@ -86,8 +100,26 @@ export class RunCatalog {
         this.byDir.set(dir, entry);
         added = true;
       }
+      for (const dir of found.experiments) {
+        if (this.experimentDirs.has(dir)) continue;
+        let key = keyFor(root, dir);
+        for (let n = 2; this.experimentsByKey.has(key); n++) key = `${keyFor(root, dir)}-${n}`;
+        this.experimentsByKey.set(key, { key, dir });
+        this.experimentDirs.add(dir);
+        added = true;
+      }
     }
     return added;
+  }
+
+  /** Every transfer experiment found. */
+  experiments(): RunEntry[] {
+    return [...this.experimentsByKey.values()];
+  }
+
+  /** The experiment with this key, if any. */
+  experiment(key: string): RunEntry | undefined {
+    return this.experimentsByKey.get(key);
   }
 
   /** Every run found, in the order found. */

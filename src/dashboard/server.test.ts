@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -169,6 +169,42 @@ test('server-sent events tell the page when a run changes', async () => {
   } finally {
     await d.close();
     store.close();
+  }
+});
+
+test('a transfer experiment: its report, its plots (a fixed list, as images that run nothing)', async () => {
+  const dir = join(root, 'exp', 'transfer-1');
+  mkdirSync(join(dir, 'meta'), { recursive: true });
+  writeLargeRun(join(dir, 'meta'), { iterations: 1, group: 2, tasks: ['cartpole-short'] });
+  writeFileSync(join(dir, 'transfer.md'), '# Transfer experiment\n\n| task | zero-shot |\n| --- | --- |\n| iris-species | 0.667 |\n');
+  writeFileSync(join(dir, 'transfer.json'), JSON.stringify({ heldOut: { zeroShot: 0.667 } }));
+  writeFileSync(join(dir, 'held-out.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>');
+  const d = await startDashboard(new RunCatalog([join(root, 'exp')]), { port: 0 });
+  try {
+    assert.deepEqual(await json(d.url, '/api/experiments'), [{ key: 'transfer-1', dir }]);
+    assert.deepEqual((await json(d.url, '/api/runs')).map((r: { key: string }) => r.key), ['transfer-1.meta'], "the experiment's runs are runs too");
+    const e = await json(d.url, '/api/experiments/transfer-1');
+    assert.match(e.markdown, /\| iris-species \| 0\.667 \|/);
+    assert.deepEqual(e.result, { heldOut: { zeroShot: 0.667 } });
+    assert.deepEqual(e.plots, ['held-out.svg']);
+    const svg = await get(d.url, '/api/experiments/transfer-1/plots/held-out.svg');
+    assert.equal(svg.status, 200);
+    assert.equal(svg.headers['content-type'], 'image/svg+xml');
+    assert.match(String(svg.headers['content-security-policy']), /default-src 'none'/);
+    for (const [path, status, why] of [
+      ['/api/experiments/transfer-1/plots/transfer.json', 404, /no plot "transfer.json"/],
+      ['/api/experiments/transfer-1/plots/learning-curve.svg', 404, /has no learning-curve.svg/],
+      ['/api/experiments/transfer-1/plots/..%2f..%2fstore.db', 400, /may not contain ".."/],
+      ['/api/experiments/nope', 404, /no experiment "nope"/],
+      ['/experiments/nope', 404, /no experiment "nope"/],
+    ] as const) {
+      const r = await get(d.url, path);
+      assert.equal(r.status, status, path);
+      assert.match(path.startsWith('/api/') ? JSON.parse(r.body).error : r.body, why, path);
+    }
+    assert.equal((await get(d.url, '/experiments/transfer-1')).status, 200);
+  } finally {
+    await d.close();
   }
 });
 

@@ -9,14 +9,15 @@
  * the page once with `?token=TOKEN`).
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { oneLine } from '../spec/bounds.js';
 import { bearerOf, isLoopback, tokenChecker } from '../serve/auth.js';
-import { KEY_PATTERN, RunCatalog, openReadOnly } from './catalog.js';
+import { EXPERIMENT_FILE, KEY_PATTERN, RunCatalog, openReadOnly } from './catalog.js';
 import { JOB_STATUSES, type JobFilter, dataVersion, jobDetail, jobList, runDetail, runSummary } from './queries.js';
 
 /** Where and how the dashboard listens. */
@@ -158,6 +159,15 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
   };
 
   const api = (path: string, q: URLSearchParams): unknown => {
+    if (path === '/api/experiments') {
+      catalog.refresh();
+      return catalog.experiments().map(({ key, dir }) => ({ key, dir }));
+    }
+    const e = /^\/api\/experiments\/([^/]+)$/.exec(path);
+    if (e) {
+      const entry = experimentOrThrow(keyOf(e[1]));
+      return { key: entry.key, dir: entry.dir, ...readExperiment(entry.dir) };
+    }
     if (path === '/api/runs') {
       return catalog.list().map(({ key, dir }) => {
         const c = db(key);
@@ -187,6 +197,16 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
     throw new HttpError(404, `no route GET ${oneLine(path, 100)}`);
   };
 
+  const experimentOrThrow = (key: string): { key: string; dir: string } => {
+    let entry = catalog.experiment(key);
+    if (!entry) {
+      catalog.refresh();
+      entry = catalog.experiment(key);
+    }
+    if (!entry) throw new HttpError(404, `no experiment "${key}" here; see /api/experiments`);
+    return entry;
+  };
+
   const events = (req: IncomingMessage, res: ServerResponse, q: URLSearchParams): void => {
     const run = q.get('run');
     if (run !== null) {
@@ -200,7 +220,7 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
     req.on('close', () => clients.delete(client));
   };
 
-  const isPage = (path: string): boolean => path === '/' || /^\/runs\/[^/]+(\/jobs(\/[^/]+)?)?\/?$/.test(path);
+  const isPage = (path: string): boolean => path === '/' || /^\/runs\/[^/]+(\/jobs(\/[^/]+)?)?\/?$/.test(path) || /^\/experiments\/[^/]+\/?$/.test(path);
 
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const method = req.method ?? 'GET';
@@ -224,6 +244,18 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
       return;
     }
     if (path === '/api/events') return events(req, res, url.searchParams);
+    const plot = /^\/api\/experiments\/([^/]+)\/plots\/([^/]+)$/.exec(path);
+    if (plot) {
+      const entry = experimentOrThrow(keyOf(plot[1]));
+      const name = decodeURIComponent(plot[2]);
+      if (!(EXPERIMENT_PLOTS as readonly string[]).includes(name)) throw new HttpError(404, `no plot "${oneLine(name, 60)}"; plots: ${EXPERIMENT_PLOTS.join(', ')}`);
+      const body = readSmall(join(entry.dir, name));
+      if (!body) throw new HttpError(404, `experiment "${entry.key}" has no ${name}`);
+      // An SVG is shown as an image; on its own it may run nothing.
+      res.writeHead(200, { 'content-type': 'image/svg+xml', 'content-length': body.length, 'cache-control': 'no-cache', ...SECURITY_HEADERS, 'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'" });
+      res.end(method === 'HEAD' ? undefined : body);
+      return;
+    }
     if (path.startsWith('/api/')) return sendJson(res, 200, api(path, url.searchParams));
     const file = files.get(path);
     if (file && path !== '/index.html') {
@@ -238,6 +270,8 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
         if (!catalog.get(key) && (catalog.refresh(), !catalog.get(key))) throw new HttpError(404, `no run "${key}" here`);
         if (m[2] !== undefined) intOf('job id', m[2]);
       }
+      const x = /^\/experiments\/([^/]+)\/?$/.exec(path);
+      if (x) experimentOrThrow(keyOf(x[1]));
       const page = files.get('/index.html')!;
       res.writeHead(200, { 'content-type': page.type, 'content-length': page.body.length, 'cache-control': 'no-cache', ...SECURITY_HEADERS });
       res.end(method === 'HEAD' ? undefined : page.body);
@@ -320,6 +354,35 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
       });
     });
   });
+}
+
+/** The plots a transfer experiment writes (the only files of an experiment served besides its report). */
+export const EXPERIMENT_PLOTS = ['learning-curve.svg', 'held-out.svg'] as const;
+
+/** Largest experiment file read (bytes). */
+const MAX_EXPERIMENT_FILE = 16 << 20;
+
+/** A file's bytes, or null when it is missing or larger than MAX_EXPERIMENT_FILE. */
+function readSmall(path: string): Buffer | null {
+  try {
+    if (statSync(path).size > MAX_EXPERIMENT_FILE) return null;
+    return readFileSync(path);
+  } catch {
+    return null;
+  }
+}
+
+/** A transfer experiment's report: its markdown, its result (transfer.json) and which plots exist. */
+function readExperiment(dir: string): { markdown: string | null; result: unknown; plots: string[] } {
+  const md = readSmall(join(dir, 'transfer.md'));
+  const json = readSmall(join(dir, EXPERIMENT_FILE));
+  let result: unknown = null;
+  try {
+    result = json ? JSON.parse(json.toString('utf8')) : null;
+  } catch {
+    result = null; // being written: the next read has it
+  }
+  return { markdown: md ? md.toString('utf8') : null, result, plots: EXPERIMENT_PLOTS.filter((p) => existsSync(join(dir, p))) };
 }
 
 /** A cookie's value from the request, or null. */

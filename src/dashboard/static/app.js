@@ -101,9 +101,10 @@ function chart(id, x, series, o = {}) {
     {
       width,
       height: o.height || 240,
-      scales: { x: { time: false }, y: { auto: true }, ...(hasY2 ? { y2: { auto: true } } : {}) },
+      scales: { x: { time: false }, y: o.yRange ? { range: o.yRange } : { auto: true }, ...(hasY2 ? { y2: { auto: true } } : {}) },
       axes: [
-        { label: o.xLabel || 'iteration' },
+        // Iterations are whole numbers: ticks on integers only.
+        { label: o.xLabel || 'iteration', ...(o.xLabel ? {} : { incrs: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000] }) },
         { label: o.yLabel || '', scale: 'y', size: 60 },
         ...(hasY2 ? [{ label: o.y2Label || '', scale: 'y2', side: 1, grid: { show: false }, size: 60 }] : []),
       ],
@@ -131,7 +132,12 @@ function chart(id, x, series, o = {}) {
 async function runsPage() {
   setCrumbs([['runs', null]]);
   const render = async () => {
-    const runs = await getJson('/api/runs');
+    const [runs, experiments] = await Promise.all([getJson('/api/runs'), getJson('/api/experiments')]);
+    const expHtml = experiments.length
+      ? `<h2>Transfer experiments</h2><table id="experiments"><thead><tr><th>experiment</th><th>directory</th></tr></thead><tbody>${experiments
+          .map((e) => `<tr><td><a href="/experiments/${esc(e.key)}">${esc(e.key)}</a></td><td class="muted">${esc(e.dir)}</td></tr>`)
+          .join('')}</tbody></table>`
+      : '';
     if (!runs.length) {
       main.innerHTML = '<h1>Runs</h1><p class="muted">No runs here yet. Start one with <code>npx rrl train</code>; it appears here when its store is created.</p>';
       return done();
@@ -147,13 +153,13 @@ async function runsPage() {
           <td class="num"><a href="/runs/${esc(key)}/jobs">${int(s.jobs)}</a>${s.pending ? ` <span class="muted">(${int(s.pending)} pending)</span>` : ''}</td>
           <td class="num">${int(s.failed)} / ${int(s.invalid)}</td>
           <td class="num">${num(s.bestNormalized)}</td>
-          <td class="num">${int(s.envSteps)}</td><td class="num">${num(s.cpuSeconds, 1)}</td><td>${when(s.createdAt)}</td></tr>`;
+          <td class="num">${[s.envSteps ? `${int(s.envSteps)} steps` : '', s.examples ? `${int(s.examples)} examples` : ''].filter(Boolean).join(', ') || '–'}</td><td class="num">${num(s.cpuSeconds, 1)}</td><td>${when(s.createdAt)}</td></tr>`;
       })
       .join('');
     main.innerHTML = `<h1>Runs</h1><table id="runs"><thead><tr><th>run</th><th>agent</th><th>tasks</th><th>status</th><th class="num">iterations</th>
-      <th class="num">proposals</th><th class="num">failed / invalid</th><th class="num">best score</th><th class="num">env steps</th><th class="num">CPU s</th><th>started</th></tr></thead>
+      <th class="num">proposals</th><th class="num">failed / invalid</th><th class="num">best score</th><th class="num">trained on</th><th class="num">CPU s</th><th>started</th></tr></thead>
       <tbody>${rows}</tbody></table>
-      <p class="muted">Scores are normalised on each task's hidden evaluation: 0 = a random policy or trivial predictor, 1 = the reference.</p>`;
+      <p class="muted">Scores are normalised on each task's hidden evaluation: 0 = a random policy or trivial predictor, 1 = the reference.</p>${expHtml}`;
     done();
   };
   await render();
@@ -173,7 +179,7 @@ async function runPage(key) {
         <div class="grid">
           <div class="panel"><h3>Outer reward per iteration</h3><div id="c-reward"></div><p class="note">Mean reward the agent was paid, over all tasks (thick) and per task.</p></div>
           <div class="panel"><h3>Normalised hidden score</h3><div id="c-score"></div><p class="note">Mean and best over the iteration's proposals; dashed: each task's baseline job.</p></div>
-          <div class="panel"><h3>Compute per iteration</h3><div id="c-compute"></div><p class="note">Env steps (left) and CPU seconds (right) of the iteration's proposals.</p></div>
+          <div class="panel"><h3>Compute per iteration</h3><div id="c-compute"></div><p class="note">Env steps or training examples (left) and CPU seconds (right) of the iteration's proposals.</p></div>
           <div class="panel"><h3>Invalid and failed proposals</h3><div id="c-share"></div><p class="note">Share of the iteration's proposals.</p></div>
           <div class="panel" id="p-entropy" hidden><h3>Agent entropy</h3><div id="c-entropy"></div><p class="note">Entropy of the agent's policy over its decisions (sum over the spec's choices), from each update.</p></div>
         </div>
@@ -190,7 +196,7 @@ async function runPage(key) {
       ['proposals', int(s.jobs)],
       ['best score', num(s.bestNormalized)],
       ['failed / invalid', `${int(s.failed)} / ${int(s.invalid)}`],
-      ['env steps', int(s.envSteps)],
+      [s.examples && !s.envSteps ? 'examples' : 'env steps', int(s.examples && !s.envSteps ? s.examples : s.envSteps)],
       ['CPU seconds', num(s.cpuSeconds, 1)],
     ]
       .map(([k, v]) => `<div class="card"><small>${k}</small><b>${v}</b></div>`)
@@ -210,8 +216,19 @@ async function runPage(key) {
       ],
       { yLabel: 'normalised score' },
     );
-    chart('c-compute', x, [{ label: 'env steps', values: its.map((i) => i.envSteps) }, { label: 'CPU seconds', values: its.map((i) => i.cpuSeconds), scale: 'y2', color: '#ea580c' }], { yLabel: 'env steps', y2Label: 'CPU s' });
-    chart('c-share', x, [{ label: 'invalid', values: its.map((i) => (i.jobs ? i.invalid / i.jobs : null)), color: '#b45309' }, { label: 'failed', values: its.map((i) => (i.jobs ? i.failed / i.jobs : null)), color: '#b91c1c' }], { yLabel: 'share' });
+    const steps = its.some((i) => i.envSteps > 0);
+    const examples = its.some((i) => i.examples > 0);
+    chart(
+      'c-compute',
+      x,
+      [
+        ...(steps || !examples ? [{ label: 'env steps', values: its.map((i) => i.envSteps) }] : []),
+        ...(examples ? [{ label: 'examples', values: its.map((i) => i.examples), color: '#0891b2' }] : []),
+        { label: 'CPU seconds', values: its.map((i) => i.cpuSeconds), scale: 'y2', color: '#ea580c' },
+      ],
+      { yLabel: steps && examples ? 'env steps, examples' : examples ? 'examples' : 'env steps', y2Label: 'CPU s' },
+    );
+    chart('c-share', x, [{ label: 'invalid', values: its.map((i) => (i.jobs ? i.invalid / i.jobs : null)), color: '#b45309' }, { label: 'failed', values: its.map((i) => (i.jobs ? i.failed / i.jobs : null)), color: '#b91c1c' }], { yLabel: 'share', yRange: [0, 1] });
     const hasEntropy = its.some((i) => i.entropy !== null);
     document.getElementById('p-entropy').hidden = !hasEntropy;
     if (hasEntropy) chart('c-entropy', x, [{ label: 'entropy', values: its.map((i) => i.entropy), color: '#9333ea' }], { yLabel: 'nats' });
@@ -328,7 +345,9 @@ async function jobPage(key, id) {
     const d = JSON.parse(text);
     const j = d.job;
     const names = Object.keys(d.curves);
-    if (!curveName || !names.includes(curveName)) curveName = names.includes('charts/episodic_return') ? 'charts/episodic_return' : names[0] || null;
+    // The curve that says most about learning: the return, else an accuracy or a loss, else the first.
+    const pick = ['charts/episodic_return', ...names.filter((n) => /accuracy/.test(n)), ...names.filter((n) => /loss/.test(n))].find((n) => names.includes(n));
+    if (!curveName || !names.includes(curveName)) curveName = pick || names[0] || null;
     const spec = specHtml(d.spec, d.diff.baseline, d.diff.best);
     const diffRows = (paths, other) =>
       paths.length
@@ -382,6 +401,37 @@ async function jobPage(key, id) {
   live(key, render);
 }
 
+// ---- a transfer experiment -----------------------------------------------------------------
+/** The report's markdown as HTML: headings, tables, paragraphs, **bold** and `code` (everything escaped first). */
+function markdown(md) {
+  const inline = (t) => esc(t).replace(/\*\*([^*]+)\*\*/g, '<b>$1</b>').replace(/`([^`]+)`/g, '<code>$1</code>');
+  const out = [];
+  const lines = md.split('\n');
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const h = /^(#{1,4})\s+(.*)$/.exec(line);
+    if (h) out.push(`<h${h[1].length + 1}>${inline(h[2])}</h${h[1].length + 1}>`);
+    else if (line.startsWith('|')) {
+      const rows = [];
+      while (i < lines.length && lines[i].startsWith('|')) rows.push(lines[i++]);
+      i -= 1;
+      const cells = (r) => r.replace(/^\|/, '').replace(/\|\s*$/, '').split('|').map((c) => c.trim());
+      const body = rows.slice(2).map((r) => `<tr>${cells(r).map((c, k) => `<td${k ? ' class="num"' : ''}>${inline(c)}</td>`).join('')}</tr>`);
+      out.push(`<table><thead><tr>${cells(rows[0]).map((c, k) => `<th${k ? ' class="num"' : ''}>${inline(c)}</th>`).join('')}</tr></thead><tbody>${body.join('')}</tbody></table>`);
+    } else if (line.trim()) out.push(`<p>${inline(line)}</p>`);
+  }
+  return out.join('\n');
+}
+
+async function experimentPage(key) {
+  setCrumbs([['runs', '/'], [`experiment ${key}`, null]]);
+  const d = await getJson(`/api/experiments/${encodeURIComponent(key)}`);
+  const plots = d.plots.map((p) => `<div class="panel"><img alt="${esc(p)}" src="/api/experiments/${encodeURIComponent(key)}/plots/${encodeURIComponent(p)}" style="max-width:100%"></div>`).join('');
+  main.innerHTML = `<div id="report">${d.markdown ? markdown(d.markdown) : '<p class="muted">The report is not written yet (the experiment is still running).</p>'}</div>
+    ${plots ? `<h2>Plots</h2><div class="grid">${plots}</div>` : ''}<p class="muted">${esc(d.dir)}</p>`;
+  done();
+}
+
 // ---- router --------------------------------------------------------------------------------
 (function route() {
   const p = location.pathname.replace(/\/+$/, '') || '/';
@@ -390,5 +440,6 @@ async function jobPage(key, id) {
   if ((m = /^\/runs\/([^/]+)$/.exec(p))) return runPage(decodeURIComponent(m[1])).catch(fail);
   if ((m = /^\/runs\/([^/]+)\/jobs$/.exec(p))) return jobsPage(decodeURIComponent(m[1])).catch(fail);
   if ((m = /^\/runs\/([^/]+)\/jobs\/(\d+)$/.exec(p))) return jobPage(decodeURIComponent(m[1]), Number(m[2])).catch(fail);
+  if ((m = /^\/experiments\/([^/]+)$/.exec(p))) return experimentPage(decodeURIComponent(m[1])).catch(fail);
   fail(new Error(`no page ${p}`));
 })();
