@@ -6,7 +6,8 @@
  *     Chromium, from navigation to the page drawn with its data (median and max of 7 loads);
  *   node dist/bench/dashboard.js screenshots [--out docs/img]
  *     trains two short real runs (the embedded controller on cartpole-short; the LLM agent
- *     against a local scripted OpenAI-compatible server on iris-species) and screenshots every page.
+ *     against a local scripted OpenAI-compatible server on iris-species) and a small transfer
+ *     experiment, and screenshots every page (about 4 minutes on 2 cores).
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync } from 'node:fs';
@@ -20,6 +21,8 @@ import { launchBrowser } from '../src/testing/browser.js';
 import { writeLargeRun } from '../src/testing/large-run.js';
 import { FakeLlmServer } from '../src/testing/fake-llm-server.js';
 import { getPublicTask } from '../src/tasks/briefs.js';
+import { runTransfer } from '../src/outer/experiment.js';
+import { LocalExecutor } from '../src/run/local.js';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../../bin/rrl.js');
 const arg = (name: string, fallback: string): string => {
@@ -100,6 +103,13 @@ async function screenshots(): Promise<void> {
   } finally {
     await llm.close();
   }
+  // A small transfer experiment (meta-training on one task, one held-out task).
+  const executor = new LocalExecutor({});
+  try {
+    await runTransfer(join(tmp, 'transfer-small'), { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 2, group: 2, seed: 3, seeds: 1 }, executor);
+  } finally {
+    await executor.close();
+  }
   const dash = await startDashboard(new RunCatalog([tmp]), { port: 0 });
   const browser = await launchBrowser();
   try {
@@ -121,6 +131,7 @@ async function screenshots(): Promise<void> {
     await shot('/runs/controller-cartpole/jobs', 'dashboard-jobs.png', false);
     await shot(`/runs/controller-cartpole/jobs/${best}`, 'dashboard-job.png');
     await shot(`/runs/llm-iris/jobs/${repaired}`, 'dashboard-job-llm.png');
+    await shot('/experiments/transfer-small', 'dashboard-experiment.png');
   } finally {
     await browser.close();
     await dash.close();
