@@ -7,10 +7,11 @@
  *   node dist/bench/dashboard.js screenshots [--out docs/img]
  *     trains two short real runs (the embedded controller on cartpole-short; the LLM agent
  *     against a local scripted OpenAI-compatible server on iris-species) and a small transfer
- *     experiment, and screenshots every page (about 4 minutes on 2 cores).
+ *     experiment, and screenshots every page (about 4 minutes on 2 idle cores); with --dir DIR
+ *     the runs are kept there and those already finished are not made again.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -89,9 +90,22 @@ function rrl(args: string[]): Promise<void> {
 async function screenshots(): Promise<void> {
   const out = resolve(arg('--out', 'docs/img'));
   mkdirSync(out, { recursive: true });
-  const tmp = mkdtempSync(join(tmpdir(), 'rrl-dash-shots-'));
+  // --dir DIR keeps the runs there; a run or experiment already finished in it is not made again.
+  const tmp = resolve(arg('--dir', '') || mkdtempSync(join(tmpdir(), 'rrl-dash-shots-')));
+  const finished = (dir: string): boolean => {
+    if (!existsSync(join(dir, 'store.db'))) return false;
+    const db = openReadOnly(dir);
+    try {
+      return db.prepare("SELECT count(*) FROM runs WHERE status = 'finished'").pluck().get() === 1;
+    } finally {
+      db.close();
+    }
+  };
   // The embedded controller, learning on a fast control task.
-  await rrl(['train', '--tasks', 'cartpole-short', '--iterations', '5', '--group', '4', '--run', join(tmp, 'controller-cartpole')]);
+  if (!finished(join(tmp, 'controller-cartpole'))) {
+    rmSync(join(tmp, 'controller-cartpole'), { recursive: true, force: true });
+    await rrl(['train', '--tasks', 'cartpole-short', '--iterations', '5', '--group', '4', '--run', join(tmp, 'controller-cartpole')]);
+  }
   // The LLM agent, its replies scripted by a local OpenAI-compatible server (one reply is broken JSON, repaired).
   const base = getPublicTask('iris-species').baseline as Record<string, unknown>;
   const spec = (seed: number, lr: number): string =>
@@ -99,14 +113,14 @@ async function screenshots(): Promise<void> {
   const llm = new FakeLlmServer({ model: 'Qwen/Qwen3.6-35B-A3B', script: [{ content: spec(11, 0.01) }, { content: '{"task": "iris-species", "model": ' }, { content: spec(12, 0.003) }, { content: spec(13, 0.02) }, { content: spec(14, 0.005) }] });
   const baseUrl = await llm.start();
   try {
-    await rrl(['train', '--agent', 'llm', '--base-url', baseUrl, '--model', 'Qwen/Qwen3.6-35B-A3B', '--tasks', 'iris-species', '--iterations', '2', '--group', '2', '--run', join(tmp, 'llm-iris')]);
+    if (!finished(join(tmp, 'llm-iris'))) await rrl(['train', '--agent', 'llm', '--base-url', baseUrl, '--model', 'Qwen/Qwen3.6-35B-A3B', '--tasks', 'iris-species', '--iterations', '2', '--group', '2', '--run', join(tmp, 'llm-iris')]);
   } finally {
     await llm.close();
   }
   // A small transfer experiment (meta-training on one task, one held-out task).
   const executor = new LocalExecutor({});
   try {
-    await runTransfer(join(tmp, 'transfer-small'), { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 2, group: 2, seed: 3, seeds: 1 }, executor);
+    if (!existsSync(join(tmp, 'transfer-small', 'transfer.json'))) await runTransfer(join(tmp, 'transfer-small'), { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 2, group: 2, seed: 3, seeds: 1 }, executor);
   } finally {
     await executor.close();
   }

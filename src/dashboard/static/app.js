@@ -425,6 +425,7 @@ function markdown(md) {
 
 async function experimentPage(key) {
   setCrumbs([['runs', '/'], [`experiment ${key}`, null]]);
+  liveEl.textContent = 'files, not live';
   const d = await getJson(`/api/experiments/${encodeURIComponent(key)}`);
   const plots = d.plots.map((p) => `<div class="panel"><img alt="${esc(p)}" src="/api/experiments/${encodeURIComponent(key)}/plots/${encodeURIComponent(p)}" style="max-width:100%"></div>`).join('');
   main.innerHTML = `<div id="report">${d.markdown ? markdown(d.markdown) : '<p class="muted">The report is not written yet (the experiment is still running).</p>'}</div>
