@@ -80,7 +80,7 @@ test('a short rrl train: the open run page shows each new iteration without relo
   }
 });
 
-test('runs list, jobs filters, a job page and a transfer experiment in the browser', { skip, timeout: 120_000 }, async () => {
+test('runs list, jobs filters, a job page and a transfer experiment in the browser', { skip, timeout: 300_000 }, async () => {
   writeLargeRun(join(root, 'big'), { iterations: 5, group: 4 });
   const exp = join(root, 'transfer-1');
   mkdirSync(exp, { recursive: true });

@@ -48,7 +48,13 @@ export interface IterationFigures {
 export interface RunDetail {
   summary: RunSummary;
   config: unknown;
-  iterations: (IterationFigures & { status: string | null; entropy: number | null; updateStats: Record<string, number> | null })[];
+  iterations: (IterationFigures & {
+    status: string | null;
+    entropy: number | null;
+    /** Decisions per proposal (the controller's choices in its trace), null for agents without them. */
+    decisions: number | null;
+    updateStats: Record<string, number> | null;
+  })[];
   perTask: IterationFigures[];
   baselines: { task: string; jobId: number; status: string; normalized: number | null; stderr: number | null }[];
   best: { task: string; jobId: number; iteration: number; normalized: number; stderr: number | null }[];
@@ -189,11 +195,22 @@ export function runDetail(db: Database.Database): RunDetail | null {
   const stored = new Map(
     (db.prepare('SELECT idx, status, update_stats AS updateStats FROM iterations ORDER BY idx').all() as { idx: number; status: string; updateStats: string | null }[]).map((r) => [r.idx, r]),
   );
+  // The controller's trace lists its choices: the decisions its entropy is summed over.
+  const decisions = new Map(
+    (
+      db
+        .prepare(
+          `SELECT iteration, avg(json_array_length(trace, '$.choice')) AS n FROM jobs
+            WHERE kind = 'proposal' AND json_valid(trace) AND json_type(trace, '$.choice') = 'array' GROUP BY iteration`,
+        )
+        .all() as { iteration: number; n: number | null }[]
+    ).map((r) => [r.iteration, r.n]),
+  );
   const iterations = perIteration.map((f) => {
     const it = stored.get(f.iteration);
     const stats = it ? (parse(it.updateStats) as Record<string, number> | null) : null;
     const entropy = stats && typeof stats['agent/entropy'] === 'number' ? stats['agent/entropy'] : null;
-    return { ...f, status: it?.status ?? null, entropy, updateStats: stats };
+    return { ...f, status: it?.status ?? null, entropy, decisions: decisions.get(f.iteration) ?? null, updateStats: stats };
   });
   const perTask = db.prepare(`SELECT j.iteration, j.task, ${FIGURES} ${FROM} GROUP BY j.iteration, j.task ORDER BY j.iteration, j.task`).all() as IterationFigures[];
   const baselines = db

@@ -64,6 +64,7 @@ test('the API gives the runs, a run’s figures, filtered jobs and a job with it
     assert.equal(run.perTask.length, 8);
     assert.deepEqual(run.baselines.map((b: { task: string }) => b.task), ['cartpole-short', 'iris-species']);
     assert.equal(run.iterations[0].entropy, 20);
+    assert.equal(run.iterations[0].decisions, 2, "the controller's choices per proposal, from its traces");
     for (const it of run.iterations) {
       const parts = run.perTask.filter((p: { iteration: number }) => p.iteration === it.iteration);
       assert.equal(it.jobs, 10);

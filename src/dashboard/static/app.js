@@ -181,7 +181,7 @@ async function runPage(key) {
           <div class="panel"><h3>Normalised hidden score</h3><div id="c-score"></div><p class="note">Mean and best over the iteration's proposals; dashed: each task's baseline job.</p></div>
           <div class="panel"><h3>Compute per iteration</h3><div id="c-compute"></div><p class="note">Env steps or training examples (left) and CPU seconds (right) of the iteration's proposals.</p></div>
           <div class="panel"><h3>Invalid and failed proposals</h3><div id="c-share"></div><p class="note">Share of the iteration's proposals.</p></div>
-          <div class="panel" id="p-entropy" hidden><h3>Agent entropy</h3><div id="c-entropy"></div><p class="note">Entropy of the agent's policy over its decisions (sum over the spec's choices), from each update.</p></div>
+          <div class="panel" id="p-entropy" hidden><h3>Agent entropy</h3><div id="c-entropy"></div><p class="note">Entropy of the agent's policy from each update: summed over the spec's choices (left), and per choice (right).</p></div>
         </div>
         <h2>Iterations</h2><div id="iterations"></div>
         <h2>Best job per task</h2><div id="best"></div>
@@ -231,7 +231,18 @@ async function runPage(key) {
     chart('c-share', x, [{ label: 'invalid', values: its.map((i) => (i.jobs ? i.invalid / i.jobs : null)), color: '#b45309' }, { label: 'failed', values: its.map((i) => (i.jobs ? i.failed / i.jobs : null)), color: '#b91c1c' }], { yLabel: 'share', yRange: [0, 1] });
     const hasEntropy = its.some((i) => i.entropy !== null);
     document.getElementById('p-entropy').hidden = !hasEntropy;
-    if (hasEntropy) chart('c-entropy', x, [{ label: 'entropy', values: its.map((i) => i.entropy), color: '#9333ea' }], { yLabel: 'nats' });
+    if (hasEntropy) {
+      const perDecision = its.some((i) => i.entropy !== null && i.decisions);
+      chart(
+        'c-entropy',
+        x,
+        [
+          { label: 'entropy (sum over decisions)', values: its.map((i) => i.entropy), color: '#9333ea' },
+          ...(perDecision ? [{ label: 'per decision', values: its.map((i) => (i.entropy !== null && i.decisions ? i.entropy / i.decisions : null)), color: '#0891b2', scale: 'y2' }] : []),
+        ],
+        { yLabel: 'nats', y2Label: 'nats per decision' },
+      );
+    }
     document.getElementById('iterations').innerHTML = `<table id="iteration-table"><thead><tr><th class="num">iteration</th><th>status</th><th class="num">proposals</th><th class="num">mean reward</th>
       <th class="num">mean score</th><th class="num">best score</th><th class="num">invalid</th><th class="num">failed</th><th class="num">env steps</th><th class="num">CPU s</th><th class="num">entropy</th></tr></thead><tbody>${its
         .map(
