@@ -36,7 +36,7 @@ async function openPage(browser: Browser, base: string): Promise<{ page: Page; p
 
 const doneIterations = (page: Page): Promise<number> => page.locator('#iteration-table tbody td.status-done').count();
 
-test('a short rrl train: the open run page shows each new iteration without reloading', { skip, timeout: 240_000 }, async () => {
+test('a short rrl train: the open run page shows each new iteration without reloading', { skip, timeout: 600_000 }, async () => {
   const dir = join(root, 'live-run');
   const child: ChildProcess = spawn(process.execPath, [bin, 'train', '--tasks', 'cartpole-short', '--iterations', '3', '--group', '2', '--workers', '2', '--run', dir], {
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -62,7 +62,7 @@ test('a short rrl train: the open run page shows each new iteration without relo
     const before = await doneIterations(page);
     assert.ok(before < 3, `the run finished before the page opened (${before} iterations done)`);
     // A new iteration lands in the store; the page shows it by itself.
-    await page.waitForFunction((n) => document.querySelectorAll('#iteration-table tbody td.status-done').length > n, before, { timeout: 200_000 });
+    await page.waitForFunction((n) => document.querySelectorAll('#iteration-table tbody td.status-done').length > n, before, { timeout: 500_000 });
     const after = await doneIterations(page);
     assert.ok(after > before);
     assert.equal(await page.evaluate(() => window.marker), 42, 'the page was not reloaded');
@@ -70,7 +70,7 @@ test('a short rrl train: the open run page shows each new iteration without relo
     // Its charts are drawn by uPlot, from the package (no request left the server).
     assert.ok((await page.locator('#c-reward canvas').count()) === 1);
     assert.equal(await exited, 0, stderr);
-    await page.waitForFunction(() => document.querySelectorAll('#iteration-table tbody td.status-done').length === 3, undefined, { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelectorAll('#iteration-table tbody td.status-done').length === 3, undefined, { timeout: 60_000 });
     assert.match((await page.locator('#cards').innerText()).replace(/\s+/g, ' '), /status finished/);
     assert.deepEqual(problems, []);
   } finally {

@@ -29,6 +29,25 @@ test('rrl dashboard refuses what it cannot serve, naming it', () => {
   assert.match(rrl(['dashboard', '--port', '70000']).stderr, /--port must be an integer in \[0, 65535\]/);
 });
 
+test('rrl dashboard on a port already taken says so and exits', async () => {
+  const { createServer } = await import('node:net');
+  const taken = createServer();
+  await new Promise<void>((res) => taken.listen(0, '127.0.0.1', res));
+  try {
+    const port = String((taken.address() as { port: number }).port);
+    const r = await new Promise<{ code: number | null; stderr: string }>((res) => {
+      const child = spawn(process.execPath, [bin, 'dashboard', 'runs', '--port', port], { cwd: tmp });
+      let stderr = '';
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.once('exit', (code) => res({ code, stderr }));
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /EADDRINUSE/);
+  } finally {
+    taken.close();
+  }
+});
+
 test('rrl dashboard serves the runs under ./runs by default and stops on SIGTERM', async () => {
   const child = spawn(process.execPath, [bin, 'dashboard', '--port', '0'], { cwd: tmp });
   let stdout = '';

@@ -331,7 +331,12 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
     else socket.destroy();
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => {
+      // Not listening (e.g. the port is taken): nothing may keep the process alive.
+      clearInterval(poller);
+      clearInterval(heartbeat);
+      reject(err);
+    });
     server.listen(o.port ?? 8378, host, () => {
       const port = (server.address() as AddressInfo).port;
       const shown = host.includes(':') ? `[${host}]` : host;
