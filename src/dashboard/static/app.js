@@ -181,7 +181,7 @@ async function runPage(key) {
           <div class="panel"><h3>Normalised hidden score</h3><div id="c-score"></div><p class="note">Mean and best over the iteration's proposals; dashed: each task's baseline job.</p></div>
           <div class="panel"><h3>Compute per iteration</h3><div id="c-compute"></div><p class="note">Env steps or training examples (left) and CPU seconds (right) of the iteration's proposals.</p></div>
           <div class="panel"><h3>Invalid and failed proposals</h3><div id="c-share"></div><p class="note">Share of the iteration's proposals.</p></div>
-          <div class="panel" id="p-entropy" hidden><h3>Agent entropy</h3><div id="c-entropy"></div><p class="note">Entropy of the agent's policy from each update: summed over the spec's choices (left), and per choice (right).</p></div>
+          <div class="panel" id="p-entropy" hidden><h3>Agent entropy</h3><div id="c-entropy"></div><p class="note" id="entropy-note"></p></div>
         </div>
         <h2>Iterations</h2><div id="iterations"></div>
         <h2>Best job per task</h2><div id="best"></div>
@@ -233,15 +233,19 @@ async function runPage(key) {
     document.getElementById('p-entropy').hidden = !hasEntropy;
     if (hasEntropy) {
       const perDecision = its.some((i) => i.entropy !== null && i.decisions);
+      // Per choice where the traces count the choices (the controller), else the sum the agent reported.
       chart(
         'c-entropy',
         x,
-        [
-          { label: 'entropy (sum over decisions)', values: its.map((i) => i.entropy), color: '#9333ea' },
-          ...(perDecision ? [{ label: 'per decision', values: its.map((i) => (i.entropy !== null && i.decisions ? i.entropy / i.decisions : null)), color: '#0891b2', scale: 'y2' }] : []),
-        ],
-        { yLabel: 'nats', y2Label: 'nats per decision' },
+        perDecision
+          ? [{ label: 'entropy per choice', values: its.map((i) => (i.entropy !== null && i.decisions ? i.entropy / i.decisions : null)), color: '#9333ea' }]
+          : [{ label: 'entropy', values: its.map((i) => i.entropy), color: '#9333ea' }],
+        { yLabel: perDecision ? 'nats per choice' : 'nats' },
       );
+      const n = its.find((i) => i.decisions)?.decisions;
+      document.getElementById('entropy-note').textContent = perDecision
+        ? `Entropy of the agent's policy from each update, per choice: its sum over the spec's ${Math.round(n)} choices (the iterations table) divided by their number.`
+        : "Entropy of the agent's policy from each update.";
     }
     document.getElementById('iterations').innerHTML = `<table id="iteration-table"><thead><tr><th class="num">iteration</th><th>status</th><th class="num">proposals</th><th class="num">mean reward</th>
       <th class="num">mean score</th><th class="num">best score</th><th class="num">invalid</th><th class="num">failed</th><th class="num">env steps</th><th class="num">CPU s</th><th class="num">entropy</th></tr></thead><tbody>${its
