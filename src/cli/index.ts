@@ -22,7 +22,11 @@ import { LLM_DEFAULTS, type LlmOptions } from '../outer/agents/llm.js';
 import { EXPORT_FORMATS, type ExportFormat, exportGrpo } from '../outer/export.js';
 import { num, progressBar, table } from './format.js';
 import { RewardService, type ServeConfig } from '../serve/service.js';
-import { isLoopback, startServer } from '../serve/server.js';
+import { startServer } from '../serve/server.js';
+import { tokenFromEnv } from '../serve/auth.js';
+import { RunCatalog } from '../dashboard/catalog.js';
+import { startDashboard } from '../dashboard/server.js';
+import { exportTensorboard } from '../dashboard/tensorboard.js';
 
 /** This package's version (the OpenAPI document's). */
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -401,12 +405,7 @@ const serveCommand = program
 addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { host: string; port: number; run?: string; resume?: boolean; tokenEnv?: string; maxQueue: number; reward: string; costWeight: number; cache: string | boolean }, cmd: Command) => {
   if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
   if (o.resume && !o.run) throw new InvalidArgumentError('--resume needs the run directory: --run DIR --resume');
-  let token: string | null = null;
-  if (o.tokenEnv) {
-    token = process.env[o.tokenEnv] ?? '';
-    if (!token) throw new Error(`--token-env ${o.tokenEnv}: the variable is empty or unset`);
-  }
-  if (!isLoopback(o.host) && !token) throw new Error(`--host ${o.host} is beyond loopback: a bearer token is required (--token-env VAR, with the token in $VAR)`);
+  const token = tokenFromEnv(o.tokenEnv, o.host);
   const dir = resolve(o.run ?? join('runs', `serve-${new Date().toISOString().replace(/[:.]/g, '-')}`));
   let executorConfig = executorConfigFrom(o, cmd);
   const config: ServeConfig | null = o.resume ? null : { mode: 'serve', seed: 0, reward: { rule: o.reward as RewardRuleName, lambda: o.costWeight }, ...(executorConfig ? { executor: executorConfig } : {}) };
@@ -490,6 +489,16 @@ exporter
     console.error(`${r.rows} row(s) written to ${r.path}`);
   });
 
+exporter
+  .command('tensorboard')
+  .argument('<run>', 'run directory')
+  .description("the run's scalars as TensorBoard event files: per iteration (run/), per task (tasks/TASK/), per job (jobs/jNNNNN/)")
+  .requiredOption('--out <dir>', 'output directory (point `tensorboard --logdir` at it)')
+  .action((runDir: string, o: { out: string }) => {
+    const r = exportTensorboard(resolve(runDir), resolve(o.out));
+    console.error(`${r.scalars} scalar(s) in ${r.files} event file(s) under ${r.out}; view with: tensorboard --logdir ${r.out}`);
+  });
+
 /** The executor recorded with the run in `dir` (resume uses the same one). */
 function storedExecutor(dir: string): ExecutorConfig | undefined {
   const store = new Store(dir);
@@ -499,6 +508,26 @@ function storedExecutor(dir: string): ExecutorConfig | undefined {
     store.close();
   }
 }
+
+program
+  .command('dashboard')
+  .argument('[run-or-dir...]', 'run directories, or directories holding runs (searched 3 levels deep)', ['runs'])
+  .description('a read-only web UI over runs, live while rrl train or rrl serve writes them (see docs/dashboard.md)')
+  .option('--host <host>', 'address to listen on (beyond loopback a bearer token is required)', '127.0.0.1')
+  .option('--port <port>', 'port (0: any free one)', int('--port', 0, 65_535), 8378)
+  .option('--token-env <var>', 'environment variable holding the token every request must carry')
+  .action(async (dirs: string[], o: { host: string; port: number; tokenEnv?: string }) => {
+    const token = tokenFromEnv(o.tokenEnv, o.host);
+    const catalog = new RunCatalog(dirs);
+    const server = await startDashboard(catalog, { host: o.host, port: o.port, token });
+    process.stderr.write(`${catalog.list().length} run(s) under ${dirs.join(', ')}; read-only\n`);
+    console.log(`dashboard on ${server.url}${token ? ' (open it once with ?token=TOKEN)' : ''}`);
+    await new Promise<void>((done) => {
+      const stop = (): void => void server.close().finally(done);
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+  });
 
 const experiment = program.command('experiment').description('experiments on the trainer agent');
 experiment

@@ -4,12 +4,14 @@
  * the answer is a status and a JSON body; nothing it sends stops the server.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { oneLine } from '../spec/bounds.js';
 import { HttpError, type RewardService } from './service.js';
 import { RewardsRequest, openApiDocument } from './schemas.js';
+import { bearerOf, isLoopback, tokenChecker } from './auth.js';
+
+export { isLoopback };
 
 /** Largest request body (bytes): a full group of completions at the reply limit fits. */
 export const MAX_BODY_BYTES = 8 << 20;
@@ -24,11 +26,6 @@ export interface ServerOptions {
   version?: string;
 }
 
-/** True for the loopback addresses, where a token is optional. */
-export function isLoopback(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host);
-}
-
 /** A running server. */
 export interface RunningServer {
   url: string;
@@ -36,8 +33,6 @@ export interface RunningServer {
   /** Stops accepting connections and ends open ones (the service is closed by its owner). */
   close(): Promise<void>;
 }
-
-const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
 
 /** The first issue of a zod error as one line naming the field. */
 function zodMessage(err: z.ZodError): string {
@@ -85,16 +80,13 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
   const token = o.token ?? null;
   if (!isLoopback(host) && !token) throw new Error(`listening on ${host} (beyond loopback) needs a bearer token: pass --token-env VAR with the token in $VAR`);
   const max = o.maxBodyBytes ?? MAX_BODY_BYTES;
-  const expected = token ? digest(token) : null;
+  const authorised = tokenChecker(token);
   const openapi = JSON.stringify(openApiDocument(o.version ?? '0.0.0'));
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-    if (expected) {
-      const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
-      if (!m || !timingSafeEqual(digest(m[1]), expected)) {
-        req.resume();
-        return send(res, 401, { error: 'a bearer token is required (Authorization: Bearer TOKEN)' }, { 'www-authenticate': 'Bearer' });
-      }
+    if (!authorised(bearerOf(req))) {
+      req.resume();
+      return send(res, 401, { error: 'a bearer token is required (Authorization: Bearer TOKEN)' }, { 'www-authenticate': 'Bearer' });
     }
     const url = new URL(req.url ?? '/', 'http://x');
     const path = url.pathname;

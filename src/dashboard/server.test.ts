@@ -1,0 +1,233 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Store } from '../store/store.js';
+import { writeLargeRun } from '../testing/large-run.js';
+import { RunCatalog, findRunDirs } from './catalog.js';
+import { diffPaths } from './queries.js';
+import { startDashboard } from './server.js';
+
+const root = mkdtempSync(join(tmpdir(), 'rrl-dash-'));
+writeLargeRun(join(root, 'big'), { iterations: 4, group: 5 });
+writeLargeRun(join(root, 'nested', 'deeper', 'second'), { iterations: 1, group: 2, tasks: ['cartpole-short'] });
+
+/** A GET (or another method) with raw path bytes; resolves status, headers and body text. */
+function get(base: string, path: string, o: { method?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+  const u = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path, method: o.method ?? 'GET', headers: o.headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+const json = async (base: string, path: string): Promise<any> => {
+  const r = await get(base, path);
+  assert.equal(r.status, 200, `${path}: ${r.body}`);
+  return JSON.parse(r.body);
+};
+
+test('the catalog finds runs under a directory (not inside a run), with URL-safe keys', () => {
+  mkdirSync(join(root, 'big', 'jobs', 'j00001'), { recursive: true });
+  assert.deepEqual(findRunDirs(root), [join(root, 'big'), join(root, 'nested', 'deeper', 'second')]);
+  const c = new RunCatalog([root, join(root, 'big')]);
+  assert.deepEqual(c.list().map((e) => e.key), ['big', 'nested.deeper.second'], 'a run named twice is listed once');
+  assert.throws(() => new RunCatalog([join(root, 'no-such-dir')]), /no-such-dir: no such directory/);
+});
+
+test('diffPaths names the leaves that differ, arrays of numbers as one value', () => {
+  assert.deepEqual(diffPaths({ a: 1, m: { hidden: [64, 64], act: 'tanh' } }, { a: 1, m: { hidden: [64], act: 'tanh' }, extra: true }), ['m.hidden', 'extra']);
+  assert.deepEqual(diffPaths({ s: [{ id: 'x', w: 1 }] }, { s: [{ id: 'x', w: 2 }] }), ['s[0].w']);
+  assert.deepEqual(diffPaths({ a: [1] }, { a: [1] }), []);
+});
+
+test('the API gives the runs, a run’s figures, filtered jobs and a job with its differences', async () => {
+  const d = await startDashboard(new RunCatalog([root]), { port: 0 });
+  try {
+    const runs = await json(d.url, '/api/runs');
+    assert.deepEqual(runs.map((r: { key: string }) => r.key), ['big', 'nested.deeper.second']);
+    const big = runs[0].summary;
+    assert.equal(big.jobs, 4 * 5 * 2);
+    assert.equal(big.agent, 'controller');
+    assert.ok(big.bestNormalized > 0 && big.bestNormalized <= 1);
+
+    const run = await json(d.url, '/api/runs/big');
+    assert.equal(run.iterations.length, 4);
+    assert.equal(run.perTask.length, 8);
+    assert.deepEqual(run.baselines.map((b: { task: string }) => b.task), ['cartpole-short', 'iris-species']);
+    assert.equal(run.iterations[0].entropy, 20);
+    assert.equal(run.iterations[0].decisions, 2, "the controller's choices per proposal, from its traces");
+    for (const it of run.iterations) {
+      const parts = run.perTask.filter((p: { iteration: number }) => p.iteration === it.iteration);
+      assert.equal(it.jobs, 10);
+      assert.equal(parts.reduce((a: number, p: { jobs: number }) => a + p.jobs, 0), it.jobs);
+      assert.equal(parts.reduce((a: number, p: { failed: number }) => a + p.failed, 0), it.failed);
+    }
+
+    const failed = await json(d.url, '/api/runs/big/jobs?status=failed');
+    assert.ok(failed.rows.length > 0);
+    for (const j of failed.rows) {
+      assert.equal(j.status, 'failed');
+      assert.match(j.error, /wall-clock limit/);
+    }
+    const one = await json(d.url, '/api/runs/big/jobs?task=iris-species&iteration=2&kind=proposal');
+    assert.equal(one.rows.length, 5);
+    assert.deepEqual(one.options.iterations, [0, 1, 2, 3]);
+
+    const ok = (await json(d.url, '/api/runs/big/jobs?status=succeeded&task=cartpole-short&iteration=3')).rows[0];
+    const job = await json(d.url, `/api/runs/big/jobs/${ok.id}`);
+    assert.equal(job.job.id, ok.id);
+    assert.ok(job.baseline && job.bestBefore, 'compared with the baseline and the best earlier job');
+    assert.ok(job.diff.baseline.includes('algorithm.name'), `differs from the PPO baseline in the algorithm: ${job.diff.baseline}`);
+    assert.ok(job.diff.best.includes('seed'));
+    assert.equal(job.curves['charts/episodic_return'].step.length, 50);
+    assert.ok(job.job.stderr > 0);
+  } finally {
+    await d.close();
+  }
+});
+
+test('hostile input gets a 4xx with a one-line reason; nothing but GET and HEAD is answered; the store is untouched', async () => {
+  const file = join(root, 'big', 'store.db');
+  const before = createHash('sha256').update(readFileSync(file)).digest('hex');
+  const d = await startDashboard(new RunCatalog([root]), { port: 0 });
+  try {
+    const cases: [string, number, RegExp, string?][] = [
+      ['/api/runs/nope', 404, /no run "nope"/],
+      ['/api/runs/big/jobs/abc', 400, /job id: expected a non-negative integer, got "abc"/],
+      ['/api/runs/big/jobs/99999', 404, /has no job 99999/],
+      ['/api/runs/big/jobs/-1', 400, /job id/],
+      ['/api/runs/big/jobs?status=DROP%20TABLE', 400, /status: expected one of/],
+      ['/api/runs/big/jobs?iteration=1e3', 400, /iteration: expected/],
+      ['/api/runs/big/jobs?sort=x', 400, /unknown filter "sort"/],
+      ['/api/runs/..%2f..%2fetc', 400, /may not contain ".."/],
+      ['/api/runs/%2e%2e/jobs', 400, /may not contain ".."/],
+      ['/runs/../../../etc/passwd', 400, /may not contain ".."/],
+      ['/static/..%2F..%2Fpackage.json', 400, /may not contain ".."/],
+      ['/api/runs/a%00b', 400, /NUL/],
+      ['/api/runs/%ZZ', 400, /percent-encoding|malformed/],
+      ['/api/runs/a%20b', 400, /run key: expected letters/],
+      ['/runs/nope/jobs', 404, /no run "nope"/],
+      ['/etc/passwd', 404, /no page/],
+      ['/api/events?run=nope', 404, /no run "nope"/],
+      ['/api/runs', 405, /read-only/, 'POST'],
+      ['/api/runs/big', 405, /read-only/, 'DELETE'],
+      ['/api/runs/big/jobs/1', 405, /read-only/, 'PUT'],
+    ];
+    for (const [path, status, why, method] of cases) {
+      const r = await get(d.url, path, { method });
+      assert.equal(r.status, status, `${method ?? 'GET'} ${path}: ${r.body}`);
+      const text = path.startsWith('/api/') ? JSON.parse(r.body).error : r.body.trim();
+      assert.match(text, why, path);
+      assert.equal(text.split('\n').length, 1, `${path}: one line`);
+    }
+  } finally {
+    await d.close();
+  }
+  assert.equal(createHash('sha256').update(readFileSync(file)).digest('hex'), before);
+});
+
+test('server-sent events tell the page when a run changes', async () => {
+  const dir = join(root, 'live');
+  const store = new Store(dir);
+  store.createRun('run-live', { tasks: ['cartpole-short'], agent: 'random', iterations: 2, group: 1, seed: 1 });
+  const d = await startDashboard(new RunCatalog([dir]), { port: 0, pollMs: 20 });
+  try {
+    const u = new URL(d.url);
+    const got = await new Promise<string>((resolve, reject) => {
+      const req = request({ host: u.hostname, port: u.port, path: '/api/events?run=live' }, (res) => {
+        assert.equal(res.headers['content-type'], 'text/event-stream; charset=utf-8');
+        let text = '';
+        let wrote = false;
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => {
+          text += c;
+          if (!wrote && text.includes('retry:')) {
+            wrote = true;
+            // After the server has seen the store's version once, a commit by the writer.
+            setTimeout(() => store.startIteration('run-live', 0), 200);
+          }
+          if (text.includes('event: change')) {
+            req.destroy();
+            resolve(text);
+          }
+        });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.match(got, /event: change\ndata: \{"run":"live"\}/);
+    const run = await json(d.url, '/api/runs/live');
+    assert.equal(run.summary.id, 'run-live');
+  } finally {
+    await d.close();
+    store.close();
+  }
+});
+
+test('a transfer experiment: its report, its plots (a fixed list, as images that run nothing)', async () => {
+  const dir = join(root, 'exp', 'transfer-1');
+  mkdirSync(join(dir, 'meta'), { recursive: true });
+  writeLargeRun(join(dir, 'meta'), { iterations: 1, group: 2, tasks: ['cartpole-short'] });
+  writeFileSync(join(dir, 'transfer.md'), '# Transfer experiment\n\n| task | zero-shot |\n| --- | --- |\n| iris-species | 0.667 |\n');
+  writeFileSync(join(dir, 'transfer.json'), JSON.stringify({ heldOut: { zeroShot: 0.667 } }));
+  writeFileSync(join(dir, 'held-out.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><rect width="10" height="10"/></svg>');
+  const d = await startDashboard(new RunCatalog([join(root, 'exp')]), { port: 0 });
+  try {
+    assert.deepEqual(await json(d.url, '/api/experiments'), [{ key: 'transfer-1', dir }]);
+    assert.deepEqual((await json(d.url, '/api/runs')).map((r: { key: string }) => r.key), ['transfer-1.meta'], "the experiment's runs are runs too");
+    const e = await json(d.url, '/api/experiments/transfer-1');
+    assert.match(e.markdown, /\| iris-species \| 0\.667 \|/);
+    assert.deepEqual(e.result, { heldOut: { zeroShot: 0.667 } });
+    assert.deepEqual(e.plots, ['held-out.svg']);
+    const svg = await get(d.url, '/api/experiments/transfer-1/plots/held-out.svg');
+    assert.equal(svg.status, 200);
+    assert.equal(svg.headers['content-type'], 'image/svg+xml');
+    assert.match(String(svg.headers['content-security-policy']), /default-src 'none'/);
+    for (const [path, status, why] of [
+      ['/api/experiments/transfer-1/plots/transfer.json', 404, /no plot "transfer.json"/],
+      ['/api/experiments/transfer-1/plots/learning-curve.svg', 404, /has no learning-curve.svg/],
+      ['/api/experiments/transfer-1/plots/..%2f..%2fstore.db', 400, /may not contain ".."/],
+      ['/api/experiments/nope', 404, /no experiment "nope"/],
+      ['/experiments/nope', 404, /no experiment "nope"/],
+    ] as const) {
+      const r = await get(d.url, path);
+      assert.equal(r.status, status, path);
+      assert.match(path.startsWith('/api/') ? JSON.parse(r.body).error : r.body, why, path);
+    }
+    assert.equal((await get(d.url, '/experiments/transfer-1')).status, 200);
+  } finally {
+    await d.close();
+  }
+});
+
+test('beyond loopback every request needs the token: header, or a cookie set by ?token=', async () => {
+  const catalog = new RunCatalog([join(root, 'big')]);
+  assert.throws(() => startDashboard(catalog, { host: '0.0.0.0', port: 0 }), /needs a bearer token/);
+  const d = await startDashboard(catalog, { host: '0.0.0.0', port: 0, token: 's3cret-token' });
+  try {
+    const base = `http://127.0.0.1:${d.port}`;
+    const no = await get(base, '/api/runs');
+    assert.equal(no.status, 401);
+    assert.match(JSON.parse(no.body).error, /token is required/);
+    assert.equal((await get(base, '/api/runs', { headers: { authorization: 'Bearer wrong' } })).status, 401);
+    assert.equal((await get(base, '/', {})).status, 401);
+    assert.equal((await get(base, '/api/runs', { headers: { authorization: 'Bearer s3cret-token' } })).status, 200);
+    const login = await get(base, '/runs/big?token=s3cret-token');
+    assert.equal(login.status, 303);
+    assert.equal(login.headers.location, '/runs/big');
+    const cookie = String(login.headers['set-cookie']).split(';')[0];
+    assert.match(String(login.headers['set-cookie']), /HttpOnly; SameSite=Strict/);
+    assert.equal((await get(base, '/api/runs/big', { headers: { cookie } })).status, 200);
+  } finally {
+    await d.close();
+  }
+});
