@@ -28,6 +28,7 @@ interface StepLine {
   'outer/reward': number | null;
   'outer/valid_share': number | null;
   'outer/score_best': number | null;
+  'train/format_reward': number | null;
   tokens_per_s: number | null;
 }
 
@@ -89,6 +90,8 @@ export function summarise(lines: StepLine[], steps: number): Record<string, numb
     firstFiveReward: mean(values(used.slice(0, 5), 'outer/reward')),
     lastFiveReward: mean(values(last, 'outer/reward')),
     validShare: mean(values(used, 'outer/valid_share')),
+    firstFiveFormat: mean(values(used.slice(0, 5), 'train/format_reward')),
+    lastFiveFormat: mean(values(last, 'train/format_reward')),
     lastFiveValidShare: mean(values(last, 'outer/valid_share')),
     bestScore: Math.max(-Infinity, ...values(used, 'outer/score_best')) === -Infinity ? null : Math.max(...values(used, 'outer/score_best')),
     tokensPerSecond: median(values(used, 'tokens_per_s')),
@@ -155,6 +158,8 @@ export async function grpo(): Promise<Record<string, unknown>> {
     ['mean outer reward, last 5 steps', 'lastFiveReward', 3],
     ['valid specs, all steps', 'validShare', 2],
     ['valid specs, last 5 steps', 'lastFiveValidShare', 2],
+    ['format reward (trainer side), first 5 steps', 'firstFiveFormat', 3],
+    ['format reward (trainer side), last 5 steps', 'lastFiveFormat', 3],
     ['best hidden normalised score', 'bestScore', 3],
     ['generation tokens/s (median)', 'tokensPerSecond', 1],
     ['seconds per step (median)', 'secondsPerStep', 1],

@@ -101,18 +101,22 @@ def key_paths(obj: Mapping[str, Any], prefix: str = "") -> list[str]:
 
 def written_key_paths(text: str) -> list[str]:
     """The dotted paths of the ``"key":`` written in ``text``, in order, by a tolerant scan of its
-    braces and brackets: text that never closes, or breaks off, still has paths."""
+    braces and brackets: text that never closes, or breaks off, still has paths. The scan stops at
+    the first closer that does not match its opener (``[...}``): from there on nothing parses."""
     stack: list[str] = []
+    openers: list[str] = []
     pending: Optional[str] = None
     out: list[str] = []
     tokens = _TOKEN.findall(text)
     for i, tok in enumerate(tokens):
         if tok in ("{", "["):
             stack.append(pending or "")
+            openers.append(tok)
             pending = None
         elif tok in ("}", "]"):
-            if stack:
-                stack.pop()
+            if not openers or openers.pop() != ("{" if tok == "}" else "["):
+                break
+            stack.pop()
             pending = None
         elif tok == ":":
             continue

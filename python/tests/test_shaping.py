@@ -51,6 +51,8 @@ def test_key_order_score_credits_an_unfinished_copy_at_the_right_depth() -> None
     assert key_order_score(json.dumps(EXAMPLE), EXAMPLE) == 1.0
     # braces inside strings do not move the depth
     assert written_key_paths('{"a": "x{y", "b": {"c": "}"}, "d": 1}') == ["a", "b", "b.c", "d"]
+    # a closer that does not match its opener ends the scan: what follows does not parse
+    assert written_key_paths('{"sources": [{"id": "x", "weight": 1}}, "size": 1, "seed": 2}') == ["sources", "sources.id", "sources.weight"]
     # objects in arrays are named through the array's key
     assert written_key_paths('{"sources": [{"id": "x", "weight": 1}], "size": null}') == ["sources", "sources.id", "sources.weight", "size"]
 
