@@ -11,6 +11,8 @@
  * Settings from the environment: RRL_GRPO_STEPS (16), RRL_GRPO_TASKS (penguins-species,cars-mpg),
  * RRL_GRPO_MODEL (models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf), RRL_GRPO_OUT
  * (runs/grpo-measure), RRL_GRPO_SVG (where the plot goes; default OUT/grpo.svg),
+ * RRL_GRPO_ARMS (grpo,frozen: which arms to run; an arm not run keeps its log in OUT, so a changed
+ * trainer can be measured against an earlier frozen run of the same prompts and sampling),
  * RRL_GRPO_REPORT_ONLY=1 (report the logs already in OUT without training).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -49,12 +51,12 @@ function startServe(runDir: string): Promise<{ url: string; child: ChildProcess 
 }
 
 /** Runs the trainer for one arm; echoes each step's line to stderr. */
-function runArm(arm: Arm, url: string, out: string, settings: { model: string; tasks: string; steps: number }): Promise<void> {
+function runArm(arm: Arm, url: string, out: string, settings: { model: string; tasks: string; steps: number; threads: number }): Promise<void> {
   const args = [
     '-m', 'rrl_client.grpo', '--url', url, '--model', settings.model, '--tasks', settings.tasks,
     '--steps', String(settings.steps), '--num-generations', '4', '--prompts-per-step', '2',
     '--max-completion-length', '288', '--temperature', '0.5', '--learning-rate', '1e-3',
-    '--threads', '1', '--seed', '0', '--output-dir', join(out, arm), ...(arm === 'frozen' ? ['--frozen'] : []),
+    '--threads', String(settings.threads), '--seed', '0', '--output-dir', join(out, arm), ...(arm === 'frozen' ? ['--frozen'] : []),
   ];
   const child = spawn(resolve('.venv/bin/python'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -133,15 +135,18 @@ export async function grpo(): Promise<Record<string, unknown>> {
     model: process.env.RRL_GRPO_MODEL ?? 'models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
     tasks: process.env.RRL_GRPO_TASKS ?? 'penguins-species,cars-mpg',
     steps: Number(process.env.RRL_GRPO_STEPS ?? 16),
+    threads: 1,
   };
+  const arms = (process.env.RRL_GRPO_ARMS ?? 'grpo,frozen').split(',').filter((a): a is Arm => (ARMS as readonly string[]).includes(a));
+  settings.threads = arms.length === 1 ? 2 : 1; // the machine's 2 cores, shared by the arms
   if (process.env.RRL_GRPO_REPORT_ONLY !== '1') {
     if (!existsSync('.venv/bin/python')) return { skipped: 'no .venv: run python/setup-venv.sh first' };
     if (!existsSync(settings.model)) return { skipped: `no model at ${settings.model}: run python/fetch-model.sh first` };
-    rmSync(out, { recursive: true, force: true });
+    for (const arm of arms) for (const dir of [arm, `serve-${arm}`]) rmSync(join(out, dir), { recursive: true, force: true });
     mkdirSync(out, { recursive: true });
-    const serves = await Promise.all(ARMS.map((arm) => startServe(join(out, `serve-${arm}`))));
+    const serves = await Promise.all(arms.map((arm) => startServe(join(out, `serve-${arm}`))));
     try {
-      await Promise.all(ARMS.map((arm, i) => runArm(arm, serves[i].url, out, settings)));
+      await Promise.all(arms.map((arm, i) => runArm(arm, serves[i].url, out, settings)));
     } finally {
       for (const s of serves) s.child.kill('SIGTERM');
     }
