@@ -20,6 +20,7 @@ import { num, table } from '../src/cli/format.js';
 import { slurm } from './slurm.js';
 import { crash } from './crash.js';
 import { serve } from './serve.js';
+import { crossover } from './crossover.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -156,7 +157,7 @@ async function tasks(): Promise<Record<string, unknown>> {
   return { rows };
 }
 
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve };
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover };
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);
