@@ -1,6 +1,6 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
- * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve (default: all).
+ * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch (default: all).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,7 @@ import { slurm } from './slurm.js';
 import { crash } from './crash.js';
 import { serve } from './serve.js';
 import { crossover } from './crossover.js';
+import { vsTorch } from './vs-torch.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -157,7 +158,7 @@ async function tasks(): Promise<Record<string, unknown>> {
   return { rows };
 }
 
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover };
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover, 'vs-torch': vsTorch };
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);
