@@ -250,7 +250,7 @@ export class FusedMlp {
     if (src.paramFloats !== this.paramFloats || src.sizes.join() !== this.sizes.join()) throw new RangeError('copyFrom needs a net of the same shape');
     const a = this.params;
     const b = src.params;
-    if (tau === 1) a.set(b);
+    if (tau >= 1) a.set(b);
     else for (let i = 0; i < a.length; i++) a[i] = tau * b[i] + (1 - tau) * a[i];
   }
 
