@@ -185,3 +185,57 @@ test('growing the row capacity keeps weights and Adam state; runs are bit-identi
   };
   assert.deepEqual(run(), run());
 });
+
+test('dropout masks: forward and gradients match TensorFlow.js; SGD with momentum matches tfjs', async () => {
+  await initTf();
+  for (const act of ['tanh', 'relu'] as const) {
+    const sizes = [5, 9, 6, 3];
+    const { fused, ref, rng } = pair(sizes, act, 21);
+    const n = 10;
+    const x = Float32Array.from({ length: n * 5 }, () => rng.normal());
+    const r = Float32Array.from({ length: n * 3 }, () => rng.normal());
+    const masks = [9, 6].map((h) => Float32Array.from({ length: n * h }, () => (rng.next() < 0.3 ? 0 : 1 / 0.7)));
+    fused.input(n).set(x);
+    masks.forEach((mk, i) => {
+      const view = fused.mask(i + 1, n);
+      const w = fused.width(i + 1);
+      for (let row = 0; row < n; row++) for (let j = 0; j < mk.length / n; j++) view[row * w + j] = mk[row * (mk.length / n) + j];
+    });
+    const out = fused.forward(n, true);
+    const dOut = fused.gradOutput(n);
+    const got = new Float32Array(n * 3);
+    for (let i = 0; i < n; i++) for (let j = 0; j < 3; j++) {
+      got[i * 3 + j] = out[i * fused.outStride + j];
+      dOut[i * fused.outStride + j] = r[i * 3 + j];
+    }
+    fused.backward(n);
+    const vars = [...ref.w, ...ref.b];
+    const f = (): tf.Scalar => {
+      let h: tf.Tensor2D = tf.tensor2d(x, [n, 5]);
+      for (let l = 0; l < 3; l++) {
+        h = tf.add(tf.matMul(h, ref.w[l]), ref.b[l]);
+        if (l < 2) h = tf.mul(act === 'tanh' ? tf.tanh(h) : tf.relu(h), tf.tensor2d(masks[l], [n, sizes[l + 1]]));
+      }
+      return tf.sum(tf.mul(h, tf.tensor2d(r, [n, 3])));
+    };
+    const { grads } = tf.variableGrads(f, vars);
+    const g = new FusedMlp(sizes, act, 1);
+    g.params.set(fused.grads);
+    const gl = g.layers();
+    for (let l = 0; l < 3; l++) {
+      assert.ok(relErr(gl[l].weights, grads[ref.w[l].name].dataSync()) < 1e-5, `${act} layer ${l} weights`);
+      assert.ok(relErr(gl[l].bias, grads[ref.b[l].name].dataSync()) < 1e-5, `${act} layer ${l} bias`);
+    }
+    // Three momentum steps on the same gradients (tfjs: u ← μu + g, p ← p − lr·u).
+    const opt = tf.train.momentum(0.05, 0.9);
+    for (let s = 0; s < 3; s++) {
+      fused.sgd(0.05, 0.9);
+      opt.applyGradients(vars.map((v) => ({ name: v.name, tensor: grads[v.name] })));
+    }
+    const after = fused.layers();
+    for (let l = 0; l < 3; l++) assert.ok(relErr(after[l].weights, ref.w[l].dataSync()) < 1e-5, `${act} layer ${l} after SGD`);
+    opt.dispose();
+    for (const t of Object.values(grads)) t.dispose();
+    for (const v of vars) v.dispose();
+  }
+});

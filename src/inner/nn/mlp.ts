@@ -45,6 +45,8 @@ export class FusedMlp {
   private dB = 0;
   private wt = 0;
   private gradOut = 0;
+  private maskOff: number[] = [];
+  private masked = false;
 
   /** Layer sizes [inputs, hidden…, outputs]; room for `capacity` rows (grown on demand). */
   constructor(
@@ -93,6 +95,11 @@ export class FusedMlp {
     off += cap * this.maxWidth;
     const dB = off;
     off += cap * this.maxWidth;
+    const maskOff: number[] = [];
+    for (let l = 1; l + 1 < this.widths.length; l++) {
+      maskOff[l] = off;
+      off += pad4(cap * this.widths[l]);
+    }
     const memory = new WebAssembly.Memory({ initial: Math.ceil((off * 4) / PAGE) + 1 });
     const f32 = new Float32Array(memory.buffer);
     if (this.capacity) f32.set(this.f32.subarray(0, 4 * P));
@@ -104,6 +111,7 @@ export class FusedMlp {
     this.wt = wt;
     this.dA = dA;
     this.dB = dB;
+    this.maskOff = maskOff;
   }
 
   /** All parameters (padded layout) as a live view. */
@@ -122,11 +130,30 @@ export class FusedMlp {
     return this.f32.subarray(this.hOff[0], this.hOff[0] + n * this.sizes[0]);
   }
 
-  /** Runs the net on the first `n` rows of `input`; returns the output rows [n × outStride] (a live view). */
-  forward(n: number): Float32Array {
+  /** Row stride of hidden layer `l`'s activations and dropout mask (l = 1 … depth − 1). */
+  width(l: number): number {
+    return this.widths[l];
+  }
+
+  /**
+   * The dropout mask of hidden layer `l` (1 … depth − 1) for `n` rows [n × width(l)], to fill
+   * (0 or 1/(1 − rate)) before `forward(n, true)` (a live view).
+   */
+  mask(l: number, n: number): Float32Array {
+    if (!(l >= 1 && l < this.depth)) throw new RangeError(`layer ${l} has no dropout mask`);
     this.ensure(n);
-    const { k, widths } = this;
+    return this.f32.subarray(this.maskOff[l], this.maskOff[l] + n * this.widths[l]);
+  }
+
+  /**
+   * Runs the net on the first `n` rows of `input` (hidden activations times the `mask`s when
+   * `dropout`); returns the output rows [n × outStride] (a live view).
+   */
+  forward(n: number, dropout = false): Float32Array {
+    this.ensure(n);
+    const { k, widths, f32 } = this;
     const L = this.depth;
+    this.masked = dropout;
     for (let l = 0; l < L; l++) {
       const inW = widths[l];
       const outW = widths[l + 1];
@@ -134,6 +161,11 @@ export class FusedMlp {
       if (l + 1 < L) {
         if (this.activation === 'tanh') k.tanh(4 * this.hOff[l + 1], n * outW);
         else k.relu(4 * this.hOff[l + 1], n * outW);
+        if (dropout) {
+          const h = this.hOff[l + 1];
+          const m = this.maskOff[l + 1];
+          for (let i = 0; i < n * outW; i++) f32[h + i] *= f32[m + i];
+        }
       }
     }
     return this.output(n);
@@ -175,7 +207,17 @@ export class FusedMlp {
       const t = this.wt;
       for (let i = 0; i < inW; i++) for (let j = 0; j < outW; j++) f32[t + j * inW + i] = f32[w + i * outW + j];
       k.gemm(4 * other, 4 * cur, 4 * t, 0, n, outW, inW, outW, 1, 0);
-      if (this.activation === 'tanh') k.tanhGrad(4 * other, 4 * this.hOff[l], n * inW);
+      if (this.masked) {
+        // The stored activation is a·mask: ∂z = ∂h·mask·a′, with a = h/mask where mask ≠ 0.
+        const h = this.hOff[l];
+        const m = this.maskOff[l];
+        const tanh = this.activation === 'tanh';
+        for (let i = 0; i < n * inW; i++) {
+          const mk = f32[m + i];
+          const hv = f32[h + i];
+          f32[other + i] = mk === 0 ? 0 : f32[other + i] * mk * (tanh ? 1 - (hv / mk) ** 2 : hv > 0 ? 1 : 0);
+        }
+      } else if (this.activation === 'tanh') k.tanhGrad(4 * other, 4 * this.hOff[l], n * inW);
       else k.reluGrad(4 * other, 4 * this.hOff[l], n * inW);
       [cur, other] = [other, cur];
     }
@@ -202,6 +244,38 @@ export class FusedMlp {
     const P = this.paramFloats;
     const decay = 1 - o.lr * (o.decoupledDecay ?? 0);
     this.k.adam(0, 4 * P, 8 * P, 12 * P, P, o.gradScale ?? 1, o.l2 ?? 0, decay, b1, b2, o.lr / bc1, 1 / Math.sqrt(bc2), o.eps ?? 1e-8);
+  }
+
+  /** Adds λ·W to the gradients of the weight matrices (L2 on weights, not biases). */
+  addL2(lambda: number): void {
+    const f = this.f32;
+    const P = this.paramFloats;
+    for (let l = 0; l < this.depth; l++) for (let i = this.wOff[l]; i < this.bOff[l]; i++) f[P + i] += lambda * f[i];
+  }
+
+  /** ½·λ·Σ W² over the weight matrices. */
+  l2Penalty(lambda: number): number {
+    const f = this.f32;
+    let s = 0;
+    for (let l = 0; l < this.depth; l++) for (let i = this.wOff[l]; i < this.bOff[l]; i++) s += f[i] * f[i];
+    return 0.5 * lambda * s;
+  }
+
+  /** Multiplies the weight matrices (not biases) by `factor` (AdamW's decoupled decay). */
+  scaleWeights(factor: number): void {
+    const f = this.f32;
+    for (let l = 0; l < this.depth; l++) for (let i = this.wOff[l]; i < this.bOff[l]; i++) f[i] *= factor;
+  }
+
+  /** One SGD step with (heavy-ball) momentum: u ← μ·u + g, p ← p − lr·u (TensorFlow.js's momentum optimiser). */
+  sgd(lr: number, momentum: number): void {
+    const f = this.f32;
+    const P = this.paramFloats;
+    for (let i = 0; i < P; i++) {
+      const u = momentum * f[2 * P + i] + f[P + i];
+      f[2 * P + i] = u;
+      f[i] -= lr * u;
+    }
   }
 
   /** Resets the Adam moments and step count. */
