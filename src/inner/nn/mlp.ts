@@ -23,6 +23,16 @@ export interface AdamStep {
 const pad4 = (n: number): number => (n + 3) & ~3;
 const PAGE = 65536;
 
+let allocated = 0;
+
+/**
+ * Bytes of WebAssembly memory the fused engine has allocated in this thread so far (it only
+ * grows): the job limits charge a job what this rises by while it runs.
+ */
+export function fusedMemoryBytes(): number {
+  return allocated;
+}
+
 /** A dense network with `activation` on hidden layers and a linear output. */
 export class FusedMlp {
   /** Row stride of the output and of `gradOutput` (the output width rounded up to 4). */
@@ -100,7 +110,9 @@ export class FusedMlp {
       maskOff[l] = off;
       off += pad4(cap * this.widths[l]);
     }
-    const memory = new WebAssembly.Memory({ initial: Math.ceil((off * 4) / PAGE) + 1 });
+    const pages = Math.ceil((off * 4) / PAGE) + 1;
+    const memory = new WebAssembly.Memory({ initial: pages });
+    allocated += pages * PAGE;
     const f32 = new Float32Array(memory.buffer);
     if (this.capacity) f32.set(this.f32.subarray(0, 4 * P));
     this.memory = memory;
