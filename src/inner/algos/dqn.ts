@@ -203,8 +203,8 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
         ctx.checkLimits();
         const [loss, qv] = gradientStep();
         updates += 1;
-        if (!Number.isFinite(loss)) {
-          throw new NaNError(`dqn TD loss became ${loss} at gradient step ${updates} (env step ${envSteps}; algorithm.learningRate ${cfg.learningRate} may be too high)`);
+        if (!Number.isFinite(Math.fround(loss))) {
+          throw new NaNError(`dqn TD loss became ${Math.fround(loss)} at gradient step ${updates} (env step ${envSteps}; algorithm.learningRate ${cfg.learningRate} may be too high)`);
         }
         lossSum += loss;
         qSum += qv;

@@ -308,8 +308,10 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
           }
         } else ent /= B;
         const loss = pg - cfg.entropyCoef * ent + cfg.valueCoef * vl;
-        if (!Number.isFinite(loss)) {
-          throw new NaNError(`ppo loss became ${loss} at update ${u + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
+        // Judged in single precision, as the networks compute: a loss past 3.4e38 has overflowed.
+        const loss32 = Math.fround(loss);
+        if (!Number.isFinite(loss32) || !Number.isFinite(Math.fround(vl))) {
+          throw new NaNError(`ppo loss became ${Number.isFinite(loss32) ? Math.fround(vl) : loss32} at update ${u + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
         }
         actor.backward(B);
         critic.backward(B);

@@ -146,15 +146,16 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     entropy /= n;
     vLoss /= n;
     const loss = pgLoss - cfg.entropyCoef * entropy;
-    if (Number.isFinite(loss) && Number.isFinite(vLoss)) {
+    const finite = Number.isFinite(Math.fround(loss)) && Number.isFinite(Math.fround(vLoss)); // single precision, as the networks
+    if (finite) {
       actor.backward(n);
       critic.backward(n);
       actor.adam({ lr: cfg.learningRate, eps: ADAM_EPS });
       critic.adam({ lr: cfg.valueLearningRate, eps: ADAM_EPS });
     }
     updates += 1;
-    if (!Number.isFinite(loss) || !Number.isFinite(vLoss)) {
-      const which = Number.isFinite(loss) ? `value loss became ${vLoss}` : `loss became ${loss}`;
+    if (!finite) {
+      const which = Number.isFinite(Math.fround(loss)) ? `value loss became ${Math.fround(vLoss)}` : `loss became ${Math.fround(loss)}`;
       throw new NaNError(`reinforce ${which} at update ${updates} (algorithm.learningRate ${cfg.learningRate} / valueLearningRate ${cfg.valueLearningRate} may be too high)`);
     }
     const step = env.used;
