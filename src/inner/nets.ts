@@ -1,7 +1,8 @@
 /**
- * Dense networks on TensorFlow.js shared by the gradient-based trainers: orthogonal
- * initialisation from the job's generator, the forward pass, and snapshots of the weights
- * as plain layers (for plain-JS acting and for the artifact).
+ * Dense networks on TensorFlow.js: orthogonal initialisation from a generator, the forward pass,
+ * and snapshots of the weights as plain layers. The trainers use the fused engine (`nn/mlp.ts`);
+ * these are the reference it is checked against (gradient tests) and measured against
+ * (`npm run bench -- crossover`).
  */
 import type { Rng } from '../util/rng.js';
 import type { DenseLayer } from './policy.js';
