@@ -1,7 +1,7 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
- * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, grpo (default: all but grpo,
- * which runs only when named).
+ * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo
+ * (default: all but grpo, which runs only when named).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,6 +21,8 @@ import { num, table } from '../src/cli/format.js';
 import { slurm } from './slurm.js';
 import { crash } from './crash.js';
 import { serve } from './serve.js';
+import { crossover } from './crossover.js';
+import { vsTorch } from './vs-torch.js';
 import { grpo } from './grpo.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
@@ -158,7 +160,7 @@ async function tasks(): Promise<Record<string, unknown>> {
   return { rows };
 }
 
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, grpo };
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover, 'vs-torch': vsTorch, grpo };
 /** Run only when named (long, or needing the Python environment and a model). */
 const ON_REQUEST = new Set(['grpo']);
 

@@ -18,6 +18,8 @@
  *   minibatch rows·U·4·6 per network run forward and backward (tfjs keeps ~3 tensors per unit
  *             forward — matMul, bias add, activation — and ~3 more backward until the step ends),
  *             rows·U·4·3 per network run forward only, plus rows·(k+1)·4·12 for the loss terms.
+ *             (Counted for tfjs; the fused engine keeps fewer, about 3 to 4 floats per unit and row,
+ *             so the estimate errs high: compute.test.ts holds it within 4× of a real job's allocation.)
  *   buffers   PPO: numEnvs·rolloutSteps rows of (4d + 4k + 33) bytes (obs, actions, log-prob,
  *             reward, done, value, advantage, return, permutation) and the minibatch copies;
  *             DQN: bufferSize·(8d + 9) (obs, next obs, action, reward, terminal; allocated whole);
@@ -42,23 +44,26 @@ import type { SpecIssue } from '../spec/validate.js';
 import { getEnvironment } from './envs/index.js';
 
 /**
- * Floating-point throughput assumed for tfjs-wasm training steps, in FLOP/s: 4 GFLOP/s.
- * Measured on the development machine (2 shared cores, Node 20, tfjs-backend-wasm 4.22) with a
- * throwaway script that times Adam steps of an MLP through `tf.variableGrads` and `forward` from
- * nets.ts, as the algorithms run them (3 warm-up steps, then as many steps as fit in 3 s):
- * d 32 → [256, 256] → 8 at batch 256: 100 ms a step, 1.16 GFLOP/s; at batch 1024: 0.83 GFLOP/s;
- * d 16 → [512, 512] → 8 at batch 2048: 1.03 GFLOP/s; d 4 → [64, 64] → 2 at batch 1024 (DQN's
- * largest batch): 50 ms a step, 0.55 GFLOP/s. About 1 GFLOP/s, so 4 GFLOP/s leaves 4× headroom for
- * a faster or idle machine.
+ * Floating-point throughput assumed for training steps, in FLOP/s: 16 GFLOP/s.
+ * First measured for tfjs-wasm on the development machine (2 shared cores, Node 20,
+ * tfjs-backend-wasm 4.22) with a throwaway script that timed Adam steps of an MLP (3 warm-up
+ * steps, then as many steps as fit in 3 s): d 32 → [256, 256] → 8 at batch 256: 100 ms a step,
+ * 1.16 GFLOP/s; at batch 1024: 0.83 GFLOP/s; d 16 → [512, 512] → 8 at batch 2048: 1.03 GFLOP/s;
+ * d 4 → [64, 64] → 2 at batch 1024 (DQN's largest batch): 50 ms a step, 0.55 GFLOP/s. About
+ * 1 GFLOP/s, so 4 GFLOP/s left 4× headroom. The jobs now train on the fused engine (nn/mlp.ts),
+ * whose steps were 4× to 19× faster than tfjs's in the same process at every width (32–512) and
+ * batch (32–2048) of `npm run bench -- crossover`: the figure is scaled by the smallest of those
+ * ratios, which keeps at least the old headroom.
  */
-export const THROUGHPUT_FLOPS = 4e9;
+export const THROUGHPUT_FLOPS = 16e9;
 
 /**
- * Fixed cost of one gradient step beyond its FLOPs (op dispatch, tensor creation, the read of
- * the loss), in seconds: 1 ms. Measured: a step of d 4 → [64, 64] → 2 at batch 8 took 3.3 ms,
- * at batch 64 4.0 ms; 1 ms leaves 3× headroom.
+ * Fixed cost of one gradient step beyond its FLOPs (kernel calls, the loss written out in JS), in
+ * seconds: 0.1 ms. tfjs's was measured at 3.3 ms (d 4 → [64, 64] → 2 at batch 8) and assumed 1 ms;
+ * a fused step of [8, 32, 32, 2] at batch 32 took 0.06 ms against tfjs's 15.6 ms in the same
+ * process (crossover bench), so a tenth of the old figure still leaves room.
  */
-export const STEP_OVERHEAD_S = 1e-3;
+export const STEP_OVERHEAD_S = 1e-4;
 
 /**
  * A job is refused on work when its estimated time (at the generous figures above) exceeds this

@@ -9,6 +9,7 @@ import { getHeapStatistics } from 'node:v8';
 import { performance } from 'node:perf_hooks';
 import { type TaskBrief, jobMemoryCapMb } from '../spec/brief.js';
 import { tf } from './tf.js';
+import { fusedMemoryBytes } from './nn/mlp.js';
 import { wasmFailure } from './wasm-failure.js';
 
 /** Thrown when a job runs past its task's wall-clock cap; its failure kind is `timeout`. */
@@ -59,18 +60,22 @@ export function errorKind(err: unknown): 'nan' | 'timeout' | 'out-of-memory' | '
 
 /** What a job uses of its memory cap, in bytes, counted from the job's start. */
 export interface MemoryUse {
-  /** Tensor memory: the larger of the tensors' bytes and the WebAssembly memory grown. */
+  /** Tensor memory: the larger of tfjs's tensors' bytes and its WebAssembly memory grown, plus the fused engine's networks. */
   tensors: number;
   /** JS heap and array buffers (typed arrays) allocated since the start. */
   heap: number;
 }
 
-/** The tfjs numbers, read only once a backend is up (reading them otherwise would start one). */
-function tfBytes(): { tensors: number; wasm: number } {
+/**
+ * The tfjs numbers, read only once a backend is up (reading them otherwise would start one),
+ * and the WebAssembly memory of the fused engine's networks.
+ */
+function tfBytes(): { tensors: number; wasm: number; fused: number } {
   const engine = tf.engine() as unknown as { backendInstance: { wasm?: { HEAPU8?: Uint8Array } } | null };
   const backend = engine.backendInstance;
-  if (!backend) return { tensors: 0, wasm: 0 };
-  return { tensors: tf.memory().numBytes, wasm: backend.wasm?.HEAPU8?.buffer.byteLength ?? 0 };
+  const fused = fusedMemoryBytes();
+  if (!backend) return { tensors: 0, wasm: 0, fused };
+  return { tensors: tf.memory().numBytes, wasm: backend.wasm?.HEAPU8?.buffer.byteLength ?? 0, fused };
 }
 
 /** JS heap used plus the array buffers of this thread (the WebAssembly memory is not among them). */
@@ -91,7 +96,7 @@ const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
  */
 export class JobLimits {
   private readonly deadline: number;
-  private readonly base: { tensors: number; wasm: number; heap: number };
+  private readonly base: { tensors: number; wasm: number; fused: number; heap: number };
   private lastMemoryCheck = -Infinity;
 
   /** Starts the clock at `startedAt` (a `performance.now()` reading; default now). */
@@ -101,14 +106,14 @@ export class JobLimits {
   ) {
     this.deadline = startedAt + caps.wallSeconds * 1000;
     const t = tfBytes();
-    this.base = { tensors: t.tensors, wasm: t.wasm, heap: heapBytes() };
+    this.base = { tensors: t.tensors, wasm: t.wasm, fused: t.fused, heap: heapBytes() };
   }
 
   /** Memory used by the job so far (see the class comment). */
   memoryUse(): MemoryUse {
     const t = tfBytes();
     return {
-      tensors: Math.max(0, t.tensors - this.base.tensors, t.wasm - this.base.wasm),
+      tensors: Math.max(0, t.tensors - this.base.tensors, t.wasm - this.base.wasm) + (t.fused - this.base.fused),
       heap: Math.max(0, heapBytes() - this.base.heap),
     };
   }

@@ -1,44 +1,21 @@
 /**
- * Dense networks on TensorFlow.js shared by the gradient-based trainers: orthogonal
- * initialisation from the job's generator, the forward pass, and snapshots of the weights
- * as plain layers (for plain-JS acting and for the artifact).
+ * Dense networks on TensorFlow.js: orthogonal initialisation from a generator, the forward pass,
+ * and snapshots of the weights as plain layers. The trainers use the fused engine (`nn/mlp.ts`);
+ * these are the reference it is checked against (gradient tests) and measured against
+ * (`npm run bench -- crossover`).
  */
 import type { Rng } from '../util/rng.js';
 import type { DenseLayer } from './policy.js';
 import { tf } from './tf.js';
+import { orthogonal } from './nn/init.js';
+
+export { orthogonal };
 
 /** An MLP as tfjs variables: layer sizes, weights and biases. */
 export interface Net {
   sizes: number[];
   w: tf.Variable[];
   b: tf.Variable[];
-}
-
-/** An orthogonal matrix [rows × cols] times `gain` (Saxe et al.), from the job's generator. */
-export function orthogonal(rows: number, cols: number, gain: number, rng: Rng): Float32Array {
-  const tall = rows >= cols;
-  const n = tall ? rows : cols; // vector length
-  const k = tall ? cols : rows; // number of orthonormal vectors
-  const vecs: Float64Array[] = [];
-  for (let v = 0; v < k; v++) {
-    const a = new Float64Array(n);
-    for (let i = 0; i < n; i++) a[i] = rng.normal();
-    for (const q of vecs) {
-      let dot = 0;
-      for (let i = 0; i < n; i++) dot += a[i] * q[i];
-      for (let i = 0; i < n; i++) a[i] -= dot * q[i];
-    }
-    let norm = 0;
-    for (let i = 0; i < n; i++) norm += a[i] * a[i];
-    norm = Math.sqrt(norm) || 1;
-    for (let i = 0; i < n; i++) a[i] /= norm;
-    vecs.push(a);
-  }
-  const out = new Float32Array(rows * cols);
-  for (let r = 0; r < rows; r++) {
-    for (let c = 0; c < cols; c++) out[r * cols + c] = gain * (tall ? vecs[c][r] : vecs[r][c]);
-  }
-  return out;
 }
 
 /** An MLP with orthogonal weights (gain √2 on hidden layers, `outGain` on the last) and zero biases. */

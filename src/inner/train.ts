@@ -17,7 +17,7 @@ import { StepCounter, TrainingEnv } from './envs/wrappers.js';
 import { type JobLimits, errorKind, jobLimits } from './limits.js';
 import { compileExpression } from './expr.js';
 import type { PolicyFile } from './policy.js';
-import { initTf } from './tf.js';
+import { FUSED_BACKEND } from './nn/engine.js';
 import { runCommandTrainer } from './command.js';
 import { rewardVariableNames, validateSpec } from './validate.js';
 
@@ -120,7 +120,7 @@ export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOp
       wallSeconds: (performance.now() - wall0) / 1000,
       cpuSeconds: threadCpuSeconds() - cpu0,
     };
-    const backend = spec.algorithm.name === 'ars' ? 'js' : await initTf();
+    const backend = spec.algorithm.name === 'ars' ? 'js' : FUSED_BACKEND;
     writeFileSync(join(dir, trained.file), JSON.stringify(trained.weights));
     writeFileSync(join(dir, ARTIFACT_FILES.curve), curve.map((p) => JSON.stringify(p)).join('\n') + (curve.length ? '\n' : ''));
     writeFileSync(join(dir, ARTIFACT_FILES.cost), JSON.stringify(cost, null, 2));

@@ -5,8 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LocalExecutor } from './local.js';
 import { getPublicTask } from '../tasks/briefs.js';
-import { arsSpec } from '../testing/specs.js';
-import { dataForJob } from '../outer/score.js';
+import { arsSpec, cleanRlPpoSpec } from '../testing/specs.js';
 
 const { brief } = getPublicTask('cartpole-balance');
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-local-caps-'));
@@ -14,14 +13,14 @@ const tmp = mkdtempSync(join(tmpdir(), 'rrl-local-caps-'));
 test("the engine's own memory cap reaches the executor as out-of-memory, and the worker goes on", async () => {
   const ex = new LocalExecutor({ workers: 1 });
   try {
-    // The iris baseline's estimate (about 0.3 MB) fits a 1 MB cap, but the job's first tensor
-    // work grows the fresh worker's WebAssembly memory by megabytes: the engine stops it.
-    const iris = getPublicTask('iris-species');
+    // A small PPO job's estimate (about 0.2 MB) fits a 1 MB cap, but its networks' WebAssembly
+    // memory and the JS heap it allocates pass a megabyte as it trains: the engine stops it.
+    const small = cleanRlPpoSpec('cartpole-balance', 20_000);
+    small.model.hidden = [16];
     const big = await ex.execute({
-      spec: iris.baseline,
-      brief: { ...iris.brief, budget: { ...iris.brief.budget, maxMemoryMb: 1 } },
+      spec: small,
+      brief: { ...brief, budget: { ...brief.budget, maxMemoryMb: 1 } },
       outDir: join(tmp, 'big'),
-      data: dataForJob('iris-species', iris.baseline),
     });
     assert.equal(big.status, 'failed');
     if (big.status === 'failed') {

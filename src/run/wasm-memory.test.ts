@@ -1,9 +1,9 @@
 /**
- * Attack 1 of issue 10 end to end, through the local executor: a real training job whose tfjs
- * WebAssembly heap runs out fails as out-of-memory (status.json too), and the next tfjs job on
- * the same one-worker executor succeeds. A file of its own because it lowers, for this whole test
- * process, the largest WebAssembly memory V8 allows (a process-wide flag): 64 MiB instead of the
- * 4 GiB tfjs would otherwise grow to.
+ * Attack 1 of issue 10 end to end, through the local executor: a real training job whose
+ * WebAssembly memory (the fused engine's network) cannot be allocated fails as out-of-memory
+ * (status.json too), and the next job on the same one-worker executor succeeds. A file of its own
+ * because it lowers, for this whole test process, the largest WebAssembly memory V8 allows (a
+ * process-wide flag): 64 MiB instead of 4 GiB.
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -20,16 +20,17 @@ v8.setFlagsFromString('--wasm-max-mem-pages=1024');
 
 const { brief } = getPublicTask('cartpole-balance');
 
-test('a job whose WebAssembly heap runs out is out-of-memory, and the next tfjs job on the executor succeeds', async () => {
+test('a job whose WebAssembly memory runs out is out-of-memory, and the next job on the executor succeeds', async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-wasm-'));
   const ex = new LocalExecutor({ workers: 1 });
   try {
-    // One minibatch of 4,096 rows through [512] actor and critic: about 100 MB of tensors, within the
-    // task's 1 GB cap (so validation lets it run) but past this process's 64 MiB WebAssembly limit.
+    // One minibatch of 4,096 rows through [512, 512, 512] actor and critic: about 75 MB of activations,
+    // gradients and scratch per network, within the task's 1 GB cap (so validation lets it run) but
+    // past this process's 64 MiB WebAssembly limit.
     const big = cleanRlPpoSpec('cartpole-balance', 4096);
     Object.assign(big.environment, { numEnvs: 32 });
     Object.assign(big.algorithm, { minibatches: 1, epochs: 1 });
-    big.model.hidden = [512];
+    big.model.hidden = [512, 512, 512];
     assert.ok(validateSpec(big, brief).ok);
     const failed = await ex.execute({ spec: big, brief, outDir: join(tmp, 'big') });
     assert.equal(failed.status, 'failed');
@@ -41,7 +42,7 @@ test('a job whose WebAssembly heap runs out is out-of-memory, and the next tfjs 
     assert.deepEqual([status.status, status.kind], ['failed', 'out-of-memory']);
     const next = await ex.execute({ spec: cleanRlPpoSpec('cartpole-balance', 512), brief, outDir: join(tmp, 'next') });
     assert.equal(next.status, 'succeeded', JSON.stringify(next));
-    if (next.status === 'succeeded') assert.equal(next.artifact.backend, 'wasm');
+    if (next.status === 'succeeded') assert.equal(next.artifact.backend, 'fused-wasm-simd');
   } finally {
     await ex.close();
     rmSync(tmp, { recursive: true, force: true });

@@ -19,28 +19,22 @@
  *   normalised with the current running statistics when sampled (as SB3's VecNormalize).
  * - The engine's wrappers shape the reward, keep the observation statistics and count every
  *   env step; the loop runs while the budget pays for another vector step.
- * - Acting runs the Q-network in plain JS on a weight snapshot taken after each batch of
- *   gradient steps; the gradient steps run on TensorFlow.js.
+ * - Acting and the gradient steps both run on the fused engine (`../nn/mlp.ts`); the Huber
+ *   loss's gradient with respect to Q(s, a) is written out here and back-propagated there.
  * - The saved policy is the Q-network itself: its greedy argmax is the policy.
  * - `updates` counts gradient steps; losses, mean Q(s, a) and ε are logged (averaged) and
  *   progress is reported every 1000 env steps and at the end.
  */
 import type { DqnConfig } from '../../spec/schema.js';
 import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
-import { type DenseLayer, POLICY_FORMAT, type PolicyFile, argmax, mlpForward } from '../policy.js';
-import { tf, initTf } from '../tf.js';
-import { type Net, forward, makeNet, snapshot } from '../nets.js';
+import { type DenseLayer, POLICY_FORMAT, type PolicyFile } from '../policy.js';
+import { initMlp } from '../nn/init.js';
+
+/** tfjs's default Adam epsilon, which this trainer has always used. */
+const ADAM_EPS = 1e-7;
 
 /** Env steps between curve points (losses, epsilon) and progress calls. */
 const LOG_EVERY = 1000;
-
-/** target ← τ·online + (1 − τ)·target, variable by variable. */
-function softUpdate(target: Net, online: Net, tau: number): void {
-  tf.tidy(() => {
-    const pairs: [tf.Variable, tf.Variable][] = [...target.w.map((t, l): [tf.Variable, tf.Variable] => [t, online.w[l]]), ...target.b.map((t, l): [tf.Variable, tf.Variable] => [t, online.b[l]])];
-    for (const [t, o] of pairs) t.assign(tau >= 1 ? tf.clone(o) : tf.add(tf.mul(tau, o), tf.mul(1 - tau, t)));
-  });
-}
 
 /** Fixed-capacity ring buffer of transitions; the oldest is overwritten when full. */
 class ReplayBuffer {
@@ -80,7 +74,6 @@ class ReplayBuffer {
 
 /** Trains a Q-network with DQN on the environments the engine builds (and counts); the greedy policy is saved. */
 export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoResult> {
-  await initTf();
   const { spec, info, rng } = ctx;
   const activation = spec.model.activation;
   if (info.actionSpace.type !== 'discrete') throw new Error(`dqn needs a discrete action space; ${info.id} has ${info.actionSpace.type}`);
@@ -90,16 +83,15 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
   const B = cfg.batchSize;
 
   const env = ctx.makeEnv(numEnvs);
-  const qNet = makeNet([d, ...spec.model.hidden, nAct], 1, rng);
-  const target = makeNet([d, ...spec.model.hidden, nAct], 1, rng);
-  softUpdate(target, qNet, 1);
-  const vars = [...qNet.w, ...qNet.b];
-  const opt = tf.train.adam(cfg.learningRate);
+  const capacity = Math.max(B, numEnvs);
+  const qNet = initMlp([d, ...spec.model.hidden, nAct], activation, 1, rng, capacity);
+  const target = initMlp([d, ...spec.model.hidden, nAct], activation, 1, rng, capacity);
+  target.copyFrom(qNet);
+  const os = qNet.outStride;
   const buffer = new ReplayBuffer(cfg.bufferSize, d);
 
   const actions = new Int32Array(numEnvs);
-  const bObs = new Float32Array(B * d);
-  const bNext = new Float32Array(B * d);
+  const obsBefore = new Float64Array(numEnvs * d);
   const bAct = new Int32Array(B);
   const bRew = new Float32Array(B);
   const bNotTerm = new Float32Array(B);
@@ -109,6 +101,8 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
 
   /** One Adam step on a fresh uniform sample of the buffer; returns [loss, mean Q(s, a)]. */
   const gradientStep = (): [number, number] => {
+    const bObs = qNet.input(B);
+    const bNext = target.input(B);
     for (let k = 0; k < B; k++) {
       const j = rng.int(buffer.size);
       bObs.set(buffer.obs.subarray(j * d, j * d + d), k * d);
@@ -119,38 +113,32 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     }
     env.normalizeInPlace(bObs, B);
     env.normalizeInPlace(bNext, B);
-    const stats = tf.tidy(() => {
-      const obsT = tf.tensor2d(bObs, [B, d]);
-      const actT = tf.oneHot(tf.tensor1d(bAct, 'int32'), nAct);
-      const maxNext = tf.max(forward(target, tf.tensor2d(bNext, [B, d]), activation), 1);
-      const y = tf.add(tf.tensor1d(bRew), tf.mul(cfg.gamma, tf.mul(maxNext, tf.tensor1d(bNotTerm))));
-      let qMean: tf.Scalar | null = null;
-      const { value: loss, grads } = tf.variableGrads(() => {
-        const qa = tf.sum(tf.mul(forward(qNet, obsT, activation), actT), 1);
-        qMean = tf.keep(tf.mean(qa) as tf.Scalar);
-        // Huber loss with δ = 1: quadratic within ±1, linear outside.
-        const err = tf.abs(tf.sub(qa, y));
-        const quad = tf.minimum(err, 1);
-        return tf.mean(tf.add(tf.mul(0.5, tf.square(quad)), tf.sub(err, quad))) as tf.Scalar;
-      }, vars);
-      const gradList = vars.map((v) => grads[v.name]);
-      const norm2 = tf.sqrt(tf.addN(gradList.map((g) => tf.sum(tf.square(g)))));
-      const scale = tf.div(cfg.maxGradNorm, tf.maximum(norm2, cfg.maxGradNorm));
-      opt.applyGradients(vars.map((v) => ({ name: v.name, tensor: tf.mul(grads[v.name], scale) })));
-      const q = qMean as unknown as tf.Scalar;
-      const packed = tf.stack([loss, q]);
-      q.dispose();
-      return packed;
-    });
-    const [loss, q] = stats.dataSync();
-    stats.dispose();
-    return [loss, q];
+    const qNext = target.forward(B);
+    const q = qNet.forward(B);
+    const g = qNet.gradOutput(B);
+    let loss = 0;
+    let qMean = 0;
+    for (let k = 0; k < B; k++) {
+      let maxNext = -Infinity;
+      for (let j = 0; j < nAct; j++) maxNext = Math.max(maxNext, qNext[k * os + j]);
+      const y = bRew[k] + cfg.gamma * maxNext * bNotTerm[k];
+      const qa = q[k * os + bAct[k]];
+      qMean += qa;
+      // Huber loss with δ = 1: quadratic within ±1, linear outside.
+      const err = qa - y;
+      const a = Math.abs(err);
+      loss += a <= 1 ? 0.5 * a * a : a - 0.5;
+      g[k * os + bAct[k]] = Math.max(-1, Math.min(1, err)) / B;
+    }
+    qNet.backward(B);
+    const norm = Math.sqrt(qNet.gradSumSq());
+    qNet.adam({ lr: cfg.learningRate, eps: ADAM_EPS, gradScale: cfg.maxGradNorm / Math.max(norm, cfg.maxGradNorm) });
+    return [loss / B, qMean / B];
   };
 
   let vecSteps = 0;
   let updates = 0;
   let stopReason: AlgoResult['stopReason'] = 'budget';
-  let qLayers = snapshot(qNet);
   let lossSum = 0;
   let qSum = 0;
   let statCount = 0;
@@ -177,66 +165,65 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     ctx.log('charts/epsilon', step, epsilonAt(step));
     ctx.log('charts/SPS', step, step / Math.max(1e-3, (Date.now() - start) / 1000));
     lossSum = qSum = statCount = 0;
-    ctx.progress(step, () => policyFile(snapshot(qNet)));
+    ctx.progress(step, () => policyFile(qNet.layers()));
   };
 
-  try {
-    while (env.canStep()) {
-      // ε-greedy action for every env: one uniform draw each, a second one when exploring.
-      const epsilon = epsilonAt(env.used);
-      const x = env.observe();
-      let q: Float64Array | null = null;
-      for (let i = 0; i < numEnvs; i++) {
-        if (rng.next() < epsilon) {
-          actions[i] = rng.int(nAct);
-        } else {
-          q ??= mlpForward(qLayers, activation, x, numEnvs);
-          actions[i] = argmax(q, i * nAct, nAct);
+  while (env.canStep()) {
+    // ε-greedy action for every env: one uniform draw each, a second one when exploring.
+    const epsilon = epsilonAt(env.used);
+    const x = env.observe();
+    let q: Float32Array | null = null;
+    for (let i = 0; i < numEnvs; i++) {
+      if (rng.next() < epsilon) {
+        actions[i] = rng.int(nAct);
+      } else {
+        if (!q) {
+          qNet.input(numEnvs).set(x.subarray(0, numEnvs * d));
+          q = qNet.forward(numEnvs);
         }
+        let best = 0;
+        for (let j = 1; j < nAct; j++) if (q[i * os + j] > q[i * os + best]) best = j;
+        actions[i] = best;
       }
-      const obsBefore = Float64Array.from(env.obs); // raw: the buffer normalises when it samples
-      env.step(actions);
-      vecSteps += 1;
-      for (let i = 0; i < numEnvs; i++) buffer.add(obsBefore, env.nextObs, i, actions[i], env.rewards[i], env.terminated[i]);
-      const envSteps = env.used;
-      const eps = env.drainEpisodes();
-      if (eps.length > 0 && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length))) {
-        // Stop at once: the saved Q-network is the one that acted (ε-greedily) in the episodes that reached the target.
-        stopReason = 'target-return';
-        break;
-      }
+    }
+    obsBefore.set(env.obs.subarray(0, numEnvs * d)); // raw: the buffer normalises when it samples
+    env.step(actions);
+    vecSteps += 1;
+    for (let i = 0; i < numEnvs; i++) buffer.add(obsBefore, env.nextObs, i, actions[i], env.rewards[i], env.terminated[i]);
+    const envSteps = env.used;
+    const eps = env.drainEpisodes();
+    if (eps.length > 0 && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length))) {
+      // Stop at once: the saved Q-network is the one that acted (ε-greedily) in the episodes that reached the target.
+      stopReason = 'target-return';
+      break;
+    }
 
-      if (envSteps > cfg.learningStarts && vecSteps % cfg.trainFrequency === 0) {
-        for (let g = 0; g < cfg.gradientSteps; g++) {
-          ctx.checkLimits();
-          const [loss, qv] = gradientStep();
-          updates += 1;
-          if (!Number.isFinite(loss)) {
-            throw new NaNError(`dqn TD loss became ${loss} at gradient step ${updates} (env step ${envSteps}; algorithm.learningRate ${cfg.learningRate} may be too high)`);
-          }
-          lossSum += loss;
-          qSum += qv;
-          statCount += 1;
+    if (envSteps > cfg.learningStarts && vecSteps % cfg.trainFrequency === 0) {
+      for (let g = 0; g < cfg.gradientSteps; g++) {
+        ctx.checkLimits();
+        const [loss, qv] = gradientStep();
+        updates += 1;
+        if (!Number.isFinite(Math.fround(loss))) {
+          throw new NaNError(`dqn TD loss became ${Math.fround(loss)} at gradient step ${updates} (env step ${envSteps}; algorithm.learningRate ${cfg.learningRate} may be too high)`);
         }
-        qLayers = snapshot(qNet);
-      }
-      // Target update whenever the env-step counter crosses a multiple of the interval.
-      if (Math.floor(envSteps / cfg.targetUpdateInterval) > Math.floor((envSteps - numEnvs) / cfg.targetUpdateInterval)) {
-        softUpdate(target, qNet, cfg.tau);
-      }
-      if (envSteps >= nextLog) {
-        flushLogs();
-        while (nextLog <= envSteps) nextLog += LOG_EVERY;
+        lossSum += loss;
+        qSum += qv;
+        statCount += 1;
       }
     }
-    flushLogs();
-    const final = policyFile(snapshot(qNet));
-    for (const l of final.layers) {
-      if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('dqn produced non-finite weights');
+    // Target update whenever the env-step counter crosses a multiple of the interval.
+    if (Math.floor(envSteps / cfg.targetUpdateInterval) > Math.floor((envSteps - numEnvs) / cfg.targetUpdateInterval)) {
+      target.copyFrom(qNet, cfg.tau);
     }
-    return { policy: final, updates, stopReason };
-  } finally {
-    for (const v of [...vars, ...target.w, ...target.b]) v.dispose();
-    opt.dispose();
+    if (envSteps >= nextLog) {
+      flushLogs();
+      while (nextLog <= envSteps) nextLog += LOG_EVERY;
+    }
   }
+  flushLogs();
+  const final = policyFile(qNet.layers());
+  for (const l of final.layers) {
+    if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('dqn produced non-finite weights');
+  }
+  return { policy: final, updates, stopReason };
 }

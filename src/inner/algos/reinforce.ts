@@ -15,15 +15,17 @@
  * - When the budget runs out, unfinished episodes are dropped and the finished ones (if
  *   any) make one last update. When `ctx.episodes` reports the target return, training
  *   stops at once with the policy that reached it.
- * - Acting runs the policy in plain JS on a weight snapshot taken after each update; the
- *   gradient steps run on TensorFlow.js. Networks use orthogonal initialisation (policy
- *   output gain 0.01, value output gain 1), as in PPO.
+ * - Acting and the gradient steps run on the fused engine (`../nn/mlp.ts`); the losses'
+ *   gradients with respect to the logits and values are written out here. Networks use
+ *   orthogonal initialisation (policy output gain 0.01, value output gain 1), as in PPO.
  */
 import type { ReinforceConfig } from '../../spec/schema.js';
 import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
-import { type DenseLayer, POLICY_FORMAT, type PolicyFile, mlpForward } from '../policy.js';
-import { tf, initTf } from '../tf.js';
-import { type Net, forward, makeNet, snapshot } from '../nets.js';
+import { type DenseLayer, POLICY_FORMAT, type PolicyFile } from '../policy.js';
+import { initMlp } from '../nn/init.js';
+
+/** tfjs's default Adam epsilon, which this trainer has always used. */
+const ADAM_EPS = 1e-7;
 
 /** One finished episode: the (normalised) observations it acted on, its actions and returns-to-go. */
 interface Episode {
@@ -34,7 +36,6 @@ interface Episode {
 
 /** Trains a categorical policy with REINFORCE and a value baseline on the environments the engine builds (and counts). */
 export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): Promise<AlgoResult> {
-  await initTf();
   const { spec, info, rng } = ctx;
   const activation = spec.model.activation;
   if (info.actionSpace.type !== 'discrete') throw new Error(`reinforce needs a discrete action space; ${info.id} has ${info.actionSpace.type}`);
@@ -43,12 +44,10 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
   const d = info.observationNames.length;
 
   const env = ctx.makeEnv(numEnvs);
-  const actor = makeNet([d, ...spec.model.hidden, nAct], 0.01, rng);
-  const critic = makeNet([d, ...spec.model.hidden, 1], 1.0, rng);
-  const actorVars = [...actor.w, ...actor.b];
-  const criticVars = [...critic.w, ...critic.b];
-  const piOpt = tf.train.adam(cfg.learningRate);
-  const vOpt = tf.train.adam(cfg.valueLearningRate);
+  const actor = initMlp([d, ...spec.model.hidden, nAct], activation, 0.01, rng, numEnvs);
+  const critic = initMlp([d, ...spec.model.hidden, 1], activation, 1.0, rng, numEnvs);
+  const as = actor.outStride;
+  const cs = critic.outStride;
 
   const actions = new Int32Array(numEnvs);
   const probs = new Float64Array(nAct);
@@ -56,8 +55,6 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
   const running = Array.from({ length: numEnvs }, () => ({ obs: [] as number[], actions: [] as number[], rewards: [] as number[] }));
   let batch: Episode[] = [];
 
-  let aLayers = snapshot(actor);
-  let cLayers = snapshot(critic);
   let updates = 0;
   let stopReason: AlgoResult['stopReason'] = 'budget';
   const start = Date.now();
@@ -89,46 +86,76 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
   const update = (): void => {
     ctx.checkLimits();
     const n = batch.reduce((a, e) => a + e.actions.length, 0);
-    const obsArr = new Float32Array(n * d);
+    const ax = actor.input(n);
+    const cx = critic.input(n);
     const actArr = new Int32Array(n);
-    const retArr = new Float32Array(n);
+    const retArr = new Float32Array(n); // single precision, as the networks: a return past 3.4e38 is infinite
     let row = 0;
     for (const e of batch) {
-      obsArr.set(e.obs, row * d);
+      ax.set(e.obs, row * d);
       actArr.set(e.actions, row);
       retArr.set(e.returns, row);
       row += e.actions.length;
     }
-    const stats = tf.tidy(() => {
-      const obsT = tf.tensor2d(obsArr, [n, d]);
-      const actT = tf.oneHot(tf.tensor1d(actArr, 'int32'), nAct);
-      const retT = tf.tensor1d(retArr);
-      let adv = tf.sub(retT, tf.reshape(forward(critic, obsT, activation), [-1]));
-      if (cfg.normalizeAdvantages && n > 1) {
-        const { mean, variance } = tf.moments(adv);
-        adv = tf.div(tf.sub(adv, mean), tf.add(tf.sqrt(variance), 1e-8));
+    cx.set(ax);
+    const vOut = critic.forward(n);
+    const logits = actor.forward(n);
+    // Advantages against the baseline (a constant for the policy step).
+    const adv = new Float64Array(n);
+    for (let k = 0; k < n; k++) adv[k] = retArr[k] - vOut[k * cs];
+    if (cfg.normalizeAdvantages && n > 1) {
+      let mean = 0;
+      for (let k = 0; k < n; k++) mean += adv[k];
+      mean /= n;
+      let variance = 0;
+      for (let k = 0; k < n; k++) variance += (adv[k] - mean) ** 2;
+      const sd = Math.sqrt(variance / n) + 1e-8;
+      for (let k = 0; k < n; k++) adv[k] = (adv[k] - mean) / sd;
+    }
+    const gA = actor.gradOutput(n);
+    const gC = critic.gradOutput(n);
+    let pgLoss = 0;
+    let entropy = 0;
+    let vLoss = 0;
+    const logp = new Float64Array(nAct);
+    for (let k = 0; k < n; k++) {
+      const o = k * as;
+      let max = -Infinity;
+      for (let j = 0; j < nAct; j++) max = Math.max(max, logits[o + j]);
+      let sum = 0;
+      for (let j = 0; j < nAct; j++) sum += Math.exp(logits[o + j] - max);
+      const lse = max + Math.log(sum);
+      let h = 0;
+      for (let j = 0; j < nAct; j++) {
+        logp[j] = logits[o + j] - lse;
+        h -= Math.exp(logp[j]) * logp[j];
       }
-      let parts: tf.Scalar[] = [];
-      const pi = tf.variableGrads(() => {
-        const logpAll = tf.logSoftmax(forward(actor, obsT, activation));
-        const logp = tf.sum(tf.mul(logpAll, actT), 1);
-        const pgLoss = tf.neg(tf.mean(tf.mul(logp, adv)));
-        const entropy = tf.mean(tf.neg(tf.sum(tf.mul(tf.exp(logpAll), logpAll), 1)));
-        parts = [pgLoss, entropy].map((t) => tf.keep(t as tf.Scalar));
-        return tf.sub(pgLoss, tf.mul(cfg.entropyCoef, entropy)) as tf.Scalar;
-      }, actorVars);
-      const v = tf.variableGrads(() => tf.mean(tf.square(tf.sub(tf.reshape(forward(critic, obsT, activation), [-1]), retT))) as tf.Scalar, criticVars);
-      piOpt.applyGradients(actorVars.map((x) => ({ name: x.name, tensor: pi.grads[x.name] })));
-      vOpt.applyGradients(criticVars.map((x) => ({ name: x.name, tensor: v.grads[x.name] })));
-      const packed = tf.stack([pi.value, parts[0], v.value, parts[1]]);
-      for (const t of parts) t.dispose();
-      return packed;
-    });
-    const [loss, pgLoss, vLoss, entropy] = stats.dataSync();
-    stats.dispose();
+      const a = actArr[k];
+      pgLoss -= logp[a] * adv[k];
+      entropy += h;
+      // ∂/∂logits of −logπ(a)·A/n − c·H/n.
+      for (let j = 0; j < nAct; j++) {
+        const pj = Math.exp(logp[j]);
+        gA[o + j] = (-adv[k] * ((j === a ? 1 : 0) - pj) + cfg.entropyCoef * pj * (logp[j] + h)) / n;
+      }
+      const dv = vOut[k * cs] - retArr[k];
+      vLoss += dv * dv;
+      gC[k * cs] = (2 * dv) / n;
+    }
+    pgLoss /= n;
+    entropy /= n;
+    vLoss /= n;
+    const loss = pgLoss - cfg.entropyCoef * entropy;
+    const finite = Number.isFinite(Math.fround(loss)) && Number.isFinite(Math.fround(vLoss)); // single precision, as the networks
+    if (finite) {
+      actor.backward(n);
+      critic.backward(n);
+      actor.adam({ lr: cfg.learningRate, eps: ADAM_EPS });
+      critic.adam({ lr: cfg.valueLearningRate, eps: ADAM_EPS });
+    }
     updates += 1;
-    if (!Number.isFinite(loss) || !Number.isFinite(vLoss)) {
-      const which = Number.isFinite(loss) ? `value loss became ${vLoss}` : `loss became ${loss}`;
+    if (!finite) {
+      const which = Number.isFinite(Math.fround(loss)) ? `value loss became ${Math.fround(vLoss)}` : `loss became ${Math.fround(loss)}`;
       throw new NaNError(`reinforce ${which} at update ${updates} (algorithm.learningRate ${cfg.learningRate} / valueLearningRate ${cfg.valueLearningRate} may be too high)`);
     }
     const step = env.used;
@@ -137,53 +164,49 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     ctx.log('losses/entropy', step, entropy);
     ctx.log('charts/SPS', step, step / Math.max(1e-3, (Date.now() - start) / 1000));
     batch = [];
-    aLayers = snapshot(actor);
-    cLayers = snapshot(critic);
-    ctx.progress(step, () => policyFile(snapshot(actor)));
+    ctx.progress(step, () => policyFile(actor.layers()));
   };
 
-  try {
-    for (;;) {
-      if (!env.canStep()) {
-        // Budget spent: unfinished episodes are dropped, finished ones make a last update.
-        if (batch.length > 0) update();
-        break;
-      }
-      const x = env.observe();
-      const logits = mlpForward(aLayers, activation, x, numEnvs);
-      for (let i = 0; i < numEnvs; i++) {
-        let max = -Infinity;
-        for (let j = 0; j < nAct; j++) max = Math.max(max, logits[i * nAct + j]);
-        for (let j = 0; j < nAct; j++) probs[j] = Math.exp(logits[i * nAct + j] - max);
-        actions[i] = rng.categorical(probs);
-        for (let k = 0; k < d; k++) running[i].obs.push(x[i * d + k]);
-        running[i].actions.push(actions[i]);
-      }
-      env.step(actions);
-      let vFinal: Float64Array | null = null;
-      for (let i = 0; i < numEnvs; i++) {
-        running[i].rewards.push(env.rewards[i]);
-        if (env.terminated[i]) finishEpisode(i, 0);
-        else if (env.truncated[i]) {
-          vFinal ??= mlpForward(cLayers, activation, env.finalObs(), numEnvs);
-          finishEpisode(i, vFinal[i]);
+  for (;;) {
+    if (!env.canStep()) {
+      // Budget spent: unfinished episodes are dropped, finished ones make a last update.
+      if (batch.length > 0) update();
+      break;
+    }
+    const x = env.observe();
+    actor.input(numEnvs).set(x.subarray(0, numEnvs * d));
+    const logits = actor.forward(numEnvs);
+    for (let i = 0; i < numEnvs; i++) {
+      let max = -Infinity;
+      for (let j = 0; j < nAct; j++) max = Math.max(max, logits[i * as + j]);
+      for (let j = 0; j < nAct; j++) probs[j] = Math.exp(logits[i * as + j] - max);
+      actions[i] = rng.categorical(probs);
+      for (let k = 0; k < d; k++) running[i].obs.push(x[i * d + k]);
+      running[i].actions.push(actions[i]);
+    }
+    env.step(actions);
+    let vFinal: Float32Array | null = null;
+    for (let i = 0; i < numEnvs; i++) {
+      running[i].rewards.push(env.rewards[i]);
+      if (env.terminated[i]) finishEpisode(i, 0);
+      else if (env.truncated[i]) {
+        if (!vFinal) {
+          critic.input(numEnvs).set(env.finalObs().subarray(0, numEnvs * d));
+          vFinal = critic.forward(numEnvs);
         }
+        finishEpisode(i, vFinal[i * cs]);
       }
-      const eps = env.drainEpisodes();
-      if (eps.length && ctx.episodes(env.used, eps.map((e) => e.ret), eps.map((e) => e.length))) {
-        stopReason = 'target-return';
-        break;
-      }
-      if (batch.length >= cfg.episodesPerUpdate) update();
     }
-    const final = policyFile(snapshot(actor));
-    for (const l of final.layers) {
-      if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('reinforce produced non-finite weights');
+    const eps = env.drainEpisodes();
+    if (eps.length && ctx.episodes(env.used, eps.map((e) => e.ret), eps.map((e) => e.length))) {
+      stopReason = 'target-return';
+      break;
     }
-    return { policy: final, updates, stopReason };
-  } finally {
-    for (const v of [...actorVars, ...criticVars]) v.dispose();
-    piOpt.dispose();
-    vOpt.dispose();
+    if (batch.length >= cfg.episodesPerUpdate) update();
   }
+  const final = policyFile(actor.layers());
+  for (const l of final.layers) {
+    if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('reinforce produced non-finite weights');
+  }
+  return { policy: final, updates, stopReason };
 }

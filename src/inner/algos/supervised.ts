@@ -4,7 +4,8 @@
  * Huber loss with an optional per-example weight expression; SGD with momentum, Adam or
  * AdamW with a constant, cosine or step schedule and warm-up; dropout; early stopping on
  * the validation loss. The engine counts the examples processed and stops at the cap; its
- * wall-clock and memory caps are checked at every minibatch.
+ * wall-clock and memory caps are checked at every minibatch. The network trains on the fused
+ * engine (`../nn/mlp.ts`): each loss's gradient with respect to the outputs is written out here.
  */
 import type { TaskBrief } from '../../spec/brief.js';
 import type { JobSpec, SupervisedConfig } from '../../spec/schema.js';
@@ -13,8 +14,11 @@ import { NaNError } from '../context.js';
 import { compileExpression } from '../expr.js';
 import { MODEL_FORMAT, type ModelFile } from '../model.js';
 import type { DenseLayer } from '../policy.js';
-import { tf, initTf } from '../tf.js';
-import { orthogonal } from '../nets.js';
+import { orthogonal } from '../nn/init.js';
+import { FusedMlp } from '../nn/mlp.js';
+
+/** tfjs's default Adam epsilon, which this trainer has always used. */
+const ADAM_EPS = 1e-7;
 
 /** Rows of one source: raw features and labels (class index or value). */
 export interface SourceData {
@@ -84,7 +88,6 @@ function meanStd(values: number[]): { mean: number; std: number } {
 
 /** Trains the model the spec describes; see the module comment. */
 export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedConfig): Promise<SupervisedResult> {
-  await initTf();
   const { spec, brief } = ctx;
   const info = brief.supervised;
   if (!info) throw new Error(`task ${brief.id} has no supervised description`);
@@ -146,50 +149,81 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
   // Model: orthogonal init, dropout masks drawn from the job's generator.
   const sizes = [d, ...spec.model.hidden, k];
   const initRng = new Rng(mixSeed(spec.seed, 0x1417));
-  const W = sizes.slice(1).map((m, l) => {
-    const init = orthogonal(sizes[l], m, l + 2 === sizes.length ? 1 : Math.SQRT2, initRng);
-    return tf.tidy(() => tf.variable(tf.tensor2d(init, [sizes[l], m])));
-  });
-  const B = sizes.slice(1).map((m) => tf.tidy(() => tf.variable(tf.zeros([m]))));
-  const vars = [...W, ...B];
-  const act = (t: tf.Tensor): tf.Tensor => (spec.model.activation === 'tanh' ? tf.tanh(t) : tf.relu(t));
-  const forward = (x: tf.Tensor2D, masks: tf.Tensor[] | null): tf.Tensor2D => {
-    let h: tf.Tensor = x;
-    for (let l = 0; l < W.length; l++) {
-      h = tf.add(tf.matMul(h as tf.Tensor2D, W[l]), B[l]);
-      if (l + 1 < W.length) {
-        h = act(h);
-        if (masks) h = tf.mul(h, masks[l]);
+  const batch = Math.min(cfg.batchSize, trainIdx.length);
+  const net = new FusedMlp(sizes, spec.model.activation, Math.max(batch, nVal));
+  for (let l = 0; l + 1 < sizes.length; l++) {
+    net.setLayer(l, orthogonal(sizes[l], sizes[l + 1], l + 2 === sizes.length ? 1 : Math.SQRT2, initRng), new Float32Array(sizes[l + 1]));
+  }
+  const os = net.outStride;
+  const obj = spec.reward.objective;
+  const probs = new Float64Array(k);
+  const logp = new Float64Array(k);
+  const aux = new Float64Array(k);
+
+  /**
+   * The weighted mean loss of the last forward pass over `n` rows against targets `y`
+   * (soft class rows [n × k] or standardised values [n]) with weights `w`; when `grad` is
+   * given, also ∂loss/∂output into it ([n × outStride]).
+   */
+  const lossOf = (out: Float32Array, y: Float32Array, w: ArrayLike<number>, n: number, grad: Float32Array | null): number => {
+    let total = 0;
+    for (let r = 0; r < n; r++) {
+      const o = r * os;
+      const scale = w[r] / n;
+      if (obj === 'cross-entropy' || obj === 'focal') {
+        let max = -Infinity;
+        for (let c = 0; c < k; c++) max = Math.max(max, out[o + c]);
+        let sum = 0;
+        for (let c = 0; c < k; c++) sum += Math.exp(out[o + c] - max);
+        const lse = max + Math.log(sum);
+        for (let c = 0; c < k; c++) {
+          logp[c] = out[o + c] - lse;
+          probs[c] = Math.exp(logp[c]);
+        }
+        let per = 0;
+        if (obj === 'cross-entropy') {
+          let ySum = 0;
+          for (let c = 0; c < k; c++) {
+            per -= y[r * k + c] * logp[c];
+            ySum += y[r * k + c];
+          }
+          if (grad) for (let c = 0; c < k; c++) grad[o + c] = scale * (probs[c] * ySum - y[r * k + c]);
+        } else {
+          // per = −Σ y_c (1 − p_c)^γ log p_c; ∂per/∂z_j = −(y_j a_j − p_j Σ_c y_c a_c)
+          // with a_c = (1 − p_c)^γ − γ (1 − p_c)^(γ−1) p_c log p_c.
+          const gamma = spec.reward.focalGamma;
+          let ya = 0;
+          for (let c = 0; c < k; c++) {
+            const q = 1 - probs[c];
+            const qg = q ** gamma;
+            per -= y[r * k + c] * qg * logp[c];
+            const dq = gamma > 0 && q > 0 ? gamma * q ** (gamma - 1) : 0; // q = 0 means log p = 0
+            aux[c] = qg - dq * probs[c] * logp[c];
+            ya += y[r * k + c] * aux[c];
+          }
+          if (grad) for (let c = 0; c < k; c++) grad[o + c] = -scale * (y[r * k + c] * aux[c] - probs[c] * ya);
+        }
+        total += w[r] * per;
+      } else {
+        const err = out[o] - y[r];
+        if (obj === 'mse') {
+          total += w[r] * err * err;
+          if (grad) grad[o] = scale * 2 * err;
+        } else {
+          // Huber: quadratic part up to delta, linear beyond.
+          const delta = spec.reward.huberDelta;
+          const a = Math.abs(err);
+          const quad = Math.min(a, delta);
+          total += w[r] * (0.5 * quad * quad + delta * (a - quad));
+          if (grad) grad[o] = scale * Math.max(-delta, Math.min(delta, err));
+        }
       }
     }
-    return h as tf.Tensor2D;
-  };
-  const lossOf = (out: tf.Tensor2D, target: tf.Tensor, w: tf.Tensor1D): tf.Scalar => {
-    let per: tf.Tensor;
-    const obj = spec.reward.objective;
-    if (obj === 'cross-entropy') per = tf.neg(tf.sum(tf.mul(target, tf.logSoftmax(out)), 1));
-    else if (obj === 'focal') {
-      const logp = tf.logSoftmax(out);
-      per = tf.neg(tf.sum(tf.mul(tf.mul(target, tf.pow(tf.sub(1, tf.exp(logp)), spec.reward.focalGamma)), logp), 1));
-    } else {
-      const err = tf.sub(tf.reshape(out, [-1]), target);
-      if (obj === 'mse') per = tf.square(err);
-      else {
-        // Huber without a branch: quadratic part up to delta, linear beyond.
-        const a = tf.abs(err);
-        const delta = spec.reward.huberDelta;
-        const quad = tf.minimum(a, delta);
-        per = tf.add(tf.mul(0.5, tf.square(quad)), tf.mul(delta, tf.sub(a, quad)));
-      }
-    }
-    return tf.mean(tf.mul(per, w));
+    return total / n;
   };
 
   const lr0 = cfg.learningRate;
-  const opt = cfg.optimizer === 'sgd' ? tf.train.momentum(lr0, cfg.momentum) : tf.train.adam(lr0);
-  const setLr = (v: number): void => {
-    (opt as unknown as { learningRate: number }).learningRate = v;
-  };
+  let lr = lr0;
   const lrAt = (epoch: number): number => {
     if (epoch < cfg.warmupEpochs) return (lr0 * (epoch + 1)) / (cfg.warmupEpochs + 1);
     const p = (epoch - cfg.warmupEpochs) / Math.max(1, cfg.epochs - cfg.warmupEpochs);
@@ -198,132 +232,127 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
     return lr0;
   };
 
-  const valX = nVal ? tf.tensor2d(prepX(valIdx), [nVal, d]) : null;
-  const valY = nVal ? (classify ? tf.tensor2d(prepY(valIdx), [nVal, k]) : tf.tensor1d(prepY(valIdx))) : null;
-  const valW = nVal ? tf.ones([nVal]) as tf.Tensor1D : null;
+  const valX = nVal ? prepX(valIdx) : null;
+  const valY = nVal ? prepY(valIdx) : null;
+  const valW = nVal ? new Float32Array(nVal).fill(1) : null;
   const evaluate = (): { loss: number; metric: number } | null => {
     if (!valX || !valY || !valW) return null;
-    return tf.tidy(() => {
-      const out = forward(valX, null);
-      const loss = lossOf(out, valY, valW).dataSync()[0];
-      let metric: number;
-      if (classify) {
-        const pred = tf.argMax(out, 1).dataSync();
-        metric = valIdx.reduce((a, i, r) => a + (pred[r] === all.y[i] ? 1 : 0), 0) / nVal;
-      } else {
-        const pred = out.dataSync();
-        metric = Math.sqrt(valIdx.reduce((a, i, r) => a + (pred[r] * targetNorm!.std + targetNorm!.mean - all.y[i]) ** 2, 0) / nVal);
-      }
-      return { loss, metric };
-    });
+    net.input(nVal).set(valX);
+    const out = net.forward(nVal);
+    const loss = lossOf(out, valY, valW, nVal, null);
+    let metric: number;
+    if (classify) {
+      let hits = 0;
+      valIdx.forEach((i, r) => {
+        let best = 0;
+        for (let c = 1; c < k; c++) if (out[r * os + c] > out[r * os + best]) best = c;
+        if (best === all.y[i]) hits += 1;
+      });
+      metric = hits / nVal;
+    } else {
+      metric = Math.sqrt(valIdx.reduce((a, i, r) => a + (out[r * os] * targetNorm!.std + targetNorm!.mean - all.y[i]) ** 2, 0) / nVal);
+    }
+    return { loss, metric };
   };
   const metricName = classify ? 'val/accuracy' : 'val/rmse';
 
   let examples = 0;
   let epoch = 0;
   let stopReason: SupervisedResult['stopReason'] = 'epochs';
-  let best = { loss: Infinity, metric: NaN, weights: null as number[][] | null, epochsSince: 0 };
-  const batch = Math.min(cfg.batchSize, trainIdx.length);
-  try {
-    training: for (; epoch < cfg.epochs; epoch++) {
-      setLr(lrAt(epoch));
-      const perm = [...trainIdx];
-      for (let i = perm.length - 1; i > 0; i--) {
-        const j = rng.int(i + 1);
-        [perm[i], perm[j]] = [perm[j], perm[i]];
-      }
-      let lossSum = 0;
-      let steps = 0;
-      for (let s = 0; s + batch <= perm.length; s += batch) {
-        ctx.checkLimits();
-        if (examples + batch > ctx.maxExamples) {
-          stopReason = 'budget';
-          break training;
-        }
-        const idx = perm.slice(s, s + batch);
-        const xb = prepX(idx);
-        const yb = prepY(idx);
-        const wb = Float32Array.from(idx, (i) => weights[i] / wMean);
-        if (spec.environment.inputNoise > 0) for (let q = 0; q < xb.length; q++) xb[q] += spec.environment.inputNoise * rng.normal();
-        if (spec.environment.mixup > 0) {
-          const lam = rng.beta(spec.environment.mixup, spec.environment.mixup);
-          const partner = idx.map(() => rng.int(idx.length));
-          const xm = Float32Array.from(xb);
-          const ym = Float32Array.from(yb);
-          const w = classify ? k : 1;
-          partner.forEach((p, r) => {
-            for (let j = 0; j < d; j++) xm[r * d + j] = lam * xb[r * d + j] + (1 - lam) * xb[p * d + j];
-            for (let c = 0; c < w; c++) ym[r * w + c] = lam * yb[r * w + c] + (1 - lam) * yb[p * w + c];
-          });
-          xb.set(xm);
-          yb.set(ym);
-        }
-        const masks = spec.model.dropout > 0
-          ? spec.model.hidden.map((h) => Float32Array.from({ length: batch * h }, () => (rng.next() < spec.model.dropout ? 0 : 1 / (1 - spec.model.dropout))))
-          : null;
-        const lossT = tf.tidy(() => {
-          const x = tf.tensor2d(xb, [batch, d]);
-          const y = classify ? tf.tensor2d(yb, [batch, k]) : tf.tensor1d(yb);
-          const w = tf.tensor1d(wb);
-          const m = masks ? masks.map((mk, l) => tf.tensor2d(mk, [batch, spec.model.hidden[l]])) : null;
-          const { value, grads } = tf.variableGrads(() => {
-            let loss = lossOf(forward(x, m), y, w);
-            if (cfg.weightDecay > 0 && cfg.optimizer !== 'adamw') loss = tf.add(loss, tf.mul(0.5 * cfg.weightDecay, tf.addN(W.map((v) => tf.sum(tf.square(v)))))) as tf.Scalar;
-            return loss;
-          }, vars);
-          opt.applyGradients(vars.map((v) => ({ name: v.name, tensor: grads[v.name] })));
-          if (cfg.optimizer === 'adamw' && cfg.weightDecay > 0) {
-            const decay = 1 - (opt as unknown as { learningRate: number }).learningRate * cfg.weightDecay;
-            for (const v of W) v.assign(tf.mul(v, decay));
-          }
-          return value;
-        });
-        const loss = lossT.dataSync()[0];
-        lossT.dispose();
-        if (!Number.isFinite(loss)) throw new NaNError(`training loss became ${loss} in epoch ${epoch + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
-        lossSum += loss;
-        steps += 1;
-        examples += batch;
-      }
-      ctx.checkLimits();
-      ctx.log('losses/train_loss', examples, lossSum / Math.max(1, steps));
-      ctx.log('charts/learning_rate', examples, (opt as unknown as { learningRate: number }).learningRate);
-      const v = evaluate();
-      if (v) {
-        ctx.log('val/loss', examples, v.loss);
-        ctx.log(metricName, examples, v.metric);
-        if (v.loss < best.loss - 1e-6) best = { loss: v.loss, metric: v.metric, weights: vars.map((x) => Array.from(x.dataSync())), epochsSince: 0 };
-        else best.epochsSince += 1;
-        if (cfg.earlyStoppingPatience > 0 && best.epochsSince >= cfg.earlyStoppingPatience) {
-          stopReason = 'early-stopping';
-          epoch += 1;
-          break;
-        }
-      }
-      ctx.progress(examples);
+  let best = { loss: Infinity, metric: NaN, weights: null as Float32Array | null, epochsSince: 0 };
+  const wb = new Float32Array(batch);
+  training: for (; epoch < cfg.epochs; epoch++) {
+    lr = lrAt(epoch);
+    const perm = [...trainIdx];
+    for (let i = perm.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [perm[i], perm[j]] = [perm[j], perm[i]];
     }
-    if (cfg.earlyStoppingPatience > 0 && best.weights) best.weights.forEach((w, i) => vars[i].assign(tf.tensor(w, vars[i].shape)));
-    const layers: DenseLayer[] = W.map((w, l) => ({ in: sizes[l], out: sizes[l + 1], weights: Array.from(w.dataSync()), bias: Array.from(B[l].dataSync()) }));
-    for (const l of layers) if (!l.weights.every(Number.isFinite)) throw new NaNError('training produced non-finite weights');
-    const final = evaluate();
-    return {
-      model: {
-        format: MODEL_FORMAT,
-        features,
-        kind: info.target.type,
-        classes: info.target.classes,
-        activation: spec.model.activation,
-        layers,
-        inputNorm,
-        targetNorm,
-      },
-      examples,
-      epochs: epoch,
-      stopReason,
-      validation: final ? { ...final, metricName } : null,
-    };
-  } finally {
-    tf.dispose([...vars, ...(valX ? [valX] : []), ...(valY ? [valY] : []), ...(valW ? [valW] : [])]);
-    opt.dispose();
+    let lossSum = 0;
+    let steps = 0;
+    for (let s = 0; s + batch <= perm.length; s += batch) {
+      ctx.checkLimits();
+      if (examples + batch > ctx.maxExamples) {
+        stopReason = 'budget';
+        break training;
+      }
+      const idx = perm.slice(s, s + batch);
+      const xb = prepX(idx);
+      const yb = prepY(idx);
+      for (let r = 0; r < batch; r++) wb[r] = weights[idx[r]] / wMean;
+      if (spec.environment.inputNoise > 0) for (let q = 0; q < xb.length; q++) xb[q] += spec.environment.inputNoise * rng.normal();
+      if (spec.environment.mixup > 0) {
+        const lam = rng.beta(spec.environment.mixup, spec.environment.mixup);
+        const partner = idx.map(() => rng.int(idx.length));
+        const xm = Float32Array.from(xb);
+        const ym = Float32Array.from(yb);
+        const w = classify ? k : 1;
+        partner.forEach((p, r) => {
+          for (let j = 0; j < d; j++) xm[r * d + j] = lam * xb[r * d + j] + (1 - lam) * xb[p * d + j];
+          for (let c = 0; c < w; c++) ym[r * w + c] = lam * yb[r * w + c] + (1 - lam) * yb[p * w + c];
+        });
+        xb.set(xm);
+        yb.set(ym);
+      }
+      const dropout = spec.model.dropout > 0;
+      if (dropout) {
+        spec.model.hidden.forEach((h, l) => {
+          const m = net.mask(l + 1, batch);
+          const stride = net.width(l + 1);
+          for (let r = 0; r < batch; r++) for (let j = 0; j < h; j++) m[r * stride + j] = rng.next() < spec.model.dropout ? 0 : 1 / (1 - spec.model.dropout);
+        });
+      }
+      net.input(batch).set(xb);
+      const out = net.forward(batch, dropout);
+      const g = net.gradOutput(batch);
+      let loss = lossOf(out, yb, wb, batch, g);
+      const l2 = cfg.weightDecay > 0 && cfg.optimizer !== 'adamw';
+      if (l2) loss += net.l2Penalty(cfg.weightDecay);
+      if (!Number.isFinite(Math.fround(loss))) throw new NaNError(`training loss became ${Math.fround(loss)} in epoch ${epoch + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
+      net.backward(batch);
+      if (l2) net.addL2(cfg.weightDecay);
+      if (cfg.optimizer === 'sgd') net.sgd(lr, cfg.momentum);
+      else net.adam({ lr, eps: ADAM_EPS });
+      if (cfg.optimizer === 'adamw' && cfg.weightDecay > 0) net.scaleWeights(1 - lr * cfg.weightDecay);
+      lossSum += loss;
+      steps += 1;
+      examples += batch;
+    }
+    ctx.checkLimits();
+    ctx.log('losses/train_loss', examples, lossSum / Math.max(1, steps));
+    ctx.log('charts/learning_rate', examples, lr);
+    const v = evaluate();
+    if (v) {
+      ctx.log('val/loss', examples, v.loss);
+      ctx.log(metricName, examples, v.metric);
+      if (v.loss < best.loss - 1e-6) best = { loss: v.loss, metric: v.metric, weights: Float32Array.from(net.params), epochsSince: 0 };
+      else best.epochsSince += 1;
+      if (cfg.earlyStoppingPatience > 0 && best.epochsSince >= cfg.earlyStoppingPatience) {
+        stopReason = 'early-stopping';
+        epoch += 1;
+        break;
+      }
+    }
+    ctx.progress(examples);
   }
+  if (cfg.earlyStoppingPatience > 0 && best.weights) net.params.set(best.weights);
+  const layers: DenseLayer[] = net.layers();
+  for (const l of layers) if (!l.weights.every(Number.isFinite)) throw new NaNError('training produced non-finite weights');
+  const final = evaluate();
+  return {
+    model: {
+      format: MODEL_FORMAT,
+      features,
+      kind: info.target.type,
+      classes: info.target.classes,
+      activation: spec.model.activation,
+      layers,
+      inputNorm,
+      targetNorm,
+    },
+    examples,
+    epochs: epoch,
+    stopReason,
+    validation: final ? { ...final, metricName } : null,
+  };
 }
