@@ -45,6 +45,23 @@ export interface GrpoSample {
 
 const isLlmTrace = (t: unknown): t is LlmTrace => typeof t === 'object' && t !== null && (t as { kind?: unknown }).kind === 'llm';
 
+/** A GRPO sample from an LLM trace (prompt, completion, model, log-probabilities) and what its job earned. */
+export function sampleFromTrace(
+  t: LlmTrace,
+  job: Pick<GrpoSample, 'jobId' | 'runId' | 'iteration' | 'slot' | 'task' | 'groupId' | 'reward' | 'advantage' | 'status' | 'error'>,
+): GrpoSample {
+  return {
+    ...job,
+    prompt: t.messages,
+    completion: t.completion ?? '', // callers pass traces with a completion
+    model: t.adapter ?? t.model,
+    adapter: t.adapter,
+    repaired: t.repaired,
+    tokens: t.logprobs ? t.logprobs.map((l) => l.token) : null,
+    logprobs: t.logprobs ? t.logprobs.map((l) => l.logprob) : null,
+  };
+}
+
 /** The run's LLM proposals with a completion and a reward (optionally of one iteration), in job order. */
 export function grpoSamples(runDir: string, options: { iteration?: number } = {}): GrpoSample[] {
   if (!existsSync(join(runDir, 'store.db'))) throw new Error(`no run in ${runDir}: store.db not found`);
@@ -56,25 +73,7 @@ export function grpoSamples(runDir: string, options: { iteration?: number } = {}
     for (const j of store.jobs(run.id, { kind: 'proposal', iteration: options.iteration })) {
       const t = j.trace;
       if (!isLlmTrace(t) || t.completion === null || j.reward === null) continue;
-      out.push({
-        jobId: j.id,
-        runId: run.id,
-        iteration: j.iteration,
-        slot: j.slot,
-        task: j.task,
-        groupId: j.groupId ?? `it${j.iteration}/${j.task}`,
-        prompt: t.messages,
-        completion: t.completion,
-        reward: j.reward,
-        advantage: j.advantage ?? 0,
-        status: j.status,
-        error: j.error,
-        model: t.adapter ?? t.model,
-        adapter: t.adapter,
-        repaired: t.repaired,
-        tokens: t.logprobs ? t.logprobs.map((l) => l.token) : null,
-        logprobs: t.logprobs ? t.logprobs.map((l) => l.logprob) : null,
-      });
+      out.push(sampleFromTrace(t, { jobId: j.id, runId: run.id, iteration: j.iteration, slot: j.slot, task: j.task, groupId: j.groupId ?? `it${j.iteration}/${j.task}`, reward: j.reward, advantage: j.advantage ?? 0, status: j.status, error: j.error }));
     }
     return out;
   } finally {

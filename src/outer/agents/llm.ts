@@ -23,7 +23,7 @@ import { validateSpec } from '../../inner/validate.js';
 import { jobEnvironment } from '../../inner/job-env.js';
 import { MAX_ISSUE_CHARS, MAX_REPLY_CHARS, SPEC_BOUNDS, checkBounds, describeViolation, oneLine } from '../../spec/bounds.js';
 import type { Rng } from '../../util/rng.js';
-import { trlRow } from '../export.js';
+import { sampleFromTrace, trlRow } from '../export.js';
 import { buildPrompt, type ChatMessage } from './prompt.js';
 import type { Agent, IterationContext, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
 
@@ -248,27 +248,9 @@ export function batchRows(groups: RewardGroup[], ctx: IterationContext): Record<
     g.items.forEach((item, slot) => {
       const t = item.trace as LlmTrace | null;
       if (!t || t.kind !== 'llm' || t.completion === null) return;
-      rows.push(
-        trlRow({
-          jobId: item.jobId ?? -1,
-          runId: ctx.runId,
-          iteration: ctx.iteration,
-          slot,
-          task: g.brief.id,
-          groupId: `it${ctx.iteration}/${g.brief.id}`,
-          prompt: t.messages,
-          completion: t.completion,
-          reward: item.reward,
-          advantage: item.advantage ?? (sd > 1e-6 ? (item.reward - mean) / sd : 0),
-          status: item.status ?? 'unknown',
-          error: item.error ?? null,
-          model: t.adapter ?? t.model,
-          adapter: t.adapter,
-          repaired: t.repaired,
-          tokens: t.logprobs ? t.logprobs.map((l) => l.token) : null,
-          logprobs: t.logprobs ? t.logprobs.map((l) => l.logprob) : null,
-        }),
-      );
+      const advantage = item.advantage ?? (sd > 1e-6 ? (item.reward - mean) / sd : 0);
+      const job = { jobId: item.jobId ?? -1, runId: ctx.runId, iteration: ctx.iteration, slot, task: g.brief.id, groupId: `it${ctx.iteration}/${g.brief.id}` };
+      rows.push(trlRow(sampleFromTrace(t, { ...job, reward: item.reward, advantage, status: item.status ?? 'unknown', error: item.error ?? null })));
     });
   }
   return rows;
