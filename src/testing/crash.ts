@@ -127,6 +127,14 @@ const trainArgs = (c: CrashRunConfig, dir: string): string[] =>
 const resumeArgs = (c: CrashRunConfig, dir: string): string[] => ['train', '--resume', dir, '--workers', `${c.workers}`, '--json'];
 const tail = (c: Child): string => c.lines.slice(-4).join(' | ');
 
+/** Milliseconds the CLI takes to load everything `rrl train` loads and exit (`rrl train --help`): a process's startup before its first write. */
+async function cliBootMs(): Promise<number> {
+  const t0 = performance.now();
+  const child = start(['train', '--help']);
+  await child.exit;
+  return performance.now() - t0;
+}
+
 /** The reference: when each progress level was reached and when startup ended (ms from spawn). */
 export interface Timeline {
   levelAt: number[];
@@ -311,6 +319,8 @@ export async function killAnywhere(options: {
   const ref = await uninterrupted(config, options.referenceDir);
   log(`uninterrupted: ${(ref.wallMs / 1000).toFixed(1)} s, startup ${(ref.startupMs / 1000).toFixed(1)} s, progress levels at ${ref.levelAt.map((t) => (t / 1000).toFixed(1)).join(' ')} s`);
   const plans = planKills(new Rng(options.seed ?? 1), ref, options.kills ?? 20);
+  const bootMs = await cliBootMs();
+  log(`the CLI boots in ${(bootMs / 1000).toFixed(2)} s`);
   const last = ref.levelAt.length - 1 - 3;
   const witness = new Witness();
   const killsByPhase: Record<Phase, number> = { startup: 0, proposal: 0, training: 0, scoring: 0, 'rewards+checkpoint': 0, finishing: 0 };
@@ -327,7 +337,10 @@ export async function killAnywhere(options: {
     if (plan) {
       const p0 = progressOf(dir);
       let { level, delayMs } = plan;
-      if (p0 > last) [level, delayMs] = [p0, plan.startupDelayMs]; // the run is in its last steps: kill during startup
+      // The run is in its last steps: kill during startup, scaled into the CLI's boot time, which a
+      // resume spends before any write (a resume with only the last close left can finish faster
+      // than a fresh run's startup, and its final writes come too close together to catch).
+      if (p0 > last) [level, delayMs] = [p0, plan.startupDelayMs * Math.min(1, bootMs / ref.startupMs)];
       else if (level <= p0 && plan.kind === 'event' && p0 < last) level = p0 + 1; // the next write this process makes
       else if (level <= p0) [level, delayMs] = [p0, plan.firstStepMs]; // its moment has passed: one in this process's first step
       let anchor = -1; // when this process reached `level`
