@@ -78,6 +78,18 @@ test('continuous-action PPO (Gaussian policy) learns Pendulum from a fixed seed'
   assert.deepEqual(policy.actionSpace, { type: 'box', low: [-2], high: [2] });
 });
 
+test('continuous-action PPO learns Pendulum from the task baseline over many minibatches (its std follows the log std each step)', async () => {
+  // The baseline (4 × 1024 steps, 10 epochs, 32 minibatches) moves the log std hundreds of times per
+  // rollout; a std refreshed once per rollout mixed two policies in the ratio and scored about half.
+  const task = getPublicTask('pendulum-swingup');
+  let sum = 0;
+  for (const seed of [1, 2, 3]) {
+    const a = await runJob({ ...task.baseline, seed }, task.brief, { outDir: join(tmp, `pendulum-baseline-${seed}`) });
+    sum += scoreArtifact('pendulum-swingup', a.dir).normalized;
+  }
+  assert.ok(sum / 3 > 0.35, `mean normalised hidden score of the baseline over seeds 1-3: ${(sum / 3).toFixed(3)}`);
+});
+
 test('a hopeless job stops at half its budget when asked to (stopWhenFlat), from training returns only', async () => {
   const mc = getPublicTask('mountaincar-reach');
   const spec = { ...mc.baseline, budget: { envSteps: 20_000, targetReturn: null, stopWhenFlat: true } };

@@ -237,6 +237,8 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
           const sd = Math.sqrt(v / (B - 1)) + 1e-8;
           for (let k = 0; k < B; k++) mbAdv[k] = (mbAdv[k] - m) / sd;
         }
+        // The log std moves with every minibatch's Adam step: its std must be the current one.
+        for (let j = 0; j < nAct; j++) std[j] = Math.exp(logStd[j]);
         const out = actor.forward(B);
         const vOut = critic.forward(B);
         const gA = actor.gradOutput(B);
