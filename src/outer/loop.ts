@@ -57,6 +57,8 @@ export interface TrainSummary {
   jobs: number;
   iterations: { iteration: number; meanReward: number; meanNormalized: number | null; bestNormalized: number | null }[];
   baselines: Record<string, number | null>;
+  /** The run's outer reward rule (as stored: a resumed run keeps its own). */
+  reward: { rule: RewardRuleName; lambda: number };
   timing: { wallSeconds: number; busySeconds: number; overheadShare: number };
 }
 
@@ -227,6 +229,7 @@ export async function train(
         .filter((i) => i.status === 'done')
         .map((i) => ({ iteration: i.idx, meanReward: i.meanReward ?? 0, meanNormalized: i.meanNormalized, bestNormalized: i.bestNormalized })),
       baselines: Object.fromEntries(store.jobs(runId, { kind: 'baseline' }).map((r) => [r.task, r.normalized])),
+      reward: cfg.reward ?? { rule: 'improvement', lambda: 0.5 },
       timing: { wallSeconds, busySeconds: clock.busy, overheadShare: wallSeconds > 0 ? Math.max(0, 1 - clock.busy / wallSeconds) : 0 },
     };
   } catch (err) {

@@ -289,3 +289,20 @@ test('a poisoned worker\'s report survives the shared buffer, cut to fit', () =>
   writeReport(long, { kind: 'worker-exit', message: 'x'.repeat(5000) });
   assert.deepEqual(readReport(long), { kind: 'worker-exit', message: 'x'.repeat(200) });
 });
+
+test('many tasks queued under one caller signal raise no listener-leak warning', async () => {
+  const pool = makePool(2);
+  const warnings: string[] = [];
+  const onWarning = (w: Error): void => void warnings.push(w.name);
+  process.on('warning', onWarning);
+  try {
+    const abort = new AbortController();
+    const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => pool.run({ mode: 'echo', value: i }, { signal: abort.signal })));
+    assert.ok(outcomes.every((o) => o.ok));
+    await delay(10); // warnings are emitted on a later tick
+    assert.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), []);
+  } finally {
+    process.off('warning', onWarning);
+    await pool.close();
+  }
+});

@@ -18,6 +18,7 @@
  * wall-clock limit (and its `wallSeconds`) counts from the moment it is handed to a worker, not
  * from the moment it was queued behind other jobs.
  */
+import { getMaxListeners, setMaxListeners } from 'node:events';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -164,6 +165,9 @@ export class WorkerPool<P, R> {
       };
       if (signal) {
         const onAbort = (): void => this.#cancel(job, callerMessage(signal));
+        // One listener per queued or running task on the caller's signal is expected, not a leak.
+        const listeners = this.#queue.length + this.#running.size + 1;
+        if (getMaxListeners(signal) < listeners) setMaxListeners(listeners, signal);
         signal.addEventListener('abort', onAbort, { once: true });
         job.detachCaller = () => signal.removeEventListener('abort', onAbort);
       }

@@ -1,0 +1,35 @@
+/**
+ * The two lines `rrl train` ends with: whether the agent's jobs got better on the hidden
+ * evaluation over the run, and what the numbers in the table mean.
+ */
+import { REWARD_RULE, type RewardRuleName } from '../outer/reward.js';
+import type { TrainSummary } from '../outer/loop.js';
+import { num } from './format.js';
+
+/** What the outer reward pays under `rule`, in one line. */
+export function rewardMeaning(rule: RewardRuleName, lambda: number): string {
+  const failed = `${REWARD_RULE.failure} for an invalid spec or a failed job`;
+  if (rule === 'best') return `outer reward: the job's hidden score minus the best so far on its task; ${failed}`;
+  if (rule === 'cost') return `outer reward: the job's hidden score minus ${lambda} × the share of the compute cap it used; ${failed}`;
+  return `outer reward: the job's hidden score minus the baseline spec's, +${REWARD_RULE.bonus} when it beats the best so far beyond the noise (so it falls as the bar rises); ${failed}`;
+}
+
+/**
+ * The headline: the mean hidden score of the agent's jobs in the first and the last iteration,
+ * against the baseline specs, and one line saying what the numbers mean.
+ */
+export function learningHeadline(summary: Pick<TrainSummary, 'iterations' | 'baselines'>, rule: RewardRuleName, lambda: number): string[] {
+  const scored = summary.iterations.filter((i) => i.meanNormalized !== null);
+  const baselines = Object.entries(summary.baselines).map(([task, v]) => `${task} ${num(v)}`).join(', ');
+  const lines: string[] = [];
+  if (scored.length >= 2) {
+    const first = scored[0];
+    const last = scored[scored.length - 1];
+    const verdict = last.meanNormalized! > first.meanNormalized! ? 'the agent got better' : 'the agent did not get better';
+    lines.push(
+      `${verdict}: its jobs' mean hidden score went ${num(first.meanNormalized)} (iteration ${first.iteration + 1}) → ${num(last.meanNormalized)} (iteration ${last.iteration + 1}); baseline spec: ${baselines}`,
+    );
+  } else lines.push(`baseline spec's hidden score: ${baselines}`);
+  lines.push(`hidden score: normalised on held-out data or seeds, 0 = a trivial model, 1 = the task's reference; ${rewardMeaning(rule, lambda)}`);
+  return lines;
+}
