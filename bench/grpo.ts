@@ -13,7 +13,8 @@
  * (runs/grpo-measure), RRL_GRPO_SVG (where the plot goes; default OUT/grpo.svg),
  * RRL_GRPO_ARMS (grpo,frozen: which arms to run; an arm not run keeps its log in OUT, so a changed
  * trainer can be measured against an earlier frozen run of the same prompts and sampling),
- * RRL_GRPO_REPORT_ONLY=1 (report the logs already in OUT without training).
+ * RRL_GRPO_REPORT_ONLY=1 (report the logs already in OUT without training), RRL_GRPO_LR (1e-3),
+ * RRL_GRPO_BETA (0: the KL coefficient), RRL_GRPO_FORMAT_WEIGHT (0.5: the format reward's weight).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -50,12 +51,24 @@ function startServe(runDir: string): Promise<{ url: string; child: ChildProcess 
   });
 }
 
+/** What both arms run with (the trainer's learning settings matter to the GRPO arm only). */
+interface Settings {
+  model: string;
+  tasks: string;
+  steps: number;
+  threads: number;
+  learningRate: string;
+  beta: string;
+  formatWeight: string;
+}
+
 /** Runs the trainer for one arm; echoes each step's line to stderr. */
-function runArm(arm: Arm, url: string, out: string, settings: { model: string; tasks: string; steps: number; threads: number }): Promise<void> {
+function runArm(arm: Arm, url: string, out: string, settings: Settings): Promise<void> {
   const args = [
     '-m', 'rrl_client.grpo', '--url', url, '--model', settings.model, '--tasks', settings.tasks,
     '--steps', String(settings.steps), '--num-generations', '4', '--prompts-per-step', '2',
-    '--max-completion-length', '288', '--temperature', '0.5', '--learning-rate', '1e-3',
+    '--max-completion-length', '288', '--temperature', '0.5', '--learning-rate', settings.learningRate,
+    '--beta', settings.beta, '--format-weight', settings.formatWeight,
     '--threads', String(settings.threads), '--seed', '0', '--output-dir', join(out, arm), ...(arm === 'frozen' ? ['--frozen'] : []),
   ];
   const child = spawn(resolve('.venv/bin/python'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -131,11 +144,14 @@ function curveSpec(logs: Record<Arm, StepLine[]>, steps: number): TopLevelSpec {
 /** The benchmark (see the module comment). */
 export async function grpo(): Promise<Record<string, unknown>> {
   const out = resolve(process.env.RRL_GRPO_OUT ?? 'runs/grpo-measure');
-  const settings = {
+  const settings: Settings = {
     model: process.env.RRL_GRPO_MODEL ?? 'models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf',
     tasks: process.env.RRL_GRPO_TASKS ?? 'penguins-species,cars-mpg',
     steps: Number(process.env.RRL_GRPO_STEPS ?? 16),
     threads: 1,
+    learningRate: process.env.RRL_GRPO_LR ?? '1e-3',
+    beta: process.env.RRL_GRPO_BETA ?? '0',
+    formatWeight: process.env.RRL_GRPO_FORMAT_WEIGHT ?? '0.5',
   };
   const arms = (process.env.RRL_GRPO_ARMS ?? 'grpo,frozen').split(',').filter((a): a is Arm => (ARMS as readonly string[]).includes(a));
   settings.threads = arms.length === 1 ? 2 : 1; // the machine's 2 cores, shared by the arms
