@@ -130,7 +130,7 @@ class VectorBridge:
         if isinstance(aspace, spaces.Box) and len(aspace.shape) != 1:
             raise BridgeError(f"action space Box of shape {tuple(aspace.shape)} is not supported (only one-dimensional boxes)")
         self.discrete = isinstance(aspace, spaces.Discrete)
-        self.action_dim = 1 if self.discrete else int(aspace.shape[0])
+        self.action_dim = int(aspace.shape[0]) if isinstance(aspace, spaces.Box) else 1
         self.action_start = int(aspace.start) if isinstance(aspace, spaces.Discrete) else 0
         self.action_n = int(aspace.n) if isinstance(aspace, spaces.Discrete) else 0
         self.low = np.asarray(aspace.low, dtype=np.float64) if isinstance(aspace, spaces.Box) else np.zeros(0)
@@ -185,7 +185,8 @@ class VectorBridge:
             bad = (index != np.floor(index)) | (index < 0) | (index >= self.action_n)
             if np.any(bad):
                 raise BridgeError(f"action {index[bad][0]:g} is not an index of Discrete({self.action_n})")
-            return (index.astype(np.int64) + self.action_start).tolist()
+            chosen: list[Any] = (index.astype(np.int64) + self.action_start).tolist()
+            return chosen
         clipped = np.clip(actions, self.low, self.high).astype(self.action_dtype)
         return list(clipped)
 

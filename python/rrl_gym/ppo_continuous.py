@@ -98,8 +98,10 @@ class Agent(nn.Module):
         mean = self.actor_mean(x)
         dist = Normal(mean, self.actor_logstd.expand_as(mean).exp())
         if action is None:
-            action = dist.sample()
-        return action, dist.log_prob(action).sum(-1), dist.entropy().sum(-1), self.value(x)
+            action = dist.sample()  # type: ignore[no-untyped-call]
+        logp: torch.Tensor = dist.log_prob(action)  # type: ignore[no-untyped-call]
+        entropy: torch.Tensor = dist.entropy()  # type: ignore[no-untyped-call]
+        return action, logp.sum(-1), entropy.sum(-1), self.value(x)
 
 
 def policy_file(agent: Agent, obs_dim: int, low: list[float], high: list[float], activation: str, norm: RunningMeanStd | None) -> dict[str, Any]:
@@ -145,7 +147,10 @@ def train(spec: dict[str, Any], brief: dict[str, Any], out: Path) -> dict[str, A
         [lambda: gym.make(g["id"], **g["kwargs"]) for _ in range(num_envs)],
         autoreset_mode=gym.vector.AutoresetMode.SAME_STEP,
     )
-    obs_dim = int(np.prod(envs.single_observation_space.shape))
+    obs_dim = int(g["obsDim"])
+    shape = envs.single_observation_space.shape or ()
+    if int(np.prod(shape)) != obs_dim:
+        raise ValueError(f"brief.environment.gymnasium.obsDim: {g['id']} observes {int(np.prod(shape))} values, the task declares {obs_dim}")
     low, high = [float(v) for v in g["actionSpace"]["low"]], [float(v) for v in g["actionSpace"]["high"]]
     act_dim = len(low)
     hidden = [int(h) for h in spec["model"]["hidden"]]
@@ -178,6 +183,10 @@ def train(spec: dict[str, Any], brief: dict[str, Any], out: Path) -> dict[str, A
     def log(name: str, step: int, value: float) -> None:
         curve.write(json.dumps({"name": name, "step": step, "wallTime": time.perf_counter() - t0, "value": float(value)}) + "\n")
 
+    raw_obs: F64
+    reward: F64
+    term: npt.NDArray[np.bool_]
+    trunc: npt.NDArray[np.bool_]
     raw_obs, _ = envs.reset(seed=[(seed + i) % 2**31 for i in range(num_envs)])
     next_obs = prepare(raw_obs, True)
     next_done = torch.zeros(num_envs, device=device)
@@ -248,7 +257,7 @@ def train(spec: dict[str, Any], brief: dict[str, Any], out: Path) -> dict[str, A
                 if not torch.isfinite(loss):
                     raise FloatingPointError(f"the loss became {loss.item()} at env step {env_steps}")
                 opt.zero_grad()
-                loss.backward()
+                loss.backward()  # type: ignore[no-untyped-call]
                 nn.utils.clip_grad_norm_(agent.parameters(), float(a.get("maxGradNorm", 0.5)))
                 opt.step()
         done_updates += 1
