@@ -1,0 +1,104 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runJob } from '../../inner/train.js';
+import { validateSpec } from '../../inner/validate.js';
+import { scoreArtifact } from '../../outer/score.js';
+import { Scorer } from '../../outer/scorer.js';
+import { LocalExecutor } from '../../run/local.js';
+import { getPublicTask } from '../briefs.js';
+import { getHiddenEvaluation } from '../hidden.js';
+import { useEvalSecret } from '../secret.js';
+import { type GymnasiumTaskOptions, gymnasiumBrief, gymnasiumTask } from './define.js';
+import { gymnasiumHiddenEvaluation } from './eval.js';
+
+process.env.RRL_EVAL_SECRET = 'gymnasium-test-secret';
+const tmp = mkdtempSync(join(tmpdir(), 'rrl-gymnasium-'));
+const minimal: GymnasiumTaskOptions = { id: 'my-pendulum', envId: 'Pendulum-v1', obsDim: 3, actionSpace: { type: 'box', low: [-2], high: [2] }, maxEpisodeSteps: 200, anchors: { reference: -150 } };
+
+test('gymnasiumTask fills the defaults: a valid PPO baseline, the brief declares the environment as data, no held-out numbers', () => {
+  const def = gymnasiumTask(minimal);
+  const brief = gymnasiumBrief(def);
+  assert.equal(brief.environment.id, 'gymnasium:Pendulum-v1');
+  assert.deepEqual(brief.environment.gymnasium, { id: 'Pendulum-v1', kwargs: {}, obsDim: 3, actionSpace: { type: 'box', low: [-2], high: [2] }, maxEpisodeSteps: 200 });
+  assert.deepEqual(brief.algorithms, ['ppo']);
+  assert.deepEqual(brief.rewardVariables.map((v) => v.name), ['obs_0', 'obs_1', 'obs_2', 'r', 't', 'done']);
+  const r = validateSpec(def.baseline, brief);
+  assert.ok(r.ok, r.ok ? '' : r.error.message);
+  assert.doesNotMatch(JSON.stringify(brief), /-150|heldOut|seed/);
+  assert.deepEqual(def.hidden, { episodes: 20, reference: -150, random: undefined, how: "reference: the task's reference return (-150)" });
+  assert.equal(gymnasiumTask({ ...minimal, anchors: undefined, rewardThreshold: 475 }).hidden.reference, 475);
+});
+
+test('gymnasiumTask: bad options are one line naming the field', () => {
+  const cases: [Partial<GymnasiumTaskOptions>, RegExp][] = [
+    [{ id: '../etc' }, /^gymnasium task: id: /],
+    [{ envId: 'CartPole v1; rm' }, /^gymnasium task: envId: /],
+    [{ obsDim: 0 }, /^gymnasium task: obsDim: /],
+    [{ actionSpace: { type: 'box', low: [-Infinity], high: [1] } }, /^gymnasium task: actionSpace: finite bounds/],
+    [{ actionSpace: { type: 'discrete', n: 1 } }, /^gymnasium task: actionSpace\.n: /],
+    [{ anchors: undefined }, /^gymnasium task: anchors\.reference: needed/],
+    [{ anchors: { reference: -150, random: -100 } }, /^gymnasium task: anchors\.random: /],
+    [{ observation: [{ name: 'a', description: '' }] }, /^gymnasium task: observation: 1 names for 3/],
+    [{ observation: ['x', 'r', 'y'].map((name) => ({ name, description: '' })) }, /^gymnasium task: observation: "r" is not a variable name/],
+    [{ episodes: 1 }, /^gymnasium task: episodes: /],
+    [{ maxEpisodeSteps: 0 }, /^gymnasium task: maxEpisodeSteps: /],
+  ];
+  for (const [patch, want] of cases) assert.throws(() => gymnasiumTask({ ...minimal, ...patch }), (e: Error) => want.test(e.message) && !e.message.includes('\n'), JSON.stringify(patch));
+});
+
+test('PPO trains on Gymnasium CartPole-v1 through the bridge in a job worker, within its budget, and the scorer thread scores it above random on held-out episodes', async () => {
+  const { brief, baseline } = getPublicTask('gym-cartpole');
+  const spec = { ...structuredClone(baseline), budget: { envSteps: 12_288, targetReturn: null } };
+  const executor = new LocalExecutor({ workers: 1 });
+  const scorer = new Scorer({ workers: 1 });
+  try {
+    const dir = join(tmp, 'ppo');
+    const r = await executor.execute({ spec, brief, outDir: dir });
+    assert.equal(r.status, 'succeeded', r.status === 'failed' ? r.error : '');
+    if (r.status !== 'succeeded') return;
+    assert.equal(r.artifact.cost.envSteps, 12_288, 'the engine counted every env step of the bridge');
+    const returns = r.curve.filter((p) => p.name === 'charts/episodic_return');
+    assert.ok(returns.length > 50 && returns.every((p) => p.value >= 8 && p.value <= 500));
+    const s = await scorer.score('gym-cartpole', dir);
+    assert.ok(s.ok, s.ok ? '' : s.error);
+    if (!s.ok) return;
+    const a = getHiddenEvaluation('gym-cartpole').anchors();
+    assert.ok(a.random > 8 && a.random < 50, `a random policy balances ${a.random} steps`);
+    assert.ok(s.score.stderr !== null && s.score.normalized > 2 * s.score.stderr + 0.1, `learned: ${JSON.stringify(s.score)}`);
+    assert.ok(s.score.raw > 100, `hidden mean return ${s.score.raw}`);
+  } finally {
+    await executor.close();
+    await scorer.close();
+  }
+});
+
+test('the hidden evaluation plays one episode per held-out seed: another secret, other episodes', () => {
+  const def = gymnasiumTask({ ...minimal, id: 'secret-pendulum', episodes: 4 });
+  const h = gymnasiumHiddenEvaluation(def);
+  useEvalSecret('first secret');
+  const a = h.anchors();
+  assert.equal(h.anchors(), a, 'cached per secret');
+  useEvalSecret('second secret');
+  const b = h.anchors();
+  assert.notEqual(a.random, b.random);
+  assert.ok(a.random < -150 && b.random < -150, `a random pendulum does worse than the reference: ${a.random}, ${b.random}`);
+  useEvalSecret('gymnasium-test-secret');
+});
+
+test('the PyTorch PPO command trainer trains InvertedPendulum-v5 (MuJoCo) and the harness scores its policy.json through the bridge', async () => {
+  const { brief, baseline } = getPublicTask('inverted-pendulum-torch');
+  const spec = { ...structuredClone(baseline), environment: { ...baseline.environment, numEnvs: 2 }, budget: { envSteps: 512, targetReturn: null } };
+  (spec.algorithm as { rolloutSteps: number }).rolloutSteps = 128;
+  const dir = join(tmp, 'torch');
+  const a = await runJob(spec, brief, { outDir: dir });
+  assert.equal(a.backend, 'command');
+  assert.equal(a.cost.envSteps, 512);
+  assert.match(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')).backend as string, /^command|torch/);
+  const s = scoreArtifact('inverted-pendulum-torch', dir);
+  assert.ok(Number.isFinite(s.raw) && s.raw >= 1 && s.raw <= 1000, JSON.stringify(s));
+  const bad = { ...structuredClone(baseline), algorithm: { ...baseline.algorithm, learningRate: 0.01 }, environment: { ...baseline.environment, numEnvs: 100 } };
+  await assert.rejects(runJob(bad, brief, { outDir: join(tmp, 'bad') }), /environment\.numEnvs/);
+});
