@@ -102,3 +102,26 @@ test('the PyTorch PPO command trainer trains InvertedPendulum-v5 (MuJoCo) and th
   const bad = { ...structuredClone(baseline), algorithm: { ...baseline.algorithm, learningRate: 0.01 }, environment: { ...baseline.environment, numEnvs: 100 } };
   await assert.rejects(runJob(bad, brief, { outDir: join(tmp, 'bad') }), /environment\.numEnvs/);
 });
+
+test('continuous actions (PPO on Pendulum-v1) and the other algorithms (ARS, DQN, REINFORCE on CartPole-v1) train through the bridge unchanged', async () => {
+  const def = gymnasiumTask({ ...minimal, id: 'bridge-pendulum', caps: { maxEnvSteps: 1_024, maxWallSeconds: 120 } });
+  const brief = gymnasiumBrief(def);
+  const dir = join(tmp, 'pendulum');
+  const a = await runJob({ ...structuredClone(def.baseline), environment: { params: {}, wrappers: ['normalize-observation'], numEnvs: 2 }, algorithm: { ...def.baseline.algorithm, rolloutSteps: 128 } }, brief, { outDir: dir });
+  assert.equal(a.cost.envSteps, 1_024);
+  const policy = JSON.parse(readFileSync(join(dir, 'policy.json'), 'utf8'));
+  assert.deepEqual(policy.actionSpace, { type: 'box', low: [-2], high: [2] });
+  const s = gymnasiumHiddenEvaluation(def).score(policy);
+  assert.ok(s.raw < 0 && s.raw > -2000 && s.stderr !== null, JSON.stringify(s));
+  const cart = getPublicTask('gym-cartpole').brief;
+  const specs: Record<string, unknown> = {
+    ars: { name: 'ars', stepSize: 0.02, directions: 4, topDirections: 2, noise: 0.03 },
+    dqn: { name: 'dqn', learningRate: 0.001, gamma: 0.99, bufferSize: 1000, batchSize: 32, learningStarts: 200, trainFrequency: 4, targetUpdateInterval: 100, explorationInitial: 1, explorationFinal: 0.05, explorationFraction: 0.5 },
+    reinforce: { name: 'reinforce', learningRate: 0.001, gamma: 0.99, episodesPerUpdate: 4, entropyCoef: 0.01 },
+  };
+  for (const [name, algorithm] of Object.entries(specs)) {
+    const spec = { task: 'gym-cartpole', environment: { params: {}, wrappers: [], numEnvs: 2 }, reward: { expression: 'r + 0.1 * (1 - abs(x) / 2.4)' }, model: { hidden: [16], activation: 'tanh' }, algorithm, budget: { envSteps: 1_000 }, seed: 2 };
+    const r = await runJob(spec, cart, { outDir: join(tmp, name) });
+    assert.ok(r.cost.envSteps > 0 && r.cost.envSteps <= 1_000, `${name}: ${r.cost.envSteps}`);
+  }
+});
