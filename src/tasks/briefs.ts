@@ -10,6 +10,8 @@ import { controlBrief } from './control/define.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './examples.js';
+import { gymnasiumBrief } from './gymnasium/define.js';
+import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 
 /** A task's public parts. */
 export interface PublicTask {
@@ -21,6 +23,7 @@ const TASKS: PublicTask[] = [
   ...CONTROL_TASKS.map((def) => ({ brief: controlBrief(def), baseline: def.baseline })),
   ...SUPERVISED_TASKS.map((def) => ({ brief: supervisedBrief(def), baseline: def.baseline })),
   ...EXAMPLE_TASKS.map((def) => ({ brief: supervisedBrief(def), baseline: def.baseline })),
+  ...GYMNASIUM_TASKS.map((def) => ({ brief: gymnasiumBrief(def), baseline: def.baseline })),
 ];
 
 /** Every task's public parts, in registry order. */

@@ -8,6 +8,8 @@ import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './examples.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { controlHiddenEvaluation } from './control-eval.js';
+import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
+import { gymnasiumHiddenEvaluation } from './gymnasium/eval.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
 import type { SupervisedData } from '../inner/algos/supervised.js';
 
@@ -15,7 +17,7 @@ const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASK
 const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) =>
   controlHiddenEvaluation({ taskId: def.id, envId: def.envId, episodes: def.hidden.episodes, reference: def.hidden.reference, params: def.hidden.params, referenceHow: def.hidden.referenceHow }),
 );
-const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED];
+const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM_TASKS.map(gymnasiumHiddenEvaluation)];
 
 /** The hidden evaluation of a task. */
 export function getHiddenEvaluation(taskId: string): HiddenEvaluation {
