@@ -31,7 +31,6 @@ const brief = {
       maxExamples: z.number().int().min(100).max(100_000_000).optional().describe('supervised: training examples a job may process, summed over epochs (default: 50 per training row, at least 20 000, at most 1 000 000)'),
       maxEnvSteps: z.number().int().min(100).max(100_000_000).optional().describe('control: environment steps a job may take (default 100 000)'),
       maxWallSeconds: z.number().int().min(1).max(86_400).default(120).describe("a job's wall-clock cap in seconds"),
-      maxMemoryMb: z.number().int().min(64).max(65_536).optional().describe("a job's memory cap in MB (default: the engine's)"),
     })
     .strict()
     .default({ maxWallSeconds: 120 })
