@@ -43,7 +43,7 @@ export async function readTable(path: string, format: TableFormat | null = forma
   if (!format) throw new TableError(`${name}: unknown format (use .csv, .jsonl or .parquet, or set "format")`);
   const info = await stat(path);
   if (!info.isFile()) throw new TableError(`${name}: not a regular file`);
-  if (info.size > MAX_DATA_BYTES) throw new TableError(`${name}: ${(info.size / 2 ** 20).toFixed(1)} MiB is over the ${MAX_DATA_BYTES / 2 ** 20} MiB limit of a data file`);
+  if (info.size > MAX_DATA_BYTES) throw new TableError(`${name}: ${info.size} bytes is over the limit of a data file (${MAX_DATA_BYTES / 2 ** 20} MiB)`);
   if (info.size === 0) throw new TableError(`${name}: the file is empty`);
   const bytes = await readFile(path);
   const table = format === 'csv' ? csvTable(bytes.toString('utf8'), name) : format === 'jsonl' ? jsonlTable(bytes.toString('utf8'), name) : await parquetTable(bytes, name);
