@@ -71,7 +71,7 @@ export const SupervisedTaskFileSchema = z
         features: z.array(z.string().min(1).max(200)).min(1).max(1000).describe('the numeric columns the model reads'),
         id: z.string().regex(TASK_ID).max(64).default('main').describe('the source id of the training part of this file'),
         description: z.string().max(1000).optional().describe('what the data is, for the catalogue (default: a sentence from the file name)'),
-        sources: z.array(SourceSchema).max(32).default([]).describe('extra sources of your own with the same columns (rows that repeat a hidden test row are dropped)'),
+        sources: z.array(SourceSchema).max(5).default([]).describe('up to 5 extra sources of your own with the same columns (rows that repeat a hidden test row are dropped); an id of the standard catalogue (clean-small, noisy-large, shifted, imbalanced, duplicated, augmented) shares what the embedded controller learned about such sources'),
         missing: z.enum(['drop-row', 'error']).default('drop-row').describe('a row with an empty value in a used column: dropped (counted in `rrl task validate`), or an error'),
       })
       .strict()
