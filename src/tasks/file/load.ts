@@ -84,7 +84,7 @@ export function resolveInside(rel: string, file: string, root: string): { path: 
     return { problem: `"${rel}" does not exist (looked for ${target})` };
   }
   const inside = (p: string): boolean => p === realRoot || p.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep);
-  if (!inside(real)) return { problem: `"${rel}" leads outside the task directory ${root}${real !== target ? ` (through a link to ${real})` : ''}` };
+  if (!inside(real)) return { problem: `"${rel}" leads outside the task directory ${relative(process.cwd(), root) || '.'}${real !== target ? ` (through a link to ${real})` : ''}` };
   if (!statSync(real).isFile()) return { problem: `"${rel}" is not a regular file` };
   return { path: real };
 }
@@ -145,7 +145,9 @@ function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: string,
     const at = c === spec.target ? `${field}target` : `${field}features[${spec.features.indexOf(c)}]`;
     p.add(`${at}: column "${c}" is not in ${name} (columns: ${table.columns.slice(0, 30).join(', ')}${table.columns.length > 30 ? ', ...' : ''})`);
   }
-  if (missingCols.length) return null;
+  // With columns missing, the others are still checked (every problem in one pass), then null.
+  const features = spec.features.filter((c) => table.columns.includes(c));
+  const hasTarget = table.columns.includes(spec.target);
   const x: number[][] = [];
   const labels: (string | number)[] = [];
   let dropped = 0;
@@ -156,7 +158,7 @@ function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: string,
     const line = r + 1;
     const feats: number[] = [];
     let missing = false;
-    for (const c of spec.features) {
+    for (const c of features) {
       const v = numberOf(row[c]);
       if (v === 'bad') {
         if (!badFeature.has(c)) badFeature.set(c, `row ${line}: ${quote(row[c])}`);
@@ -166,8 +168,9 @@ function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: string,
         firstMissing ??= `row ${line}, column "${c}"`;
       } else feats.push(v);
     }
-    let label: string | number;
-    if (spec.type === 'classification') {
+    let label: string | number = NaN;
+    if (!hasTarget) missing = true;
+    else if (spec.type === 'classification') {
       const l = labelOf(row[spec.target]);
       if (l === 'bad') badTarget ??= `row ${line}: ${quote(row[spec.target])}`;
       if (l === 'missing') firstMissing ??= `row ${line}, column "${spec.target}"`;
@@ -191,6 +194,7 @@ function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: string,
     p.add(`${field}features[${spec.features.indexOf(c)}]: column "${c}" is not numeric (${where}); encode it as numbers or leave it out`);
   }
   if (badTarget) p.add(`${field}target: column "${spec.target}" is not ${spec.type === 'regression' ? 'numeric' : 'a class label'} (${badTarget})${spec.type === 'regression' ? '; use type "classification" for labels' : ''}`);
+  if (missingCols.length) return null;
   if (dropped > 0 && spec.missing === 'error' && firstMissing) p.add(`${field}missing: ${dropped} row(s) of ${name} have an empty value (first: ${firstMissing}); set "missing": "drop-row" to drop them`);
   return { x, labels, dropped };
 }
@@ -250,6 +254,8 @@ const rowKey = (row: number[]): string => row.join(',');
 async function loadSupervised(task: SupervisedTaskFile, file: string, root: string, p: Problems): Promise<LoadedTask | null> {
   const notes: string[] = [];
   const data = task.data;
+  // A clashing id (found before) does not stop the checks of the data: every problem in one pass.
+  const blocked = (): boolean => p.lines.some((l) => !l.startsWith('id: '));
   if (data.type === 'regression' && (CLASSIFICATION_METRICS as readonly string[]).includes(task.metric)) p.add(`metric: "${task.metric}" needs a classification target; use rmse, mae or r2`);
   if (data.type === 'classification' && !(CLASSIFICATION_METRICS as readonly string[]).includes(task.metric)) p.add(`metric: "${task.metric}" needs a regression target; use accuracy, macro-f1 or log-loss`);
   if (data.features.includes(data.target)) p.add(`data.features[${data.features.indexOf(data.target)}]: the target column "${data.target}" is also a feature: it would leak the answer`);
@@ -268,7 +274,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   const dupSource = sourceIds.find((s, i) => sourceIds.indexOf(s) !== i);
   if (dupSource) p.add(`data.sources: the source id "${dupSource}" is used twice`);
   if (task.baseline.source && !sourceIds.includes(task.baseline.source)) p.add(`baseline.source: "${task.baseline.source}" is not a source (sources: ${sourceIds.join(', ')})`);
-  if (p.lines.length) return null;
+  if (blocked()) return null;
 
   const read = async (rel: string, fmt: TableFormat | undefined, field: string): Promise<{ table: Table; name: string } | null> => {
     const where = resolveInside(rel, file, root);
@@ -288,7 +294,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   const main = await read(data.file, data.format, 'data.file');
   if (!main) return null;
   const rows = tableRows(main.table, data, main.name, 'data.', p);
-  if (!rows || p.lines.length) return null;
+  if (!rows || blocked()) return null;
   if (rows.x.length === 0) {
     p.add(`data.file: ${main.name} has no usable rows (${main.table.rows.length} rows, ${rows.dropped} with an empty value)`);
     return null;
@@ -308,7 +314,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   if (classes && classes.length > 1000) p.add(`data.target: column "${data.target}" has ${classes.length} classes (at most 1000); is it a regression target?`);
   const y = classes ? rows.labels.map((l) => classes.indexOf(String(l))) : (rows.labels as number[]);
   if (!classes && y.every((v) => v === y[0])) p.add(`data.target: column "${data.target}" has the same value on every row; nothing to learn`);
-  if (p.lines.length) return null;
+  if (blocked()) return null;
   const dataset: Dataset = {
     name: task.id,
     features: names,
@@ -321,7 +327,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
     summary: `${main.name} (${rows.x.length} rows)`,
   };
   leakProblems(dataset, data.features, p);
-  if (p.lines.length) return null;
+  if (blocked()) return null;
 
   // Extra sources: same columns, labels among the main file's classes.
   const extras: { id: string; description: string; x: number[][]; y: number[] }[] = [];
@@ -347,7 +353,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
     } else sy = r.labels as number[];
     extras.push({ id: s.id, description: s.description, x: r.x, y: sy });
   }
-  if (p.lines.length) return null;
+  if (blocked()) return null;
 
   const poolSize = rows.x.length - Math.round(rows.x.length * task.split.testFraction);
   const caps = task.caps;
@@ -404,7 +410,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   };
   const checked = validateSpec(def.baseline, supervisedBrief(def));
   if (!checked.ok) for (const issue of checked.error.issues) p.add(`baseline: ${issue.path || '(spec)'}: ${issue.message}`);
-  if (p.lines.length) return null;
+  if (blocked()) return null;
   notes.unshift(
     `${data.type} of "${data.target}" from ${names.length} feature(s) on ${rows.x.length} rows (${rows.x.length - poolSize} held out for the hidden evaluation); ` +
       `sources ${[data.id, ...extras.map((e) => e.id)].join(', ')}; metric ${task.metric}`,
@@ -438,8 +444,9 @@ export async function loadTaskFile(file: string, root = dirname(file)): Promise<
   const parsed = TaskFileSchema.safeParse(raw);
   if (!parsed.success) throw new TaskFileError(shown, schemaProblems(parsed.error));
   const task = parsed.data;
-  if (builtInTaskIds().includes(task.id)) throw new TaskFileError(shown, [`id: "${task.id}" clashes with a built-in task; choose another id`]);
+  if (builtInTaskIds().includes(task.id)) p.add(`id: "${task.id}" clashes with a built-in task; choose another id`);
   if (task.kind === 'control') {
+    if (p.lines.length) throw new TaskFileError(shown, p.lines);
     if (!controlLoader) throw new TaskFileError(shown, ['environment.gymnasium: gymnasium tasks need the Gymnasium bridge']);
     try {
       return { file, task, extra: await controlLoader(task, file), notes: [] };
