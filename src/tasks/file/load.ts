@@ -393,7 +393,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
     description: task.description,
     metric: task.metric,
     ...(anchors.random !== undefined || anchors.reference !== undefined || anchors.how ? { anchors: Object.fromEntries(Object.entries(anchors).filter(([, v]) => v !== undefined)) } : {}),
-    load: () => ({ ...dataset }),
+    load: () => ({ ...dataset, features: [...dataset.features], x: dataset.x.map((r) => [...r]), y: [...dataset.y], descriptions: { ...dataset.descriptions } }),
     testFraction: task.split.testFraction,
     sources: [mainRecipe, ...extraRecipes],
     baseline: supervisedSpec(task.id, {
