@@ -41,6 +41,8 @@ export interface TrainConfig {
   llm?: LlmOptions;
   /** Where jobs run (absent: local worker threads); resume builds the same executor. */
   executor?: ExecutorConfig;
+  /** The user's task directory (absolute) the run's tasks come from; resume registers it again. */
+  taskDir?: string;
 }
 
 /** Progress events for a CLI or dashboard. */

@@ -12,6 +12,7 @@ import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './examples.js';
 import { gymnasiumBrief } from './gymnasium/define.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
+import { type ExtraTask, extraTasks } from './extra.js';
 
 /** A task's public parts. */
 export interface PublicTask {
@@ -26,14 +27,27 @@ const TASKS: PublicTask[] = [
   ...GYMNASIUM_TASKS.map((def) => ({ brief: gymnasiumBrief(def), baseline: def.baseline })),
 ];
 
-/** Every task's public parts, in registry order. */
+const EXTRA_PUBLIC = new WeakMap<ExtraTask, PublicTask>();
+
+/** The public parts of a task registered at run time (built once per registration). */
+function extraPublic(t: ExtraTask): PublicTask {
+  let p = EXTRA_PUBLIC.get(t);
+  if (!p) {
+    p = { brief: supervisedBrief(t.def), baseline: t.def.baseline };
+    EXTRA_PUBLIC.set(t, p);
+  }
+  return p;
+}
+
+/** Every task's public parts, in registry order: the built-in tasks, then those registered at run time (extra.ts). */
 export function listTasks(): PublicTask[] {
-  return TASKS;
+  return [...TASKS, ...extraTasks().map(extraPublic)];
 }
 
 /** A task's public parts by id; the error lists the known ids. */
 export function getPublicTask(id: string): PublicTask {
-  const t = TASKS.find((x) => x.brief.id === id);
-  if (!t) throw new Error(`unknown task "${id}"; known tasks: ${TASKS.map((x) => x.brief.id).join(', ')}`);
+  const all = listTasks();
+  const t = all.find((x) => x.brief.id === id);
+  if (!t) throw new Error(`unknown task "${id}"; known tasks: ${all.map((x) => x.brief.id).join(', ')}`);
   return t;
 }
