@@ -33,7 +33,7 @@ const EXTRA_PUBLIC = new WeakMap<ExtraTask, PublicTask>();
 function extraPublic(t: ExtraTask): PublicTask {
   let p = EXTRA_PUBLIC.get(t);
   if (!p) {
-    p = { brief: supervisedBrief(t.def), baseline: t.def.baseline };
+    p = t.kind === 'control' ? { brief: gymnasiumBrief(t.def), baseline: t.def.baseline } : { brief: supervisedBrief(t.def), baseline: t.def.baseline };
     EXTRA_PUBLIC.set(t, p);
   }
   return p;

@@ -5,18 +5,20 @@
  * A thread or process that scores (the scorer worker) registers the same files itself.
  */
 import type { SupervisedTaskDef } from './supervised-def.js';
+import type { GymnasiumTaskDef } from './gymnasium/define.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './examples.js';
+import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 
-/** A task added at run time (supervised for now; a Gymnasium control task will join this union). */
-export type ExtraTask = { kind: 'supervised'; def: SupervisedTaskDef; origin: string };
+/** A task added at run time: supervised from the user's data, or control on a Gymnasium environment. */
+export type ExtraTask = { kind: 'supervised'; def: SupervisedTaskDef; origin: string } | { kind: 'control'; def: GymnasiumTaskDef; origin: string };
 
 const EXTRA = new Map<string, ExtraTask>();
 
 /** The ids of the built-in tasks. */
 export function builtInTaskIds(): string[] {
-  return [...CONTROL_TASKS, ...SUPERVISED_TASKS, ...EXAMPLE_TASKS].map((d) => d.id);
+  return [...CONTROL_TASKS, ...SUPERVISED_TASKS, ...EXAMPLE_TASKS, ...GYMNASIUM_TASKS].map((d) => d.id);
 }
 
 /**

@@ -20,25 +20,30 @@ const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) =>
 );
 const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM_TASKS.map(gymnasiumHiddenEvaluation)];
 
-const EXTRA_EVAL = new WeakMap<ExtraTask, SupervisedEvaluation>();
+const EXTRA_EVAL = new WeakMap<ExtraTask, HiddenEvaluation>();
 
-/** The supervised evaluation of a built-in task or of one registered at run time (extra.ts). */
-function supervisedFor(taskId: string): SupervisedEvaluation | undefined {
-  const s = SUPERVISED.find((x) => x.taskId === taskId);
-  if (s) return s;
+/** The hidden evaluation of a task registered at run time (extra.ts), built once per registration. */
+function extraFor(taskId: string): HiddenEvaluation | undefined {
   const t = extraTasks().find((x) => x.def.id === taskId);
   if (!t) return undefined;
   let e = EXTRA_EVAL.get(t);
   if (!e) {
-    e = supervisedEvaluation(t.def);
+    e = t.kind === 'control' ? gymnasiumHiddenEvaluation(t.def) : supervisedEvaluation(t.def);
     EXTRA_EVAL.set(t, e);
   }
   return e;
 }
 
+/** The supervised evaluation of a built-in task or of one registered at run time. */
+function supervisedFor(taskId: string): SupervisedEvaluation | undefined {
+  const s = SUPERVISED.find((x) => x.taskId === taskId);
+  if (s) return s;
+  return extraTasks().some((x) => x.def.id === taskId && x.kind === 'supervised') ? (extraFor(taskId) as SupervisedEvaluation) : undefined;
+}
+
 /** The hidden evaluation of a task. */
 export function getHiddenEvaluation(taskId: string): HiddenEvaluation {
-  const h = HIDDEN.find((x) => x.taskId === taskId) ?? supervisedFor(taskId);
+  const h = HIDDEN.find((x) => x.taskId === taskId) ?? extraFor(taskId);
   if (!h) throw new Error(`no hidden evaluation for task "${taskId}"`);
   return h;
 }

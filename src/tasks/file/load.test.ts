@@ -36,6 +36,8 @@ const data = (patch: Record<string, unknown>): Record<string, unknown> => ({ ...
 test('a valid file loads into a task whose brief names the features, target and catalogue', async () => {
   const t = await loadTaskFile(writeTask(dir, 'ok.json', classificationTask('updown')), dir);
   assert.equal(t.extra.def.id, 'updown');
+  assert.equal(t.extra.kind, 'supervised');
+  if (t.extra.kind !== 'supervised') return;
   const d = t.extra.def.load();
   assert.deepEqual(d.features, ['a', 'b', 'c']);
   assert.deepEqual(d.classes, ['down', 'up']);

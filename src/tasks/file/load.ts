@@ -47,6 +47,9 @@ export interface LoadedTask {
   notes: string[];
 }
 
+/** An error of a control task loader that names the file's field itself (`variables: …`). */
+export class TaskFieldError extends Error {}
+
 /** How control (Gymnasium) task files are loaded; the Gymnasium bridge sets it. */
 export type ControlTaskLoader = (task: ControlTaskFile, file: string) => Promise<ExtraTask>;
 let controlLoader: ControlTaskLoader | null = null;
@@ -451,7 +454,9 @@ export async function loadTaskFile(file: string, root = dirname(file)): Promise<
     try {
       return { file, task, extra: await controlLoader(task, file), notes: [] };
     } catch (err) {
-      throw new TaskFileError(shown, [`environment.gymnasium: ${(err as Error).message.split('\n')[0]}`]);
+      const line = (err as Error).message.split('\n')[0];
+      // The loader's own errors name their field (`variables: …`); the bridge's are about the environment.
+      throw new TaskFileError(shown, [err instanceof TaskFieldError ? line : `environment.gymnasium: ${line}`]);
     }
   }
   const loaded = await loadSupervised(task, file, root, p);

@@ -144,5 +144,5 @@ export function newTaskFromGymnasium(o: { gymnasium: string; out?: string; id?: 
   };
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(task, null, 2)}\n`, { flag: 'wx' });
-  return { out, task, notes: ['describe the observation variables under "variables"; gymnasium tasks need the Gymnasium bridge to load'] };
+  return { out, task, notes: ['name the observation values under "variables" (all of them, in order, or none); the spaces and time limit come from the environment when the file loads (the Gymnasium bridge, .venv/bin/python or RRL_PYTHON)'] };
 }

@@ -8,6 +8,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { registerTasks } from '../extra.js';
 import { type LoadedTask, TaskFileError, loadTaskFile } from './load.js';
+import './control.js'; // wires control (Gymnasium) task files to the bridge
 
 /** The problems of a task directory: one line per problem, each naming its file. */
 export class TaskDirError extends Error {
