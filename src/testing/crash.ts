@@ -342,7 +342,9 @@ export async function killAnywhere(options: {
       // than a fresh run's startup, and its final writes come too close together to catch).
       if (p0 > last) [level, delayMs] = [p0, plan.startupDelayMs * Math.min(1, bootMs / ref.startupMs)];
       else if (level <= p0 && plan.kind === 'event' && p0 < last) level = p0 + 1; // the next write this process makes
-      else if (level <= p0) [level, delayMs] = [p0, plan.firstStepMs]; // its moment has passed: one in this process's first step
+      // Its moment has passed: one in this process's first step, its boot (as measured now, under
+      // today's load) and the reference's first training step.
+      else if (level <= p0) [level, delayMs] = [p0, (plan.firstStepMs / ref.levelAt[1]) * (bootMs + Math.max(0, ref.levelAt[1] - ref.startupMs))];
       let anchor = -1; // when this process reached `level`
       await watch(child, dir, spawnedAt, (p, ms) => {
         if (anchor < 0 && p >= level) anchor = ms;

@@ -247,7 +247,9 @@ export class GymBridge {
     try {
       while (off < buf.length) off += writeSync(this.out, buf, off, buf.length - off);
     } catch (e) {
-      throw this.died(`(${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+      // EPIPE: the bridge has ended (the same as reading its end of file, whichever comes first).
+      const code = (e as NodeJS.ErrnoException).code;
+      throw this.died(code === 'EPIPE' ? '' : `(${code ?? (e as Error).message})`);
     }
   }
 
