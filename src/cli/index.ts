@@ -28,6 +28,15 @@ import { RunCatalog } from '../dashboard/catalog.js';
 import { startDashboard } from '../dashboard/server.js';
 import { exportTensorboard } from '../dashboard/tensorboard.js';
 import { learningHeadline } from './headline.js';
+import { ASHA_DEFAULTS, type FidelityConfig, rungShares } from '../outer/fidelity.js';
+
+/** Parses `--min-share`: a fraction written `1/9` or a number, in (0, 1]. */
+function share(v: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(v);
+  const n = m ? Number(m[1]) / Number(m[2]) : v.trim() === '' ? NaN : Number(v);
+  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new InvalidArgumentError(`--min-share must be a fraction in (0, 1] such as 1/9 or 0.25, got "${v}"`);
+  return n;
+}
 
 /** This package's version (the OpenAPI document's). */
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -107,6 +116,15 @@ function executorConfigFrom(o: ExecutorFlags, cmd: Command): ExecutorConfig | un
  * 2026-12-01) in about a minute and a half.
  */
 const TRAIN_DEFAULTS = { tasks: 'cars-mpg,two-spirals', iterations: 10, group: 8 } as const;
+
+/** One line on what a run's proposals cost and gained (see outer/compute.ts). */
+function computeLine(summary: Awaited<ReturnType<typeof train>>): string {
+  const c = summary.compute;
+  const how = summary.fidelity ? `successive halving (eta ${summary.fidelity.eta}, rung 0 at ${num(summary.fidelity.minShare, 3)} of the budget)` : 'every proposal at its full budget';
+  const spent = [c.proposals.envSteps ? `${c.proposals.envSteps} env steps` : '', c.proposals.examples ? `${c.proposals.examples} examples` : '', `${num(c.proposals.cpuSeconds, 1)} CPU s`].filter(Boolean).join(', ');
+  const per = c.perGain.cpuSeconds === null ? 'no held-out gain over the baselines' : `${num(c.perGain.cpuSeconds, 1)} CPU s per unit of gain`;
+  return `compute (${how}): ${c.proposals.jobs} jobs trained, ${spent}; held-out gain ${num(c.gain)} (best normalised score minus the baseline's, mean over tasks); ${per}`;
+}
 
 const program = new Command();
 program.name('rrl').description('recursive-rl: a trainer agent that learns, by RL, to write training jobs').showHelpAfterError();
@@ -236,6 +254,9 @@ const trainCommand = program
     return n;
   }, 0.5)
   .option('--prune-flat', "stop proposals' control jobs whose training returns stay flat past half their budget")
+  .option('--fidelity <mode>', 'none | asha: successive halving within each group (every proposal first trains on --min-share of its budget, the best 1/eta go on at eta× the budget, up to the full budget; control rung jobs also stop when their training curve stays flat)', 'none')
+  .option('--eta <n>', 'asha: promotion factor (the top 1/eta of a rung go on at eta× the budget)', int('--eta', 2, 16), ASHA_DEFAULTS.eta)
+  .option('--min-share <fraction>', 'asha: share of the budget at the lowest rung, e.g. 1/9', share, ASHA_DEFAULTS.minShare)
   .option('--cache <file>', "reuse results of identical (spec, seed) jobs from this SQLite file, shared between runs (default: the run's own store)")
   .option('--no-cache', 'train every job even when an identical one was recorded')
   .option('--base-url <url>', 'llm: the OpenAI-compatible endpoint, e.g. http://localhost:8000/v1')
@@ -281,6 +302,9 @@ addExecutorOptions(trainCommand)
     policyUpdateCommand?: string;
     llmExtraBody?: Record<string, unknown>;
     pruneFlat?: boolean;
+    fidelity: string;
+    eta: number;
+    minShare: number;
     reward: string;
     costWeight: number;
     cache: string | boolean;
@@ -301,6 +325,9 @@ addExecutorOptions(trainCommand)
     for (const t of tasks) getPublicTask(t);
     if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
     const reward = { rule: o.reward as RewardRuleName, lambda: o.costWeight };
+    if (o.fidelity !== 'none' && o.fidelity !== 'asha') throw new InvalidArgumentError(`--fidelity must be none or asha, got "${o.fidelity}"`);
+    const fidelity: FidelityConfig | undefined = o.fidelity === 'asha' ? { mode: 'asha', eta: o.eta, minShare: o.minShare } : undefined;
+    if (fidelity && rungShares(fidelity).length < 2) throw new InvalidArgumentError(`--min-share ${o.minShare} leaves a single rung: successive halving needs a share below 1`);
     let llm: LlmOptions | undefined;
     if (o.agent === 'llm') {
       if (!resumeDir && (!o.baseUrl || !o.model)) throw new InvalidArgumentError('--agent llm needs --base-url URL and --model NAME');
@@ -334,6 +361,7 @@ addExecutorOptions(trainCommand)
           seed: o.seed,
           reward,
           pruneFlat: o.pruneFlat ?? false,
+          ...(fidelity ? { fidelity } : {}),
           ...(llm ? { llm } : {}),
           ...(executorConfig ? { executor: executorConfig } : {}),
         };
@@ -389,6 +417,7 @@ addExecutorOptions(trainCommand)
           ),
         );
         for (const line of learningHeadline(summary, summary.reward.rule, summary.reward.lambda)) console.log(line);
+        console.log(computeLine(summary));
         console.log(`${summary.jobs} proposals in ${num(summary.timing.wallSeconds, 1)} s; run: ${summary.dir}`);
       }
     } finally {
