@@ -117,6 +117,23 @@ function executorConfigFrom(o: ExecutorFlags, cmd: Command): ExecutorConfig | un
  */
 const TRAIN_DEFAULTS = { tasks: 'cars-mpg,two-spirals', iterations: 10, group: 8 } as const;
 
+/** The successive-halving setting of `--fidelity`, `--eta` and `--min-share` (undefined: off). */
+function fidelityFrom(o: { fidelity: string; eta: number; minShare: number }): FidelityConfig | undefined {
+  if (o.fidelity !== 'none' && o.fidelity !== 'asha') throw new InvalidArgumentError(`--fidelity must be none or asha, got "${o.fidelity}"`);
+  if (o.fidelity === 'none') return undefined;
+  const f: FidelityConfig = { mode: 'asha', eta: o.eta, minShare: o.minShare };
+  if (rungShares(f).length < 2) throw new InvalidArgumentError(`--min-share ${o.minShare} leaves a single rung: successive halving needs a share below 1`);
+  return f;
+}
+
+/** Adds `--fidelity`, `--eta` and `--min-share` (successive halving within each group). */
+function addFidelityOptions(cmd: Command, what: string): Command {
+  return cmd
+    .option('--fidelity <mode>', `none | asha: successive halving within each group of ${what} (every proposal first trains on --min-share of its budget, the best 1/eta go on at eta× the budget, up to the full budget; control rung jobs also stop when their training curve stays flat)`, 'none')
+    .option('--eta <n>', 'asha: promotion factor (the top 1/eta of a rung go on at eta× the budget)', int('--eta', 2, 16), ASHA_DEFAULTS.eta)
+    .option('--min-share <fraction>', 'asha: share of the budget at the lowest rung, e.g. 1/9', share, ASHA_DEFAULTS.minShare);
+}
+
 /** One line on what a run's proposals cost and gained (see outer/compute.ts). */
 function computeLine(summary: Awaited<ReturnType<typeof train>>): string {
   const c = summary.compute;
@@ -254,9 +271,6 @@ const trainCommand = program
     return n;
   }, 0.5)
   .option('--prune-flat', "stop proposals' control jobs whose training returns stay flat past half their budget")
-  .option('--fidelity <mode>', 'none | asha: successive halving within each group (every proposal first trains on --min-share of its budget, the best 1/eta go on at eta× the budget, up to the full budget; control rung jobs also stop when their training curve stays flat)', 'none')
-  .option('--eta <n>', 'asha: promotion factor (the top 1/eta of a rung go on at eta× the budget)', int('--eta', 2, 16), ASHA_DEFAULTS.eta)
-  .option('--min-share <fraction>', 'asha: share of the budget at the lowest rung, e.g. 1/9', share, ASHA_DEFAULTS.minShare)
   .option('--cache <file>', "reuse results of identical (spec, seed) jobs from this SQLite file, shared between runs (default: the run's own store)")
   .option('--no-cache', 'train every job even when an identical one was recorded')
   .option('--base-url <url>', 'llm: the OpenAI-compatible endpoint, e.g. http://localhost:8000/v1')
@@ -283,7 +297,7 @@ const trainCommand = program
     return parsed as Record<string, unknown>;
   })
   .option('--policy-update-command <cmd>', 'llm: shell command the agent runs in its update, between iterations, to train a LoRA adapter on the scored batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)');
-addExecutorOptions(trainCommand)
+addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
     baseUrl?: string;
@@ -325,9 +339,7 @@ addExecutorOptions(trainCommand)
     for (const t of tasks) getPublicTask(t);
     if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
     const reward = { rule: o.reward as RewardRuleName, lambda: o.costWeight };
-    if (o.fidelity !== 'none' && o.fidelity !== 'asha') throw new InvalidArgumentError(`--fidelity must be none or asha, got "${o.fidelity}"`);
-    const fidelity: FidelityConfig | undefined = o.fidelity === 'asha' ? { mode: 'asha', eta: o.eta, minShare: o.minShare } : undefined;
-    if (fidelity && rungShares(fidelity).length < 2) throw new InvalidArgumentError(`--min-share ${o.minShare} leaves a single rung: successive halving needs a share below 1`);
+    const fidelity = fidelityFrom(o);
     let llm: LlmOptions | undefined;
     if (o.agent === 'llm') {
       if (!resumeDir && (!o.baseUrl || !o.model)) throw new InvalidArgumentError('--agent llm needs --base-url URL and --model NAME');
@@ -569,7 +581,7 @@ program
   });
 
 const experiment = program.command('experiment').description('experiments on the trainer agent');
-experiment
+const transferCommand = experiment
   .command('transfer')
   .description('meta-train the controller on the train tasks, then compare it with random and model-based search on the held-out tasks')
   .option('--preset <name>', 'quick (about 15 minutes on 2 cores) | full', 'quick')
@@ -578,11 +590,12 @@ experiment
   .option('--seed <s>', 'seed (the first one, with --seeds)', int('--seed', 0, 2 ** 31 - 1))
   .option('--seeds <n>', 'independent repetitions with seeds S, S+1, …; the report gives means ± standard deviations', int('--seeds', 1, 100))
   .option('--reward <rule>', 'outer reward rule of meta-training: improvement | best | cost (default: cost)')
-  .option('--prune-flat', 'stop meta-training control jobs whose training returns stay flat past half their budget')
+  .option('--prune-flat', 'stop meta-training control jobs whose training returns stay flat past half their budget');
+addFidelityOptions(transferCommand, 'meta-training (the held-out comparisons stay at full budget)')
   .option('--dir <dir>', 'where the runs, tables and plots go (default: runs/transfer-<timestamp>)')
   .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
   .option('--json', 'one JSON object on stdout as the last line')
-  .action(async (o: { preset: string; iterations?: number; group?: number; seed?: number; seeds?: number; reward?: string; pruneFlat?: boolean; dir?: string; workers?: number; json?: boolean }) => {
+  .action(async (o: { preset: string; iterations?: number; group?: number; seed?: number; seeds?: number; reward?: string; pruneFlat?: boolean; fidelity: string; eta: number; minShare: number; dir?: string; workers?: number; json?: boolean }) => {
     if (o.preset !== 'quick' && o.preset !== 'full') throw new InvalidArgumentError(`--preset must be quick or full, got "${o.preset}"`);
     const options = transferPreset(o.preset);
     if (o.iterations) options.iterations = o.iterations;
@@ -590,6 +603,8 @@ experiment
     if (o.seed !== undefined) options.seed = o.seed;
     if (o.seeds !== undefined) options.seeds = o.seeds;
     if (o.pruneFlat) options.pruneFlat = true;
+    const fidelity = fidelityFrom(o);
+    if (fidelity) options.fidelity = fidelity;
     if (o.reward !== undefined) {
       if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
       options.reward = { rule: o.reward as RewardRuleName, lambda: options.reward?.lambda ?? 0.5 };
