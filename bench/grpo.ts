@@ -13,8 +13,8 @@
  * (runs/grpo-measure), RRL_GRPO_SVG (where the plot goes; default OUT/grpo.svg),
  * RRL_GRPO_ARMS (grpo,frozen: which arms to run; an arm not run keeps its log in OUT, so a changed
  * trainer can be measured against an earlier frozen run of the same prompts and sampling),
- * RRL_GRPO_REPORT_ONLY=1 (report the logs already in OUT without training), RRL_GRPO_LR (1e-3),
- * RRL_GRPO_BETA (0: the KL coefficient), RRL_GRPO_FORMAT_WEIGHT (0.5: the format reward's weight).
+ * RRL_GRPO_REPORT_ONLY=1 (report the logs already in OUT without training), RRL_GRPO_LR (2e-4),
+ * RRL_GRPO_BETA (0.04: the KL coefficient), RRL_GRPO_FORMAT_WEIGHT (0.5: the format reward's weight).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -149,8 +149,8 @@ export async function grpo(): Promise<Record<string, unknown>> {
     tasks: process.env.RRL_GRPO_TASKS ?? 'penguins-species,cars-mpg',
     steps: Number(process.env.RRL_GRPO_STEPS ?? 16),
     threads: 1,
-    learningRate: process.env.RRL_GRPO_LR ?? '1e-3',
-    beta: process.env.RRL_GRPO_BETA ?? '0',
+    learningRate: process.env.RRL_GRPO_LR ?? '2e-4',
+    beta: process.env.RRL_GRPO_BETA ?? '0.04',
     formatWeight: process.env.RRL_GRPO_FORMAT_WEIGHT ?? '0.5',
   };
   const arms = (process.env.RRL_GRPO_ARMS ?? 'grpo,frozen').split(',').filter((a): a is Arm => (ARMS as readonly string[]).includes(a));

@@ -1,7 +1,7 @@
 /** The `rrl` command line. */
 import { Command, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { jobSpecJsonSchema } from '../spec/schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
@@ -28,6 +28,10 @@ import { RunCatalog } from '../dashboard/catalog.js';
 import { startDashboard } from '../dashboard/server.js';
 import { exportTensorboard } from '../dashboard/tensorboard.js';
 import { learningHeadline } from './headline.js';
+import { TaskDirError, defaultTaskDir, registerTaskDir } from '../tasks/file/register.js';
+import { TaskFileError, loadTaskFile } from '../tasks/file/load.js';
+import { taskFileJsonSchema } from '../tasks/file/schema.js';
+import { newTaskFromData, newTaskFromGymnasium } from '../tasks/file/new.js';
 import { ASHA_DEFAULTS, type FidelityConfig, rungShares } from '../outer/fidelity.js';
 
 /** Parses `--min-share`: a fraction written `1/9` or a number, in (0, 1]. */
@@ -55,6 +59,19 @@ function real(name: string, min: number, max: number) {
     if (v.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`${name} must be a number in [${min}, ${max}], got "${v}"`);
     return n;
   };
+}
+
+const TASK_DIR_HELP = "a directory of your own task files (*.json), next to the built-in tasks (default: ./tasks where it exists; see docs/tasks-own.md)";
+
+/**
+ * Registers the user's task directory: `flag`, else `stored` (the one a resumed run recorded),
+ * else ./tasks where it exists. Returns its absolute path, or undefined when there is none.
+ */
+async function useTaskDir(flag?: string, stored?: string): Promise<string | undefined> {
+  const dir = flag ?? stored ?? defaultTaskDir() ?? undefined;
+  if (!dir) return undefined;
+  await registerTaskDir(dir);
+  return resolve(dir);
 }
 
 /** The executor flags shared by `rrl train` and `rrl serve`. */
@@ -150,10 +167,63 @@ program
   .command('tasks')
   .description('list the tasks')
   .option('--json', 'one JSON array on stdout')
-  .action((o: { json?: boolean }) => {
+  .option('--task-dir <dir>', TASK_DIR_HELP)
+  .action(async (o: { json?: boolean; taskDir?: string }) => {
+    await useTaskDir(o.taskDir);
     const rows = listTasks().map(({ brief: b }) => ({ id: b.id, family: b.family, kind: b.kind, split: b.split, data: b.data }));
     if (o.json) console.log(JSON.stringify(rows));
     else console.log(table(['id', 'family', 'kind', 'split', 'data', 'title'], listTasks().map(({ brief: b }) => [b.id, b.family, b.kind, b.split, b.data, b.title])));
+  });
+
+const taskCmd = program.command('task').description('your own tasks: task files (see docs/tasks-own.md)');
+taskCmd
+  .command('schema')
+  .description('print the JSON Schema of task files')
+  .action(() => {
+    console.log(JSON.stringify(taskFileJsonSchema(), null, 2));
+  });
+
+taskCmd
+  .command('new')
+  .description('write a starting task file from a data file (--data FILE --target COLUMN) or a Gymnasium environment (--gymnasium ID)')
+  .option('--data <file>', 'a data file: .csv, .jsonl or .parquet')
+  .option('--target <column>', 'the column to predict')
+  .option('--type <type>', 'classification | regression (default: guessed from the target column)')
+  .option('--gymnasium <id>', 'a registered Gymnasium environment id, e.g. CartPole-v1')
+  .option('--id <id>', 'the task id (default: from the file name or environment id)')
+  .option('--out <file>', 'where the task file goes (default: tasks/<id>.json)')
+  .action(async (o: { data?: string; target?: string; type?: string; gymnasium?: string; id?: string; out?: string }) => {
+    if (o.type !== undefined && o.type !== 'classification' && o.type !== 'regression') throw new InvalidArgumentError(`--type must be classification or regression, got "${o.type}"`);
+    if (o.gymnasium && o.data) throw new InvalidArgumentError('give either --data FILE --target COLUMN or --gymnasium ID, not both');
+    let r;
+    if (o.gymnasium) r = newTaskFromGymnasium({ gymnasium: o.gymnasium, out: o.out, id: o.id });
+    else {
+      if (!o.data || !o.target) throw new InvalidArgumentError('rrl task new needs --data FILE --target COLUMN, or --gymnasium ID');
+      r = await newTaskFromData({ data: o.data, target: o.target, out: o.out, id: o.id, type: o.type as 'classification' | 'regression' | undefined });
+    }
+    console.log(`wrote ${relativePath(r.out)}`);
+    for (const n of r.notes) console.log(`  ${n}`);
+  });
+
+taskCmd
+  .command('validate')
+  .argument('<file...>', 'task files')
+  .description('check task files: one line per problem, each naming the field')
+  .option('--task-dir <dir>', "the task directory their data must stay in (default: each file's folder)")
+  .action(async (files: string[], o: { taskDir?: string }) => {
+    let failed = 0;
+    for (const f of files) {
+      try {
+        const t = await loadTaskFile(resolve(f), o.taskDir ? resolve(o.taskDir) : undefined);
+        console.log(`ok ${f}: task ${t.task.id}`);
+        for (const n of t.notes) console.log(`  ${n}`);
+      } catch (err) {
+        failed++;
+        if (err instanceof TaskFileError) for (const p of err.problems) console.error(`${f}: ${p}`);
+        else console.error(`${f}: ${(err as Error).message.split('\n')[0]}`);
+      }
+    }
+    if (failed) process.exitCode = 1;
   });
 
 program
@@ -174,7 +244,9 @@ job
   .command('baseline')
   .argument('<task>', 'task id')
   .description("print the task's baseline spec (JSON)")
-  .action((task: string) => {
+  .option('--task-dir <dir>', TASK_DIR_HELP)
+  .action(async (task: string, o: { taskDir?: string }) => {
+    await useTaskDir(o.taskDir);
     console.log(JSON.stringify(getPublicTask(task).baseline, null, 2));
   });
 
@@ -183,8 +255,10 @@ job
   .argument('<spec>', 'path to a job spec (JSON)')
   .option('--out <dir>', 'artifact directory', '')
   .option('--json', 'one JSON object on stdout as the last line')
+  .option('--task-dir <dir>', TASK_DIR_HELP)
   .description('train one job here and score it on the hidden evaluation')
-  .action(async (specPath: string, o: { out: string; json?: boolean }) => {
+  .action(async (specPath: string, o: { out: string; json?: boolean; taskDir?: string }) => {
+    await useTaskDir(o.taskDir);
     let raw: unknown;
     try {
       raw = JSON.parse(readFileSync(specPath, 'utf8'));
@@ -298,8 +372,10 @@ const trainCommand = program
   })
   .option('--policy-update-command <cmd>', 'llm: shell command the agent runs in its update, between iterations, to train a LoRA adapter on the scored batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)');
 addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
+  .option('--task-dir <dir>', TASK_DIR_HELP)
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
+    taskDir?: string;
     baseUrl?: string;
     model?: string;
     apiKeyEnv: string;
@@ -335,6 +411,7 @@ addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
     const resumeDir = typeof o.resume === 'string' ? o.resume : o.resume ? o.run : undefined;
     if (o.resume && !resumeDir) throw new InvalidArgumentError('--resume needs a run directory: --resume DIR or --run DIR --resume');
     const dir = resolve(resumeDir ?? o.run ?? join('runs', new Date().toISOString().replace(/[:.]/g, '-')));
+    const taskDir = await useTaskDir(o.taskDir, resumeDir ? storedTaskDir(dir) : undefined);
     const tasks = o.tasks.split(',').map((s) => s.trim()).filter(Boolean).flatMap((s) => (s === 'train' || s === 'held-out' ? listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id) : [s]));
     for (const t of tasks) getPublicTask(t);
     if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
@@ -374,6 +451,7 @@ addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
           reward,
           pruneFlat: o.pruneFlat ?? false,
           ...(fidelity ? { fidelity } : {}),
+          ...(taskDir ? { taskDir } : {}),
           ...(llm ? { llm } : {}),
           ...(executorConfig ? { executor: executorConfig } : {}),
         };
@@ -452,11 +530,13 @@ const serveCommand = program
   .option('--reward <rule>', 'outer reward rule: improvement | best | cost', 'improvement')
   .option('--cost-weight <lambda>', 'weight of compute in the cost rule', real('--cost-weight', 0, 10), 0.5)
   .option('--cache <file>', "reuse results of identical jobs from this SQLite file (default: the run's own store)")
-  .option('--no-cache', 'train every job even when an identical one was recorded');
-addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { host: string; port: number; run?: string; resume?: boolean; tokenEnv?: string; maxQueue: number; reward: string; costWeight: number; cache: string | boolean }, cmd: Command) => {
+  .option('--no-cache', 'train every job even when an identical one was recorded')
+  .option('--task-dir <dir>', TASK_DIR_HELP);
+addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { taskDir?: string; host: string; port: number; run?: string; resume?: boolean; tokenEnv?: string; maxQueue: number; reward: string; costWeight: number; cache: string | boolean }, cmd: Command) => {
   if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
   if (o.resume && !o.run) throw new InvalidArgumentError('--resume needs the run directory: --run DIR --resume');
   const token = tokenFromEnv(o.tokenEnv, o.host);
+  await useTaskDir(o.taskDir);
   const dir = resolve(o.run ?? join('runs', `serve-${new Date().toISOString().replace(/[:.]/g, '-')}`));
   let executorConfig = executorConfigFrom(o, cmd);
   const config: ServeConfig | null = o.resume ? null : { mode: 'serve', seed: 0, reward: { rule: o.reward as RewardRuleName, lambda: o.costWeight }, ...(executorConfig ? { executor: executorConfig } : {}) };
@@ -508,7 +588,9 @@ program
   .option('--llm-history <k>', 'how many earlier jobs to show', int('--llm-history', 0, 1000), LLM_DEFAULTS.historyLimit)
   .option('--compact', 'the compact form for small models: one valid spec to start from instead of the field list')
   .option('--json', 'print the messages as a JSON array')
-  .action((task: string, o: { run?: string; llmHistory: number; compact?: boolean; json?: boolean }) => {
+  .option('--task-dir <dir>', TASK_DIR_HELP)
+  .action(async (task: string, o: { run?: string; llmHistory: number; compact?: boolean; json?: boolean; taskDir?: string }) => {
+    await useTaskDir(o.taskDir);
     const { brief } = getPublicTask(task);
     let history: { spec: unknown; reward: number | null; status?: string; error?: string | null }[] = [];
     if (o.run) {
@@ -549,6 +631,22 @@ exporter
     const r = exportTensorboard(resolve(runDir), resolve(o.out));
     console.error(`${r.scalars} scalar(s) in ${r.files} event file(s) under ${r.out}; view with: tensorboard --logdir ${r.out}`);
   });
+
+/** The task directory recorded with the run in `dir` (resume registers it again). */
+function storedTaskDir(dir: string): string | undefined {
+  const store = new Store(dir);
+  try {
+    return (store.getRun()?.config as TrainConfig | undefined)?.taskDir;
+  } finally {
+    store.close();
+  }
+}
+
+/** A path as the user would type it from here. */
+function relativePath(p: string): string {
+  const r = relative(process.cwd(), p);
+  return r === '' || r.startsWith('..') ? p : r;
+}
 
 /** The executor recorded with the run in `dir` (resume uses the same one). */
 function storedExecutor(dir: string): ExecutorConfig | undefined {
@@ -594,9 +692,11 @@ const transferCommand = experiment
 addFidelityOptions(transferCommand, 'meta-training (the held-out comparisons stay at full budget)')
   .option('--dir <dir>', 'where the runs, tables and plots go (default: runs/transfer-<timestamp>)')
   .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
+  .option('--task-dir <dir>', `${TASK_DIR_HELP}; each joins the side its file names (experiments: train | held-out)`)
   .option('--json', 'one JSON object on stdout as the last line')
-  .action(async (o: { preset: string; iterations?: number; group?: number; seed?: number; seeds?: number; reward?: string; pruneFlat?: boolean; fidelity: string; eta: number; minShare: number; dir?: string; workers?: number; json?: boolean }) => {
+  .action(async (o: { taskDir?: string; preset: string; iterations?: number; group?: number; seed?: number; seeds?: number; reward?: string; pruneFlat?: boolean; fidelity: string; eta: number; minShare: number; dir?: string; workers?: number; json?: boolean }) => {
     if (o.preset !== 'quick' && o.preset !== 'full') throw new InvalidArgumentError(`--preset must be quick or full, got "${o.preset}"`);
+    await useTaskDir(o.taskDir);
     const options = transferPreset(o.preset);
     if (o.iterations) options.iterations = o.iterations;
     if (o.group) options.group = o.group;
@@ -644,6 +744,8 @@ addFidelityOptions(transferCommand, 'meta-training (the held-out comparisons sta
 program.parseAsync(process.argv).catch((err: Error) => {
   if (err instanceof SpecError) {
     console.error(`rrl: invalid job spec:\n${err.issues.map((i) => `  - ${formatIssues([i])}`).join('\n')}`);
+  } else if (err instanceof TaskDirError) {
+    console.error(`rrl: task files with problems (check one with \`rrl task validate FILE\`):\n${err.problems.map((p) => `  - ${p}`).join('\n')}`);
   } else console.error(`rrl: ${err.message}`);
   process.exitCode = process.exitCode || 1;
 });

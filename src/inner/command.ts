@@ -14,6 +14,7 @@ import type { JobSpec } from '../spec/schema.js';
 import { oneLine } from '../spec/bounds.js';
 import type { SupervisedData } from './algos/supervised.js';
 import { jobEnvironment } from './job-env.js';
+import { bridgePython } from './envs/gym-bridge.js';
 
 const PROJECT_DIR = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
 
@@ -28,11 +29,15 @@ function workCount(cost: Record<string, unknown>, field: 'envSteps' | 'examples'
   return n;
 }
 
-/** The program's argv with `node` and paths relative to the recursive-rl folder resolved. */
+/**
+ * The program's argv with `node` (the Node running recursive-rl), `python` (RRL_PYTHON, else the
+ * repository's .venv/bin/python) and paths relative to the recursive-rl folder resolved.
+ */
 export function resolveCommand(argv: string[]): string[] {
   if (!argv.length) throw new Error('trainer.argv: empty; name the program to run');
   return argv.map((a, i) => {
     if (i === 0 && a === 'node') return process.execPath;
+    if (i === 0 && a === 'python') return bridgePython();
     if (!isAbsolute(a) && a.includes('/') && existsSync(join(PROJECT_DIR, a))) return join(PROJECT_DIR, a);
     return a;
   });

@@ -41,7 +41,7 @@ import type { TaskBrief } from '../spec/brief.js';
 import { jobMemoryCapMb } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import type { SpecIssue } from '../spec/validate.js';
-import { getEnvironment } from './envs/index.js';
+import { environmentFor } from './envs/source.js';
 
 /**
  * Floating-point throughput assumed for training steps, in FLOP/s: 16 GFLOP/s.
@@ -148,7 +148,7 @@ function finish(params: number, memory: MemoryPart[], flops: number, gradientSte
 }
 
 function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
-  const info = getEnvironment(brief.environment.id).info;
+  const info = environmentFor(brief).info;
   const d = info.observationNames.length;
   const space = info.actionSpace;
   const k = space.type === 'discrete' ? space.n : space.shape[0];

@@ -55,4 +55,18 @@ export class ModelRunner {
     const t = this.file.targetNorm;
     return x.map((_, r) => (t ? out[r] * t.std + t.mean : out[r]));
   }
+
+  /** Class probabilities (softmax of the outputs), one row per example; classification only. */
+  predictProba(x: number[][]): number[][] {
+    if (this.file.kind !== 'classification') throw new Error('class probabilities need a classification model');
+    const out = this.forward(x);
+    const k = this.file.classes!.length;
+    return x.map((_, r) => {
+      let max = -Infinity;
+      for (let c = 0; c < k; c++) max = Math.max(max, out[r * k + c]);
+      const e = Array.from({ length: k }, (_, c) => Math.exp(out[r * k + c] - max));
+      const sum = e.reduce((a, b) => a + b, 0);
+      return e.map((v) => v / sum);
+    });
+  }
 }

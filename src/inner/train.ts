@@ -11,7 +11,7 @@ import { trainDqn } from './algos/dqn.js';
 import { trainReinforce } from './algos/reinforce.js';
 import type { AlgoResult, CurvePoint, TrainContext } from './context.js';
 import { threadCpuSeconds } from './cost.js';
-import { type Env, type EnvInfo, getEnvironment } from './envs/index.js';
+import { type EnvSource, type ClosableVectorEnv, environmentFor } from './envs/source.js';
 import { VecEnv } from './envs/vector.js';
 import { StepCounter, TrainingEnv } from './envs/wrappers.js';
 import { type JobLimits, errorKind, jobLimits } from './limits.js';
@@ -171,8 +171,8 @@ interface Trained {
 
 /** What `controlContext` needs beyond the spec and the brief. */
 export interface ControlContextOptions {
-  /** The environment family the job trains on. */
-  env: { info: EnvInfo; make: () => Env };
+  /** The environment family the job trains on (a simulator built here, or a vector such as the Gymnasium bridge). */
+  env: EnvSource;
   /** The env-step cap the engine counts against. */
   maxEnvSteps: number;
   /** The wall-clock and memory caps (checked at every vector step and by the algorithm's gradient loops). */
@@ -188,12 +188,14 @@ export interface ControlContextOptions {
 /**
  * Builds the context a control algorithm trains in: environments seeded from the spec behind
  * the engine's wrappers (reward shaping, observation normalisation, the env-step budget and the
- * limits), and the step counter the engine reads the job's cost from. Exported for tests that
- * train on environments of their own.
+ * limits), and the step counter the engine reads the job's cost from; `close` ends every
+ * outside process the environments hold (the Gymnasium bridge). Exported for tests that train on
+ * environments of their own.
  */
-export function controlContext(spec: JobSpec, brief: TaskBrief, o: ControlContextOptions): { ctx: TrainContext; counter: StepCounter } {
+export function controlContext(spec: JobSpec, brief: TaskBrief, o: ControlContextOptions): { ctx: TrainContext; counter: StepCounter; close: () => void } {
   const counter = new StepCounter(o.maxEnvSteps);
   let built = 0;
+  const open: ClosableVectorEnv[] = [];
   const reward = compileExpression(spec.reward.expression ?? 'r', o.rewardVariables ?? rewardVariableNames(brief));
   const ctx: TrainContext = {
     spec,
@@ -206,7 +208,12 @@ export function controlContext(spec: JobSpec, brief: TaskBrief, o: ControlContex
       // The first vector is seeded with the spec's seed; any later one with a seed of its own.
       const seed = built === 0 ? spec.seed : mixSeed(spec.seed, 0xe2, built);
       built += 1;
-      const base = new VecEnv(o.env.make, num, seed, spec.environment.params);
+      let base: VecEnv | ClosableVectorEnv;
+      if (o.env.vector) {
+        base = o.env.vector(num, seed, spec.environment.params);
+        open.push(base);
+      } else if (o.env.make) base = new VecEnv(o.env.make, num, seed, spec.environment.params);
+      else throw new Error(`engine: environment ${o.env.info.id} has neither make nor vector`);
       const normalize = options.normalize ?? spec.environment.wrappers.includes('normalize-observation');
       return new TrainingEnv(base, { counter, limits: o.limits, reward, normalize, foldOnCommit: options.foldOnCommit });
     },
@@ -215,7 +222,10 @@ export function controlContext(spec: JobSpec, brief: TaskBrief, o: ControlContex
     episodes: o.episodes ?? (() => false),
     progress: o.progress ?? (() => {}),
   };
-  return { ctx, counter };
+  const close = (): void => {
+    for (const v of open.splice(0)) v.close();
+  };
+  return { ctx, counter, close };
 }
 
 /** Trains a control policy with the spec's RL algorithm. */
@@ -228,8 +238,8 @@ async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOpti
   let nextSnapshot = every;
   const demonstrations = spec.dataset.demonstrations !== null ? options.data?.demonstrations : undefined;
   if (spec.dataset.demonstrations !== null && !demonstrations) throw new Error(`dataset.demonstrations: set "${spec.dataset.demonstrations}" was not provided to the job`);
-  const { ctx, counter } = controlContext(spec, brief, {
-    env: getEnvironment(brief.environment.id),
+  const { ctx, counter, close } = controlContext(spec, brief, {
+    env: environmentFor(brief),
     maxEnvSteps,
     limits,
     demonstrations,
@@ -261,7 +271,12 @@ async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOpti
   });
   const trainer = ALGORITHMS[spec.algorithm.name];
   if (!trainer) throw new Error(`algorithm.name: "${spec.algorithm.name}" does not train control tasks`);
-  const result = await trainer(ctx, spec.algorithm as never);
+  let result: AlgoResult;
+  try {
+    result = await trainer(ctx, spec.algorithm as never);
+  } finally {
+    close();
+  }
   return {
     file: ARTIFACT_FILES.policy,
     weights: result.policy,

@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import type { Executor } from '../run/executor.js';
 import { Store } from '../store/store.js';
 import { listTasks } from '../tasks/briefs.js';
+import { builtInTaskIds } from '../tasks/extra.js';
 import { initTf } from '../inner/tf.js';
 import { Controller } from './agents/controller.js';
 import type { Agent } from './agents/types.js';
@@ -46,9 +47,12 @@ export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   const split = (s: 'train' | 'held-out'): string[] => listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id);
   const reward = { rule: 'cost' as const, lambda: 0.5 };
   if (name === 'full') return { trainTasks: split('train'), heldOutTasks: split('held-out'), iterations: 20, group: 8, seed: 1, reward };
+  // The user's registered tasks join the quick preset too, on the side their files name.
+  const builtIn = new Set(builtInTaskIds());
+  const own = (s: 'train' | 'held-out'): string[] => split(s).filter((id) => !builtIn.has(id));
   return {
-    trainTasks: ['cartpole-balance', 'penguins-species', 'two-spirals'],
-    heldOutTasks: ['cartpole-short', 'iris-species', 'two-moons'],
+    trainTasks: ['cartpole-balance', 'penguins-species', 'two-spirals', ...own('train')],
+    heldOutTasks: ['cartpole-short', 'iris-species', 'two-moons', ...own('held-out')],
     iterations: 10,
     group: 6,
     seed: 1,

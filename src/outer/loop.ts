@@ -45,6 +45,8 @@ export interface TrainConfig {
   executor?: ExecutorConfig;
   /** Successive halving within each group (absent: every proposal trains at its full budget). */
   fidelity?: FidelityConfig;
+  /** The user's task directory (absolute) the run's tasks come from; resume registers it again. */
+  taskDir?: string;
 }
 
 /** Progress events for a CLI or dashboard. */

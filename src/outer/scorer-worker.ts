@@ -4,6 +4,7 @@
  */
 import { useEvalSecret } from '../tasks/secret.js';
 import { type Score, scoreArtifact } from './score.js';
+import { registerTaskDir } from '../tasks/file/register.js';
 
 /** What the harness asks the scorer worker to do. */
 export interface ScoreRequest {
@@ -12,10 +13,13 @@ export interface ScoreRequest {
   secret: string;
   /** The scoring time limit (an evaluation command is killed at it). */
   timeoutMs: number;
+  /** The task directories registered in the harness (user task files), registered here too. */
+  taskDirs?: string[];
 }
 
 /** Scores the artifact in `req.dir`; throws (and the pool reports) on any scorer error. */
-export default function scoreInWorker(req: ScoreRequest): Score {
+export default async function scoreInWorker(req: ScoreRequest): Promise<Score> {
   useEvalSecret(req.secret);
+  for (const dir of req.taskDirs ?? []) await registerTaskDir(dir);
   return scoreArtifact(req.taskId, req.dir, req.timeoutMs);
 }

@@ -24,6 +24,23 @@ export interface SupervisedInfo {
 }
 
 /**
+ * A Gymnasium environment as a task declares it (spaces as data, checked against the bridge's
+ * own description when the environments are made).
+ */
+export interface GymnasiumEnvironment {
+  /** The Gymnasium id, e.g. `InvertedPendulum-v5`. */
+  id: string;
+  /** Keyword arguments of `gymnasium.make` (JSON values). */
+  kwargs: Record<string, unknown>;
+  /** Length of a flattened observation. */
+  obsDim: number;
+  /** The action space (a box's bounds are finite). */
+  actionSpace: { type: 'discrete'; n: number } | { type: 'box'; low: number[]; high: number[] };
+  /** Steps after which an episode is cut (Gymnasium's TimeLimit). */
+  maxEpisodeSteps: number;
+}
+
+/**
  * What the trainer agent may see of a task. Never the seeds, data or numbers of the
  * hidden evaluation.
  */
@@ -42,6 +59,8 @@ export interface TaskBrief {
     actions: string;
     params: TunableParam[];
     wrappers: string[];
+    /** Present when the environment is a Gymnasium one, stepped in the Python bridge (inner/envs/gym-bridge.ts). */
+    gymnasium?: GymnasiumEnvironment;
   };
   /** Every name the reward expression may use, in the order the engine passes them. */
   rewardVariables: VariableInfo[];

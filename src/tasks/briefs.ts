@@ -10,6 +10,9 @@ import { controlBrief } from './control/define.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './examples.js';
+import { gymnasiumBrief } from './gymnasium/define.js';
+import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
+import { type ExtraTask, extraTasks } from './extra.js';
 
 /** A task's public parts. */
 export interface PublicTask {
@@ -21,16 +24,30 @@ const TASKS: PublicTask[] = [
   ...CONTROL_TASKS.map((def) => ({ brief: controlBrief(def), baseline: def.baseline })),
   ...SUPERVISED_TASKS.map((def) => ({ brief: supervisedBrief(def), baseline: def.baseline })),
   ...EXAMPLE_TASKS.map((def) => ({ brief: supervisedBrief(def), baseline: def.baseline })),
+  ...GYMNASIUM_TASKS.map((def) => ({ brief: gymnasiumBrief(def), baseline: def.baseline })),
 ];
 
-/** Every task's public parts, in registry order. */
+const EXTRA_PUBLIC = new WeakMap<ExtraTask, PublicTask>();
+
+/** The public parts of a task registered at run time (built once per registration). */
+function extraPublic(t: ExtraTask): PublicTask {
+  let p = EXTRA_PUBLIC.get(t);
+  if (!p) {
+    p = t.kind === 'control' ? { brief: gymnasiumBrief(t.def), baseline: t.def.baseline } : { brief: supervisedBrief(t.def), baseline: t.def.baseline };
+    EXTRA_PUBLIC.set(t, p);
+  }
+  return p;
+}
+
+/** Every task's public parts, in registry order: the built-in tasks, then those registered at run time (extra.ts). */
 export function listTasks(): PublicTask[] {
-  return TASKS;
+  return [...TASKS, ...extraTasks().map(extraPublic)];
 }
 
 /** A task's public parts by id; the error lists the known ids. */
 export function getPublicTask(id: string): PublicTask {
-  const t = TASKS.find((x) => x.brief.id === id);
-  if (!t) throw new Error(`unknown task "${id}"; known tasks: ${TASKS.map((x) => x.brief.id).join(', ')}`);
+  const all = listTasks();
+  const t = all.find((x) => x.brief.id === id);
+  if (!t) throw new Error(`unknown task "${id}"; known tasks: ${all.map((x) => x.brief.id).join(', ')}`);
   return t;
 }

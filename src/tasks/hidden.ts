@@ -8,18 +8,42 @@ import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './examples.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { controlHiddenEvaluation } from './control-eval.js';
+import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
+import { gymnasiumHiddenEvaluation } from './gymnasium/eval.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
 import type { SupervisedData } from '../inner/algos/supervised.js';
+import { type ExtraTask, extraTasks } from './extra.js';
 
 const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASKS].map(supervisedEvaluation);
 const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) =>
   controlHiddenEvaluation({ taskId: def.id, envId: def.envId, episodes: def.hidden.episodes, reference: def.hidden.reference, params: def.hidden.params, referenceHow: def.hidden.referenceHow }),
 );
-const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED];
+const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM_TASKS.map(gymnasiumHiddenEvaluation)];
+
+const EXTRA_EVAL = new WeakMap<ExtraTask, HiddenEvaluation>();
+
+/** The hidden evaluation of a task registered at run time (extra.ts), built once per registration. */
+function extraFor(taskId: string): HiddenEvaluation | undefined {
+  const t = extraTasks().find((x) => x.def.id === taskId);
+  if (!t) return undefined;
+  let e = EXTRA_EVAL.get(t);
+  if (!e) {
+    e = t.kind === 'control' ? gymnasiumHiddenEvaluation(t.def) : supervisedEvaluation(t.def);
+    EXTRA_EVAL.set(t, e);
+  }
+  return e;
+}
+
+/** The supervised evaluation of a built-in task or of one registered at run time. */
+function supervisedFor(taskId: string): SupervisedEvaluation | undefined {
+  const s = SUPERVISED.find((x) => x.taskId === taskId);
+  if (s) return s;
+  return extraTasks().some((x) => x.def.id === taskId && x.kind === 'supervised') ? (extraFor(taskId) as SupervisedEvaluation) : undefined;
+}
 
 /** The hidden evaluation of a task. */
 export function getHiddenEvaluation(taskId: string): HiddenEvaluation {
-  const h = HIDDEN.find((x) => x.taskId === taskId);
+  const h = HIDDEN.find((x) => x.taskId === taskId) ?? extraFor(taskId);
   if (!h) throw new Error(`no hidden evaluation for task "${taskId}"`);
   return h;
 }
@@ -29,7 +53,7 @@ export function getHiddenEvaluation(taskId: string): HiddenEvaluation {
  * the spec names (from the training pool, never the test set); nothing for control tasks.
  */
 export function jobData(taskId: string, spec: { dataset?: { sources?: { id: string }[]; demonstrations?: string | null } }): SupervisedData | undefined {
-  const s = SUPERVISED.find((x) => x.taskId === taskId);
+  const s = supervisedFor(taskId);
   if (s) return s.jobData((spec.dataset?.sources ?? []).map((x) => x.id));
   const demo = spec.dataset?.demonstrations;
   const def = CONTROL_TASKS.find((d) => d.id === taskId);
@@ -48,7 +72,7 @@ const DEMOS = new Map<string, Demonstrations>();
 
 /** A supervised task's evaluation with its data access (harness and tests only). */
 export function getSupervisedEvaluation(taskId: string): SupervisedEvaluation {
-  const s = SUPERVISED.find((x) => x.taskId === taskId);
+  const s = supervisedFor(taskId);
   if (!s) throw new Error(`no supervised task "${taskId}"`);
   return s;
 }

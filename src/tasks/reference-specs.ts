@@ -69,5 +69,10 @@ export const REFERENCE_SPECS: Record<string, { why: string; spec: () => JobSpecI
     why: 'the checked sample plus its augmentation, and a learning rate fit for the plain gradient descent of the outside trainer',
     spec: () => withPatch('iris-command', { dataset: cleanPlusAugmented, algorithm: adam(0.2, 100) }),
   },
+  'gym-cartpole': { why: 'ARS with a linear policy: the same score for a fraction of the compute', spec: () => ars('gym-cartpole', 20_000) },
+  'inverted-pendulum-torch': {
+    why: 'the baseline at a quarter of its budget: the maximum hidden return (1000) measured after 49,152 env steps',
+    spec: () => withPatch('inverted-pendulum-torch', { budget: { envSteps: 50_000 } }),
+  },
   'two-moons': { why: 'the checked sample plus its augmentation, a higher learning rate', spec: () => withPatch('two-moons', { dataset: cleanPlusAugmented, algorithm: adam(0.01, 100) }) },
 };

@@ -18,6 +18,9 @@ export interface SourceRecipe {
   build(pool: Dataset, seed: number): Dataset;
 }
 
+/** The metrics of supervised tasks. */
+export type SupervisedMetricName = 'accuracy' | 'macro-f1' | 'log-loss' | 'rmse' | 'mae' | 'r2';
+
 /** Everything that defines a supervised task. */
 export interface SupervisedTaskDef {
   id: string;
@@ -27,7 +30,9 @@ export interface SupervisedTaskDef {
   data: 'real' | 'synthetic';
   description: string;
   /** The canonical metric of the hidden evaluation. */
-  metric: 'accuracy' | 'macro-f1' | 'rmse';
+  metric: SupervisedMetricName;
+  /** Normalisation anchors in raw units (higher is better; errors negated) that replace the computed ones. */
+  anchors?: { random?: number; reference?: number; how?: string };
   /** Loads the clean distribution (deterministic). */
   load(): Dataset;
   /** Share of the clean data held out for the hidden test set. */
@@ -49,6 +54,9 @@ const METRIC_WORDS = {
   accuracy: 'accuracy of the predicted class on a held-out test set drawn from the clean distribution; normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
   'macro-f1': 'macro-averaged F1 over the classes on a held-out test set drawn from the clean distribution; normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
   rmse: 'root-mean-square error of the prediction on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training mean scores 0 and an exact model scores 1',
+  'log-loss': "log-loss (cross-entropy) of the predicted class probabilities on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training pool's class frequencies scores 0 and a certain, correct model scores 1",
+  mae: 'mean absolute error of the prediction on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training median scores 0 and an exact model scores 1',
+  r2: 'coefficient of determination (R²) of the prediction on a held-out test set drawn from the clean distribution; normalised so that predicting the training mean scores 0 and an exact model scores 1',
 } as const;
 
 /** The brief of a supervised task: features, target, the source catalog, caps; never the test set. */

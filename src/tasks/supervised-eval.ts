@@ -13,7 +13,7 @@ import type { Anchors, Evaluation, HiddenEvaluation } from './hidden-types.js';
 import { evalSecret, heldOutSeeds } from './secret.js';
 import { bootstrapStderr } from './bootstrap.js';
 import { runEvaluationCommand } from './command-eval.js';
-import type { SupervisedTaskDef } from './supervised-def.js';
+import type { SupervisedMetricName, SupervisedTaskDef } from './supervised-def.js';
 
 /** A supervised task's hidden evaluation plus the data its jobs may receive. */
 export interface SupervisedEvaluation extends HiddenEvaluation {
@@ -31,10 +31,29 @@ function taskHash(id: string): number {
   return h;
 }
 
-/** Canonical metric of predictions against truth, higher is better (RMSE is negated). */
-export function metricValue(metric: SupervisedTaskDef['metric'], pred: number[], truth: number[], classes = 0): number {
-  if (metric === 'accuracy') return pred.reduce((a, p, i) => a + (p === truth[i] ? 1 : 0), 0) / truth.length;
-  if (metric === 'rmse') return -Math.sqrt(pred.reduce((a, p, i) => a + (p - truth[i]) ** 2, 0) / truth.length);
+/** Smallest probability log-loss takes the log of (a model certain of a wrong class costs -log 1e-15). */
+const LOG_LOSS_FLOOR = 1e-15;
+
+/**
+ * Canonical metric of predictions against truth, higher is better (the errors RMSE, MAE and
+ * log-loss are negated). `pred` holds class indices (classification) or values (regression);
+ * log-loss reads `proba` instead, one row of class probabilities per example.
+ */
+export function metricValue(metric: SupervisedMetricName, pred: number[], truth: number[], classes = 0, proba?: number[][]): number {
+  const n = truth.length;
+  if (metric === 'accuracy') return pred.reduce((a, p, i) => a + (p === truth[i] ? 1 : 0), 0) / n;
+  if (metric === 'rmse') return -Math.sqrt(pred.reduce((a, p, i) => a + (p - truth[i]) ** 2, 0) / n);
+  if (metric === 'mae') return -pred.reduce((a, p, i) => a + Math.abs(p - truth[i]), 0) / n;
+  if (metric === 'r2') {
+    const m = truth.reduce((a, b) => a + b, 0) / n;
+    const ssTot = truth.reduce((a, t) => a + (t - m) ** 2, 0);
+    const ssRes = pred.reduce((a, p, i) => a + (p - truth[i]) ** 2, 0);
+    return ssTot === 0 ? (ssRes === 0 ? 1 : 0) : 1 - ssRes / ssTot;
+  }
+  if (metric === 'log-loss') {
+    if (!proba) throw new Error('log-loss needs the predicted class probabilities');
+    return truth.reduce((a, t, i) => a + Math.log(Math.max(LOG_LOSS_FLOOR, proba[i][t] ?? 0)), 0) / n;
+  }
   let f1 = 0;
   for (let c = 0; c < classes; c++) {
     let tp = 0;
@@ -52,16 +71,42 @@ export function metricValue(metric: SupervisedTaskDef['metric'], pred: number[],
 
 /**
  * The metric with its bootstrap standard error over the test rows (each resample recomputes
- * the metric on rows drawn with replacement, so it works for accuracy, RMSE and macro-F1 alike).
+ * the metric on rows drawn with replacement, so it works for every metric alike).
  */
-export function metricWithStderr(metric: SupervisedTaskDef['metric'], pred: number[], truth: number[], classes = 0): Evaluation {
-  const raw = metricValue(metric, pred, truth, classes);
+export function metricWithStderr(metric: SupervisedMetricName, pred: number[], truth: number[], classes = 0, proba?: number[][]): Evaluation {
+  const raw = metricValue(metric, pred, truth, classes, proba);
   const stderr = bootstrapStderr(truth.length, (idx) => {
     const p = Array.from(idx, (i) => pred[i]);
     const t = Array.from(idx, (i) => truth[i]);
-    return metricValue(metric, p, t, classes);
+    return metricValue(metric, p, t, classes, proba ? Array.from(idx, (i) => proba[i]) : undefined);
   });
   return { raw, stderr };
+}
+
+/** The trivial predictor's raw score on the test set (fit on the pool) and how it predicts, in words. */
+function trivialAnchor(metric: SupervisedMetricName, pool: Dataset, test: Dataset): { raw: number; how: string } {
+  const k = test.classes?.length ?? 0;
+  if (pool.kind === 'classification') {
+    const counts = new Array<number>(pool.classes!.length).fill(0);
+    for (const y of pool.y) counts[y]++;
+    const majority = counts.indexOf(Math.max(...counts));
+    const prior = counts.map((c) => c / pool.y.length);
+    const raw = metricValue(metric, test.y.map(() => majority), test.y, k, test.y.map(() => prior));
+    return { raw, how: metric === 'log-loss' ? "the training pool's class frequencies as probabilities" : 'always the most frequent class of the training pool' };
+  }
+  if (metric === 'mae') {
+    const sorted = [...pool.y].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+    return { raw: metricValue(metric, test.y.map(() => median), test.y), how: 'always the median of the training pool' };
+  }
+  const m = pool.y.reduce((a, b) => a + b, 0) / pool.y.length;
+  return { raw: metricValue(metric, test.y.map(() => m), test.y), how: 'always the mean of the training pool' };
+}
+
+/** The raw score of a perfect model: 1 for accuracy, F1 and R², 0 for the (negated) errors. */
+function perfectScore(metric: SupervisedMetricName): number {
+  return metric === 'accuracy' || metric === 'macro-f1' || metric === 'r2' ? 1 : 0;
 }
 
 /** Builds the hidden evaluation and data access of a supervised task definition. */
@@ -106,29 +151,24 @@ export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluati
     score(trained) {
       if (command) throw new Error(`${def.id}: artifacts are scored by the evaluation command (scoreArtifact)`);
       const { test } = splitData();
-      const pred = new ModelRunner(trained as ModelFile).predict(test.x);
-      return metricWithStderr(def.metric, pred, test.y, test.classes?.length ?? 0);
+      const runner = new ModelRunner(trained as ModelFile);
+      const pred = runner.predict(test.x);
+      const proba = def.metric === 'log-loss' ? runner.predictProba(test.x) : undefined;
+      return metricWithStderr(def.metric, pred, test.y, test.classes?.length ?? 0, proba);
     },
     anchors() {
       const { pool, test } = splitData();
       if (!anchors) {
-        let trivial: number[];
-        if (pool.kind === 'classification') {
-          const counts = new Array<number>(pool.classes!.length).fill(0);
-          for (const y of pool.y) counts[y]++;
-          const majority = counts.indexOf(Math.max(...counts));
-          trivial = test.y.map(() => majority);
-        } else {
-          const m = pool.y.reduce((a, b) => a + b, 0) / pool.y.length;
-          trivial = test.y.map(() => m);
-        }
+        const given = def.anchors ?? {};
+        const trivial = given.random === undefined ? trivialAnchor(def.metric, pool, test) : null;
+        const random = given.random ?? trivial!.raw;
+        const reference = given.reference ?? perfectScore(def.metric);
         anchors = {
-          random: metricValue(def.metric, trivial, test.y, test.classes?.length ?? 0),
-          reference: def.metric === 'rmse' ? 0 : 1,
+          random,
+          reference,
           how:
-            pool.kind === 'classification'
-              ? 'trivial: always the most frequent class of the training pool; reference: a perfect model'
-              : 'trivial: always the mean of the training pool; reference: an exact model (RMSE 0)',
+            given.how ??
+            `trivial: ${trivial ? trivial.how : `${random} (given)`}; reference: ${given.reference === undefined ? `a perfect model (raw ${reference})` : `${reference} (given)`}`,
         };
       }
       return anchors;

@@ -34,3 +34,20 @@ test('the algorithm head places each algorithm in its own option slot', () => {
   };
   assert.equal(ppoSlot(pend), ppoSlot(cart));
 });
+
+test("a user task's own source ids take the standard source slots its catalogue leaves free, in order", () => {
+  const base = listTasks().find((t) => t.brief.id === 'iris-species')!.brief;
+  const withSources = (ids: string[]) => ({ ...base, id: 'own', supervised: { ...base.supervised!, sources: ids.map((id) => ({ id, description: id, examples: 10 })) } });
+  const slotsOf = (ids: string[]): Record<string, number> => {
+    const brief = withSources(ids);
+    const heads = buildHeads(brief);
+    const layout = headLayout(brief, heads);
+    return Object.fromEntries(heads.map((h, i) => [h.name, layout[i].slot]).filter(([n]) => (n as string).startsWith('source:')));
+  };
+  const std = slotsOf(['clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented']);
+  assert.deepEqual(slotsOf(['main', 'crowd']), { 'source:main': std['source:clean-small'], 'source:crowd': std['source:noisy-large'] });
+  // A source named like a standard one keeps that slot; the others take the free ones.
+  assert.deepEqual(slotsOf(['main', 'noisy-large']), { 'source:main': std['source:clean-small'], 'source:noisy-large': std['source:noisy-large'] });
+  assert.deepEqual(slotsOf(['noisy-large', 'main']), { 'source:noisy-large': std['source:noisy-large'], 'source:main': std['source:clean-small'] });
+  assert.throws(() => slotsOf(['a', 'b', 'c', 'd', 'e', 'f', 'g']), /more than 6 sources/);
+});

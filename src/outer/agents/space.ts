@@ -20,7 +20,7 @@ export interface Head {
 export const ALGORITHM_ORDER = ['ppo', 'ars', 'dqn', 'reinforce', 'supervised'] as const;
 
 /** The source ids of the standard supervised catalog (one head each). */
-const SOURCE_IDS = ['clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented'];
+export const SOURCE_IDS = ['clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented'];
 
 /**
  * Every head name any brief can produce. A learning agent gives each name its own output slot,
@@ -46,8 +46,14 @@ export const HEAD_NAMES: readonly string[] = [
  * slot of each option (the algorithm head's options by `ALGORITHM_ORDER`, others by position).
  */
 export function headLayout(brief: TaskBrief, heads: Head[]): { slot: number; optionSlots: number[] }[] {
+  // A source of a user's task file (any id) takes, in catalogue order, a standard source's slot
+  // that the brief does not use itself: a catalogue has at most as many sources as there are slots.
+  const own = heads.map((h) => h.name).filter((n) => n.startsWith('source:') && !HEAD_NAMES.includes(n));
+  const free = SOURCE_IDS.map((id) => `source:${id}`).filter((n) => !heads.some((h) => h.name === n));
   return heads.map((h) => {
-    const key = brief.kind === 'control' && ['hidden', 'activation'].includes(h.name) ? `control.${h.name}` : h.name;
+    const mapped = own.includes(h.name) ? free[own.indexOf(h.name)] : undefined;
+    if (own.includes(h.name) && !mapped) throw new Error(`design space: the task has more than ${SOURCE_IDS.length} sources; the embedded agents take at most ${SOURCE_IDS.length}`);
+    const key = mapped ?? (brief.kind === 'control' && ['hidden', 'activation'].includes(h.name) ? `control.${h.name}` : h.name);
     const slot = HEAD_NAMES.indexOf(key);
     if (slot < 0) throw new Error(`design space: head "${h.name}" has no slot in HEAD_NAMES`);
     const optionSlots = h.name === 'algorithm' ? h.options.map((o) => ALGORITHM_ORDER.indexOf(o as never)) : h.options.map((_, i) => i);

@@ -1,0 +1,108 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TaskDirError, registerTaskDir, registeredTaskDirs } from './register.js';
+import { getPublicTask, listTasks } from '../briefs.js';
+import { getSupervisedEvaluation } from '../hidden.js';
+import { useEvalSecret } from '../secret.js';
+import { dataForJob } from '../../outer/score.js';
+import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../../testing/task-files.js';
+
+const key = (row: number[]): string => row.map((v) => v.toFixed(9)).join(',');
+
+// The main file (200 rows) and two sources of the user's: the same 200 points labelled by a
+// crowd (a third of the labels flipped), and 80 points of their own.
+const dir = taskDir();
+writeFileSync(join(dir, 'crowd.csv'), toCsv(syntheticRows(200).map((r, i) => ({ ...r, kind: i % 3 === 0 ? (r.kind === 'up' ? 'down' : 'up') : r.kind }))));
+writeFileSync(join(dir, 'more.csv'), toCsv(syntheticRows(80, 1000)));
+writeTask(
+  dir,
+  'updown.json',
+  classificationTask('updown-own', {
+    data: {
+      file: 'data.csv',
+      target: 'kind',
+      type: 'classification',
+      features: ['a', 'b', 'c'],
+      sources: [
+        { id: 'crowd', file: 'crowd.csv', description: 'every point, labelled by a crowd; about a third of the labels are wrong' },
+        { id: 'more', file: 'more.csv', description: '80 further points, labels checked' },
+      ],
+    },
+  }),
+);
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+test('a registered task directory puts its tasks next to the built-in ones, in both registries', async () => {
+  const before = listTasks().length;
+  const loaded = await registerTaskDir(dir);
+  assert.equal(loaded.length, 1);
+  assert.equal(listTasks().length, before + 1);
+  const { brief, baseline } = getPublicTask('updown-own');
+  assert.equal(brief.kind, 'supervised');
+  assert.equal(brief.split, 'held-out');
+  assert.deepEqual(brief.supervised!.sources.map((s) => s.id), ['main', 'crowd', 'more']);
+  assert.deepEqual(brief.supervised!.target.classes, ['down', 'up']);
+  assert.deepEqual((baseline.dataset as { sources: { id: string }[] }).sources, [{ id: 'main', weight: 1 }]);
+  assert.ok(registeredTaskDirs().includes(dir));
+  await registerTaskDir(dir); // again: the same directory is registered once
+  assert.equal(listTasks().length, before + 1);
+});
+
+test('no row of the hidden test set reaches any source a job can receive (row by row)', async () => {
+  await registerTaskDir(dir);
+  const ev = getSupervisedEvaluation('updown-own');
+  const { pool, test: held } = ev.heldOut();
+  assert.equal(pool.x.length + held.x.length, 200);
+  assert.equal(held.x.length, 60, 'round(0.3 · count) rows of each class');
+  const testKeys = new Set(held.x.map(key));
+  assert.equal(testKeys.size, held.x.length, 'the synthetic rows are distinct');
+  // What the executor hands a job: dataForJob on a spec naming every source.
+  const spec = { dataset: { sources: [{ id: 'main' }, { id: 'crowd' }, { id: 'more' }] } };
+  const data = dataForJob('updown-own', spec)!;
+  assert.deepEqual(Object.keys(data.sources), ['main', 'crowd', 'more']);
+  let rows = 0;
+  for (const [id, src] of Object.entries(data.sources)) {
+    for (const row of src.x) {
+      rows++;
+      assert.ok(!testKeys.has(key(row)), `source ${id} holds a hidden test row`);
+    }
+  }
+  assert.equal(data.sources.main.x.length, 140);
+  assert.equal(data.sources.crowd.x.length, 140, 'the crowd copy lost exactly the 60 hidden rows');
+  assert.equal(data.sources.more.x.length, 80);
+  assert.equal(rows, 360);
+  // The crowd's labels are its own (noisy), not the main file's.
+  const poolLabel = new Map(pool.x.map((r, i) => [key(r), pool.y[i]]));
+  const differ = data.sources.crowd.x.filter((r, i) => poolLabel.get(key(r)) !== data.sources.crowd.y[i]).length;
+  assert.ok(differ > 30 && differ < 60, `${differ} crowd labels differ from the main file`);
+});
+
+test('a second directory with an id already taken, or a built-in id, is refused with the file named', async () => {
+  const other = taskDir('rrl-tasks-other-');
+  try {
+    writeTask(other, 'again.json', classificationTask('updown-own'));
+    await assert.rejects(registerTaskDir(other), (e: Error) => e instanceof TaskDirError && /again\.json: id "updown-own" is already used by .*updown\.json/.test(e.message));
+    writeTask(other, 'again.json', classificationTask('two-moons'));
+    writeTask(other, 'twin.json', classificationTask('two-moons'));
+    await assert.rejects(registerTaskDir(other), (e: Error) => e instanceof TaskDirError && e.message.split('\n').length === 2 && e.message.split('\n').every((l) => /"two-moons" clashes with a built-in task/.test(l)));
+    writeTask(other, 'again.json', classificationTask('dup-a'));
+    writeTask(other, 'twin.json', classificationTask('dup-a'));
+    await assert.rejects(registerTaskDir(other), /twin\.json: id "dup-a" is also the id of .*again\.json/);
+  } finally {
+    rmSync(other, { recursive: true, force: true });
+  }
+});
+
+test('the hidden split is drawn from the evaluation secret: another secret holds out other rows', async () => {
+  await registerTaskDir(dir);
+  const ev = getSupervisedEvaluation('updown-own');
+  const first = new Set(ev.heldOut().test.x.map(key));
+  useEvalSecret('another installation');
+  const second = ev.heldOut().test.x.map(key);
+  assert.equal(second.length, first.size);
+  assert.ok(second.filter((k) => first.has(k)).length < second.length * 0.6, 'most held-out rows change with the secret');
+  const data = ev.jobData(['crowd']);
+  for (const row of data.sources.crowd.x) assert.ok(!second.includes(key(row)));
+});

@@ -1,0 +1,103 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parquetWriteBuffer } from 'hyparquet-writer';
+import { registerTaskDir } from './register.js';
+import { getPublicTask } from '../briefs.js';
+import { train } from '../../outer/loop.js';
+import { LocalExecutor } from '../../run/local.js';
+import { Store } from '../../store/store.js';
+import type { Agent, Proposal } from '../../outer/agents/types.js';
+import { classificationTask, syntheticRows, taskDir, writeTask } from '../../testing/task-files.js';
+
+// The main data as JSON Lines, an extra source as Parquet; the metric is log-loss.
+const dir = taskDir();
+writeFileSync(join(dir, 'points.jsonl'), syntheticRows(240).map((r) => JSON.stringify(r)).join('\n'));
+const more = syntheticRows(120, 5000);
+writeFileSync(
+  join(dir, 'more.parquet'),
+  new Uint8Array(
+    parquetWriteBuffer({
+      columnData: [
+        { name: 'a', data: more.map((r) => r.a), type: 'DOUBLE' },
+        { name: 'b', data: more.map((r) => r.b), type: 'DOUBLE' },
+        { name: 'c', data: more.map((r) => r.c), type: 'DOUBLE' },
+        { name: 'kind', data: more.map((r) => r.kind), type: 'STRING' },
+      ],
+    }),
+  ),
+);
+writeTask(
+  dir,
+  'points.json',
+  classificationTask('points-own', {
+    data: { file: 'points.jsonl', target: 'kind', type: 'classification', features: ['a', 'b', 'c'], sources: [{ id: 'more', file: 'more.parquet', description: '120 further points from a second survey' }] },
+    metric: 'log-loss',
+    caps: { maxExamples: 20_000, maxWallSeconds: 60 },
+    baseline: { epochs: 40, examples: 8000, hidden: [16], learningRate: 0.01 },
+  }),
+);
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Proposes the baseline's spec on both sources, then a spec naming a source the task does not have. */
+class TwoSpecs implements Agent {
+  readonly name = 'two-specs';
+  private n = 0;
+  async propose(): Promise<Proposal> {
+    const spec = structuredClone(getPublicTask('points-own').baseline) as { dataset: { sources: { id: string; weight: number }[] }; seed: number };
+    spec.dataset.sources = this.n++ % 2 === 0 ? [{ id: 'main', weight: 1 }, { id: 'more', weight: 1 }] : [{ id: 'hidden-test', weight: 1 }];
+    spec.seed = 3;
+    return { spec, trace: null };
+  }
+  async update() {
+    return {};
+  }
+  async state() {
+    return { n: this.n };
+  }
+  async load(s: unknown) {
+    this.n = (s as { n: number }).n;
+  }
+}
+
+test('a user task trains for real through the executor and is scored in the scorer thread on its hidden split', async () => {
+  await registerTaskDir(dir);
+  const run = join(dir, 'run');
+  const executor = new LocalExecutor({ workers: 1 });
+  try {
+    const summary = await train(run, { tasks: ['points-own'], agent: 'random', iterations: 1, group: 2, seed: 1, taskDir: dir }, executor, { agent: new TwoSpecs() });
+    const store = new Store(run);
+    const jobs = store.jobs(summary.run);
+    store.close();
+    const base = jobs.find((j) => j.kind === 'baseline')!;
+    assert.equal(base.status, 'succeeded', base.error ?? '');
+    assert.ok(base.normalized !== null && base.normalized > 0.2 && base.normalized <= 1, `baseline normalised log-loss score ${base.normalized}`);
+    const [mixed, bad] = jobs.filter((j) => j.kind === 'proposal').sort((x, y) => x.slot - y.slot);
+    assert.equal(mixed.status, 'succeeded', mixed.error ?? '');
+    assert.ok(mixed.examples !== null && mixed.examples > 0);
+    assert.ok(mixed.raw !== null && mixed.raw < 0, 'raw log-loss is negated');
+    const model = JSON.parse(readFileSync(join(mixed.artifactDir!, 'model.json'), 'utf8')) as { features: string[]; classes: string[] };
+    assert.deepEqual([model.features, model.classes], [['a', 'b', 'c'], ['down', 'up']]);
+    assert.equal(bad.status, 'invalid');
+    assert.match(bad.error ?? '', /dataset\.sources.*hidden-test/);
+  } finally {
+    await executor.close();
+  }
+});
+
+test('rrl task new writes a file that rrl tasks --task-dir lists; rrl task schema prints the JSON Schema', () => {
+  const cli = new URL('../../cli/index.js', import.meta.url).pathname;
+  const env = { ...process.env, RRL_EVAL_SECRET: process.env.RRL_EVAL_SECRET ?? '1' };
+  const out = execFileSync(process.execPath, [cli, 'task', 'new', '--data', join(dir, 'points.jsonl'), '--target', 'kind', '--out', join(dir, 'fresh.json'), '--id', 'fresh-points'], { encoding: 'utf8', env });
+  assert.match(out, /wrote .*fresh\.json\n {2}classification of "kind" from 4 feature\(s\)/);
+  const written = JSON.parse(readFileSync(join(dir, 'fresh.json'), 'utf8')) as { data: { features: string[]; file: string }; metric: string };
+  assert.deepEqual(written.data.features, ['a', 'b', 'c', 'y'], 'every numeric column but the target');
+  assert.equal(written.data.file, 'points.jsonl');
+  assert.equal(written.metric, 'accuracy');
+  const rows = JSON.parse(execFileSync(process.execPath, [cli, 'tasks', '--task-dir', dir, '--json'], { encoding: 'utf8', env })) as { id: string }[];
+  assert.ok(rows.some((r) => r.id === 'fresh-points') && rows.some((r) => r.id === 'points-own') && rows.some((r) => r.id === 'cars-mpg'));
+  const schema = JSON.parse(execFileSync(process.execPath, [cli, 'task', 'schema'], { encoding: 'utf8', env })) as { oneOf?: unknown[]; anyOf?: unknown[] };
+  assert.equal((schema.oneOf ?? schema.anyOf)!.length, 2, 'one schema, two kinds');
+});

@@ -1,0 +1,7 @@
+/** The part of d3-dsv (no published types in this install) that the task-file reader uses. */
+declare module 'd3-dsv' {
+  /** Parses CSV text into rows of cells (RFC 4180 quoting); the first row is the header. */
+  export function csvParseRows(text: string): string[][];
+  /** Formats objects as CSV text with a header row of their keys. */
+  export function csvFormat(rows: object[]): string;
+}
