@@ -32,6 +32,15 @@ import { TaskDirError, defaultTaskDir, registerTaskDir } from '../tasks/file/reg
 import { TaskFileError, loadTaskFile } from '../tasks/file/load.js';
 import { taskFileJsonSchema } from '../tasks/file/schema.js';
 import { newTaskFromData, newTaskFromGymnasium } from '../tasks/file/new.js';
+import { ASHA_DEFAULTS, type FidelityConfig, rungShares } from '../outer/fidelity.js';
+
+/** Parses `--min-share`: a fraction written `1/9` or a number, in (0, 1]. */
+function share(v: string): number {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(\d+(?:\.\d+)?)\s*$/.exec(v);
+  const n = m ? Number(m[1]) / Number(m[2]) : v.trim() === '' ? NaN : Number(v);
+  if (!Number.isFinite(n) || n <= 0 || n > 1) throw new InvalidArgumentError(`--min-share must be a fraction in (0, 1] such as 1/9 or 0.25, got "${v}"`);
+  return n;
+}
 
 /** This package's version (the OpenAPI document's). */
 const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -124,6 +133,32 @@ function executorConfigFrom(o: ExecutorFlags, cmd: Command): ExecutorConfig | un
  * 2026-12-01) in about a minute and a half.
  */
 const TRAIN_DEFAULTS = { tasks: 'cars-mpg,two-spirals', iterations: 10, group: 8 } as const;
+
+/** The successive-halving setting of `--fidelity`, `--eta` and `--min-share` (undefined: off). */
+function fidelityFrom(o: { fidelity: string; eta: number; minShare: number }): FidelityConfig | undefined {
+  if (o.fidelity !== 'none' && o.fidelity !== 'asha') throw new InvalidArgumentError(`--fidelity must be none or asha, got "${o.fidelity}"`);
+  if (o.fidelity === 'none') return undefined;
+  const f: FidelityConfig = { mode: 'asha', eta: o.eta, minShare: o.minShare };
+  if (rungShares(f).length < 2) throw new InvalidArgumentError(`--min-share ${o.minShare} leaves a single rung: successive halving needs a share below 1`);
+  return f;
+}
+
+/** Adds `--fidelity`, `--eta` and `--min-share` (successive halving within each group). */
+function addFidelityOptions(cmd: Command, what: string): Command {
+  return cmd
+    .option('--fidelity <mode>', `none | asha: successive halving within each group of ${what} (every proposal first trains on --min-share of its budget, the best 1/eta go on at eta× the budget, up to the full budget; control rung jobs also stop when their training curve stays flat)`, 'none')
+    .option('--eta <n>', 'asha: promotion factor (the top 1/eta of a rung go on at eta× the budget)', int('--eta', 2, 16), ASHA_DEFAULTS.eta)
+    .option('--min-share <fraction>', 'asha: share of the budget at the lowest rung, e.g. 1/9', share, ASHA_DEFAULTS.minShare);
+}
+
+/** One line on what a run's proposals cost and gained (see outer/compute.ts). */
+function computeLine(summary: Awaited<ReturnType<typeof train>>): string {
+  const c = summary.compute;
+  const how = summary.fidelity ? `successive halving (eta ${summary.fidelity.eta}, rung 0 at ${num(summary.fidelity.minShare, 3)} of the budget)` : 'every proposal at its full budget';
+  const spent = [c.proposals.envSteps ? `${c.proposals.envSteps} env steps` : '', c.proposals.examples ? `${c.proposals.examples} examples` : '', `${num(c.proposals.cpuSeconds, 1)} CPU s`].filter(Boolean).join(', ');
+  const per = c.perGain.cpuSeconds === null ? 'no held-out gain over the baselines' : `${num(c.perGain.cpuSeconds, 1)} CPU s per unit of gain`;
+  return `compute (${how}): ${c.proposals.jobs} jobs trained, ${spent}; held-out gain ${num(c.gain)} (best normalised score minus the baseline's, mean over tasks); ${per}`;
+}
 
 const program = new Command();
 program.name('rrl').description('recursive-rl: a trainer agent that learns, by RL, to write training jobs').showHelpAfterError();
@@ -336,7 +371,7 @@ const trainCommand = program
     return parsed as Record<string, unknown>;
   })
   .option('--policy-update-command <cmd>', 'llm: shell command the agent runs in its update, between iterations, to train a LoRA adapter on the scored batch (env RRL_BATCH, RRL_ADAPTER_DIR, …)');
-addExecutorOptions(trainCommand)
+addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
   .option('--task-dir <dir>', TASK_DIR_HELP)
   .option('--json', 'one JSON object on stdout as the last line')
   .action(async (o: {
@@ -357,6 +392,9 @@ addExecutorOptions(trainCommand)
     policyUpdateCommand?: string;
     llmExtraBody?: Record<string, unknown>;
     pruneFlat?: boolean;
+    fidelity: string;
+    eta: number;
+    minShare: number;
     reward: string;
     costWeight: number;
     cache: string | boolean;
@@ -378,6 +416,7 @@ addExecutorOptions(trainCommand)
     for (const t of tasks) getPublicTask(t);
     if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
     const reward = { rule: o.reward as RewardRuleName, lambda: o.costWeight };
+    const fidelity = fidelityFrom(o);
     let llm: LlmOptions | undefined;
     if (o.agent === 'llm') {
       if (!resumeDir && (!o.baseUrl || !o.model)) throw new InvalidArgumentError('--agent llm needs --base-url URL and --model NAME');
@@ -411,6 +450,7 @@ addExecutorOptions(trainCommand)
           seed: o.seed,
           reward,
           pruneFlat: o.pruneFlat ?? false,
+          ...(fidelity ? { fidelity } : {}),
           ...(taskDir ? { taskDir } : {}),
           ...(llm ? { llm } : {}),
           ...(executorConfig ? { executor: executorConfig } : {}),
@@ -467,6 +507,7 @@ addExecutorOptions(trainCommand)
           ),
         );
         for (const line of learningHeadline(summary, summary.reward.rule, summary.reward.lambda)) console.log(line);
+        console.log(computeLine(summary));
         console.log(`${summary.jobs} proposals in ${num(summary.timing.wallSeconds, 1)} s; run: ${summary.dir}`);
       }
     } finally {
@@ -638,7 +679,7 @@ program
   });
 
 const experiment = program.command('experiment').description('experiments on the trainer agent');
-experiment
+const transferCommand = experiment
   .command('transfer')
   .description('meta-train the controller on the train tasks, then compare it with random and model-based search on the held-out tasks')
   .option('--preset <name>', 'quick (about 15 minutes on 2 cores) | full', 'quick')
@@ -647,12 +688,13 @@ experiment
   .option('--seed <s>', 'seed (the first one, with --seeds)', int('--seed', 0, 2 ** 31 - 1))
   .option('--seeds <n>', 'independent repetitions with seeds S, S+1, …; the report gives means ± standard deviations', int('--seeds', 1, 100))
   .option('--reward <rule>', 'outer reward rule of meta-training: improvement | best | cost (default: cost)')
-  .option('--prune-flat', 'stop meta-training control jobs whose training returns stay flat past half their budget')
+  .option('--prune-flat', 'stop meta-training control jobs whose training returns stay flat past half their budget');
+addFidelityOptions(transferCommand, 'meta-training (the held-out comparisons stay at full budget)')
   .option('--dir <dir>', 'where the runs, tables and plots go (default: runs/transfer-<timestamp>)')
   .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
   .option('--task-dir <dir>', `${TASK_DIR_HELP}; each joins the side its file names (experiments: train | held-out)`)
   .option('--json', 'one JSON object on stdout as the last line')
-  .action(async (o: { taskDir?: string; preset: string; iterations?: number; group?: number; seed?: number; seeds?: number; reward?: string; pruneFlat?: boolean; dir?: string; workers?: number; json?: boolean }) => {
+  .action(async (o: { taskDir?: string; preset: string; iterations?: number; group?: number; seed?: number; seeds?: number; reward?: string; pruneFlat?: boolean; fidelity: string; eta: number; minShare: number; dir?: string; workers?: number; json?: boolean }) => {
     if (o.preset !== 'quick' && o.preset !== 'full') throw new InvalidArgumentError(`--preset must be quick or full, got "${o.preset}"`);
     await useTaskDir(o.taskDir);
     const options = transferPreset(o.preset);
@@ -661,6 +703,8 @@ experiment
     if (o.seed !== undefined) options.seed = o.seed;
     if (o.seeds !== undefined) options.seeds = o.seeds;
     if (o.pruneFlat) options.pruneFlat = true;
+    const fidelity = fidelityFrom(o);
+    if (fidelity) options.fidelity = fidelity;
     if (o.reward !== undefined) {
       if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
       options.reward = { rule: o.reward as RewardRuleName, lambda: options.reward?.lambda ?? 0.5 };

@@ -229,10 +229,21 @@ export interface JobReward extends RewardParts {
   detail: Record<string, unknown>;
 }
 
+/** What a proposal settled by successive halving is paid from (outer/fidelity.ts). */
+export interface PaidOverride {
+  /** The normalised score the rule is applied to (null: the failure penalty). */
+  normalized: number | null;
+  /** True for the proposal's own full-budget score: only such a score can earn a bonus. */
+  full: boolean;
+  /** Share of the task's compute cap the `cost` rule charges. */
+  computeShare: number;
+}
+
 /**
  * The outer rewards of one group of finished jobs on one task: each against the task's baseline
- * job and the best score among the baseline and `earlier` jobs (the noise-aware bonus), under
- * the run's rule; advantages normalised within the group.
+ * job and the best full-budget score among the baseline and `earlier` jobs (the noise-aware
+ * bonus), under the run's rule; advantages normalised within the group. `paid` replaces, per job
+ * id, the score and compute a rule sees (proposals settled by successive halving).
  */
 export function rewardGroup(
   rows: JobRow[],
@@ -241,31 +252,37 @@ export function rewardGroup(
   earlier: JobRow[],
   groupId: string,
   reward?: { rule: RewardRuleName; lambda: number },
+  paid?: Map<number, PaidOverride>,
 ): JobReward[] {
   const base = baseRow?.normalized ?? 0;
   // The best score so far and who holds it (the baseline first, so it keeps ties): a bonus
   // must beat it by more than the noise of both scores.
+  const fullBudget = (j: JobRow): boolean => j.share === null || j.share === undefined || j.share >= 1;
   const holder = bestEntry([
     { jobId: baseRow?.id ?? null, normalized: base, stderr: baseRow?.normalized != null ? baseRow.stderr : null },
-    ...earlier.filter((j) => j.task === brief.id && j.normalized !== null).map((j): ScoredEntry => ({ jobId: j.id, normalized: j.normalized as number, stderr: j.stderr })),
+    ...earlier.filter((j) => j.task === brief.id && j.normalized !== null && fullBudget(j)).map((j): ScoredEntry => ({ jobId: j.id, normalized: j.normalized as number, stderr: j.stderr })),
   ])!;
   const best = holder.normalized;
-  const scored = rows.map((r) => ({
-    row: r,
-    ...outerReward(
-      {
-        status: r.status as 'succeeded' | 'failed' | 'invalid',
-        normalized: r.normalized,
-        baseline: base,
-        bestSoFar: best,
-        stderr: r.stderr,
-        bestStderr: holder.stderr,
-        computeShare: computeShare(r, brief),
-      },
-      reward?.rule,
-      reward?.lambda,
-    ),
-  }));
+  const scored = rows.map((r) => {
+    const p = paid?.get(r.id);
+    return {
+      row: r,
+      ...outerReward(
+        {
+          status: p ? (p.normalized === null ? 'failed' : 'succeeded') : (r.status as 'succeeded' | 'failed' | 'invalid'),
+          normalized: p ? p.normalized : r.normalized,
+          baseline: base,
+          bestSoFar: best,
+          stderr: r.stderr,
+          bestStderr: holder.stderr,
+          computeShare: p ? p.computeShare : computeShare(r, brief),
+          fullBudget: p ? p.full : true,
+        },
+        reward?.rule,
+        reward?.lambda,
+      ),
+    };
+  });
   const mean = scored.reduce((a, s) => a + s.reward, 0) / Math.max(1, scored.length);
   const sd = Math.sqrt(scored.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / Math.max(1, scored.length));
   return scored.map((s) => ({
@@ -283,6 +300,7 @@ export function rewardGroup(
       bestJob: holder.jobId,
       bestStderr: holder.stderr,
       stderr: s.row.stderr,
+      ...(paid?.has(s.row.id) ? { paidFrom: paid.get(s.row.id) } : {}),
     },
   }));
 }

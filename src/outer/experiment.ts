@@ -21,6 +21,7 @@ import { initTf } from '../inner/tf.js';
 import { Controller } from './agents/controller.js';
 import type { Agent } from './agents/types.js';
 import { type LoopEvent, type TrainConfig, train } from './loop.js';
+import type { FidelityConfig } from './fidelity.js';
 import { comparisonSpec, learningCurveSpec, renderSvg } from './plots.js';
 import type { RewardRuleName } from './reward.js';
 
@@ -35,6 +36,8 @@ export interface TransferOptions {
   reward?: { rule: RewardRuleName; lambda: number };
   /** Prune flat control jobs during meta-training (default off). */
   pruneFlat?: boolean;
+  /** Successive halving within each meta-training group (default off; held-out comparisons stay at full budget). */
+  fidelity?: FidelityConfig;
   /** Independent repetitions with seeds seed, seed + 1, …; the report gives means and spreads (default 1). */
   seeds?: number;
 }
@@ -179,6 +182,7 @@ async function runSeed(dir: string, options: TransferOptions, seed: number, cach
     seed,
     reward: options.reward,
     pruneFlat: options.pruneFlat ?? false,
+    ...(options.fidelity ? { fidelity: options.fidelity } : {}),
   };
   onEvent?.({ type: 'phase', message: `${tag}meta-training the controller on ${options.trainTasks.length} train tasks`, stage: 'meta' });
   const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, onEvent: emit('meta') });

@@ -25,6 +25,8 @@ import type { Agent, RewardGroup } from './agents/types.js';
 import type { RewardRuleName } from './reward.js';
 import { Scorer, type ScorerOptions } from './scorer.js';
 import { BusyClock, Evaluator, openRun, rewardGroup } from './evaluate.js';
+import { type FidelityConfig, fidelityPaid, successiveHalving } from './fidelity.js';
+import { type ComputeReport, computeReport } from './compute.js';
 
 /** A run's configuration, stored with the run and reused on resume. */
 export interface TrainConfig {
@@ -41,6 +43,8 @@ export interface TrainConfig {
   llm?: LlmOptions;
   /** Where jobs run (absent: local worker threads); resume builds the same executor. */
   executor?: ExecutorConfig;
+  /** Successive halving within each group (absent: every proposal trains at its full budget). */
+  fidelity?: FidelityConfig;
   /** The user's task directory (absolute) the run's tasks come from; resume registers it again. */
   taskDir?: string;
 }
@@ -62,6 +66,10 @@ export interface TrainSummary {
   /** The run's outer reward rule (as stored: a resumed run keeps its own). */
   reward: { rule: RewardRuleName; lambda: number };
   timing: { wallSeconds: number; busySeconds: number; overheadShare: number };
+  /** The run's successive halving (null: off). */
+  fidelity: FidelityConfig | null;
+  /** Compute the run spent, its held-out gain over the baselines, and compute per unit of gain. */
+  compute: ComputeReport;
 }
 
 /** Creates the agent a config names (`llm` needs `llm`, its endpoint and settings). */
@@ -192,15 +200,21 @@ export async function train(
         type: 'phase',
         message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : ''}`,
       });
-      await runJobs([...pendingBaselines, ...rows], it);
+      if (cfg.fidelity) {
+        const briefOf = (task: string): TaskBrief => briefs.find((b) => b.id === task) ?? getPublicTask(task).brief;
+        await successiveHalving({ store, runId, iteration: it, fidelity: cfg.fidelity, brief: briefOf, runJobs: (r) => runJobs(r, it) }, rows, pendingBaselines);
+      } else await runJobs([...pendingBaselines, ...rows], it);
       const baselineRow = baselineRowsNow();
       rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
+      const rungRows = cfg.fidelity ? store.jobs(runId, { iteration: it, kind: 'rung' }) : [];
 
       // Rewards, against the baseline and the best score on the task before this iteration.
       const earlier = store.jobs(runId, { kind: 'proposal' }).filter((j) => j.iteration < it);
       const groups: RewardGroup[] = [];
       const rewards = briefs.flatMap((brief) => {
-        const group = rewardGroup(rows.filter((r) => r.task === brief.id), brief, baselineRow.get(brief.id), earlier, `it${it}/${brief.id}`, cfg.reward);
+        const mine = rows.filter((r) => r.task === brief.id);
+        const paid = cfg.fidelity ? fidelityPaid(mine, rungRows, brief, cfg.fidelity) : undefined;
+        const group = rewardGroup(mine, brief, baselineRow.get(brief.id), earlier, `it${it}/${brief.id}`, cfg.reward, paid);
         groups.push({
           brief,
           items: group
@@ -210,7 +224,8 @@ export async function train(
         return group.map(({ jobId, reward, advantage, detail, groupId }) => ({ jobId, reward, advantage, detail, groupId }));
       });
       const stats = await agent.update(groups, { runDir: dir, runId, iteration: it, last: it === cfg.iterations - 1 });
-      const norms = rows.map((r) => r.normalized).filter((v): v is number => v !== null);
+      // Scores at the full budget only (with successive halving: the proposals that reached it).
+      const norms = rows.filter((r) => r.share === null || r.share >= 1).map((r) => r.normalized).filter((v): v is number => v !== null);
       const summary = {
         meanReward: rewards.reduce((a, r) => a + r.reward, 0) / Math.max(1, rewards.length),
         meanNormalized: norms.length ? norms.reduce((a, b) => a + b, 0) / norms.length : null,
@@ -233,6 +248,8 @@ export async function train(
       baselines: Object.fromEntries(store.jobs(runId, { kind: 'baseline' }).map((r) => [r.task, r.normalized])),
       reward: cfg.reward ?? { rule: 'improvement', lambda: 0.5 },
       timing: { wallSeconds, busySeconds: clock.busy, overheadShare: wallSeconds > 0 ? Math.max(0, 1 - clock.busy / wallSeconds) : 0 },
+      fidelity: cfg.fidelity ?? null,
+      compute: computeReport(store.jobs(runId)),
     };
   } catch (err) {
     const run = store.getRun();

@@ -40,6 +40,11 @@ export interface RewardInput {
   bestStderr?: number | null;
   /** Share of the task's compute cap the job used, in [0, 1]. */
   computeShare?: number;
+  /**
+   * False when `normalized` is a score at a share of the job's budget (a proposal stopped early by
+   * successive halving, outer/fidelity.ts): such a score never earns the bonus. Default true.
+   */
+  fullBudget?: boolean;
 }
 
 /** What a rule paid and why. */
@@ -66,7 +71,7 @@ export function outerReward(i: RewardInput, rule: RewardRuleName = 'improvement'
     return { reward: i.normalized - cost, improvement: i.normalized - i.baseline, bonus: 0, cost };
   }
   const improvement = clip(i.normalized - i.baseline);
-  const bonus = i.normalized - i.bestSoFar > bonusThreshold(i.stderr, i.bestStderr) ? REWARD_RULE.bonus : 0;
+  const bonus = i.fullBudget !== false && i.normalized - i.bestSoFar > bonusThreshold(i.stderr, i.bestStderr) ? REWARD_RULE.bonus : 0;
   return { reward: improvement + bonus, improvement, bonus, cost: 0 };
 }
 

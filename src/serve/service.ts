@@ -131,7 +131,7 @@ export class RewardService {
       job: r.id,
       request: r.kind === 'proposal' ? r.iteration : null,
       task: r.task,
-      kind: r.kind,
+      kind: r.kind as 'proposal' | 'baseline', // `rrl serve` runs store no rung jobs (successive halving is `rrl train`'s)
       status: r.status,
       failureKind: r.failureKind,
       score: r.normalized === null ? null : { normalized: r.normalized, stderr: r.stderr },

@@ -59,3 +59,34 @@ test('a store written before standard errors and evaluation identities opens, ke
   assert.equal(store.job('r', other)!.stderr, null, 'a score without a standard error stores null');
   store.close();
 });
+
+test('a store written before successive halving gains the rung columns; its jobs read and finish as before', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-store-'));
+  const old = new Database(join(dir, 'store.db'));
+  // The jobs table as stores were written before rung jobs existed.
+  old.exec(`CREATE TABLE runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL, finished_at TEXT, eval_identity TEXT);
+    CREATE TABLE jobs (id INTEGER PRIMARY KEY AUTOINCREMENT, run_id TEXT NOT NULL REFERENCES runs(id), iteration INTEGER NOT NULL, slot INTEGER NOT NULL,
+      task TEXT NOT NULL, kind TEXT NOT NULL, agent TEXT NOT NULL, spec TEXT NOT NULL, trace TEXT, status TEXT NOT NULL, failure_kind TEXT, error TEXT,
+      env_steps INTEGER, examples INTEGER, wall_seconds REAL, cpu_seconds REAL, artifact_dir TEXT, cache_hit TEXT, created_at TEXT NOT NULL, finished_at TEXT,
+      UNIQUE (run_id, kind, iteration, task, slot));
+    INSERT INTO runs VALUES ('r', '2026-01-01', '{}', 'interrupted', NULL, NULL);
+    INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, status, created_at) VALUES ('r', 0, 0, 't', 'proposal', 'random', '{}', 'pending', '2026-01-01');`);
+  old.close();
+  const store = new Store(dir);
+  const cols = (store.db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
+  assert.deepEqual(cols.slice(-3), ['rung', 'parent_id', 'share']);
+  const [row] = store.jobs('r');
+  assert.equal(row.status, 'pending');
+  assert.deepEqual([row.rung, row.parentId, row.share], [null, null, null]);
+  store.finishJob(row.id, { status: 'succeeded', examples: 10, score: { raw: 1, normalized: 0.5 } });
+  // Rung jobs of one proposal share its slot space: rung and parent are their own columns.
+  const [a, b] = store.addJobs('r', [
+    { iteration: 0, slot: 0, task: 't', kind: 'rung', agent: 'random', spec: {}, trace: null, rung: 0, parentId: row.id, share: 0.25 },
+    { iteration: 0, slot: 1, task: 't', kind: 'rung', agent: 'random', spec: {}, trace: null, rung: 1, parentId: row.id, share: 1 },
+  ]);
+  const rungs = store.jobs('r', { kind: 'rung' });
+  assert.deepEqual(rungs.map((j) => [j.id, j.rung, j.parentId, j.share]), [[a, 0, row.id, 0.25], [b, 1, row.id, 1]]);
+  assert.equal(store.jobs('r', { kind: 'proposal' })[0].normalized, 0.5);
+  store.close();
+  new Store(dir).close(); // opening again changes nothing
+});

@@ -5,6 +5,12 @@ import { join } from 'node:path';
 /** Status of a job row. */
 export type JobStatus = 'pending' | 'succeeded' | 'failed' | 'invalid';
 
+/**
+ * What a job is: the agent's `proposal`, a task's `baseline`, or a `rung` of successive halving
+ * (a proposal trained by the harness at a share of its budget, see outer/fidelity.ts).
+ */
+export type JobKind = 'proposal' | 'baseline' | 'rung';
+
 /** One job as stored. */
 export interface JobRow {
   id: number;
@@ -12,7 +18,7 @@ export interface JobRow {
   iteration: number;
   slot: number;
   task: string;
-  kind: 'proposal' | 'baseline';
+  kind: JobKind;
   agent: string;
   spec: unknown;
   trace: unknown;
@@ -35,6 +41,16 @@ export interface JobRow {
   /** The group the reward was normalised in (one task in one iteration). */
   groupId: string | null;
   finishedAt: string | null;
+  /** A `rung` job: its rung (0 = the lowest fidelity); null for other kinds. */
+  rung: number | null;
+  /** A `rung` job: the proposal it trains. */
+  parentId: number | null;
+  /**
+   * Share of the spec's budget the job's result stands for: a rung job's share; a proposal
+   * settled by successive halving, the share of the highest rung it reached (1: full budget);
+   * null when the job itself trained at the budget it was written with.
+   */
+  share: number | null;
 }
 
 /** What a job's execution produced, as recorded. */
@@ -50,6 +66,8 @@ export interface JobOutcome {
   cacheHit?: string | null;
   score?: { raw: number; normalized: number; stderr?: number | null } | null;
   curve?: { name: string; step: number; wallTime: number; value: number }[];
+  /** The share of the budget the result stands for (a proposal settled from its rungs). */
+  share?: number | null;
 }
 
 const SCHEMA = `
@@ -92,6 +110,9 @@ CREATE TABLE IF NOT EXISTS jobs (
   cpu_seconds REAL,
   artifact_dir TEXT,
   cache_hit TEXT,
+  rung INTEGER,
+  parent_id INTEGER,
+  share REAL,
   created_at TEXT NOT NULL,
   finished_at TEXT,
   UNIQUE (run_id, kind, iteration, task, slot)
@@ -164,6 +185,10 @@ export class Store {
     if (!has('rewards', 'group_id')) this.db.exec('ALTER TABLE rewards ADD COLUMN group_id TEXT');
     if (!has('scores', 'stderr')) this.db.exec('ALTER TABLE scores ADD COLUMN stderr REAL');
     if (!has('runs', 'eval_identity')) this.db.exec('ALTER TABLE runs ADD COLUMN eval_identity TEXT');
+    // Successive halving (outer/fidelity.ts): rung jobs and the share a result stands for.
+    if (!has('jobs', 'rung')) this.db.exec('ALTER TABLE jobs ADD COLUMN rung INTEGER');
+    if (!has('jobs', 'parent_id')) this.db.exec('ALTER TABLE jobs ADD COLUMN parent_id INTEGER');
+    if (!has('jobs', 'share')) this.db.exec('ALTER TABLE jobs ADD COLUMN share REAL');
   }
 
   /**
@@ -262,26 +287,37 @@ export class Store {
       iteration: number;
       slot: number;
       task: string;
-      kind: 'proposal' | 'baseline';
+      kind: JobKind;
       agent: string;
       spec: unknown;
       trace: unknown;
       rejected?: { kind: string; error: string };
+      /** `rung` jobs: the rung, the proposal they train and the share of its budget. */
+      rung?: number;
+      parentId?: number;
+      share?: number;
     }[],
   ): number[] {
     const ins = this.db.prepare(
-      'INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, trace, status, failure_kind, error, created_at, finished_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, trace, status, failure_kind, error, created_at, finished_at, rung, parent_id, share) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     return this.db.transaction(() =>
       jobs.map((j) => {
         const t = now();
         const r = j.rejected;
         return Number(
-          ins.run(runId, j.iteration, j.slot, j.task, j.kind, j.agent, JSON.stringify(j.spec ?? null), JSON.stringify(j.trace ?? null), r ? 'invalid' : 'pending', r?.kind ?? null, r?.error ?? null, t, r ? t : null)
+          ins.run(runId, j.iteration, j.slot, j.task, j.kind, j.agent, JSON.stringify(j.spec ?? null), JSON.stringify(j.trace ?? null), r ? 'invalid' : 'pending', r?.kind ?? null, r?.error ?? null, t, r ? t : null, j.rung ?? null, j.parentId ?? null, j.share ?? null)
             .lastInsertRowid,
         );
       }),
     )();
+  }
+
+  /** Records the outcomes of several jobs, all or none. */
+  finishJobs(outcomes: { id: number; outcome: JobOutcome }[]): void {
+    this.db.transaction(() => {
+      for (const o of outcomes) this.finishJob(o.id, o.outcome);
+    })();
   }
 
   /** Records a job's outcome, score and curve in one transaction. */
@@ -292,6 +328,7 @@ export class Store {
           'UPDATE jobs SET status = ?, failure_kind = ?, error = ?, env_steps = ?, examples = ?, wall_seconds = ?, cpu_seconds = ?, artifact_dir = ?, cache_hit = ?, finished_at = ? WHERE id = ?',
         )
         .run(o.status, o.failureKind ?? null, o.error ?? null, o.envSteps ?? null, o.examples ?? null, o.wallSeconds ?? null, o.cpuSeconds ?? null, o.artifactDir ?? null, o.cacheHit ?? null, now(), id);
+      if (o.share !== undefined) this.db.prepare('UPDATE jobs SET share = ? WHERE id = ?').run(o.share, id);
       if (o.score) {
         this.db
           .prepare('INSERT OR REPLACE INTO scores (job_id, raw, normalized, stderr, scored_at) VALUES (?, ?, ?, ?, ?)')
@@ -310,7 +347,7 @@ export class Store {
   }
 
   /** Jobs of a run, optionally of one iteration and kind, joined with score and reward. */
-  jobs(runId: string, filter: { iteration?: number; kind?: 'proposal' | 'baseline'; id?: number } = {}): JobRow[] {
+  jobs(runId: string, filter: { iteration?: number; kind?: JobKind; id?: number } = {}): JobRow[] {
     const where = ['j.run_id = ?'];
     const args: unknown[] = [runId];
     if (filter.iteration !== undefined) {
@@ -330,6 +367,7 @@ export class Store {
         `SELECT j.id, j.run_id AS runId, j.iteration, j.slot, j.task, j.kind, j.agent, j.spec, j.trace, j.status,
                 j.failure_kind AS failureKind, j.error, j.env_steps AS envSteps, j.examples, j.wall_seconds AS wallSeconds,
                 j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.cache_hit AS cacheHit, j.finished_at AS finishedAt,
+                j.rung, j.parent_id AS parentId, j.share,
                 s.raw, s.normalized, s.stderr, r.reward, r.advantage, r.group_id AS groupId
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id
           WHERE ${where.join(' AND ')} ORDER BY j.id`,

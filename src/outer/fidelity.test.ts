@@ -1,0 +1,162 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { paidScores, promote, promotedCount, rungShares, rungSpec } from './fidelity.js';
+import { outerReward } from './reward.js';
+import { getPublicTask } from '../tasks/briefs.js';
+import { validateSpec } from '../inner/validate.js';
+import { train } from './loop.js';
+import { LocalExecutor } from '../run/local.js';
+import { Store } from '../store/store.js';
+import type { Agent, Proposal, RewardGroup } from './agents/types.js';
+
+test('rung shares climb by eta from the minimum share and end at the full budget', () => {
+  const close = (a: number[], b: number[]) => assert.ok(a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) < 1e-12), `${a} vs ${b}`);
+  close(rungShares({ eta: 3, minShare: 1 / 9 }), [1 / 9, 1 / 3, 1]);
+  close(rungShares({ eta: 2, minShare: 0.25 }), [0.25, 0.5, 1]);
+  close(rungShares({ eta: 3, minShare: 0.2 }), [0.2, 0.6, 1]);
+  close(rungShares({ eta: 3, minShare: 1 }), [1]);
+  assert.throws(() => rungShares({ eta: 1, minShare: 0.5 }), /eta must be >= 2/);
+  assert.throws(() => rungShares({ eta: 3, minShare: 0 }), /minShare in \(0, 1\]/);
+});
+
+test('the top 1/eta of a rung are promoted, at least one, never a failure', () => {
+  assert.deepEqual([9, 8, 3, 2, 1, 0].map((n) => promotedCount(n, 3)), [3, 2, 1, 1, 1, 0]);
+  const results = [
+    { proposal: 10, status: 'succeeded', normalized: 0.2 },
+    { proposal: 11, status: 'failed', normalized: null },
+    { proposal: 12, status: 'succeeded', normalized: 0.9 },
+    { proposal: 13, status: 'succeeded', normalized: 0.5 },
+    { proposal: 14, status: 'succeeded', normalized: 0.9 },
+    { proposal: 15, status: 'invalid', normalized: null },
+  ];
+  assert.deepEqual(promote(results, 3), [12, 14]); // ties: the earlier proposal first
+  assert.deepEqual(promote(results, 6), [12]);
+  // Fewer successes than places: only the successes go on; none at all, nobody.
+  assert.deepEqual(promote(results.filter((r) => r.status !== 'succeeded' || r.proposal === 13), 2), [13]);
+  assert.deepEqual(promote([{ proposal: 1, status: 'failed', normalized: null }], 2), []);
+});
+
+test('a rung trains the agent spec with its budget cut by the harness', () => {
+  const spirals = getPublicTask('two-spirals');
+  const raw = { ...spirals.baseline, budget: { ...spirals.baseline.budget, examples: 90_000 } };
+  const checked = validateSpec(raw, spirals.brief);
+  assert.ok(checked.ok);
+  const low = rungSpec(raw, checked.spec, spirals.brief, 1 / 9) as typeof raw;
+  assert.equal(low.budget.examples, 10_000);
+  assert.deepEqual({ ...low, budget: null }, { ...raw, budget: null }, 'only the budget changes');
+  assert.deepEqual(rungSpec(raw, checked.spec, spirals.brief, 1), raw, 'the full rung is the spec as written');
+  const cart = getPublicTask('cartpole-short');
+  const c = validateSpec(cart.baseline, cart.brief);
+  assert.ok(c.ok);
+  const tiny = rungSpec(cart.baseline, c.spec, cart.brief, 1e-6) as { budget: { envSteps: number; stopWhenFlat: boolean } };
+  assert.equal(tiny.budget.envSteps, c.spec.environment.numEnvs, 'at least one step per environment');
+  assert.equal(tiny.budget.stopWhenFlat, true, 'control rungs stop on a flat training curve');
+  assert.ok(validateSpec(tiny, cart.brief).ok);
+});
+
+test('a proposal stopped early is paid its own score, never more than one promoted over it, and never a bonus', () => {
+  // Rungs 0..2 (top 2). A: promoted to the top (0.6 there). B: stopped at rung 1 with 0.8 (above A's
+  // final). C: stopped at rung 0 with 0.3. D: failed at rung 0. E: promoted to the top and failed there.
+  const paid = paidScores(
+    [
+      { proposal: 1, rungs: [{ status: 'succeeded', normalized: 0.5 }, { status: 'succeeded', normalized: 0.7 }, { status: 'succeeded', normalized: 0.6 }] },
+      { proposal: 2, rungs: [{ status: 'succeeded', normalized: 0.55 }, { status: 'succeeded', normalized: 0.8 }] },
+      { proposal: 3, rungs: [{ status: 'succeeded', normalized: 0.3 }] },
+      { proposal: 4, rungs: [{ status: 'failed', normalized: null }] },
+      { proposal: 5, rungs: [{ status: 'succeeded', normalized: 0.6 }, { status: 'succeeded', normalized: 0.75 }, { status: 'failed', normalized: null }] },
+    ],
+    2,
+  );
+  assert.deepEqual(paid, [
+    { normalized: 0.6, full: true, rung: 2 },
+    { normalized: 0.6, full: false, rung: 1 }, // capped by A's full-budget score (E failed: no cap from it)
+    { normalized: 0.3, full: false, rung: 0 },
+    { normalized: null, full: false, rung: 0 },
+    { normalized: null, full: true, rung: 2 },
+  ]);
+  // Stopped early, a score far above the best so far earns no bonus; the same at full budget does.
+  const i = { status: 'succeeded' as const, normalized: 0.9, baseline: 0.1, bestSoFar: 0.2, stderr: 0.01, bestStderr: 0.01 };
+  assert.equal(outerReward({ ...i, fullBudget: false }).bonus, 0);
+  assert.equal(outerReward(i).bonus, 0.5);
+});
+
+/** Proposes from a fixed list of specs (in order) and records what it was paid. */
+class ListAgent implements Agent {
+  readonly name = 'list';
+  readonly updates: RewardGroup[][] = [];
+  private n = 0;
+  constructor(private readonly specs: unknown[]) {}
+  async propose(): Promise<Proposal> {
+    const i = this.n++;
+    return { spec: this.specs[i % this.specs.length], trace: { i } };
+  }
+  async update(groups: RewardGroup[]) {
+    this.updates.push(groups);
+    return {};
+  }
+  async state() {
+    return { n: this.n };
+  }
+  async load(s: unknown) {
+    this.n = (s as { n: number }).n;
+  }
+}
+
+test('a real run with successive halving: every rung stored, the best promoted, every proposal paid', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-fidelity-'));
+  const task = 'two-spirals';
+  const baseline = getPublicTask(task).baseline as { model: object; algorithm: object; budget: object };
+  const base = { ...baseline, budget: { ...baseline.budget, examples: 20_000 } };
+  // Four proposals of different quality (one invalid) on a task whose jobs train in well under a second.
+  const agent = new ListAgent([
+    { ...base, model: { ...base.model, hidden: [32, 32] }, seed: 1 },
+    { ...base, model: { ...base.model, hidden: [4] }, seed: 2 },
+    { ...base, algorithm: { ...base.algorithm, learningRate: 7 } },
+    { ...base, model: { ...base.model, hidden: [16, 16] }, seed: 3 },
+  ]);
+  const executor = new LocalExecutor({ workers: 2 });
+  try {
+    const summary = await train(dir, { tasks: [task], agent: 'random', iterations: 1, group: 4, seed: 3, fidelity: { mode: 'asha', eta: 2, minShare: 0.25 } }, executor, { agent, cache: null });
+    const store = new Store(dir);
+    const proposals = store.jobs(summary.run, { kind: 'proposal' });
+    const rungs = store.jobs(summary.run, { kind: 'rung' });
+    store.close();
+    // 3 valid proposals: rung 0 (1/4 of the budget) all three, rung 1 (1/2) one, rung 2 (full) one.
+    assert.deepEqual(rungs.map((r) => r.rung), [0, 0, 0, 1, 2]);
+    assert.equal(proposals[2].status, 'invalid');
+    assert.match(proposals[2].error ?? '', /algorithm\.learningRate/);
+    assert.ok(rungs.every((r) => r.status === 'succeeded' && r.normalized !== null));
+    const budget = (r: { spec: unknown }) => (r.spec as { budget: { examples: number } }).budget.examples;
+    const full = base.budget.examples;
+    assert.deepEqual(rungs.map(budget), [full / 4, full / 4, full / 4, full / 2, full]);
+    // The promoted one is the best of rung 0, and it alone reached the full budget.
+    const r0 = rungs.filter((r) => r.rung === 0);
+    const bestAt0 = r0.reduce((a, b) => ((b.normalized as number) > (a.normalized as number) ? b : a));
+    assert.equal(rungs[3].parentId, bestAt0.parentId);
+    assert.equal(rungs[4].parentId, bestAt0.parentId);
+    // Each valid proposal carries the score of its highest rung and the compute of all its rungs.
+    for (const p of proposals.filter((q) => q.status !== 'invalid')) {
+      const mine = rungs.filter((r) => r.parentId === p.id);
+      assert.equal(p.normalized, mine.at(-1)!.normalized);
+      assert.equal(p.share, mine.at(-1)!.share);
+      assert.equal(p.examples, mine.reduce((a, r) => a + (r.examples ?? 0), 0));
+    }
+    // Paid for all four (the invalid one the penalty); a stopped one never above the finalist.
+    const items = agent.updates[0][0].items;
+    assert.equal(items.length, 4);
+    const finalist = proposals.find((p) => p.id === bestAt0.parentId)!;
+    for (const p of proposals) {
+      if (p.status === 'invalid') assert.equal(p.reward, -1);
+      else if (p.id !== finalist.id) assert.ok((p.reward as number) <= (finalist.reward as number) + 1e-12, `stopped ${p.reward} vs finalist ${finalist.reward}`);
+    }
+    // The compute report counts the rung jobs once (not the settled proposals too).
+    assert.equal(summary.compute.proposals.jobs, 5);
+    assert.equal(summary.compute.proposals.examples, rungs.reduce((a, r) => a + (r.examples ?? 0), 0));
+    assert.equal(summary.compute.tasks[task].best, finalist.normalized);
+  } finally {
+    await executor.close();
+  }
+});
