@@ -18,7 +18,7 @@ import { REWARD_RULES, type RewardRuleName } from '../outer/reward.js';
 import { runTransfer, transferPreset } from '../outer/experiment.js';
 import { SpecError, formatIssues } from '../spec/validate.js';
 import { buildPrompt } from '../outer/agents/prompt.js';
-import { LLM_DEFAULTS, type LlmOptions } from '../outer/agents/llm.js';
+import { LLM_DEFAULTS, PROMPT_FORMS, type LlmOptions, type PromptForm } from '../outer/agents/llm.js';
 import { EXPORT_FORMATS, type ExportFormat, exportGrpo } from '../outer/export.js';
 import { num, progressBar, table } from './format.js';
 import { RewardService, type ServeConfig } from '../serve/service.js';
@@ -241,6 +241,8 @@ const trainCommand = program
   .option('--llm-history <k>', 'llm: earlier jobs on the task shown in the prompt with their rewards (0: none)', int('--llm-history', 0, 1000), LLM_DEFAULTS.historyLimit)
   .option('--no-llm-logprobs', 'llm: do not ask for token log-probabilities')
   .option('--no-structured-output', 'llm: do not send the JSON Schema as response_format')
+  .option('--llm-prompt <form>', 'llm: auto (the full prompt unless it does not fit the model\'s context with --max-tokens to spare, then the compact one) | full | compact (one valid spec to edit, for small models)', LLM_DEFAULTS.promptForm)
+  .option('--llm-context <tokens>', 'llm: the model\'s context in tokens (default: ask the server, or learn it when it refuses a prompt as too long)', int('--llm-context', 256, 10_000_000))
   .option('--llm-extra-body <json>', 'llm: JSON object merged into every request, e.g. \'{"chat_template_kwargs":{"enable_thinking":false}}\'', (v: string) => {
     let parsed: unknown;
     try {
@@ -268,6 +270,8 @@ addExecutorOptions(trainCommand)
     llmHistory: number;
     llmLogprobs: boolean;
     structuredOutput: boolean;
+    llmPrompt: string;
+    llmContext?: number;
     policyUpdateCommand?: string;
     llmExtraBody?: Record<string, unknown>;
     pruneFlat?: boolean;
@@ -295,6 +299,7 @@ addExecutorOptions(trainCommand)
     if (o.agent === 'llm') {
       if (!resumeDir && (!o.baseUrl || !o.model)) throw new InvalidArgumentError('--agent llm needs --base-url URL and --model NAME');
       if (o.baseUrl && !/^https?:\/\//.test(o.baseUrl)) throw new InvalidArgumentError(`--base-url must start with http:// or https://, got "${o.baseUrl}"`);
+      if (!(PROMPT_FORMS as readonly string[]).includes(o.llmPrompt)) throw new InvalidArgumentError(`--llm-prompt must be one of ${PROMPT_FORMS.join(', ')}, got "${o.llmPrompt}"`);
       llm = {
         baseUrl: o.baseUrl ?? '',
         model: o.model ?? '',
@@ -309,6 +314,8 @@ addExecutorOptions(trainCommand)
         historyLimit: o.llmHistory,
         logprobs: o.llmLogprobs,
         structuredOutput: o.structuredOutput,
+        promptForm: o.llmPrompt as PromptForm,
+        contextTokens: o.llmContext ?? null,
         policyUpdateCommand: o.policyUpdateCommand ?? null,
         extraBody: o.llmExtraBody ?? null,
       };
