@@ -1,7 +1,7 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
- * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo
- * (default: all but grpo, which runs only when named).
+ * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo, llm
+ * (default: all but grpo and llm, which run only when named).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,6 +24,7 @@ import { serve } from './serve.js';
 import { crossover } from './crossover.js';
 import { vsTorch } from './vs-torch.js';
 import { grpo } from './grpo.js';
+import { llm } from './llm.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -160,9 +161,9 @@ async function tasks(): Promise<Record<string, unknown>> {
   return { rows };
 }
 
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover, 'vs-torch': vsTorch, grpo };
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover, 'vs-torch': vsTorch, grpo, llm };
 /** Run only when named (long, or needing the Python environment and a model). */
-const ON_REQUEST = new Set(['grpo']);
+const ON_REQUEST = new Set(['grpo', 'llm']);
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);
