@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { jobSpecJsonSchema } from '../spec/schema.js';
+import { grammarSchema } from '../spec/grammar-schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
 import { errorKind } from '../inner/limits.js';
@@ -114,14 +115,16 @@ program
 program
   .command('spec')
   .description('the job spec schema')
-  .option('--json-schema', 'print the JSON Schema the agent writes against')
-  .action((o: { jsonSchema?: boolean }) => {
+  .option('--json-schema', 'print the JSON Schema the agent writes against (draft 2020-12)')
+  .option('--grammar [task]', 'with --json-schema: the grammar form structured output sends (plain features; narrowed to TASK when given)')
+  .action((o: { jsonSchema?: boolean; grammar?: string | boolean }) => {
     if (!o.jsonSchema) {
       console.error('use `rrl spec --json-schema` to print the job spec JSON Schema');
       process.exitCode = 2;
       return;
     }
-    console.log(JSON.stringify(jobSpecJsonSchema(), null, 2));
+    if (o.grammar === undefined) console.log(JSON.stringify(jobSpecJsonSchema(), null, 2));
+    else console.log(JSON.stringify(grammarSchema(typeof o.grammar === 'string' ? getPublicTask(o.grammar).brief : undefined), null, 2));
   });
 
 const job = program.command('job').description('single training jobs');

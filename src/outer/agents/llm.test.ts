@@ -9,7 +9,7 @@ import { grammarSchema } from '../../spec/grammar-schema.js';
 import { Rng } from '../../util/rng.js';
 import { arsSpec } from '../../testing/specs.js';
 import { FakeLlmServer, fakeLogprob, fakeTokens, type FakeScript } from '../../testing/fake-llm-server.js';
-import { LlmAgent, type LlmOptions, type LlmTrace, backoffDelay, checkReply, contextOverflow, retryAfterMs, serverRoot } from './llm.js';
+import { LlmAgent, type LlmOptions, type LlmTrace, backoffDelay, checkReply, contextOverflow, refusesFormat, retryAfterMs, serverRoot } from './llm.js';
 import { compactExample } from './prompt.js';
 import type { Proposal, ProposalContext } from './types.js';
 
@@ -357,6 +357,17 @@ test('the compact prompt edits the best valid earlier spec, else the task\'s bas
     await agent.propose(cartpole, ctx(0));
     assert.ok(server.chatRequests()[1].messages[1].content.includes(JSON.stringify(compactExample(getPublicTask('cartpole-balance').baseline, cartpole))));
     assert.equal(traceOf(await agent.propose(cartpole, ctx(0))).prompt?.why, '--llm-prompt compact');
+  });
+});
+
+test('a 500 naming response_format is a refusal of the form (llama-cpp-python), a bare 500 is retried', async () => {
+  assert.equal(refusesFormat(500, "HTTP 500: 1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}"), true);
+  assert.equal(refusesFormat(500, 'HTTP 500: internal error'), false);
+  assert.equal(refusesFormat(400, "HTTP 400: This model's maximum context length is 2048 tokens"), false);
+  await withAgent([{ status: 500, message: "literal_error at ('body', 'response_format', 'type')" }, { content: good }], {}, async (agent) => {
+    const p = await agent.propose(cartpole, ctx());
+    assert.equal(p.rejected, undefined);
+    assert.equal(traceOf(p).turns[0].responseFormat, 'json_object+schema');
   });
 });
 

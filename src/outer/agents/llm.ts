@@ -93,8 +93,8 @@ export const PROMPT_FORMS = ['auto', 'full', 'compact'] as const;
 export type PromptForm = (typeof PROMPT_FORMS)[number];
 
 /**
- * How a request asks for structured output, most exact first. A server that refuses one (HTTP
- * 400/422/501, e.g. llama-cpp-python's server, which knows only `json_object`) gets the next one,
+ * How a request asks for structured output, most exact first. A server that refuses one (see
+ * `refusesFormat`; e.g. llama-cpp-python's server, which knows only `json_object`) gets the next one,
  * and the agent keeps the first one accepted: `json_schema` (OpenAI's form: vLLM, SGLang,
  * llama.cpp's llama-server, Ollama), `json_object+schema` (JSON mode with a `schema`, the form
  * of llama-cpp-python and llama-server), `json_object` (JSON mode; the reply is validated and
@@ -109,6 +109,18 @@ export function responseFormat(mode: ResponseFormatMode, brief: TaskBrief): Reco
   if (mode === 'json_object+schema') return { type: 'json_object', schema: grammarSchema(brief) };
   if (mode === 'json_object') return { type: 'json_object' };
   return undefined;
+}
+
+/**
+ * Whether a failed request reads as the server refusing its `response_format`: a 400, 422 or 501
+ * that is not about the context, or a 5xx whose message names `response_format` or `json_schema`
+ * (llama-cpp-python's server answers an unknown `response_format.type` with HTTP 500 and pydantic's
+ * `literal_error`).
+ */
+export function refusesFormat(status: number | undefined, message: string): boolean {
+  if (status === undefined || contextOverflow(message).overflow) return false;
+  if (status === 400 || status === 422 || status === 501) return true;
+  return status >= 500 && /response_format|json_schema/i.test(message);
 }
 
 /**
@@ -375,7 +387,7 @@ export class LlmAgent implements Agent {
 
   /**
    * Asks the server for `n` completions of `messages`, retrying transient failures. A request
-   * whose `response_format` the server refuses (400/422/501, not a context overflow) is sent
+   * whose `response_format` the server refuses (`refusesFormat`) is sent
    * again at once with the next form of `RESPONSE_FORMATS`; the first form accepted is kept.
    */
   private async request(messages: ChatMessage[], n: number, rng: Rng, brief: TaskBrief): Promise<{ ok: true; samples: Sample[] } | { ok: false; error: string; attempts: AttemptRecord[] }> {
@@ -428,7 +440,7 @@ export class LlmAgent implements Agent {
         const rec: AttemptRecord = { attempt, ok: false, error: info.message, ...(status !== undefined ? { status } : {}) };
         attempts.push(rec);
         const next = RESPONSE_FORMATS[RESPONSE_FORMATS.indexOf(mode) + 1];
-        if (!info.retryable && (status === 400 || status === 422 || status === 501) && mode !== 'none' && next && !contextOverflow(info.message).overflow) {
+        if (mode !== 'none' && next && refusesFormat(status, info.message)) {
           rec.error = `${info.message} (response_format ${mode} refused? trying ${next})`;
           mode = next;
           continue;
