@@ -11,7 +11,7 @@
  * Not in the default set: `npm run bench -- llm`. Settings from the environment: RRL_BENCH_LLM_N
  * (proposals per task and arm, 4), RRL_BENCH_LLM_TASKS (iris-species,cartpole-short),
  * RRL_BENCH_LLM_MAX_TOKENS (384), RRL_BENCH_LLM_CTX (the server's context, 2048),
- * RRL_BENCH_LLM_THREADS (2), RRL_BENCH_LLM_TEMPERATURE (0.7).
+ * RRL_BENCH_LLM_THREADS (1), RRL_BENCH_LLM_TEMPERATURE (0.7).
  */
 import { LlmAgent, type LlmTrace } from '../src/outer/agents/llm.js';
 import { getPublicTask } from '../src/tasks/briefs.js';
@@ -68,7 +68,7 @@ export async function llm(): Promise<Record<string, unknown>> {
   const tasks = (process.env.RRL_BENCH_LLM_TASKS ?? 'iris-species,cartpole-short').split(',').map((s) => s.trim()).filter(Boolean);
   const maxTokens = env('RRL_BENCH_LLM_MAX_TOKENS', 384);
   const nCtx = env('RRL_BENCH_LLM_CTX', 2048);
-  const threads = env('RRL_BENCH_LLM_THREADS', 2);
+  const threads = env('RRL_BENCH_LLM_THREADS', 1);
   const temperature = Number(process.env.RRL_BENCH_LLM_TEMPERATURE ?? 0.7);
   const server = new LlamaServer({ nCtx, threads });
   const t0 = performance.now();

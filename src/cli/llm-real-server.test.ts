@@ -46,7 +46,7 @@ function rrl(args: string[], cwd: string): Promise<{ code: number | null; stdout
 const TASKS = ['iris-species', 'cartpole-short'];
 
 test('rrl train --agent llm completes a run against llama.cpp with structured output, every reply recorded', { skip: why ?? false, timeout: 900_000 }, async () => {
-  const server = new LlamaServer({ nCtx: 2048, threads: 2 });
+  const server = new LlamaServer({ nCtx: 2048, threads: 1 });
   const baseUrl = await server.start();
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-llama-run-'));
   const runDir = join(tmp, 'run');

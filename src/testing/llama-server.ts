@@ -44,7 +44,7 @@ export interface LlamaServerOptions {
   alias?: string;
   /** Context size in tokens (llama-cpp-python's default is 2048). */
   nCtx?: number;
-  /** CPU threads (default 2). */
+  /** CPU threads (default 1: on a busy machine llama.cpp's OpenMP barriers stall when a second thread is descheduled). */
   threads?: number;
   /** Seconds to wait for the server to answer `GET /v1/models` (default 180). */
   readySeconds?: number;
@@ -85,7 +85,7 @@ export class LlamaServer {
       '--host', '127.0.0.1',
       '--port', String(port),
       '--n_ctx', String(this.options.nCtx ?? 2048),
-      '--n_threads', String(this.options.threads ?? 2),
+      '--n_threads', String(this.options.threads ?? 1),
     ];
     this.commandLine = [VENV_PYTHON, ...args];
     const fd = openSync(this.logPath, 'a');
