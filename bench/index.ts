@@ -1,7 +1,7 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
  * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo,
- * gym-bridge (default: all but grpo and gym-bridge, which need the Python environment and run only when named).
+ * gym-bridge, llm (default: all but grpo, gym-bridge and llm, which need the Python environment and run only when named).
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +25,7 @@ import { crossover } from './crossover.js';
 import { vsTorch } from './vs-torch.js';
 import { grpo } from './grpo.js';
 import { gymBridge } from './gym-bridge.js';
+import { llm } from './llm.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -161,9 +162,9 @@ async function tasks(): Promise<Record<string, unknown>> {
   return { rows };
 }
 
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover, 'vs-torch': vsTorch, grpo, 'gym-bridge': gymBridge };
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover, 'vs-torch': vsTorch, grpo, 'gym-bridge': gymBridge, llm };
 /** Run only when named (long, or needing the Python environment and a model). */
-const ON_REQUEST = new Set(['grpo', 'gym-bridge']);
+const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm']);
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);

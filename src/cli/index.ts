@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { jobSpecJsonSchema } from '../spec/schema.js';
+import { grammarSchema } from '../spec/grammar-schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
 import { errorKind } from '../inner/limits.js';
@@ -18,7 +19,7 @@ import { REWARD_RULES, type RewardRuleName } from '../outer/reward.js';
 import { runTransfer, transferPreset } from '../outer/experiment.js';
 import { SpecError, formatIssues } from '../spec/validate.js';
 import { buildPrompt } from '../outer/agents/prompt.js';
-import { LLM_DEFAULTS, type LlmOptions } from '../outer/agents/llm.js';
+import { LLM_DEFAULTS, PROMPT_FORMS, type LlmOptions, type PromptForm } from '../outer/agents/llm.js';
 import { EXPORT_FORMATS, type ExportFormat, exportGrpo } from '../outer/export.js';
 import { num, progressBar, table } from './format.js';
 import { RewardService, type ServeConfig } from '../serve/service.js';
@@ -229,14 +230,16 @@ taskCmd
 program
   .command('spec')
   .description('the job spec schema')
-  .option('--json-schema', 'print the JSON Schema the agent writes against')
-  .action((o: { jsonSchema?: boolean }) => {
+  .option('--json-schema', 'print the JSON Schema the agent writes against (draft 2020-12)')
+  .option('--grammar [task]', 'with --json-schema: the grammar form structured output sends (plain features; narrowed to TASK when given)')
+  .action((o: { jsonSchema?: boolean; grammar?: string | boolean }) => {
     if (!o.jsonSchema) {
       console.error('use `rrl spec --json-schema` to print the job spec JSON Schema');
       process.exitCode = 2;
       return;
     }
-    console.log(JSON.stringify(jobSpecJsonSchema(), null, 2));
+    if (o.grammar === undefined) console.log(JSON.stringify(jobSpecJsonSchema(), null, 2));
+    else console.log(JSON.stringify(grammarSchema(typeof o.grammar === 'string' ? getPublicTask(o.grammar).brief : undefined), null, 2));
   });
 
 const job = program.command('job').description('single training jobs');
@@ -360,6 +363,8 @@ const trainCommand = program
   .option('--llm-history <k>', 'llm: earlier jobs on the task shown in the prompt with their rewards (0: none)', int('--llm-history', 0, 1000), LLM_DEFAULTS.historyLimit)
   .option('--no-llm-logprobs', 'llm: do not ask for token log-probabilities')
   .option('--no-structured-output', 'llm: do not send the JSON Schema as response_format')
+  .option('--llm-prompt <form>', 'llm: auto (the full prompt unless it does not fit the model\'s context with --max-tokens to spare, then the compact one) | full | compact (one valid spec to edit, for small models)', LLM_DEFAULTS.promptForm)
+  .option('--llm-context <tokens>', 'llm: the model\'s context in tokens (default: ask the server, or learn it when it refuses a prompt as too long)', int('--llm-context', 256, 10_000_000))
   .option('--llm-extra-body <json>', 'llm: JSON object merged into every request, e.g. \'{"chat_template_kwargs":{"enable_thinking":false}}\'', (v: string) => {
     let parsed: unknown;
     try {
@@ -389,6 +394,8 @@ addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
     llmHistory: number;
     llmLogprobs: boolean;
     structuredOutput: boolean;
+    llmPrompt: string;
+    llmContext?: number;
     policyUpdateCommand?: string;
     llmExtraBody?: Record<string, unknown>;
     pruneFlat?: boolean;
@@ -421,6 +428,7 @@ addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
     if (o.agent === 'llm') {
       if (!resumeDir && (!o.baseUrl || !o.model)) throw new InvalidArgumentError('--agent llm needs --base-url URL and --model NAME');
       if (o.baseUrl && !/^https?:\/\//.test(o.baseUrl)) throw new InvalidArgumentError(`--base-url must start with http:// or https://, got "${o.baseUrl}"`);
+      if (!(PROMPT_FORMS as readonly string[]).includes(o.llmPrompt)) throw new InvalidArgumentError(`--llm-prompt must be one of ${PROMPT_FORMS.join(', ')}, got "${o.llmPrompt}"`);
       llm = {
         baseUrl: o.baseUrl ?? '',
         model: o.model ?? '',
@@ -435,6 +443,8 @@ addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
         historyLimit: o.llmHistory,
         logprobs: o.llmLogprobs,
         structuredOutput: o.structuredOutput,
+        promptForm: o.llmPrompt as PromptForm,
+        contextTokens: o.llmContext ?? null,
         policyUpdateCommand: o.policyUpdateCommand ?? null,
         extraBody: o.llmExtraBody ?? null,
       };

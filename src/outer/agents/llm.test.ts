@@ -5,11 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../../store/store.js';
 import { getPublicTask } from '../../tasks/briefs.js';
-import { jobSpecJsonSchema } from '../../spec/schema.js';
+import { grammarSchema } from '../../spec/grammar-schema.js';
 import { Rng } from '../../util/rng.js';
 import { arsSpec } from '../../testing/specs.js';
 import { FakeLlmServer, fakeLogprob, fakeTokens, type FakeScript } from '../../testing/fake-llm-server.js';
-import { LlmAgent, type LlmOptions, type LlmTrace, backoffDelay, checkReply, retryAfterMs, serverRoot } from './llm.js';
+import { LlmAgent, type LlmOptions, type LlmTrace, backoffDelay, checkReply, contextOverflow, refusesFormat, retryAfterMs, serverRoot } from './llm.js';
+import { compactExample } from './prompt.js';
 import type { Proposal, ProposalContext } from './types.js';
 
 const MODEL = 'Qwen/Qwen3.6-35B-A3B';
@@ -39,7 +40,7 @@ test('a good reply becomes the spec; the request asks for the JSON Schema, logpr
     assert.equal(req.model, MODEL);
     assert.equal(req.response_format?.type, 'json_schema');
     assert.equal(req.response_format?.json_schema?.name, 'job_spec');
-    assert.deepEqual(req.response_format?.json_schema?.schema, jobSpecJsonSchema());
+    assert.deepEqual(req.response_format?.json_schema?.schema, grammarSchema(cartpole));
     assert.equal(req.logprobs, true);
     assert.equal(req.n, 1);
     assert.equal(req.temperature, 0.7);
@@ -149,7 +150,7 @@ test('client errors are not retried: an unknown model fails at once with the ser
     const p = await agent.propose(cartpole, ctx());
     assert.equal(p.rejected?.kind, 'llm-error');
     assert.match(p.rejected?.error ?? '', /not retried\): HTTP 404: .*The model `not-served` does not exist/);
-    assert.equal(server.requests.length, 1);
+    assert.equal(server.requests.filter((r) => r.path.endsWith('/chat/completions')).length, 1);
   });
 });
 
@@ -303,4 +304,76 @@ test('a reply over 64 KiB is refused before it is parsed, with a short error; th
     assert.match(repair[3].content, /the limit is 65536/);
     assert.match(traceOf(p).turns[0].completion ?? '', /…\[\d+ more characters not kept\]$/);
   });
+});
+
+test('a refused json_schema response_format falls back to JSON mode with the schema, kept for later requests', async () => {
+  const refusal = { status: 422, message: "response_format.type: Input should be 'text' or 'json_object'" };
+  await withAgent([refusal, { content: good }, { content: good }], {}, async (agent, server) => {
+    const p = await agent.propose(cartpole, ctx());
+    assert.equal(p.rejected, undefined);
+    const [r1, r2] = server.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => r.body as { response_format?: { type: string; schema?: unknown } });
+    assert.equal(r1.response_format?.type, 'json_schema');
+    assert.equal(r2.response_format?.type, 'json_object');
+    assert.deepEqual(r2.response_format?.schema, grammarSchema(cartpole));
+    const t = traceOf(p);
+    assert.equal(t.turns[0].responseFormat, 'json_object+schema');
+    assert.deepEqual(t.turns[0].attempts.map((a) => [a.ok, a.status]), [[false, 422], [true, 200]]);
+    assert.match(t.turns[0].attempts[0].error ?? '', /HTTP 422: .*trying json_object\+schema/);
+    assert.equal(agent.responseFormatMode(), 'json_object+schema');
+    await agent.propose(cartpole, ctx());
+    assert.equal(server.chatRequests().at(-1)?.response_format?.type, 'json_object');
+  });
+});
+
+test('a prompt refused as too long switches the task to the compact prompt, learning the context', async () => {
+  const tooLong = { status: 400, message: "This model's maximum context length is 2048 tokens. However, you requested 4391 tokens (3879 in the messages, 512 in the completion)." };
+  await withAgent([tooLong, { content: good }, { content: good }], { maxTokens: 512 }, async (agent, server) => {
+    const p = await agent.propose(cartpole, ctx());
+    assert.equal(p.rejected, undefined);
+    const [full, compact] = server.chatRequests();
+    assert.match(full.messages[1].content, /# Job spec fields/);
+    assert.match(compact.messages[1].content, /^This is a valid training job spec for the task "Balance a pole on a cart":/);
+    const t = traceOf(p);
+    assert.equal(t.prompt?.form, 'compact');
+    assert.match(t.prompt?.why ?? '', /refused the full prompt as too long \(.*maximum context length is 2048/);
+    // The next proposal on the task starts compact, with the learnt context.
+    const q = await agent.propose(cartpole, ctx());
+    assert.equal(traceOf(q).prompt?.form, 'compact');
+    assert.equal(traceOf(q).prompt?.contextTokens, 2048);
+    assert.equal(server.chatRequests().length, 3);
+  });
+});
+
+test('the compact prompt edits the best valid earlier spec, else the task\'s baseline', async () => {
+  const better = arsSpec('cartpole-balance', 7000, 9);
+  const history = [
+    { spec: arsSpec('cartpole-balance', 5000, 2), reward: 0.1, trace: null, status: 'succeeded', error: null },
+    { spec: better, reward: 0.4, trace: null, status: 'succeeded', error: null },
+    { spec: { ...better, algorithm: { name: 'nope' } }, reward: 0.9, trace: null, status: 'invalid', error: 'x' },
+  ];
+  await withAgent([{ content: good }, { content: good }], { promptForm: 'compact' }, async (agent, server) => {
+    await agent.propose(cartpole, ctx(1, history));
+    assert.ok(server.chatRequests()[0].messages[1].content.includes('"envSteps":7000'));
+    await agent.propose(cartpole, ctx(0));
+    assert.ok(server.chatRequests()[1].messages[1].content.includes(JSON.stringify(compactExample(getPublicTask('cartpole-balance').baseline, cartpole))));
+    assert.equal(traceOf(await agent.propose(cartpole, ctx(0))).prompt?.why, '--llm-prompt compact');
+  });
+});
+
+test('a 500 naming response_format is a refusal of the form (llama-cpp-python), a bare 500 is retried', async () => {
+  assert.equal(refusesFormat(500, "HTTP 500: 1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}"), true);
+  assert.equal(refusesFormat(500, 'HTTP 500: internal error'), false);
+  assert.equal(refusesFormat(400, "HTTP 400: This model's maximum context length is 2048 tokens"), false);
+  await withAgent([{ status: 500, message: "literal_error at ('body', 'response_format', 'type')" }, { content: good }], {}, async (agent) => {
+    const p = await agent.propose(cartpole, ctx());
+    assert.equal(p.rejected, undefined);
+    assert.equal(traceOf(p).turns[0].responseFormat, 'json_object+schema');
+  });
+});
+
+test('context overflow messages of OpenAI, vLLM, llama-cpp-python and llama-server are recognised', () => {
+  assert.deepEqual(contextOverflow("This model's maximum context length is 8192 tokens. However, you requested 9000 tokens"), { overflow: true, contextTokens: 8192 });
+  assert.deepEqual(contextOverflow('Requested tokens (3000) exceed context window of 2048'), { overflow: true, contextTokens: 2048 });
+  assert.deepEqual(contextOverflow('HTTP 400: the request exceeds the available context size, try increasing it'), { overflow: true, contextTokens: null });
+  assert.deepEqual(contextOverflow('HTTP 400: response_format: unknown type json_schema'), { overflow: false, contextTokens: null });
 });

@@ -18,13 +18,14 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, openSync, closeSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { TaskBrief } from '../../spec/brief.js';
-import { jobSpecJsonSchema } from '../../spec/schema.js';
+import { grammarSchema } from '../../spec/grammar-schema.js';
+import { getPublicTask } from '../../tasks/briefs.js';
 import { validateSpec } from '../../inner/validate.js';
 import { jobEnvironment } from '../../inner/job-env.js';
 import { MAX_ISSUE_CHARS, MAX_REPLY_CHARS, SPEC_BOUNDS, checkBounds, describeViolation, oneLine } from '../../spec/bounds.js';
 import type { Rng } from '../../util/rng.js';
 import { sampleFromTrace, trlRow } from '../export.js';
-import { buildPrompt, type ChatMessage } from './prompt.js';
+import { buildPrompt, type ChatMessage, type PromptHistoryItem } from './prompt.js';
 import type { Agent, IterationContext, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
 
 /** How the LLM agent reaches its model and samples from it (stored with the run; no secrets). */
@@ -50,8 +51,17 @@ export interface LlmOptions {
   historyLimit?: number;
   /** Ask for token log-probabilities (stored when the server returns them). */
   logprobs?: boolean;
-  /** Ask for structured output with the job spec's JSON Schema. */
+  /** Ask for structured output with the job spec's JSON Schema (its grammar form, narrowed to the task). */
   structuredOutput?: boolean;
+  /**
+   * Which prompt: `full` (brief, catalog, every field, history), `compact` (one valid spec to
+   * edit: the best earlier spec on the task, else the task's baseline), or `auto`: the full one
+   * unless it does not fit the model's context with `maxTokens` to spare, measured in the model's
+   * own tokens (or refused by the server as too long), then the compact one.
+   */
+  promptForm?: PromptForm;
+  /** The model's context in tokens (null: ask the server, or learn it from a refusal). */
+  contextTokens?: number | null;
   /** Shell command run between iterations to train a LoRA adapter on the iteration's batch. */
   policyUpdateCommand?: string | null;
   /**
@@ -74,7 +84,56 @@ export const LLM_DEFAULTS = {
   historyLimit: 8,
   logprobs: true,
   structuredOutput: true,
+  promptForm: 'auto',
+  contextTokens: null,
 } as const;
+
+/** The prompt forms (see `LlmOptions.promptForm`). */
+export const PROMPT_FORMS = ['auto', 'full', 'compact'] as const;
+export type PromptForm = (typeof PROMPT_FORMS)[number];
+
+/**
+ * How a request asks for structured output, most exact first. A server that refuses one (see
+ * `refusesFormat`; e.g. llama-cpp-python's server, which knows only `json_object`) gets the next one,
+ * and the agent keeps the first one accepted: `json_schema` (OpenAI's form: vLLM, SGLang,
+ * llama.cpp's llama-server, Ollama), `json_object+schema` (JSON mode with a `schema`, the form
+ * of llama-cpp-python and llama-server), `json_object` (JSON mode; the reply is validated and
+ * repaired as always), `none`.
+ */
+export const RESPONSE_FORMATS = ['json_schema', 'json_object+schema', 'json_object', 'none'] as const;
+export type ResponseFormatMode = (typeof RESPONSE_FORMATS)[number];
+
+/** The `response_format` of a request in `mode` for `brief` (undefined: none). */
+export function responseFormat(mode: ResponseFormatMode, brief: TaskBrief): Record<string, unknown> | undefined {
+  if (mode === 'json_schema') return { type: 'json_schema', json_schema: { name: 'job_spec', schema: grammarSchema(brief) } };
+  if (mode === 'json_object+schema') return { type: 'json_object', schema: grammarSchema(brief) };
+  if (mode === 'json_object') return { type: 'json_object' };
+  return undefined;
+}
+
+/**
+ * Whether a failed request reads as the server refusing its `response_format`: a 400, 422 or 501
+ * that is not about the context, or a 5xx whose message names `response_format` or `json_schema`
+ * (llama-cpp-python's server answers an unknown `response_format.type` with HTTP 500 and pydantic's
+ * `literal_error`).
+ */
+export function refusesFormat(status: number | undefined, message: string): boolean {
+  if (status === undefined || contextOverflow(message).overflow) return false;
+  if (status === 400 || status === 422 || status === 501) return true;
+  return status >= 500 && /response_format|json_schema/i.test(message);
+}
+
+/**
+ * Whether an error says the prompt (plus the completion's room) is over the model's context, and
+ * the context when it names one: OpenAI's and vLLM's "maximum context length is N tokens",
+ * llama-cpp-python's (same words), llama-server's "exceeds the available context size".
+ */
+export function contextOverflow(message: string): { overflow: boolean; contextTokens: number | null } {
+  const m = /maximum context length is (\d+)|context window of (\d+)|n_ctx\D{0,4}(\d+)/i.exec(message);
+  const overflow = !!m || /context_length_exceeded|exceed(?:s|ed)? the available context|exceed_context_size|prompt is too long|too many tokens/i.test(message);
+  const n = m ? Number(m[1] ?? m[2] ?? m[3]) : NaN;
+  return { overflow, contextTokens: Number.isFinite(n) && n > 0 ? n : null };
+}
 
 const MAX_BACKOFF_MS = 60_000;
 const MAX_RETRY_AFTER_MS = 300_000;
@@ -98,6 +157,12 @@ export interface TokenLogprob {
 
 /** One turn of a proposal: the initial request or the repair turn. */
 export interface TurnRecord {
+  /** How the request asked for structured output (absent: no request was answered). */
+  responseFormat?: ResponseFormatMode;
+  /** Token counts as the server reported them (`usage`), when it did. */
+  usage?: { promptTokens: number | null; completionTokens: number | null } | null;
+  /** Wall time of the answered request, in milliseconds. */
+  wallMs?: number;
   turn: 'initial' | 'repair';
   requestId: string | null;
   choiceIndex: number;
@@ -125,7 +190,20 @@ export interface LlmTrace {
   /** Why the proposal was rejected (null when its spec passed validation). */
   error: string | null;
   sampling: { temperature: number; topP: number; maxTokens: number; n: number };
+  /**
+   * The prompt form used and its size in the model's tokens against the model's context, as
+   * measured before the request (null: not measured) and by which endpoint.
+   */
+  prompt?: { form: 'full' | 'compact'; tokens: number | null; contextTokens: number | null; measuredBy: string | null; why: string };
 }
+
+/** The tokenizer endpoints `countTokens` knows. */
+type TokenizerEndpoint = 'vllm' | 'llama-server' | 'llama-cpp-python';
+const TOKENIZER_LABELS: Record<TokenizerEndpoint, string> = {
+  vllm: 'POST /tokenize (vLLM, chat template applied)',
+  'llama-server': 'POST /apply-template + /tokenize (llama-server)',
+  'llama-cpp-python': 'POST /extras/tokenize/count (llama-cpp-python, ChatML framing)',
+};
 
 /** A completion as it came back, with the attempts it took. */
 interface Sample {
@@ -135,6 +213,9 @@ interface Sample {
   logprobs: TokenLogprob[] | null;
   finishReason: string | null;
   attempts: AttemptRecord[];
+  responseFormat: ResponseFormatMode;
+  usage: { promptTokens: number | null; completionTokens: number | null } | null;
+  wallMs: number;
 }
 
 /** Reads `Retry-After` / `retry-after-ms` from an error's headers, in milliseconds. */
@@ -260,7 +341,19 @@ export function batchRows(groups: RewardGroup[], ctx: IterationContext): Record<
 export class LlmAgent implements Agent {
   readonly name = 'llm';
   private readonly client: OpenAI;
-  private readonly o: Required<Omit<LlmOptions, 'policyUpdateCommand' | 'extraBody'>> & { policyUpdateCommand: string | null; extraBody: Record<string, unknown> | null };
+  private readonly o: Required<Omit<LlmOptions, 'policyUpdateCommand' | 'extraBody' | 'contextTokens'>> & {
+    policyUpdateCommand: string | null;
+    extraBody: Record<string, unknown> | null;
+    contextTokens: number | null;
+  };
+  /** How requests ask for structured output now (lowered when the server refuses a form). */
+  private format: ResponseFormatMode;
+  /** The model's context in tokens: given, asked of the server, or learnt from a refusal (undefined: not asked yet). */
+  private context: number | null | undefined;
+  /** The tokenizer endpoint that answered (null: none does; undefined: not tried yet). */
+  private tokenizer: TokenizerEndpoint | null | undefined;
+  /** Tasks whose full prompt does not fit (auto form), with why. */
+  private readonly compactTasks = new Map<string, string>();
   private adapter: string | null = null;
   private version = 0;
   private updates: PolicyUpdateRecord[] = [];
@@ -278,6 +371,13 @@ export class LlmAgent implements Agent {
       maxRetries: 0,
       timeout: this.o.timeoutSeconds * 1000,
     });
+    this.format = this.o.structuredOutput ? 'json_schema' : 'none';
+    this.context = this.o.contextTokens ?? undefined;
+  }
+
+  /** How requests ask for structured output now (see `RESPONSE_FORMATS`). */
+  responseFormatMode(): ResponseFormatMode {
+    return this.format;
   }
 
   /** The model name requests go to: the current adapter, or the base model. */
@@ -285,13 +385,21 @@ export class LlmAgent implements Agent {
     return this.adapter ?? this.o.model;
   }
 
-  /** Asks the server for `n` completions of `messages`, retrying transient failures. */
-  private async request(messages: ChatMessage[], n: number, rng: Rng): Promise<{ ok: true; samples: Sample[] } | { ok: false; error: string; attempts: AttemptRecord[] }> {
+  /**
+   * Asks the server for `n` completions of `messages`, retrying transient failures. A request
+   * whose `response_format` the server refuses (`refusesFormat`) is sent
+   * again at once with the next form of `RESPONSE_FORMATS`; the first form accepted is kept.
+   */
+  private async request(messages: ChatMessage[], n: number, rng: Rng, brief: TaskBrief): Promise<{ ok: true; samples: Sample[] } | { ok: false; error: string; attempts: AttemptRecord[] }> {
     const attempts: AttemptRecord[] = [];
     const maxAttempts = this.o.retries + 1;
-    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+    let mode = this.format;
+    let failures = 0;
+    for (let attempt = 1; ; attempt++) {
+      const t0 = performance.now();
       try {
-        const res = await this.client.chat.completions.create({
+        const rf = responseFormat(mode, brief);
+        const body = {
           ...(this.o.extraBody ?? {}),
           model: this.servedModel(),
           messages,
@@ -300,10 +408,17 @@ export class LlmAgent implements Agent {
           max_tokens: this.o.maxTokens,
           n,
           ...(this.o.logprobs ? { logprobs: true } : {}),
-          ...(this.o.structuredOutput ? { response_format: { type: 'json_schema' as const, json_schema: { name: 'job_spec', schema: jobSpecJsonSchema() } } } : {}),
-        });
+          ...(rf ? { response_format: rf } : {}),
+        } as unknown as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+        const res = await this.client.chat.completions.create(body);
         if (!Array.isArray(res.choices) || res.choices.length === 0) throw new Error('the server answered without choices');
+        const wallMs = Math.round(performance.now() - t0);
         attempts.push({ attempt, ok: true, status: 200 });
+        if (mode !== this.format) {
+          this.log(`the server refused response_format ${this.format}; using ${mode} from now on (the reply is validated and repaired as always)`);
+          this.format = mode;
+        }
+        const usage = res.usage ? { promptTokens: res.usage.prompt_tokens ?? null, completionTokens: res.usage.completion_tokens ?? null } : null;
         return {
           ok: true,
           samples: res.choices.map((c, i) => ({
@@ -313,33 +428,43 @@ export class LlmAgent implements Agent {
             logprobs: c.logprobs?.content ? c.logprobs.content.map((t) => ({ token: t.token, logprob: t.logprob })) : null,
             finishReason: c.finish_reason ?? null,
             attempts,
+            responseFormat: mode,
+            usage,
+            wallMs,
           })),
         };
       } catch (err) {
         const info = err instanceof Error && err.message === 'the server answered without choices' ? { retryable: true, message: err.message } : classifyError(err, this.o.timeoutSeconds);
         info.message = oneLine(info.message, MAX_ISSUE_CHARS); // a server's error body is not ours to store whole
-        const rec: AttemptRecord = { attempt, ok: false, error: info.message, ...('status' in info && info.status !== undefined ? { status: info.status } : {}) };
+        const status = 'status' in info ? info.status : undefined;
+        const rec: AttemptRecord = { attempt, ok: false, error: info.message, ...(status !== undefined ? { status } : {}) };
         attempts.push(rec);
-        if (!info.retryable || attempt === maxAttempts) {
+        const next = RESPONSE_FORMATS[RESPONSE_FORMATS.indexOf(mode) + 1];
+        if (mode !== 'none' && next && refusesFormat(status, info.message)) {
+          rec.error = `${info.message} (response_format ${mode} refused? trying ${next})`;
+          mode = next;
+          continue;
+        }
+        failures++;
+        if (!info.retryable || failures >= maxAttempts) {
           const why = info.retryable ? `gave up after ${attempt} attempt(s)` : 'not retried';
           return { ok: false, error: `the LLM request failed (${why}): ${info.message}`, attempts };
         }
         const ra = 'retryAfterMs' in info ? info.retryAfterMs : undefined;
-        const wait = ra !== undefined ? Math.min(ra, MAX_RETRY_AFTER_MS) : backoffDelay(attempt, this.o.backoffMs, rng);
+        const wait = ra !== undefined ? Math.min(ra, MAX_RETRY_AFTER_MS) : backoffDelay(failures, this.o.backoffMs, rng);
         rec.waitMs = wait;
         if (ra !== undefined) rec.retryAfterMs = ra;
         this.log(`LLM request attempt ${attempt} failed (${info.message}); retrying in ${wait} ms`);
         await new Promise((r) => setTimeout(r, wait));
       }
     }
-    throw new Error('unreachable');
   }
 
   /** One completion of the initial prompt, from the pool of an earlier `n` > 1 request when possible. */
-  private async sampleInitial(key: string, messages: ChatMessage[], rng: Rng): Promise<{ ok: true; sample: Sample } | { ok: false; error: string; attempts: AttemptRecord[] }> {
+  private async sampleInitial(key: string, messages: ChatMessage[], rng: Rng, brief: TaskBrief): Promise<{ ok: true; sample: Sample } | { ok: false; error: string; attempts: AttemptRecord[] }> {
     const pooled = this.pool.get(key);
     if (pooled?.length) return { ok: true, sample: pooled.shift()! };
-    const r = await this.request(messages, this.o.n, rng);
+    const r = await this.request(messages, this.o.n, rng, brief);
     if (!r.ok) return r;
     this.pool.clear(); // older leftovers belong to prompts that will not come again
     this.pool.set(key, r.samples.slice(1));
@@ -369,59 +494,202 @@ export class LlmAgent implements Agent {
   /** Writes one job spec for `brief`: prompt, completion, checks, at most one repair turn. */
   async propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal> {
     await this.ensureAdapter();
-    const messages = buildPrompt(brief, {
-      history: ctx.history.map((h) => ({ spec: h.spec, reward: h.reward, status: h.status, error: h.error })),
-      historyLimit: this.o.historyLimit,
-    });
-    const key = `${ctx.iteration}:${brief.id}:${createHash('sha256').update(JSON.stringify(messages)).digest('hex')}`;
-    const trace: LlmTrace = {
-      kind: 'llm',
-      model: this.o.model,
-      adapter: this.adapter,
-      messages,
-      completion: null,
-      logprobs: null,
-      turns: [],
-      repaired: false,
-      error: null,
-      sampling: { temperature: this.o.temperature, topP: this.o.topP, maxTokens: this.o.maxTokens, n: this.o.n },
-    };
-    const first = await this.sampleInitial(key, messages, ctx.rng);
-    if (!first.ok) {
-      trace.turns.push({ turn: 'initial', requestId: null, choiceIndex: 0, attempts: first.attempts, completion: null, logprobs: null, finishReason: null, error: first.error });
-      trace.error = first.error;
-      return { spec: null, trace, rejected: { kind: 'llm-error', error: first.error } };
-    }
-    let sample = first.sample;
-    let check = checkReply(sample.content, brief);
-    trace.turns.push(this.turn('initial', sample, check.ok ? null : check.error));
-    trace.completion = clipCompletion(sample.content);
-    trace.logprobs = sample.logprobs;
-    if (!check.ok) {
-      const repairMessages: ChatMessage[] = [...messages, { role: 'assistant', content: clipCompletion(sample.content) ?? '' }, { role: 'user', content: repairMessage(check.error, brief) }];
-      const second = await this.request(repairMessages, 1, ctx.rng);
-      trace.repaired = true;
-      if (!second.ok) {
-        trace.turns.push({ turn: 'repair', requestId: null, choiceIndex: 0, attempts: second.attempts, completion: null, logprobs: null, finishReason: null, error: second.error });
-        trace.error = `${check.error} (the repair turn failed: ${second.error})`;
-        return { spec: check.spec, trace, rejected: { kind: 'invalid', error: trace.error } };
+    const history: PromptHistoryItem[] = ctx.history.map((h) => ({ spec: h.spec, reward: h.reward, status: h.status, error: h.error }));
+    for (;;) {
+      const chosen = await this.choosePrompt(brief, history);
+      const messages = chosen.messages;
+      const key = `${ctx.iteration}:${brief.id}:${createHash('sha256').update(JSON.stringify(messages)).digest('hex')}`;
+      const trace: LlmTrace = {
+        kind: 'llm',
+        model: this.o.model,
+        adapter: this.adapter,
+        messages,
+        completion: null,
+        logprobs: null,
+        turns: [],
+        repaired: false,
+        error: null,
+        sampling: { temperature: this.o.temperature, topP: this.o.topP, maxTokens: this.o.maxTokens, n: this.o.n },
+        prompt: chosen.info,
+      };
+      if (chosen.error) {
+        trace.error = chosen.error;
+        return { spec: null, trace, rejected: { kind: 'llm-error', error: chosen.error } };
       }
-      sample = second.samples[0];
-      check = checkReply(sample.content, brief);
-      trace.turns.push(this.turn('repair', sample, check.ok ? null : check.error));
-      trace.messages = repairMessages;
+      const first = await this.sampleInitial(key, messages, ctx.rng, brief);
+      if (!first.ok) {
+        // The server says the full prompt is too long: the compact one, from now on for this task.
+        const over = contextOverflow(first.error);
+        if (over.overflow && chosen.info.form === 'full' && this.o.promptForm === 'auto') {
+          if (over.contextTokens !== null) this.context = over.contextTokens;
+          const why = `the server refused the full prompt as too long (${oneLine(first.error, 300)})`;
+          this.compactTasks.set(brief.id, why);
+          this.log(`${brief.id}: ${why}; using the compact prompt`);
+          continue;
+        }
+        trace.turns.push({ turn: 'initial', requestId: null, choiceIndex: 0, attempts: first.attempts, completion: null, logprobs: null, finishReason: null, error: first.error });
+        trace.error = first.error;
+        return { spec: null, trace, rejected: { kind: 'llm-error', error: first.error } };
+      }
+      let sample = first.sample;
+      let check = checkReply(sample.content, brief);
+      trace.turns.push(this.turn('initial', sample, check.ok ? null : check.error));
       trace.completion = clipCompletion(sample.content);
       trace.logprobs = sample.logprobs;
       if (!check.ok) {
-        trace.error = check.error;
-        return { spec: check.spec, trace, rejected: { kind: 'invalid', error: `after a repair turn: ${check.error}` } };
+        const repairMessages: ChatMessage[] = [...messages, { role: 'assistant', content: clipCompletion(sample.content) ?? '' }, { role: 'user', content: repairMessage(check.error, brief) }];
+        const second = await this.request(repairMessages, 1, ctx.rng, brief);
+        trace.repaired = true;
+        if (!second.ok) {
+          trace.turns.push({ turn: 'repair', requestId: null, choiceIndex: 0, attempts: second.attempts, completion: null, logprobs: null, finishReason: null, error: second.error });
+          trace.error = `${check.error} (the repair turn failed: ${second.error})`;
+          return { spec: check.spec, trace, rejected: { kind: 'invalid', error: trace.error } };
+        }
+        sample = second.samples[0];
+        check = checkReply(sample.content, brief);
+        trace.turns.push(this.turn('repair', sample, check.ok ? null : check.error));
+        trace.messages = repairMessages;
+        trace.completion = clipCompletion(sample.content);
+        trace.logprobs = sample.logprobs;
+        if (!check.ok) {
+          trace.error = check.error;
+          return { spec: check.spec, trace, rejected: { kind: 'invalid', error: `after a repair turn: ${check.error}` } };
+        }
+      }
+      return { spec: check.spec, trace };
+    }
+  }
+
+  /**
+   * The compact prompt's example: the best-rewarded earlier spec on the task that is still valid
+   * (so the compact form keeps learning in context), else the task's public baseline spec.
+   */
+  private compactExample(brief: TaskBrief, history: PromptHistoryItem[]): unknown {
+    const best = history
+      .filter((h) => h.reward !== null && h.spec !== null && typeof h.spec === 'object' && validateSpec(h.spec, brief).ok)
+      .sort((a, b) => (b.reward as number) - (a.reward as number))[0];
+    if (best) return best.spec;
+    try {
+      return getPublicTask(brief.id).baseline;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The prompt for one proposal and why that form: see `LlmOptions.promptForm`. With the context
+   * known, the chosen prompt is measured in the model's tokens; one that leaves less than
+   * `maxTokens` for the reply is an error naming the sizes.
+   */
+  private async choosePrompt(brief: TaskBrief, history: PromptHistoryItem[]): Promise<{ messages: ChatMessage[]; info: NonNullable<LlmTrace['prompt']>; error?: string }> {
+    const full = (): ChatMessage[] => buildPrompt(brief, { history, historyLimit: this.o.historyLimit });
+    const example = this.compactExample(brief, history);
+    const compact = (): ChatMessage[] => buildPrompt(brief, { compact: true, example });
+    const maxTokens = this.o.maxTokens;
+    const context = await this.contextSize();
+    const fit = async (form: 'full' | 'compact', messages: ChatMessage[], why: string): Promise<{ messages: ChatMessage[]; info: NonNullable<LlmTrace['prompt']>; error?: string }> => {
+      const m = context !== null ? await this.countTokens(messages) : null;
+      const info = { form, tokens: m?.tokens ?? null, contextTokens: context, measuredBy: m?.by ?? null, why };
+      if (m && context !== null && m.tokens + maxTokens > context) {
+        return { messages, info, error: `the ${form} prompt is ${m.tokens} tokens; with --max-tokens ${maxTokens} it exceeds the model's context of ${context} tokens: lower --max-tokens or serve the model with a larger context` };
+      }
+      return { messages, info };
+    };
+    if (this.o.promptForm === 'full' || (this.o.promptForm === 'auto' && example === null)) return fit('full', full(), this.o.promptForm === 'full' ? '--llm-prompt full' : 'no example spec for the compact form');
+    if (this.o.promptForm === 'compact') return fit('compact', compact(), '--llm-prompt compact');
+    const known = this.compactTasks.get(brief.id);
+    if (known) return fit('compact', compact(), known);
+    if (context === null) return { messages: full(), info: { form: 'full', tokens: null, contextTokens: null, measuredBy: null, why: 'the model\'s context is unknown (no --llm-context, and the server does not say): the full prompt until the server refuses it as too long' } };
+    const messages = full();
+    const m = await this.countTokens(messages);
+    if (m === null) return { messages, info: { form: 'full', tokens: null, contextTokens: context, measuredBy: null, why: 'the server offers no tokenizer endpoint: the full prompt until the server refuses it as too long' } };
+    if (m.tokens + maxTokens <= context) return { messages, info: { form: 'full', tokens: m.tokens, contextTokens: context, measuredBy: m.by, why: `${m.tokens} prompt tokens + ${maxTokens} for the reply fit the context of ${context}` } };
+    const why = `the full prompt is ${m.tokens} tokens (${m.by}); with ${maxTokens} for the reply it exceeds the context of ${context}`;
+    this.compactTasks.set(brief.id, why);
+    this.log(`${brief.id}: ${why}; using the compact prompt`);
+    return fit('compact', compact(), why);
+  }
+
+  /** The model's context in tokens: `contextTokens`, else what the server says (vLLM's `/v1/models`, llama-server's `/props`), else null. */
+  private async contextSize(): Promise<number | null> {
+    if (this.context !== undefined) return this.context;
+    const root = serverRoot(this.o.baseUrl);
+    const models = await this.getJson(`${root}/v1/models`);
+    const listed = Array.isArray((models as { data?: unknown })?.data) ? ((models as { data: { id?: string; max_model_len?: unknown }[] }).data) : [];
+    const mine = listed.find((m) => m.id === this.servedModel()) ?? listed.find((m) => m.id === this.o.model);
+    let n = Number(mine?.max_model_len);
+    if (!(n > 0)) {
+      const props = (await this.getJson(`${root}/props`)) as { default_generation_settings?: { n_ctx?: unknown }; n_ctx?: unknown } | null;
+      n = Number(props?.default_generation_settings?.n_ctx ?? props?.n_ctx);
+    }
+    this.context = Number.isFinite(n) && n > 0 ? n : null;
+    return this.context;
+  }
+
+  /**
+   * The prompt's length in the model's own tokens, from the first endpoint that answers: vLLM's
+   * `POST /tokenize` with the messages (chat template applied), llama-server's
+   * `POST /apply-template` then `POST /tokenize`, llama-cpp-python's `POST /extras/tokenize/count`
+   * on the messages in ChatML framing (the chat template of ChatML models such as SmolLM2 and Qwen).
+   */
+  private async countTokens(messages: ChatMessage[]): Promise<{ tokens: number; by: string } | null> {
+    const root = serverRoot(this.o.baseUrl);
+    const order: TokenizerEndpoint[] = this.tokenizer ? [this.tokenizer] : this.tokenizer === null ? [] : ['vllm', 'llama-server', 'llama-cpp-python'];
+    for (const t of order) {
+      let tokens: number | null = null;
+      if (t === 'vllm') {
+        const r = (await this.postJson(`${root}/tokenize`, { model: this.servedModel(), messages })) as { count?: unknown } | null;
+        tokens = typeof r?.count === 'number' ? r.count : null;
+      } else if (t === 'llama-server') {
+        const tpl = (await this.postJson(`${root}/apply-template`, { messages })) as { prompt?: unknown } | null;
+        if (typeof tpl?.prompt === 'string') {
+          const r = (await this.postJson(`${root}/tokenize`, { content: tpl.prompt, add_special: true, parse_special: true })) as { tokens?: unknown } | null;
+          tokens = Array.isArray(r?.tokens) ? r.tokens.length : null;
+        }
+      } else {
+        const text = messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
+        const r = (await this.postJson(`${root}/extras/tokenize/count`, { input: text, model: this.servedModel() })) as { count?: unknown } | null;
+        tokens = typeof r?.count === 'number' ? r.count : null;
+      }
+      if (tokens !== null) {
+        this.tokenizer = t;
+        return { tokens, by: TOKENIZER_LABELS[t] };
       }
     }
-    return { spec: check.spec, trace };
+    if (this.tokenizer === undefined) this.tokenizer = null;
+    return null;
+  }
+
+  /** GET a JSON document from the server (null on any failure). */
+  private async getJson(url: string): Promise<unknown> {
+    return this.fetchJson(url, { method: 'GET' });
+  }
+
+  /** POST a JSON body to the server; the parsed answer, or null on any failure. */
+  private async postJson(url: string, body: unknown): Promise<unknown> {
+    return this.fetchJson(url, { method: 'POST', body: JSON.stringify(body) });
+  }
+
+  private async fetchJson(url: string, init: { method: string; body?: string }): Promise<unknown> {
+    try {
+      const key = process.env[this.o.apiKeyEnv];
+      const res = await fetch(url, {
+        ...init,
+        headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        signal: AbortSignal.timeout(Math.min(30, this.o.timeoutSeconds) * 1000),
+      });
+      if (!res.ok) return null;
+      return await res.json();
+    } catch {
+      return null;
+    }
   }
 
   private turn(turn: 'initial' | 'repair', s: Sample, error: string | null): TurnRecord {
-    return { turn, requestId: s.requestId, choiceIndex: s.choiceIndex, attempts: s.attempts, completion: clipCompletion(s.content), logprobs: s.logprobs, finishReason: s.finishReason, error };
+    return {
+      turn, requestId: s.requestId, choiceIndex: s.choiceIndex, attempts: s.attempts, completion: clipCompletion(s.content), logprobs: s.logprobs, finishReason: s.finishReason, error,
+      responseFormat: s.responseFormat, usage: s.usage, wallMs: s.wallMs,
+    };
   }
 
   /**
