@@ -2,7 +2,7 @@
  * End to end against a real model server: `rrl train --agent llm` on llama.cpp (llama-cpp-python's
  * OpenAI-compatible server, started and stopped here on 127.0.0.1) serving SmolLM2-135M-Instruct,
  * with structured output on. What the real server does is what the agent must cope with: it refuses
- * `response_format: json_schema` (422; it knows `json_object` with a `schema`), refuses the full
+ * `response_format: json_schema` (HTTP 500 naming `response_format`; it knows `json_object` with a `schema`), refuses the full
  * prompt as longer than its 2048-token context, and constrains replies with a grammar built from the
  * schema the agent sends. The run must finish with every reply recorded in the store.
  *
