@@ -10,7 +10,7 @@ import { validateSpec } from '../inner/validate.js';
 import { train } from './loop.js';
 import { LocalExecutor } from '../run/local.js';
 import { Store } from '../store/store.js';
-import type { Agent, Proposal, RewardGroup } from './agents/types.js';
+import { ScriptedAgent } from '../testing/scripted-agent.js';
 
 test('rung shares climb by eta from the minimum share and end at the full budget', () => {
   const close = (a: number[], b: number[]) => assert.ok(a.length === b.length && a.every((v, i) => Math.abs(v - b[i]) < 1e-12), `${a} vs ${b}`);
@@ -83,40 +83,18 @@ test('a proposal stopped early is paid its own score, never more than one promot
   assert.equal(outerReward(i).bonus, 0.5);
 });
 
-/** Proposes from a fixed list of specs (in order) and records what it was paid. */
-class ListAgent implements Agent {
-  readonly name = 'list';
-  readonly updates: RewardGroup[][] = [];
-  private n = 0;
-  constructor(private readonly specs: unknown[]) {}
-  async propose(): Promise<Proposal> {
-    const i = this.n++;
-    return { spec: this.specs[i % this.specs.length], trace: { i } };
-  }
-  async update(groups: RewardGroup[]) {
-    this.updates.push(groups);
-    return {};
-  }
-  async state() {
-    return { n: this.n };
-  }
-  async load(s: unknown) {
-    this.n = (s as { n: number }).n;
-  }
-}
-
 test('a real run with successive halving: every rung stored, the best promoted, every proposal paid', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-fidelity-'));
   const task = 'two-spirals';
   const baseline = getPublicTask(task).baseline as { model: object; algorithm: object; budget: object };
   const base = { ...baseline, budget: { ...baseline.budget, examples: 20_000 } };
   // Four proposals of different quality (one invalid) on a task whose jobs train in well under a second.
-  const agent = new ListAgent([
+  const agent = new ScriptedAgent(([
     { ...base, model: { ...base.model, hidden: [32, 32] }, seed: 1 },
     { ...base, model: { ...base.model, hidden: [4] }, seed: 2 },
     { ...base, algorithm: { ...base.algorithm, learningRate: 7 } },
     { ...base, model: { ...base.model, hidden: [16, 16] }, seed: 3 },
-  ]);
+  ] as unknown[]).map((spec) => () => spec));
   const executor = new LocalExecutor({ workers: 2 });
   try {
     const summary = await train(dir, { tasks: [task], agent: 'random', iterations: 1, group: 4, seed: 3, fidelity: { mode: 'asha', eta: 2, minShare: 0.25 } }, executor, { agent, cache: null });

@@ -7,29 +7,7 @@ import { train } from './loop.js';
 import { LocalExecutor } from '../run/local.js';
 import { Store } from '../store/store.js';
 import { arsSpec } from '../testing/specs.js';
-import type { Agent, Proposal, RewardGroup } from './agents/types.js';
-
-/** An agent that proposes from a fixed script and records what it was paid. */
-class ScriptedAgent implements Agent {
-  readonly name = 'scripted';
-  readonly updates: RewardGroup[][] = [];
-  private n = 0;
-  constructor(private readonly script: ((i: number) => unknown)[]) {}
-  async propose(): Promise<Proposal> {
-    const i = this.n++;
-    return { spec: this.script[i % this.script.length](i), trace: { slot: i } };
-  }
-  async update(groups: RewardGroup[]) {
-    this.updates.push(groups);
-    return {};
-  }
-  async state() {
-    return { n: this.n };
-  }
-  async load(s: unknown) {
-    this.n = (s as { n: number }).n;
-  }
-}
+import { ScriptedAgent } from '../testing/scripted-agent.js';
 
 test('invalid specs and crashing jobs are recorded with a penalty while the loop goes on', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-loop-'));
