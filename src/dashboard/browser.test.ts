@@ -38,6 +38,8 @@ const doneIterations = (page: Page): Promise<number> => page.locator('#iteration
 
 test('a short rrl train: the open run page shows each new iteration without reloading', { skip, timeout: 600_000 }, async () => {
   const dir = join(root, 'live-run');
+  // The browser starts first (seconds on a busy machine): the run's jobs train in about a second each.
+  const browserFirst = await launchBrowser();
   const child: ChildProcess = spawn(process.execPath, [bin, 'train', '--tasks', 'cartpole-short', '--iterations', '3', '--group', '2', '--workers', '2', '--run', dir], {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -45,7 +47,7 @@ test('a short rrl train: the open run page shows each new iteration without relo
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
   let dash: RunningDashboard | null = null;
-  let browser: Browser | null = null;
+  let browser: Browser | null = browserFirst;
   try {
     // The store appears as soon as the run starts.
     while (!existsSync(join(dir, 'store.db'))) {
@@ -53,7 +55,6 @@ test('a short rrl train: the open run page shows each new iteration without relo
       await new Promise((r) => setTimeout(r, 100));
     }
     dash = await startDashboard(new RunCatalog([dir]), { port: 0, pollMs: 200 });
-    browser = await launchBrowser();
     const { page, problems } = await openPage(browser, dash.url);
     await page.goto(`${dash.url}/runs/live-run`);
     await page.waitForSelector('body[data-ready]');

@@ -58,6 +58,8 @@ export interface RunDetail {
   perTask: IterationFigures[];
   baselines: { task: string; jobId: number; status: string; normalized: number | null; stderr: number | null }[];
   best: { task: string; jobId: number; iteration: number; normalized: number; stderr: number | null }[];
+  /** Successive halving (`--fidelity asha`): per iteration, task and rung, jobs trained and promoted to the next rung. */
+  promotions: { iteration: number; task: string; rung: number; share: number | null; trained: number; promoted: number; best: number | null }[];
 }
 
 /** A row of the jobs table. */
@@ -117,14 +119,14 @@ export interface JobDetail {
 /** True when an error only means the writer has not created the tables yet. */
 export const notYet = (err: unknown): boolean => /no such table/i.test(String((err as Error)?.message));
 
-const columnsCache = new WeakMap<Database.Database, { stderr: string; groupId: string }>();
+const columnsCache = new WeakMap<Database.Database, { stderr: string; groupId: string; rung: boolean }>();
 
 /** Column expressions that stores written by older versions lack. */
-function cols(db: Database.Database): { stderr: string; groupId: string } {
+function cols(db: Database.Database): { stderr: string; groupId: string; rung: boolean } {
   let c = columnsCache.get(db);
   if (!c) {
     const has = (table: string, column: string): boolean => (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((r) => r.name === column);
-    c = { stderr: has('scores', 'stderr') ? 's.stderr' : 'NULL', groupId: has('rewards', 'group_id') ? 'r.group_id' : 'NULL' };
+    c = { stderr: has('scores', 'stderr') ? 's.stderr' : 'NULL', groupId: has('rewards', 'group_id') ? 'r.group_id' : 'NULL', rung: has('jobs', 'rung') };
     columnsCache.set(db, c);
   }
   return c;
@@ -189,7 +191,7 @@ const FROM = `FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN reward
 export function runDetail(db: Database.Database): RunDetail | null {
   const summary = runSummary(db);
   if (!summary) return null;
-  const { stderr } = cols(db);
+  const { stderr, rung } = cols(db);
   const config = parse((db.prepare('SELECT config FROM runs LIMIT 1').get() as { config: string }).config);
   const perIteration = db.prepare(`SELECT j.iteration, ${FIGURES} ${FROM} GROUP BY j.iteration ORDER BY j.iteration`).all() as IterationFigures[];
   const stored = new Map(
@@ -223,7 +225,17 @@ export function runDetail(db: Database.Database): RunDetail | null {
         WHERE j.kind = 'proposal' GROUP BY j.task ORDER BY j.task`,
     )
     .all() as RunDetail['best'];
-  return { summary, config, iterations, perTask, baselines, best };
+  // A rung job is promoted when its proposal has a job at the next rung (stores before fidelity have no rung column).
+  const promotions = rung
+    ? (db
+        .prepare(
+          `SELECT a.iteration, a.task, a.rung, max(a.share) AS share, count(*) AS trained, max(s.normalized) AS best,
+                  sum(EXISTS (SELECT 1 FROM jobs b WHERE b.kind = 'rung' AND b.parent_id = a.parent_id AND b.rung = a.rung + 1)) AS promoted
+             FROM jobs a LEFT JOIN scores s ON s.job_id = a.id WHERE a.kind = 'rung' GROUP BY a.iteration, a.task, a.rung ORDER BY a.iteration, a.task, a.rung`,
+        )
+        .all() as RunDetail['promotions'])
+    : [];
+  return { summary, config, iterations, perTask, baselines, best, promotions };
 }
 
 const LIST_COLUMNS = (stderr: string): string => `j.id, j.iteration, j.slot, j.task, j.kind, j.status, j.failure_kind AS failureKind, j.error,

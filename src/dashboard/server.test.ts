@@ -65,6 +65,7 @@ test('the API gives the runs, a run’s figures, filtered jobs and a job with it
     assert.deepEqual(run.baselines.map((b: { task: string }) => b.task), ['cartpole-short', 'iris-species']);
     assert.equal(run.iterations[0].entropy, 20);
     assert.equal(run.iterations[0].decisions, 2, "the controller's choices per proposal, from its traces");
+    assert.deepEqual(run.promotions, [], 'no successive halving in this run');
     for (const it of run.iterations) {
       const parts = run.perTask.filter((p: { iteration: number }) => p.iteration === it.iteration);
       assert.equal(it.jobs, 10);
@@ -227,6 +228,41 @@ test('beyond loopback every request needs the token: header, or a cookie set by 
     const cookie = String(login.headers['set-cookie']).split(';')[0];
     assert.match(String(login.headers['set-cookie']), /HttpOnly; SameSite=Strict/);
     assert.equal((await get(base, '/api/runs/big', { headers: { cookie } })).status, 200);
+  } finally {
+    await d.close();
+  }
+});
+
+test('a run with successive halving: per rung, the jobs trained and those promoted; its rung jobs filter by kind', async () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'rrl-dash-asha-')), 'asha');
+  const store = new Store(dir);
+  const task = 'iris-species';
+  try {
+    store.createRun('asha', { tasks: [task], agent: 'controller', iterations: 1, group: 3, seed: 1, reward: { rule: 'improvement', lambda: 0.5 } });
+    store.startIteration('asha', 0);
+    const proposals = store.addJobs('asha', [0, 1, 2].map((slot) => ({ iteration: 0, slot, task, kind: 'proposal' as const, agent: 'controller', spec: {}, trace: null })));
+    let slot = 0; // rung jobs number their slots on across rungs, as the loop does
+    const rung = (r: number, parents: number[], share: number): number[] =>
+      store.addJobs('asha', parents.map((parentId) => ({ iteration: 0, slot: slot++, task, kind: 'rung' as const, agent: 'controller', spec: {}, trace: null, rung: r, parentId, share })));
+    const r0 = rung(0, proposals, 1 / 3);
+    r0.forEach((id, k) => store.finishJob(id, { status: 'succeeded', examples: 100, cpuSeconds: 0.1, wallSeconds: 0.1, score: { raw: 0.5 + k / 10, normalized: 0.2 + k / 10, stderr: 0.01 } }));
+    const r1 = rung(1, [proposals[2]], 1); // the best of rung 0 goes on
+    store.finishJob(r1[0], { status: 'succeeded', examples: 300, cpuSeconds: 0.3, wallSeconds: 0.3, score: { raw: 0.9, normalized: 0.8, stderr: 0.01 } });
+  } finally {
+    store.close();
+  }
+  const d = await startDashboard(new RunCatalog([dir]), { port: 0 });
+  try {
+    const run = await json(d.url, `/api/runs/${(await json(d.url, '/api/runs'))[0].key}`);
+    assert.deepEqual(
+      run.promotions.map((p: { rung: number; trained: number; promoted: number; best: number }) => [p.rung, p.trained, p.promoted, p.best]),
+      [
+        [0, 3, 1, 0.4],
+        [1, 1, 0, 0.8],
+      ],
+    );
+    const key = (await json(d.url, '/api/runs'))[0].key;
+    assert.equal((await json(d.url, `/api/runs/${key}/jobs?kind=rung`)).rows.length, 4);
   } finally {
     await d.close();
   }

@@ -115,7 +115,7 @@ function filterOf(q: URLSearchParams): JobFilter {
   if (iteration) f.iteration = intOf('iteration', iteration);
   const kind = q.get('kind');
   if (kind) {
-    if (kind !== 'proposal' && kind !== 'baseline') throw new HttpError(400, `kind: expected proposal or baseline, got "${oneLine(kind, 40)}"`);
+    if (kind !== 'proposal' && kind !== 'baseline' && kind !== 'rung') throw new HttpError(400, `kind: expected proposal, baseline or rung, got "${oneLine(kind, 40)}"`);
     f.kind = kind;
   }
   return f;

@@ -185,6 +185,7 @@ async function runPage(key) {
         </div>
         <h2>Iterations</h2><div id="iterations"></div>
         <h2>Best job per task</h2><div id="best"></div>
+        <div id="promotions"></div>
         <h2>Configuration</h2><pre class="spec" id="config"></pre>`;
       shell = true;
     }
@@ -265,6 +266,15 @@ async function runPage(key) {
           <td class="num">${base ? num(base.normalized) : '–'}</td><td>${base ? `<a href="/runs/${esc(key)}/jobs/${base.jobId}">job ${base.jobId}</a>` : '–'}</td></tr>`;
       })
       .join('')}</tbody></table>`;
+    document.getElementById('promotions').innerHTML = d.promotions.length
+      ? `<h2>Successive halving: what was promoted</h2><table id="promotion-table"><thead><tr><th class="num">iteration</th><th>task</th><th class="num">rung</th><th class="num">share of budget</th>
+        <th class="num">trained</th><th class="num">promoted</th><th class="num">best score</th></tr></thead><tbody>${d.promotions
+          .map(
+            (p) => `<tr><td class="num"><a href="/runs/${esc(key)}/jobs?iteration=${p.iteration}&kind=rung">${p.iteration + 1}</a></td><td>${esc(p.task)}</td><td class="num">${p.rung}</td>
+            <td class="num">${num(p.share, 3)}</td><td class="num">${p.trained}</td><td class="num">${p.promoted}</td><td class="num">${num(p.best)}</td></tr>`,
+          )
+          .join('')}</tbody></table>`
+      : '';
     document.getElementById('config').textContent = JSON.stringify(d.config, null, 2);
     done();
   };
@@ -293,7 +303,7 @@ async function jobsPage(key) {
       })
       .join('');
     main.innerHTML = `<h1>Jobs of ${esc(key)}</h1>
-      <div class="filters">${select('task', d.options.tasks)}${select('status', d.options.statuses)}${select('iteration', d.options.iterations, (v) => v + 1)}${select('kind', ['proposal', 'baseline'])}
+      <div class="filters">${select('task', d.options.tasks)}${select('status', d.options.statuses)}${select('iteration', d.options.iterations, (v) => v + 1)}${select('kind', ['proposal', 'baseline', 'rung'])}
         <span class="muted" id="count">${d.rows.length}${d.truncated ? '+ (first rows only: filter to see the rest)' : ''} job(s)</span></div>
       <table id="jobs"><thead><tr><th class="num">job</th><th class="num">iteration</th><th>task</th><th class="num">slot</th><th>status</th><th class="num">score</th><th class="num">reward</th>
       <th class="num">steps / examples</th><th class="num">CPU s</th><th class="num">wall s</th><th>failure reason</th></tr></thead><tbody>${rows}</tbody></table>`;
