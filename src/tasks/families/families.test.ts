@@ -3,9 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FAMILIES, generateFamilyTasks } from './index.js';
-import { registerTasks } from '../extra.js';
+import { FAMILIES, generateFamilyTasks, registerFamilyTasks } from './index.js';
+import { Scorer } from '../../outer/scorer.js';
 import { builtInTaskIds } from '../extra.js';
+
 import { getPublicTask, listTasks } from '../briefs.js';
 import { getHiddenEvaluation, getSupervisedEvaluation } from '../hidden.js';
 import { heldOutSeeds } from '../secret.js';
@@ -20,8 +21,7 @@ process.env.RRL_EVAL_SECRET = 'families-test-secret';
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-families-'));
 const names = Object.keys(FAMILIES);
 const PER_FAMILY = 12;
-const all = names.flatMap((f) => generateFamilyTasks(f, PER_FAMILY, 7));
-registerTasks(all);
+const all = names.flatMap((f) => registerFamilyTasks(f, PER_FAMILY, 7));
 
 /** Everything public about a task, as text, plus its definition's drawable content. */
 const publicText = (id: string): string => JSON.stringify(getPublicTask(id));
@@ -137,7 +137,17 @@ async function trainAndScore(id: string, patch: (s: JobSpecInput) => JobSpecInpu
   const spec = patch(structuredClone(baseline));
   assert.ok(validateSpec(spec, brief).ok);
   const a = await runJob(spec, brief, { outDir: join(tmp, id), data: dataForJob(id, spec) });
-  return scoreArtifact(id, a.dir);
+  const here = scoreArtifact(id, a.dir);
+  // The scorer thread draws the same families again and scores the same way.
+  const scorer = new Scorer({ workers: 1 });
+  try {
+    const there = await scorer.score(id, a.dir);
+    assert.ok(there.ok, JSON.stringify(there));
+    if (there.ok) assert.deepEqual(there.score, here);
+  } finally {
+    await scorer.close();
+  }
+  return here;
 }
 
 test('cartpole family: a short real job trains on the drawn physics and is scored on held-out deployment episodes', async () => {
@@ -153,6 +163,5 @@ for (const family of ['tabular', 'synthetic']) {
     const s = await trainAndScore(t.def.id, (spec) => ({ ...spec, algorithm: { ...(spec.algorithm as object), epochs: 5 }, budget: { examples: 3000, targetReturn: null } }) as JobSpecInput);
     assert.ok(Number.isFinite(s.raw) && Number.isFinite(s.normalized), `raw ${s.raw}, normalized ${s.normalized}`);
     assert.ok(s.normalized > -1 && s.normalized <= 1.0001, `normalized ${s.normalized}`);
-    console.log(`${t.def.id}: raw ${s.raw}, normalized ${s.normalized}`);
   });
 }
