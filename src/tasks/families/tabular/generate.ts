@@ -113,7 +113,7 @@ export function tabularTask(id: string, p: TabularParams, seed: number): Supervi
   const poolSize = rows - Math.round(rows * testFraction);
   const cleanSize = Math.max(10, Math.round(poolSize * p.cleanShare));
   const shiftWords = `only the rows with the lowest values of ${p.shiftFeature} (lowest 40%)`;
-  const what = d.kind === 'classification' ? `the class of ${d.target} (${d.classes!.join(', ')})` : `${d.target} (${d.descriptions[d.target] ?? d.target})`;
+  const what = d.kind === 'classification' ? `the class of ${d.target} (${d.classes!.join(', ')})` : `${d.target} (${(d.descriptions[d.target] ?? d.target).replace(/\.$/, '')})`;
   return {
     id,
     title: `Predict ${d.target} from ${p.features.length} columns of the ${p.base} data`,
