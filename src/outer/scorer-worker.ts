@@ -5,6 +5,7 @@
 import { useEvalSecret } from '../tasks/secret.js';
 import { type Score, scoreArtifact } from './score.js';
 import { registerTaskDir } from '../tasks/file/register.js';
+import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 
 /** What the harness asks the scorer worker to do. */
 export interface ScoreRequest {
@@ -15,11 +16,14 @@ export interface ScoreRequest {
   timeoutMs: number;
   /** The task directories registered in the harness (user task files), registered here too. */
   taskDirs?: string[];
+  /** The generated task families registered in the harness (`registerFamilyTasks`), drawn again here. */
+  families?: FamilyDraw[];
 }
 
 /** Scores the artifact in `req.dir`; throws (and the pool reports) on any scorer error. */
 export default async function scoreInWorker(req: ScoreRequest): Promise<Score> {
   useEvalSecret(req.secret);
   for (const dir of req.taskDirs ?? []) await registerTaskDir(dir);
+  for (const f of req.families ?? []) registerFamilyTasks(f.family, f.count, f.seed);
   return scoreArtifact(req.taskId, req.dir, req.timeoutMs);
 }

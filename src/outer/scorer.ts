@@ -9,6 +9,7 @@ import { availableParallelism } from 'node:os';
 import { WorkerPool } from '../run/pool.js';
 import { evalSecret } from '../tasks/secret.js';
 import { registeredTaskDirs } from '../tasks/file/register.js';
+import { registeredFamilyDraws } from '../tasks/families/index.js';
 import type { Score } from './score.js';
 import type { ScoreRequest } from './scorer-worker.js';
 
@@ -62,8 +63,8 @@ export class Scorer {
     } catch (err) {
       return { ok: false, kind: 'score-error', error: `scoring: ${oneLine((err as Error).message)}`, wallSeconds: 0 };
     }
-    // The user's task directories go along: the scorer thread registers the same task files.
-    const out = await this.pool.run({ taskId, dir, secret, timeoutMs, taskDirs: registeredTaskDirs() }, { timeoutMs, signal: options.signal });
+    // The user's task directories and the generated families go along: the scorer thread registers the same tasks.
+    const out = await this.pool.run({ taskId, dir, secret, timeoutMs, taskDirs: registeredTaskDirs(), families: registeredFamilyDraws() }, { timeoutMs, signal: options.signal });
     if (out.ok) return { ok: true, score: out.value, wallSeconds: out.wallSeconds };
     if (out.kind === 'cancelled') return { ok: false, kind: 'cancelled', error: out.message, wallSeconds: out.wallSeconds };
     const kind: ScoreFailureKind = out.kind === 'timeout' ? 'score-timeout' : out.kind === 'out-of-memory' ? 'score-out-of-memory' : 'score-error';

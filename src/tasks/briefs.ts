@@ -33,7 +33,9 @@ const EXTRA_PUBLIC = new WeakMap<ExtraTask, PublicTask>();
 function extraPublic(t: ExtraTask): PublicTask {
   let p = EXTRA_PUBLIC.get(t);
   if (!p) {
-    p = t.kind === 'control' ? { brief: gymnasiumBrief(t.def), baseline: t.def.baseline } : { brief: supervisedBrief(t.def), baseline: t.def.baseline };
+    if (t.kind === 'control') p = { brief: gymnasiumBrief(t.def), baseline: t.def.baseline };
+    else if (t.kind === 'control-sim') p = { brief: controlBrief(t.def), baseline: t.def.baseline };
+    else p = { brief: supervisedBrief(t.def), baseline: t.def.baseline };
     EXTRA_PUBLIC.set(t, p);
   }
   return p;

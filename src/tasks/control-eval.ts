@@ -97,3 +97,24 @@ export function controlHiddenEvaluation(o: {
     },
   };
 }
+
+/**
+ * The hidden evaluation of a built-in-simulator control task whose deployment physics may come
+ * from the evaluation secret (`deployment`; else `def.hidden.params`): rebuilt whenever the
+ * secret changes, so the physics, the episodes and the anchors always belong to one secret.
+ */
+export function secretPhysicsEvaluation(
+  def: { id: string; envId: string; hidden: { params?: PhysParams; episodes: number; reference: number; referenceHow: string } },
+  deployment?: (secret: string) => PhysParams,
+): HiddenEvaluation {
+  let built: { secret: string; ev: HiddenEvaluation } | null = null;
+  const current = (): HiddenEvaluation => {
+    const secret = evalSecret();
+    if (built?.secret !== secret) {
+      const params = deployment ? deployment(secret) : def.hidden.params;
+      built = { secret, ev: controlHiddenEvaluation({ taskId: def.id, envId: def.envId, episodes: def.hidden.episodes, reference: def.hidden.reference, params, referenceHow: def.hidden.referenceHow }) };
+    }
+    return built.ev;
+  };
+  return { taskId: def.id, score: (trained) => current().score(trained), anchors: () => current().anchors() };
+}

@@ -6,13 +6,23 @@
  */
 import type { SupervisedTaskDef } from './supervised-def.js';
 import type { GymnasiumTaskDef } from './gymnasium/define.js';
+import type { ControlTaskDef } from './control/define.js';
+import type { PhysParams } from '../inner/envs/types.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './examples.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 
-/** A task added at run time: supervised from the user's data, or control on a Gymnasium environment. */
-export type ExtraTask = { kind: 'supervised'; def: SupervisedTaskDef; origin: string } | { kind: 'control'; def: GymnasiumTaskDef; origin: string };
+/**
+ * A task added at run time: supervised from the user's data, control on a Gymnasium environment,
+ * or control on a built-in simulator (generated task families, `tasks/families/`). A built-in
+ * simulator task may draw its deployment physics from the evaluation secret (`deployment`,
+ * harness side; without it the evaluation runs on `def.hidden.params`).
+ */
+export type ExtraTask =
+  | { kind: 'supervised'; def: SupervisedTaskDef; origin: string }
+  | { kind: 'control'; def: GymnasiumTaskDef; origin: string }
+  | { kind: 'control-sim'; def: ControlTaskDef; origin: string; deployment?: (secret: string) => PhysParams };
 
 const EXTRA = new Map<string, ExtraTask>();
 

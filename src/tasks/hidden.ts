@@ -7,7 +7,7 @@ import { type SupervisedEvaluation, supervisedEvaluation } from './supervised-ev
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './examples.js';
 import { CONTROL_TASKS } from './control/tasks.js';
-import { controlHiddenEvaluation } from './control-eval.js';
+import { controlHiddenEvaluation, secretPhysicsEvaluation } from './control-eval.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 import { gymnasiumHiddenEvaluation } from './gymnasium/eval.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
@@ -28,7 +28,9 @@ function extraFor(taskId: string): HiddenEvaluation | undefined {
   if (!t) return undefined;
   let e = EXTRA_EVAL.get(t);
   if (!e) {
-    e = t.kind === 'control' ? gymnasiumHiddenEvaluation(t.def) : supervisedEvaluation(t.def);
+    if (t.kind === 'control') e = gymnasiumHiddenEvaluation(t.def);
+    else if (t.kind === 'control-sim') e = secretPhysicsEvaluation(t.def, t.deployment);
+    else e = supervisedEvaluation(t.def);
     EXTRA_EVAL.set(t, e);
   }
   return e;

@@ -1,0 +1,110 @@
+/**
+ * The CartPole family: the built-in simulator's physics (pole length and mass, cart mass, push
+ * magnitude) drawn from a seeded space inside the simulator's declared ranges, a deployment shift
+ * of up to ±30% whose exact amount only the hidden evaluation knows, and a varied budget cap.
+ * The brief states the nominal physics, the shift band and the budget in words.
+ */
+import { getEnvironment } from '../../../inner/envs/index.js';
+import type { PhysParams } from '../../../inner/envs/types.js';
+import { Rng, mixSeed } from '../../../util/rng.js';
+import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
+import type { ExtraTask } from '../../extra.js';
+import { type TaskFamily, familyOrigin, familyTaskId, sig } from '../types.js';
+import { cartpoleDeployment, cartpoleHidden } from './hidden.js';
+
+/** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
+export const CARTPOLE_SPACE = {
+  poleLength: [0.25, 1.2],
+  massPole: [0.05, 0.5],
+  massCart: [0.5, 2.0],
+  forceMag: [5, 20],
+  shifts: [0, 0.1, 0.2, 0.3],
+  budgets: [10_000, 20_000, 50_000, 100_000],
+} as const;
+
+const OBS = [
+  { name: 'x', description: 'cart position (m), 0 at the centre, episode ends beyond ±2.4' },
+  { name: 'x_dot', description: 'cart velocity (m/s)' },
+  { name: 'theta', description: 'pole angle from upright (rad), episode ends beyond ±0.2095' },
+  { name: 'theta_dot', description: 'pole angular velocity (rad/s)' },
+];
+
+const TUNED = ['poleLength', 'massPole', 'massCart', 'forceMag'] as const;
+
+/** The parameters one CartPole task is made from. */
+export interface CartpoleParams {
+  nominal: PhysParams;
+  shift: number;
+  budget: number;
+}
+
+/** Draws one task's parameters. */
+export function drawCartpoleParams(rng: Rng): CartpoleParams {
+  const nominal: PhysParams = {};
+  for (const name of TUNED) nominal[name] = sig(rng.uniform(CARTPOLE_SPACE[name][0], CARTPOLE_SPACE[name][1]));
+  return { nominal, shift: CARTPOLE_SPACE.shifts[rng.int(CARTPOLE_SPACE.shifts.length)], budget: CARTPOLE_SPACE.budgets[rng.int(CARTPOLE_SPACE.budgets.length)] };
+}
+
+/** The task definition and its deployment draw for one set of parameters. */
+export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskDef; deployment: (secret: string) => PhysParams } {
+  const info = getEnvironment('CartPole-v1').info;
+  const bounds = Object.fromEntries(info.params.map((q) => [q.name, [q.min, q.max] as [number, number]]));
+  const n = p.nominal;
+  const shiftWords =
+    p.shift === 0
+      ? 'The deployed cart has exactly these physics.'
+      : `On deployment each of these four values may differ from the stated one by up to ±${Math.round(p.shift * 100)}% of it, by an amount not known in advance.`;
+  // The baseline trains on the nominal physics, randomised over the stated band when there is one.
+  const params: Record<string, number | [number, number]> = Object.fromEntries(
+    TUNED.map((name): [string, number | [number, number]] => {
+      const [lo, hi] = bounds[name];
+      const v = n[name];
+      return [name, p.shift === 0 ? v : [sig(Math.max(lo, v * (1 - p.shift))), sig(Math.min(hi, v * (1 + p.shift)))]];
+    }),
+  );
+  const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps: p.budget / 2 });
+  baseline.environment = { ...baseline.environment, params };
+  const def: ControlTaskDef = {
+    id,
+    title: `Balance a pole of half-length ${n.poleLength} m on a cart pushed with ${n.forceMag} N`,
+    family: 'cartpole-fam',
+    split: 'train',
+    envId: 'CartPole-v1',
+    description:
+      `Train a policy that keeps a pole balanced upright on a cart (CartPole-v1 dynamics) whose physics differ from the simulator defaults: ` +
+      `the pole's half-length is ${n.poleLength} m and its mass ${n.massPole} kg, the cart's mass is ${n.massCart} kg and each push is ${n.forceMag} N. ` +
+      `${shiftWords} Set environment.params to train on these physics. At most ${p.budget.toLocaleString('en-US')} environment steps of experience. ` +
+      'An episode ends when the pole tilts more than 12 degrees, the cart leaves the track (|x| > 2.4) or after 500 steps.',
+    observation: OBS,
+    actions: `discrete: 0 pushes the cart left, 1 pushes it right (force ${n.forceMag} N on deployment${p.shift ? ', within the stated band' : ''})`,
+    rewardWords: 'the environment reward: 1 for every step',
+    params: TUNED.map((name) => {
+      const q = info.params.find((x) => x.name === name)!;
+      return { name, min: q.min, max: q.max, description: q.description };
+    }),
+    algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
+    maxEnvSteps: p.budget,
+    maxWallSeconds: p.budget <= 20_000 ? 120 : 300,
+    metric:
+      'mean undiscounted return (steps balanced, up to 500) of the trained policy acting greedily on the deployment physics over held-out episodes; ' +
+      'normalised so that a uniformly random policy scores 0 and 500 scores 1',
+    baseline,
+    hidden: cartpoleHidden(n),
+  };
+  return { def, deployment: (secret) => cartpoleDeployment(id, n, p.shift, bounds, secret) };
+}
+
+/** The CartPole family. */
+export const cartpoleFamily: TaskFamily = {
+  name: 'cartpole',
+  kind: 'control',
+  description: 'CartPole on the built-in simulator with drawn pole length and mass, cart mass and push, a hidden deployment shift of up to ±30% and a budget cap of 10k–100k steps',
+  generate(count, seed): ExtraTask[] {
+    const rng = new Rng(mixSeed(seed, 0xca27));
+    return Array.from({ length: count }, (_, i) => {
+      const id = familyTaskId('cartpole', seed, i);
+      const { def, deployment } = cartpoleTask(id, drawCartpoleParams(rng));
+      return { kind: 'control-sim' as const, def, origin: familyOrigin('cartpole', seed), deployment };
+    });
+  },
+};

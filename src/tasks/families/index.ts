@@ -1,0 +1,59 @@
+/**
+ * Task families: generators of tasks from seeded parameter spaces (issue 12, first slice). Each
+ * family lives in its own folder: `generate.ts` draws the parameters and writes the public
+ * definition and brief from them; `hidden.ts` holds what only the hidden evaluation knows.
+ * Generated tasks are registered like any task added at run time: `registerTasks(generateFamilyTasks(...))`.
+ */
+import { type ExtraTask, registerTasks } from '../extra.js';
+import { cartpoleFamily } from './cartpole/generate.js';
+import { syntheticFamily } from './synthetic/generate.js';
+import { tabularFamily } from './tabular/generate.js';
+import type { TaskFamily } from './types.js';
+
+export type { TaskFamily } from './types.js';
+
+/** Every task family, by name. */
+export const FAMILIES: Record<string, TaskFamily> = {
+  [cartpoleFamily.name]: cartpoleFamily,
+  [tabularFamily.name]: tabularFamily,
+  [syntheticFamily.name]: syntheticFamily,
+};
+
+/**
+ * `count` tasks of `family` drawn with `seed` (ids `<family>-fam-<seed>-<n>`): the same arguments
+ * always give the same tasks. The error for an unknown family lists the known ones.
+ */
+export function generateFamilyTasks(family: string, count: number, seed: number): ExtraTask[] {
+  const f = FAMILIES[family];
+  if (!f) throw new Error(`unknown task family "${family}"; known families: ${Object.keys(FAMILIES).join(', ')}`);
+  if (!Number.isInteger(count) || count < 0) throw new Error(`count must be a non-negative integer, got ${count}`);
+  if (!Number.isInteger(seed)) throw new Error(`seed must be an integer, got ${seed}`);
+  return f.generate(count, seed);
+}
+
+/** One family draw registered in this thread (what a scorer thread repeats to know the same tasks). */
+export interface FamilyDraw {
+  family: string;
+  count: number;
+  seed: number;
+}
+
+const DRAWS = new Map<string, FamilyDraw>();
+
+/**
+ * Generates `count` tasks of `family` with `seed` and registers them (`registerTasks`), remembering
+ * the draw so that scorer threads register the same tasks (`registeredFamilyDraws`). Returns the tasks.
+ */
+export function registerFamilyTasks(family: string, count: number, seed: number): ExtraTask[] {
+  const tasks = generateFamilyTasks(family, count, seed);
+  registerTasks(tasks);
+  const key = `${family}/${seed}`;
+  const known = DRAWS.get(key);
+  if (!known || known.count < count) DRAWS.set(key, { family, count, seed });
+  return tasks;
+}
+
+/** The family draws registered in this thread, for the scorer threads. */
+export function registeredFamilyDraws(): FamilyDraw[] {
+  return [...DRAWS.values()];
+}

@@ -1,0 +1,28 @@
+/** The shape every task family shares (see `index.ts`). */
+import type { ExtraTask } from '../extra.js';
+
+/** A generator of tasks from a seeded parameter space. */
+export interface TaskFamily {
+  /** The family's name, the prefix of its task ids (`<name>-fam-<seed>-<n>`). */
+  name: string;
+  kind: 'control' | 'supervised';
+  /** One sentence on what varies from task to task. */
+  description: string;
+  /** `count` tasks drawn with `seed`; the same arguments always give the same tasks. */
+  generate(count: number, seed: number): ExtraTask[];
+}
+
+/** The id of the `index`-th task a family generates with `seed`. */
+export function familyTaskId(family: string, seed: number, index: number): string {
+  return `${family}-fam-${seed}-${index}`;
+}
+
+/** The registration origin of a family's tasks drawn with `seed` (one origin per family and seed). */
+export function familyOrigin(family: string, seed: number): string {
+  return `family ${family} (seed ${seed})`;
+}
+
+/** Rounds to `digits` significant figures (parameters a brief states in words). */
+export function sig(v: number, digits = 3): number {
+  return Number(v.toPrecision(digits));
+}
