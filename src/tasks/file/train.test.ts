@@ -9,7 +9,7 @@ import { getPublicTask } from '../briefs.js';
 import { train } from '../../outer/loop.js';
 import { LocalExecutor } from '../../run/local.js';
 import { Store } from '../../store/store.js';
-import type { Agent, Proposal } from '../../outer/agents/types.js';
+import { ScriptedAgent } from '../../testing/scripted-agent.js';
 import { classificationTask, syntheticRows, taskDir, writeTask } from '../../testing/task-files.js';
 
 // The main data as JSON Lines, an extra source as Parquet; the metric is log-loss.
@@ -41,25 +41,12 @@ writeTask(
 );
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-/** Proposes the baseline's spec on both sources, then a spec naming a source the task does not have. */
-class TwoSpecs implements Agent {
-  readonly name = 'two-specs';
-  private n = 0;
-  async propose(): Promise<Proposal> {
-    const spec = structuredClone(getPublicTask('points-own').baseline) as { dataset: { sources: { id: string; weight: number }[] }; seed: number };
-    spec.dataset.sources = this.n++ % 2 === 0 ? [{ id: 'main', weight: 1 }, { id: 'more', weight: 1 }] : [{ id: 'hidden-test', weight: 1 }];
-    spec.seed = 3;
-    return { spec, trace: null };
-  }
-  async update() {
-    return {};
-  }
-  async state() {
-    return { n: this.n };
-  }
-  async load(s: unknown) {
-    this.n = (s as { n: number }).n;
-  }
+/** The baseline's spec on the given sources, seed 3. */
+function onSources(sources: { id: string; weight: number }[]): unknown {
+  const spec = structuredClone(getPublicTask('points-own').baseline) as { dataset: { sources: { id: string; weight: number }[] }; seed: number };
+  spec.dataset.sources = sources;
+  spec.seed = 3;
+  return spec;
 }
 
 test('a user task trains for real through the executor and is scored in the scorer thread on its hidden split', async () => {
@@ -67,7 +54,10 @@ test('a user task trains for real through the executor and is scored in the scor
   const run = join(dir, 'run');
   const executor = new LocalExecutor({ workers: 1 });
   try {
-    const summary = await train(run, { tasks: ['points-own'], agent: 'random', iterations: 1, group: 2, seed: 1, taskDir: dir }, executor, { agent: new TwoSpecs() });
+    const summary = await train(run, { tasks: ['points-own'], agent: 'random', iterations: 1, group: 2, seed: 1, taskDir: dir }, executor, {
+      // the baseline on both of the task's sources, then a source the task does not have
+      agent: new ScriptedAgent([() => onSources([{ id: 'main', weight: 1 }, { id: 'more', weight: 1 }]), () => onSources([{ id: 'hidden-test', weight: 1 }])]),
+    });
     const store = new Store(run);
     const jobs = store.jobs(summary.run);
     store.close();
