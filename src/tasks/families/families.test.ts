@@ -26,9 +26,10 @@ const all = names.flatMap((f) => registerFamilyTasks(f, PER_FAMILY, 7));
 /** Everything public about a task, as text, plus its definition's drawable content. */
 const publicText = (id: string): string => JSON.stringify(getPublicTask(id));
 
-test('three families, each with a kind and a description; an unknown family is an error naming the known ones', () => {
-  assert.deepEqual(names.sort(), ['cartpole', 'synthetic', 'tabular']);
+test('the families, each with a kind, a split and a description; an unknown family is an error naming the known ones', () => {
+  for (const name of ['cartpole', 'synthetic', 'tabular']) assert.ok(names.includes(name), name);
   for (const f of Object.values(FAMILIES)) assert.ok(f.description.length > 30);
+  for (const t of all) assert.equal(t.def.split, FAMILIES[t.def.id.replace(/-fam-.*$/, '')].split, `${t.def.id}: its family's split`);
   assert.throws(() => generateFamilyTasks('nope', 1, 1), /unknown task family "nope"; known families: .*cartpole/);
   assert.throws(() => generateFamilyTasks('cartpole', -1, 1), /count must be a non-negative integer/);
 });

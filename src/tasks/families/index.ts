@@ -28,7 +28,8 @@ export function generateFamilyTasks(family: string, count: number, seed: number)
   if (!f) throw new Error(`unknown task family "${family}"; known families: ${Object.keys(FAMILIES).join(', ')}`);
   if (!Number.isInteger(count) || count < 0) throw new Error(`count must be a non-negative integer, got ${count}`);
   if (!Number.isInteger(seed)) throw new Error(`seed must be an integer, got ${seed}`);
-  return f.generate(count, seed);
+  // Every task carries its family's split: a held-out family is held out as a whole.
+  return f.generate(count, seed).map((t) => ({ ...t, def: { ...t.def, split: f.split } }) as ExtraTask);
 }
 
 /** One family draw registered in this thread (what a scorer thread repeats to know the same tasks). */

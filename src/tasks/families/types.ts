@@ -6,6 +6,11 @@ export interface TaskFamily {
   /** The family's name, the prefix of its task ids (`<name>-fam-<seed>-<n>`). */
   name: string;
   kind: 'control' | 'supervised';
+  /**
+   * `train`: its tasks may be used in meta-training; `held-out`: a whole family kept for testing
+   * transfer, never shown to an agent during meta-training (every task it generates carries this split).
+   */
+  split: 'train' | 'held-out';
   /** One sentence on what varies from task to task. */
   description: string;
   /** `count` tasks drawn with `seed`; the same arguments always give the same tasks. */

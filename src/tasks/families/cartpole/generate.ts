@@ -98,6 +98,7 @@ export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskD
 export const cartpoleFamily: TaskFamily = {
   name: 'cartpole',
   kind: 'control',
+  split: 'train',
   description: 'CartPole on the built-in simulator with drawn pole length and mass, cart mass and push, a hidden deployment shift of up to ±30% and a budget cap of 10k–100k steps',
   generate(count, seed): ExtraTask[] {
     const rng = new Rng(mixSeed(seed, 0xca27));

@@ -95,6 +95,7 @@ export function syntheticTask(id: string, p: SyntheticParams, dataSeed: number):
 export const syntheticFamily: TaskFamily = {
   name: 'synthetic',
   kind: 'supervised',
+  split: 'train',
   description: '2-D binary problems (spirals, moons, checkerboards) with drawn noise or cell count, number of points, metric and source corruptions',
   generate(count, seed): ExtraTask[] {
     const rng = new Rng(mixSeed(seed, 0x5e7));

@@ -137,6 +137,7 @@ export function tabularTask(id: string, p: TabularParams, seed: number): Supervi
 export const tabularFamily: TaskFamily = {
   name: 'tabular',
   kind: 'supervised',
+  split: 'train',
   description: 'real vega-datasets tables (cars, penguins, Seattle weather, iris) with drawn target, feature subset, row share, metric and source corruptions',
   generate(count, seed): ExtraTask[] {
     const rng = new Rng(mixSeed(seed, 0x7ab1e));
