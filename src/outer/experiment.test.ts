@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runTransfer, transferPreset } from './experiment.js';
+import { familyOf, resolveFamilies, runTransfer, transferPreset } from './experiment.js';
+import { iterationTasks } from './loop.js';
+import { FAMILIES } from '../tasks/families/index.js';
 import { LocalExecutor } from '../run/local.js';
 
 test('the transfer experiment writes its tables and plots and reports every method', async () => {
@@ -35,10 +37,39 @@ test('the transfer experiment writes its tables and plots and reports every meth
   }
 });
 
-test('the quick preset uses train tasks for meta-training and held-out tasks for the comparison', async () => {
+test('the presets draw every family: train families for meta-training, whole held-out families for the comparison', async () => {
   const { listTasks } = await import('../tasks/briefs.js');
-  const split = new Map(listTasks().map((t) => [t.brief.id, t.brief.split]));
-  const q = transferPreset('quick');
-  for (const t of q.trainTasks) assert.equal(split.get(t), 'train');
-  for (const t of q.heldOutTasks) assert.equal(split.get(t), 'held-out');
+  for (const name of ['quick', 'full'] as const) {
+    const q = resolveFamilies(transferPreset(name));
+    const split = new Map(listTasks().map((t) => [t.brief.id, t.brief.split]));
+    for (const t of q.trainTasks) assert.equal(split.get(t), 'train', t);
+    for (const t of q.heldOutTasks) assert.equal(split.get(t), 'held-out', t);
+    const trainFamilies = new Set(q.trainTasks.map(familyOf));
+    const heldFamilies = new Set(q.heldOutTasks.map(familyOf));
+    for (const f of heldFamilies) assert.ok(!trainFamilies.has(f), `${name}: family ${f} is on both sides`);
+    assert.deepEqual([...trainFamilies, ...heldFamilies].sort(), Object.keys(FAMILIES).sort(), `${name}: every family is used`);
+    if (name === 'full') {
+      assert.ok(q.trainTasks.length >= 200, `full: ${q.trainTasks.length} train tasks`);
+      assert.ok(heldFamilies.size >= 3, `full: ${heldFamilies.size} held-out families`);
+      const kinds = new Set(Object.values(FAMILIES).filter((f) => f.split === 'held-out').map((f) => f.kind));
+      assert.deepEqual([...kinds].sort(), ['control', 'supervised'], 'control and supervised families are held out');
+    }
+  }
+});
+
+test('meta-training over many tasks takes a few per iteration, each about equally often, and never twice in one iteration', () => {
+  const tasks = Array.from({ length: 10 }, (_, i) => `t${i}`);
+  assert.deepEqual(iterationTasks(tasks, 3, 1), tasks, 'no per-iteration count: every task');
+  const seen = new Map<string, number>();
+  for (let it = 0; it < 5; it++) {
+    const got = iterationTasks(tasks, it, 7, 4);
+    assert.deepEqual(got, iterationTasks(tasks, it, 7, 4), 'the same iteration always takes the same tasks');
+    assert.equal(new Set(got).size, got.length);
+    assert.ok(got.length >= 3 && got.length <= 4);
+    for (const t of got) seen.set(t, (seen.get(t) ?? 0) + 1);
+  }
+  // 20 draws over two passes of 10: every task once per pass, less any repeat dropped at the pass boundary.
+  assert.equal(seen.size, 10);
+  for (const n of seen.values()) assert.ok(n >= 1 && n <= 2);
+  assert.notDeepEqual(iterationTasks(tasks, 0, 7, 4), iterationTasks(tasks, 0, 8, 4), 'another seed, another order');
 });

@@ -17,6 +17,7 @@ import type { Executor } from '../run/executor.js';
 import { Store } from '../store/store.js';
 import { listTasks } from '../tasks/briefs.js';
 import { builtInTaskIds } from '../tasks/extra.js';
+import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { initTf } from '../inner/tf.js';
 import { Controller } from './agents/controller.js';
 import type { Agent } from './agents/types.js';
@@ -40,27 +41,65 @@ export interface TransferOptions {
   fidelity?: FidelityConfig;
   /** Independent repetitions with seeds seed, seed + 1, …; the report gives means and spreads (default 1). */
   seeds?: number;
+  /**
+   * Generated tasks (family, count, seed of the draw): a `train` family's tasks join `trainTasks`,
+   * a `held-out` family's join `heldOutTasks` (see `resolveFamilies`); meta-training never sees a held-out family.
+   */
+  families?: FamilyDraw[];
+  /** Tasks per meta-training iteration (absent: every train task in every iteration). */
+  tasksPerIteration?: number;
 }
 
-/** The presets: `quick` finishes within about 15 minutes on 2 cores; `full` uses every task. */
+/**
+ * Registers the options' family draws and returns the options with the drawn tasks added to
+ * their side (train or held-out, by the family's split); throws on an unknown family.
+ */
+export function resolveFamilies(options: TransferOptions): TransferOptions {
+  const train = [...options.trainTasks];
+  const heldOut = [...options.heldOutTasks];
+  for (const d of options.families ?? []) {
+    const family = FAMILIES[d.family];
+    if (!family) throw new Error(`unknown task family "${d.family}"; known families: ${Object.keys(FAMILIES).join(', ')}`);
+    const ids = registerFamilyTasks(d.family, d.count, d.seed).map((t) => t.def.id);
+    (family.split === 'train' ? train : heldOut).push(...ids.filter((id) => !train.includes(id) && !heldOut.includes(id)));
+  }
+  return { ...options, trainTasks: train, heldOutTasks: heldOut };
+}
+
+/** The family a task was drawn from (`<family>-fam-<seed>-<n>`), or the task's own id for a hand-written task. */
+export function familyOf(task: string): string {
+  const m = /^(.*)-fam-\d+-\d+$/.exec(task);
+  return m && FAMILIES[m[1]] ? m[1] : task;
+}
+
+/** Tasks drawn per family in the presets: `full` draws at least 200 train tasks; held-out families draw few, each compared 64 times. */
+export const PRESET_DRAWS = { full: { train: 30, heldOut: 2 }, quick: { train: 4, heldOut: 1 } } as const;
+
+/**
+ * The presets, both over the task families (every train family for meta-training, every held-out
+ * family for the comparison): `full` draws 30 tasks per train family and 2 per held-out family and
+ * meta-trains 20 iterations of 12 tasks × 4 proposals; `quick` draws 4 and 1 and meta-trains 4
+ * iterations of 6 tasks × 4. The user's registered tasks join either, on the side their files name.
+ */
 export function transferPreset(name: 'quick' | 'full'): TransferOptions {
-  const split = (s: 'train' | 'held-out'): string[] => listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id);
-  const reward = { rule: 'cost' as const, lambda: 0.5 };
-  if (name === 'full') return { trainTasks: split('train'), heldOutTasks: split('held-out'), iterations: 20, group: 8, seed: 1, reward };
-  // The user's registered tasks join the quick preset too, on the side their files name.
   const builtIn = new Set(builtInTaskIds());
-  const own = (s: 'train' | 'held-out'): string[] => split(s).filter((id) => !builtIn.has(id));
-  return {
-    trainTasks: ['cartpole-balance', 'penguins-species', 'two-spirals', ...own('train')],
-    heldOutTasks: ['cartpole-short', 'iris-species', 'two-moons', ...own('held-out')],
-    iterations: 10,
-    group: 6,
-    seed: 1,
-    reward,
-  };
+  const own = (s: 'train' | 'held-out'): string[] =>
+    listTasks().filter((t) => t.brief.split === s && !builtIn.has(t.brief.id) && familyOf(t.brief.id) === t.brief.id).map((t) => t.brief.id);
+  const draws = PRESET_DRAWS[name];
+  const families = Object.values(FAMILIES).map((f) => ({ family: f.name, count: f.split === 'train' ? draws.train : draws.heldOut, seed: 1 }));
+  const reward = { rule: 'cost' as const, lambda: 0.5 };
+  const common = { trainTasks: own('train'), heldOutTasks: own('held-out'), families, seed: 1, reward, group: 4 };
+  return name === 'full' ? { ...common, iterations: 20, tasksPerIteration: 12 } : { ...common, iterations: 4, tasksPerIteration: 6 };
 }
 
-/** One held-out task's row. */
+/** The tasks in words: hand-written ones by id, generated ones counted per family. */
+function describeTasks(tasks: string[]): string {
+  const counts = new Map<string, number>();
+  for (const t of tasks) counts.set(familyOf(t), (counts.get(familyOf(t)) ?? 0) + 1);
+  return [...counts].map(([f, n]) => (FAMILIES[f] ? `${n} ${f} tasks` : f)).join(', ');
+}
+
+/** One held-out task's row (or one family's: the mean over its tasks). */
 export interface HeldOutRow {
   task: string;
   zeroShot: number | null;
@@ -85,6 +124,10 @@ export interface TransferResult {
   spread: Omit<HeldOutRow, 'task'>;
   /** Per held-out task, the mean over seeds. */
   rows: HeldOutRow[];
+  /** Per held-out family (a hand-written task is its own family), the mean over its tasks and seeds; `task` names the family. */
+  families: HeldOutRow[];
+  /** The issue's two comparisons on the held-out tasks, per seed and on the mean. */
+  verdict: { zeroShotBeatsRandom4EverySeed: boolean; adaptBest16AtLeastSearchBest16: boolean; zeroShotAtLeastBothBest16: boolean };
   perSeed: { seed: number; heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[]; curve: TransferResult['curve'] }[];
   files: { markdown: string; json: string; curveSvg: string; comparisonSvg: string };
   wallSeconds: number;
@@ -180,11 +223,14 @@ async function runSeed(dir: string, options: TransferOptions, seed: number, cach
     iterations: options.iterations,
     group: options.group,
     seed,
+    ...(options.families ? { families: options.families.filter((d) => FAMILIES[d.family]?.split === 'train') } : {}),
+    ...(options.tasksPerIteration ? { tasksPerIteration: options.tasksPerIteration } : {}),
     reward: options.reward,
     pruneFlat: options.pruneFlat ?? false,
     ...(options.fidelity ? { fidelity: options.fidelity } : {}),
   };
-  onEvent?.({ type: 'phase', message: `${tag}meta-training the controller on ${options.trainTasks.length} train tasks`, stage: 'meta' });
+  const per = options.tasksPerIteration ? `, ${Math.min(options.tasksPerIteration, options.trainTasks.length)} per iteration` : '';
+  onEvent?.({ type: 'phase', message: `${tag}meta-training the controller on ${options.trainTasks.length} train tasks${per}`, stage: 'meta' });
   const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, onEvent: emit('meta') });
 
   // 2. Held-out tasks.
@@ -222,8 +268,11 @@ async function runSeed(dir: string, options: TransferOptions, seed: number, cach
  * Runs the transfer experiment in `dir` with `executor`: one meta-training and comparison per
  * seed (in `dir/seed-S` when there are several), then one report of the means over seeds.
  */
-export async function runTransfer(dir: string, options: TransferOptions, executor: Executor, onEvent?: (e: LoopEvent & { stage?: string }) => void): Promise<TransferResult> {
+export async function runTransfer(dir: string, requested: TransferOptions, executor: Executor, onEvent?: (e: LoopEvent & { stage?: string }) => void): Promise<TransferResult> {
   const t0 = performance.now();
+  const options = resolveFamilies(requested);
+  if (!options.trainTasks.length) throw new Error('the transfer experiment needs at least one train task');
+  if (!options.heldOutTasks.length) throw new Error('the transfer experiment needs at least one held-out task');
   mkdirSync(dir, { recursive: true });
   const cache = join(dir, 'cache.db');
   await initTf();
@@ -245,6 +294,14 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
   });
   const rows: HeldOutRow[] = options.heldOutTasks.map((task, i) => ({ task, ...methodMeans(perSeed.map((r) => r.rows[i])) }));
   const heldOut = methodMeans(perSeed.map((r) => r.heldOut));
+  const familyNames = [...new Set(options.heldOutTasks.map(familyOf))];
+  const families: HeldOutRow[] = familyNames.map((family) => ({ task: family, ...methodMeans(rows.filter((r) => familyOf(r.task) === family)) }));
+  const gt = (a: number | null, b: number | null, orEqual = false): boolean => a !== null && b !== null && (orEqual ? a >= b : a > b);
+  const verdict = {
+    zeroShotBeatsRandom4EverySeed: perSeed.every((r) => gt(r.heldOut.zeroShot, r.heldOut.randomBest4)),
+    adaptBest16AtLeastSearchBest16: gt(heldOut.controllerAdaptBest16, heldOut.searchBest16, true),
+    zeroShotAtLeastBothBest16: gt(heldOut.zeroShot, heldOut.searchBest16, true) && gt(heldOut.zeroShot, heldOut.randomBest16, true),
+  };
   const spread = Object.fromEntries(
     METHODS.map(([k]) => {
       const xs = perSeed.map((r) => r.heldOut[k]).filter((v): v is number => v !== null);
@@ -253,11 +310,13 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
   ) as Omit<HeldOutRow, 'task'>;
 
   // Report: markdown, JSON, SVG plots.
+  const wallSeconds = (performance.now() - t0) / 1000;
   const fmt = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
   const markdown = [
     `# Transfer experiment`,
     '',
-    `Meta-training: ${options.trainTasks.join(', ')}; ${options.iterations} iterations × ${options.group} proposals per task; outer reward \`${options.reward?.rule ?? 'improvement'}\`${options.reward?.rule === 'cost' ? ` (λ ${options.reward.lambda})` : ''}.`,
+    `Meta-training: ${describeTasks(options.trainTasks)}; ${options.iterations} iterations × ${options.group} proposals per task${options.tasksPerIteration ? ` (${Math.min(options.tasksPerIteration, options.trainTasks.length)} tasks per iteration)` : ''}; outer reward \`${options.reward?.rule ?? 'improvement'}\`${options.reward?.rule === 'cost' ? ` (λ ${options.reward.lambda})` : ''}.`,
+    `Held out: ${describeTasks(options.heldOutTasks)}. Wall time ${(wallSeconds / 60).toFixed(1)} min.`,
     nSeeds > 1 ? `Seeds ${perSeed.map((r) => r.seed).join(', ')}: every figure is the mean over seeds; ± is the standard deviation of the per-seed means.` : `Seed ${options.seed}.`,
     '',
     '## Outer learning curve (train tasks)',
@@ -272,6 +331,18 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
     `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
     ...rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
     `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**${nSeeds > 1 && spread[k] !== null ? ` ± ${fmt(spread[k])}` : ''}`).join(' | ')} |`,
+    '',
+    '## Held-out families (mean over their tasks)',
+    '',
+    `| family | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+    `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
+    ...families.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
+    '',
+    '## Verdict',
+    '',
+    `- controller zero-shot beats random search's best of 4 in every seed: **${verdict.zeroShotBeatsRandom4EverySeed ? 'yes' : 'no'}** (${perSeed.map((r) => `seed ${r.seed}: ${fmt(r.heldOut.zeroShot)} vs ${fmt(r.heldOut.randomBest4)}`).join('; ')})`,
+    `- controller best of 16 (adapting) at least level with model-based search's best of 16: **${verdict.adaptBest16AtLeastSearchBest16 ? 'yes' : 'no'}** (${fmt(heldOut.controllerAdaptBest16)} vs ${fmt(heldOut.searchBest16)})`,
+    `- zero-shot at least level with both searches' best of 16: **${verdict.zeroShotAtLeastBothBest16 ? 'yes' : 'no'}** (${fmt(heldOut.zeroShot)} vs ${fmt(heldOut.randomBest16)} random, ${fmt(heldOut.searchBest16)} search)`,
     '',
     ...(nSeeds > 1
       ? [
@@ -302,9 +373,11 @@ export async function runTransfer(dir: string, options: TransferOptions, executo
     heldOut,
     spread,
     rows,
+    families,
+    verdict,
     perSeed: perSeed.map((r) => ({ seed: r.seed, heldOut: r.heldOut, rows: r.rows, curve: r.curve })),
     files,
-    wallSeconds: (performance.now() - t0) / 1000,
+    wallSeconds,
   };
   writeFileSync(files.json, JSON.stringify(result, null, 2));
   return result;

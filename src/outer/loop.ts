@@ -14,6 +14,7 @@ import type { ExecutorConfig } from '../run/config.js';
 import { Store, type JobRow } from '../store/store.js';
 import { ResultCache } from '../store/cache.js';
 import { getPublicTask } from '../tasks/briefs.js';
+import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { Rng, mixSeed } from '../util/rng.js';
 import { initTf } from '../inner/tf.js';
 import { Controller } from './agents/controller.js';
@@ -47,6 +48,26 @@ export interface TrainConfig {
   fidelity?: FidelityConfig;
   /** The user's task directory (absolute) the run's tasks come from; resume registers it again. */
   taskDir?: string;
+  /** Generated tasks the run uses (family, count, seed); the run registers them, on resume too. */
+  families?: FamilyDraw[];
+  /**
+   * Tasks per iteration (absent: every task in every iteration). Each iteration takes the next
+   * tasks of a seeded shuffle of `tasks`, a new shuffle per pass, so a run over many generated
+   * tasks visits each about equally; baselines run only for the tasks an iteration takes.
+   */
+  tasksPerIteration?: number;
+}
+
+/** The tasks of iteration `it`: all of them, or the next `perIteration` of a seeded shuffle per pass. */
+export function iterationTasks(tasks: string[], it: number, seed: number, perIteration?: number): string[] {
+  if (!perIteration || perIteration >= tasks.length) return tasks;
+  const out = new Set<string>(); // across a pass boundary a task may come twice: it runs once
+  for (let k = it * perIteration; k < (it + 1) * perIteration; k++) {
+    const pass = Math.floor(k / tasks.length);
+    const order = new Rng(mixSeed(seed, 0x7a5c, pass)).permutation(tasks.length);
+    out.add(tasks[order[k % tasks.length]]);
+  }
+  return [...out];
 }
 
 /** Progress events for a CLI or dashboard. */
@@ -115,8 +136,10 @@ export async function train(
     // The secret that scores this run, fixed for its whole life and recorded by its hash.
     const { runId, config: stored, secret, evalId } = openRun(store, dir, config, (message) => emit({ type: 'phase', message }));
     const cfg = stored as TrainConfig;
+    for (const d of cfg.families ?? []) registerFamilyTasks(d.family, d.count, d.seed);
     store.setRunStatus(runId, 'running');
-    const briefs: TaskBrief[] = cfg.tasks.map((t) => getPublicTask(t).brief);
+    const allBriefs: TaskBrief[] = cfg.tasks.map((t) => getPublicTask(t).brief);
+    const briefOf = (task: string): TaskBrief => allBriefs.find((b) => b.id === task) ?? getPublicTask(task).brief;
     await initTf(); // the embedded controller's network lives on tfjs in this thread
     const agent = options.agent ?? makeAgent(cfg.agent, cfg.seed, cfg.llm, (message) => emit({ type: 'phase', message }));
     const ckpt = store.latestCheckpoint(runId);
@@ -148,7 +171,7 @@ export async function train(
       emit({ type: 'jobs', iteration, total: rows.length, done });
       await Promise.all(
         pending.map(async (row) => {
-          const brief = briefs.find((b) => b.id === row.task) ?? getPublicTask(row.task).brief;
+          const brief = briefOf(row.task);
           if (!(await evaluator.run(row, brief))) return; // interrupted: the job stays pending for resume
           done += 1;
           emit({ type: 'jobs', iteration, total: rows.length, done });
@@ -158,19 +181,22 @@ export async function train(
       if (options.signal?.aborted) throw new Error('interrupted');
     };
 
-    // The baseline spec of every task, once per run: the reference the rewards compare to.
-    let baselineRows = store.jobs(runId, { kind: 'baseline' });
-    const missing = briefs.filter((b) => !baselineRows.some((r) => r.task === b.id));
-    if (missing.length) {
-      store.addJobs(runId, missing.map((b) => ({ iteration: 0, slot: 0, task: b.id, kind: 'baseline' as const, agent: 'baseline', spec: getPublicTask(b.id).baseline, trace: null })));
-      baselineRows = store.jobs(runId, { kind: 'baseline' });
-    }
-    // Baselines train beside the first iteration's proposals (they are needed only for its rewards).
+    // The baseline spec of every task, once per run (when an iteration first takes the task): the reference the rewards compare to.
+    const addBaselines = (tasks: TaskBrief[]): void => {
+      const have = new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task));
+      const missing = tasks.filter((b) => !have.has(b.id));
+      if (missing.length) store.addJobs(runId, missing.map((b) => ({ iteration: 0, slot: 0, task: b.id, kind: 'baseline' as const, agent: 'baseline', spec: getPublicTask(b.id).baseline, trace: null })));
+    };
+    // Baselines train beside the proposals of the first iteration that takes their task (they are needed only for its rewards).
     const baselineRowsNow = (): Map<string, JobRow> => new Map(store.jobs(runId, { kind: 'baseline' }).map((r) => [r.task, r]));
-    if (startIteration >= cfg.iterations && baselineRows.some((r) => r.status === 'pending')) await runJobs(baselineRows, -1);
+    if (!cfg.tasksPerIteration) addBaselines(allBriefs);
+    const pendingAtStart = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
+    if (startIteration >= cfg.iterations && pendingAtStart.length) await runJobs(pendingAtStart, -1);
 
     for (let it = startIteration; it < cfg.iterations; it++) {
       store.startIteration(runId, it);
+      const briefs = iterationTasks(cfg.tasks, it, cfg.seed, cfg.tasksPerIteration).map(briefOf);
+      addBaselines(briefs);
       let rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
       if (rows.length === 0) {
         const proposals = [];
@@ -201,7 +227,6 @@ export async function train(
         message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : ''}`,
       });
       if (cfg.fidelity) {
-        const briefOf = (task: string): TaskBrief => briefs.find((b) => b.id === task) ?? getPublicTask(task).brief;
         await successiveHalving({ store, runId, iteration: it, fidelity: cfg.fidelity, brief: briefOf, runJobs: (r) => runJobs(r, it) }, rows, pendingBaselines);
       } else await runJobs([...pendingBaselines, ...rows], it);
       const baselineRow = baselineRowsNow();

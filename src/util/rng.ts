@@ -106,6 +106,16 @@ export class Rng {
   }
 
   /** A new independent generator derived from this one. */
+  /** A uniformly random ordering of 0..n-1 (Fisher–Yates). */
+  permutation(n: number): number[] {
+    const out = Array.from({ length: n }, (_, i) => i);
+    for (let i = n - 1; i > 0; i--) {
+      const j = this.int(i + 1);
+      [out[i], out[j]] = [out[j], out[i]];
+    }
+    return out;
+  }
+
   fork(): Rng {
     return new Rng(this.uint32());
   }
