@@ -114,3 +114,25 @@ test('rrl train --executor: unknown kinds and a machine without Slurm tools get 
   assert.equal(r.status, 1);
   assert.match(r.stderr, /--executor slurm: sbatch, squeue, scancel not found on PATH/);
 });
+
+test('rrl tasks --families lists the families; --family draws tasks; rrl train on drawn tasks resumes with the same draw', () => {
+  const fams = JSON.parse(rrl('tasks', '--families', '--json').stdout) as { name: string; split: string }[];
+  assert.ok(fams.some((f) => f.name === 'synthetic' && f.split === 'train'));
+  const drawn = JSON.parse(rrl('tasks', '--family', 'synthetic:3', '--family-seed', '5', '--json').stdout) as { id: string }[];
+  assert.deepEqual(drawn.filter((t) => t.id.includes('-fam-')).map((t) => t.id), ['synthetic-fam-5-0', 'synthetic-fam-5-1', 'synthetic-fam-5-2']);
+  const bad = rrl('tasks', '--family', 'nope:3');
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /unknown task family "nope"; known families: .*synthetic/);
+  assert.match(rrl('train', '--family', 'synthetic:x').stderr, /--family takes NAME or NAME:COUNT/);
+
+  // Three drawn tasks, two per iteration: the run's tasks are the draw only, and a resume finds them again.
+  const run = join(tmp, 'fam-run');
+  const r = rrl('train', '--family', 'synthetic:3', '--family-seed', '5', '--tasks-per-iteration', '2', '--iterations', '2', '--group', '2', '--run', run, '--json');
+  assert.equal(r.code, 0, r.stderr);
+  const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { jobs: number; baselines: Record<string, number> };
+  assert.equal(summary.jobs, 8, '2 iterations × 2 tasks × 2 proposals');
+  for (const id of Object.keys(summary.baselines)) assert.match(id, /^synthetic-fam-5-\d$/);
+  const again = rrl('train', '--resume', run, '--json');
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal((JSON.parse(again.stdout.trim().split('\n').at(-1)!) as { jobs: number }).jobs, 8, 'nothing rerun');
+});

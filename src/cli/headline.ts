@@ -18,9 +18,15 @@ export function rewardMeaning(rule: RewardRuleName, lambda: number): string {
  * The headline: the mean hidden score of the agent's jobs in the first and the last iteration,
  * against the baseline specs, and one line saying what the numbers mean.
  */
-export function learningHeadline(summary: Pick<TrainSummary, 'iterations' | 'baselines'>, rule: RewardRuleName, lambda: number): string[] {
+export function learningHeadline(summary: Pick<TrainSummary, 'iterations' | 'baselines'>, rule: RewardRuleName, lambda: number, varied = false): string[] {
   const scored = summary.iterations.filter((i) => i.meanNormalized !== null);
-  const baselines = Object.entries(summary.baselines).map(([task, v]) => `${task} ${num(v)}`).join(', ');
+  const entries = Object.entries(summary.baselines);
+  const known = entries.map(([, v]) => v).filter((v): v is number => v !== null);
+  // Many tasks (drawn from families): their mean, not one figure per task.
+  const baselines =
+    entries.length > 6
+      ? `mean ${num(known.length ? known.reduce((a, b) => a + b, 0) / known.length : null)} over ${entries.length} tasks`
+      : entries.map(([task, v]) => `${task} ${num(v)}`).join(', ');
   const lines: string[] = [];
   if (scored.length >= 2) {
     const first = scored[0];
@@ -29,6 +35,7 @@ export function learningHeadline(summary: Pick<TrainSummary, 'iterations' | 'bas
     lines.push(
       `${verdict}: its jobs' mean hidden score went ${num(first.meanNormalized)} (iteration ${first.iteration + 1}) → ${num(last.meanNormalized)} (iteration ${last.iteration + 1}); baseline spec: ${baselines}`,
     );
+    if (varied) lines.push('(each iteration took other tasks, so part of that change is the tasks\' own difficulty)');
   } else lines.push(`baseline spec's hidden score: ${baselines}`);
   lines.push(`hidden score: normalised on held-out data or seeds, 0 = a trivial model, 1 = the task's reference; ${rewardMeaning(rule, lambda)}`);
   return lines;

@@ -34,6 +34,7 @@ import { TaskFileError, loadTaskFile } from '../tasks/file/load.js';
 import { taskFileJsonSchema } from '../tasks/file/schema.js';
 import { newTaskFromData, newTaskFromGymnasium } from '../tasks/file/new.js';
 import { ASHA_DEFAULTS, type FidelityConfig, rungShares } from '../outer/fidelity.js';
+import { FAMILIES, registerFamilyTasks } from '../tasks/families/index.js';
 
 /** Parses `--min-share`: a fraction written `1/9` or a number, in (0, 1]. */
 function share(v: string): number {
@@ -161,6 +162,18 @@ function computeLine(summary: Awaited<ReturnType<typeof train>>): string {
   return `compute (${how}): ${c.proposals.jobs} jobs trained, ${spent}; held-out gain ${num(c.gain)} (best normalised score minus the baseline's, mean over tasks); ${per}`;
 }
 
+/** `--family NAME[:COUNT]` (repeatable; COUNT defaults to 10): family draws, validated against the known families. */
+function familyFlag(v: string, prev: { family: string; count: number }[] = []): { family: string; count: number }[] {
+  const m = /^([a-z][a-z0-9-]*)(?::(\d+))?$/.exec(v.trim());
+  if (!m) throw new InvalidArgumentError(`--family takes NAME or NAME:COUNT, e.g. cartpole:20; got "${v}"`);
+  if (!FAMILIES[m[1]]) throw new InvalidArgumentError(`unknown task family "${m[1]}"; known families: ${Object.keys(FAMILIES).join(', ')}`);
+  const count = m[2] === undefined ? 10 : Number(m[2]);
+  if (count < 1 || count > 10_000) throw new InvalidArgumentError(`--family ${m[1]}: COUNT must be 1 to 10000, got ${count}`);
+  return [...prev, { family: m[1], count }];
+}
+
+const FAMILY_HELP = 'tasks drawn from a task family, NAME[:COUNT] (repeatable; COUNT 10 by default; `rrl tasks --families` lists them)';
+
 const program = new Command();
 program.name('rrl').description('recursive-rl: a trainer agent that learns, by RL, to write training jobs').showHelpAfterError();
 
@@ -169,8 +182,18 @@ program
   .description('list the tasks')
   .option('--json', 'one JSON array on stdout')
   .option('--task-dir <dir>', TASK_DIR_HELP)
-  .action(async (o: { json?: boolean; taskDir?: string }) => {
+  .option('--family <name[:count]>', FAMILY_HELP, familyFlag)
+  .option('--family-seed <s>', 'seed of the family draws', int('--family-seed', 0, 2 ** 31 - 1), 1)
+  .option('--families', 'list the task families instead (name, kind, split, what varies)')
+  .action(async (o: { json?: boolean; taskDir?: string; family?: { family: string; count: number }[]; familySeed: number; families?: boolean }) => {
+    if (o.families) {
+      const fams = Object.values(FAMILIES).map((f) => ({ name: f.name, kind: f.kind, split: f.split, description: f.description }));
+      if (o.json) console.log(JSON.stringify(fams));
+      else console.log(table(['family', 'kind', 'split', 'what varies'], fams.map((f) => [f.name, f.kind, f.split, f.description])));
+      return;
+    }
     await useTaskDir(o.taskDir);
+    for (const d of o.family ?? []) registerFamilyTasks(d.family, d.count, o.familySeed);
     const rows = listTasks().map(({ brief: b }) => ({ id: b.id, family: b.family, kind: b.kind, split: b.split, data: b.data }));
     if (o.json) console.log(JSON.stringify(rows));
     else console.log(table(['id', 'family', 'kind', 'split', 'data', 'title'], listTasks().map(({ brief: b }) => [b.id, b.family, b.kind, b.split, b.data, b.title])));
@@ -334,7 +357,10 @@ job
 const trainCommand = program
   .command('train')
   .description('run the outer loop: the agent proposes jobs, they train, are scored, and the agent learns')
-  .option('--tasks <ids>', 'comma-separated task ids, or `train` / `held-out` for a whole split', TRAIN_DEFAULTS.tasks)
+  .option('--tasks <ids>', 'comma-separated task ids, or `train` / `held-out` for a whole split (with --family: none unless given)')
+  .option('--family <name[:count]>', `${FAMILY_HELP}; their tasks join --tasks`, familyFlag)
+  .option('--family-seed <s>', 'seed of the family draws (the same seed draws the same tasks)', int('--family-seed', 0, 2 ** 31 - 1), 1)
+  .option('--tasks-per-iteration <n>', 'tasks each iteration takes, from a seeded shuffle of all the run\'s tasks (default: all of them)', int('--tasks-per-iteration', 1, 100_000))
   .option('--agent <name>', 'controller | random | search | baseline | llm', 'controller')
   .option('--iterations <n>', 'outer iterations', int('--iterations', 1, 10_000), TRAIN_DEFAULTS.iterations)
   .option('--group <g>', 'proposals per task per iteration', int('--group', 1, 256), TRAIN_DEFAULTS.group)
@@ -405,7 +431,10 @@ addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
     reward: string;
     costWeight: number;
     cache: string | boolean;
-    tasks: string;
+    tasks?: string;
+    family?: { family: string; count: number }[];
+    familySeed: number;
+    tasksPerIteration?: number;
     agent: string;
     iterations: number;
     group: number;
@@ -419,8 +448,13 @@ addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
     if (o.resume && !resumeDir) throw new InvalidArgumentError('--resume needs a run directory: --resume DIR or --run DIR --resume');
     const dir = resolve(resumeDir ?? o.run ?? join('runs', new Date().toISOString().replace(/[:.]/g, '-')));
     const taskDir = await useTaskDir(o.taskDir, resumeDir ? storedTaskDir(dir) : undefined);
-    const tasks = o.tasks.split(',').map((s) => s.trim()).filter(Boolean).flatMap((s) => (s === 'train' || s === 'held-out' ? listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id) : [s]));
+    // Family draws: the run's own, or on resume the stored ones (registered before any task id is looked up).
+    const families = resumeDir ? storedConfig(dir)?.families ?? [] : (o.family ?? []).map((d) => ({ ...d, seed: o.familySeed }));
+    const drawn = families.flatMap((d) => registerFamilyTasks(d.family, d.count, d.seed).map((t) => t.def.id));
+    const named = (o.tasks ?? (drawn.length ? '' : TRAIN_DEFAULTS.tasks)).split(',').map((s) => s.trim()).filter(Boolean);
+    const tasks = [...new Set([...named.flatMap((s) => (s === 'train' || s === 'held-out' ? listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id) : [s])), ...drawn])];
     for (const t of tasks) getPublicTask(t);
+    if (!resumeDir && tasks.length === 0) throw new InvalidArgumentError('no tasks: give --tasks IDS or --family NAME[:COUNT]');
     if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
     const reward = { rule: o.reward as RewardRuleName, lambda: o.costWeight };
     const fidelity = fidelityFrom(o);
@@ -461,6 +495,8 @@ addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
           reward,
           pruneFlat: o.pruneFlat ?? false,
           ...(fidelity ? { fidelity } : {}),
+          ...(families.length ? { families } : {}),
+          ...(o.tasksPerIteration ? { tasksPerIteration: o.tasksPerIteration } : {}),
           ...(taskDir ? { taskDir } : {}),
           ...(llm ? { llm } : {}),
           ...(executorConfig ? { executor: executorConfig } : {}),
@@ -516,7 +552,7 @@ addExecutorOptions(addFidelityOptions(trainCommand, 'the run'))
             summary.iterations.map((i) => [i.iteration + 1, num(i.meanReward), num(i.meanNormalized), num(i.bestNormalized)]),
           ),
         );
-        for (const line of learningHeadline(summary, summary.reward.rule, summary.reward.lambda)) console.log(line);
+        for (const line of learningHeadline(summary, summary.reward.rule, summary.reward.lambda, Boolean(storedConfig(dir)?.tasksPerIteration))) console.log(line);
         console.log(computeLine(summary));
         console.log(`${summary.jobs} proposals in ${num(summary.timing.wallSeconds, 1)} s; run: ${summary.dir}`);
       }
@@ -644,9 +680,14 @@ exporter
 
 /** The task directory recorded with the run in `dir` (resume registers it again). */
 function storedTaskDir(dir: string): string | undefined {
+  return storedConfig(dir)?.taskDir;
+}
+
+/** The stored configuration of the run in `dir` (undefined when there is none). */
+function storedConfig(dir: string): TrainConfig | undefined {
   const store = new Store(dir);
   try {
-    return (store.getRun()?.config as TrainConfig | undefined)?.taskDir;
+    return store.getRun()?.config as TrainConfig | undefined;
   } finally {
     store.close();
   }
@@ -692,7 +733,8 @@ const experiment = program.command('experiment').description('experiments on the
 const transferCommand = experiment
   .command('transfer')
   .description('meta-train the controller on the train tasks, then compare it with random and model-based search on the held-out tasks')
-  .option('--preset <name>', 'quick (about 15 minutes on 2 cores) | full', 'quick')
+  .option('--preset <name>', 'quick (4 tasks per train family, 1 per held-out family; a few minutes on 2 cores) | full (30 per train family, 2 per held-out family)', 'quick')
+  .option('--tasks-per-iteration <n>', "train tasks each meta-training iteration takes (default: the preset's)", int('--tasks-per-iteration', 1, 100_000))
   .option('--iterations <n>', 'meta-training iterations (default: the preset\'s)', int('--iterations', 1, 10_000))
   .option('--group <g>', 'proposals per task per meta-training iteration (default: the preset\'s)', int('--group', 2, 256))
   .option('--seed <s>', 'seed (the first one, with --seeds)', int('--seed', 0, 2 ** 31 - 1))
@@ -704,12 +746,13 @@ addFidelityOptions(transferCommand, 'meta-training (the held-out comparisons sta
   .option('--workers <n>', 'worker threads (default: one per core)', int('--workers', 1, 256))
   .option('--task-dir <dir>', `${TASK_DIR_HELP}; each joins the side its file names (experiments: train | held-out)`)
   .option('--json', 'one JSON object on stdout as the last line')
-  .action(async (o: { taskDir?: string; preset: string; iterations?: number; group?: number; seed?: number; seeds?: number; reward?: string; pruneFlat?: boolean; fidelity: string; eta: number; minShare: number; dir?: string; workers?: number; json?: boolean }) => {
+  .action(async (o: { taskDir?: string; preset: string; tasksPerIteration?: number; iterations?: number; group?: number; seed?: number; seeds?: number; reward?: string; pruneFlat?: boolean; fidelity: string; eta: number; minShare: number; dir?: string; workers?: number; json?: boolean }) => {
     if (o.preset !== 'quick' && o.preset !== 'full') throw new InvalidArgumentError(`--preset must be quick or full, got "${o.preset}"`);
     await useTaskDir(o.taskDir);
     const options = transferPreset(o.preset);
     if (o.iterations) options.iterations = o.iterations;
     if (o.group) options.group = o.group;
+    if (o.tasksPerIteration) options.tasksPerIteration = o.tasksPerIteration;
     if (o.seed !== undefined) options.seed = o.seed;
     if (o.seeds !== undefined) options.seeds = o.seeds;
     if (o.pruneFlat) options.pruneFlat = true;
