@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import type { CommandTrainer, TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { oneLine } from '../spec/bounds.js';
-import type { SupervisedData } from './algos/supervised.js';
+import type { SupervisedData } from '../spec/data.js';
 import { jobEnvironment } from './job-env.js';
 import { bridgePython } from './envs/gym-bridge.js';
 

@@ -4,6 +4,9 @@ import type { Rng } from '../util/rng.js';
 import type { EnvInfo } from './envs/types.js';
 import type { EnvOptions, TrainingEnv } from './envs/wrappers.js';
 import type { PolicyFile } from './policy.js';
+import type { CurvePoint } from '../spec/artifact.js';
+
+export type { CurvePoint } from '../spec/artifact.js';
 
 /** Thrown when training produces a non-finite number (loss, reward, weights). */
 export class NaNError extends Error {
@@ -14,13 +17,6 @@ export class NaNError extends Error {
   }
 }
 
-/** One point of a training curve: a slash-namespaced metric at an env step. */
-export interface CurvePoint {
-  name: string;
-  step: number;
-  wallTime: number;
-  value: number;
-}
 
 /**
  * Everything an algorithm needs to train one job. The engine owns the budget: it builds the

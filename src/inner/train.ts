@@ -9,7 +9,10 @@ import { type SupervisedData, trainSupervised } from './algos/supervised.js';
 import { trainPpo } from './algos/ppo.js';
 import { trainDqn } from './algos/dqn.js';
 import { trainReinforce } from './algos/reinforce.js';
-import type { AlgoResult, CurvePoint, TrainContext } from './context.js';
+import type { AlgoResult, TrainContext } from './context.js';
+import { ARTIFACT_FILES, type Artifact, type CurvePoint, type JobCost } from '../spec/artifact.js';
+
+export { ARTIFACT_FILES, type Artifact, type JobCost } from '../spec/artifact.js';
 import { threadCpuSeconds } from './cost.js';
 import { type EnvSource, type ClosableVectorEnv, environmentFor } from './envs/source.js';
 import { VecEnv } from './envs/vector.js';
@@ -21,28 +24,7 @@ import { FUSED_BACKEND } from './nn/engine.js';
 import { runCommandTrainer } from './command.js';
 import { rewardVariableNames, validateSpec } from './validate.js';
 
-/** Compute a job used, counted by the engine. */
-export interface JobCost {
-  /** Environment steps (control tasks; 0 for supervised ones). */
-  envSteps: number;
-  /** Training examples processed, summed over epochs (supervised tasks; 0 for control ones). */
-  examples: number;
-  wallSeconds: number;
-  cpuSeconds: number;
-}
 
-/** What `runJob` leaves in the artifact directory, summarised. */
-export interface Artifact {
-  status: 'succeeded';
-  dir: string;
-  spec: JobSpec;
-  cost: JobCost;
-  updates: number;
-  stopReason: string;
-  /** Control: mean canonical return of the last (up to) 20 training episodes; supervised: the validation metric. */
-  trainReturn: number | null;
-  backend: string;
-}
 
 /** Hooks for callers (progress bars, benchmarks); never given to the spec's author. */
 export interface RunJobOptions {
@@ -70,15 +52,6 @@ const ALGORITHMS: Partial<Record<JobSpec['algorithm']['name'], (ctx: TrainContex
   reinforce: trainReinforce as (ctx: TrainContext, cfg: never) => Promise<AlgoResult>,
 };
 
-/** Artifact file names, shared with readers (store, scorer, dashboard). */
-export const ARTIFACT_FILES = {
-  spec: 'spec.json',
-  policy: 'policy.json',
-  model: 'model.json',
-  curve: 'curve.jsonl',
-  cost: 'cost.json',
-  status: 'status.json',
-} as const;
 
 /** Writes a failure status into an artifact directory (used by the engine and the executor). */
 export function writeFailureStatus(dir: string, reason: string, kind: string): void {

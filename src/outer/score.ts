@@ -9,19 +9,13 @@ import type { PolicyFile } from '../inner/policy.js';
 import type { ModelFile } from '../inner/model.js';
 import { getHiddenEvaluation, jobData } from '../tasks/hidden.js';
 import type { Evaluation } from '../tasks/hidden-types.js';
-import type { SupervisedData } from '../inner/algos/supervised.js';
+import type { SupervisedData } from '../spec/data.js';
 
-/** The hidden evaluation's verdict on one artifact. */
-export interface Score {
-  raw: number;
-  normalized: number;
-  /**
-   * Standard error of `normalized`: bootstrap over the held-out episodes (control) or test rows
-   * (supervised); null when the evaluation cannot tell (an evaluation command that reports
-   * neither per-row results nor a standard error).
-   */
-  stderr: number | null;
-}
+import type { Score } from '../spec/score.js';
+// The artifact's file names from spec/, which holds no training code: a scorer thread loads no tfjs.
+import { ARTIFACT_FILES } from '../spec/artifact.js';
+
+export type { Score } from '../spec/score.js';
 
 /** Maps a raw score onto the task's anchors: random → 0, reference → 1. */
 export function normalizeScore(taskId: string, raw: number): number {
@@ -29,11 +23,6 @@ export function normalizeScore(taskId: string, raw: number): number {
   return (raw - a.random) / (a.reference - a.random);
 }
 
-/**
- * The artifact files the scorer reads (the names `inner/train.ts` writes; not imported from it,
- * so that a scorer thread loads no training code and no tfjs).
- */
-const ARTIFACT_FILES = { policy: 'policy.json', model: 'model.json' } as const;
 
 function toScore(taskId: string, e: Evaluation): Score {
   if (!Number.isFinite(e.raw)) throw new Error(`the hidden evaluation gave a non-finite score (${e.raw})`);

@@ -1,9 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { TaskBrief } from '../spec/brief.js';
-import { ARTIFACT_FILES, type Artifact, type JobCost, writeFailureStatus } from '../inner/train.js';
-import type { CurvePoint } from '../inner/context.js';
-import type { SupervisedData } from '../inner/algos/supervised.js';
+import { ARTIFACT_FILES, type Artifact, type JobCost } from '../spec/artifact.js';
+import { writeFailureStatus } from '../inner/train.js';
+import type { CurvePoint } from '../spec/artifact.js';
+import type { SupervisedData } from '../spec/data.js';
 
 /** What an executor needs to run one job: the spec, the public brief, where to write. */
 export interface JobRequest {

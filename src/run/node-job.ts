@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { TaskBrief } from '../spec/brief.js';
-import type { SupervisedData } from '../inner/algos/supervised.js';
+import type { SupervisedData } from '../spec/data.js';
 import { runJob } from '../inner/train.js';
 
 /** The usage line of `rrl job exec`. */

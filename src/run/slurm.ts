@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, w
 import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { ARTIFACT_FILES, type Artifact, type JobCost } from '../inner/train.js';
+import { ARTIFACT_FILES, type Artifact, type JobCost } from '../spec/artifact.js';
 import { jobEnvironment } from '../inner/job-env.js';
 import type { JobSpec } from '../spec/schema.js';
 import { type Executor, type JobRequest, type JobResult, readCurve, recordFailure } from './executor.js';

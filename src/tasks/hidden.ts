@@ -11,7 +11,7 @@ import { controlHiddenEvaluation, secretPhysicsEvaluation } from './control-eval
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 import { gymnasiumHiddenEvaluation } from './gymnasium/eval.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
-import type { SupervisedData } from '../inner/algos/supervised.js';
+import type { SupervisedData } from '../spec/data.js';
 import { type ExtraTask, extraTasks } from './extra.js';
 
 const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASKS].map(supervisedEvaluation);

@@ -6,7 +6,7 @@
  */
 import type { CommandTrainer, TaskBrief } from '../spec/brief.js';
 import type { JobSpecInput } from '../spec/schema.js';
-import type { Dataset } from '../inner/data/types.js';
+import type { Dataset } from '../spec/data.js';
 
 /** One source of the catalog: made from the training pool by a seeded recipe. */
 export interface SourceRecipe {

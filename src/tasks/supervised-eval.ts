@@ -5,8 +5,8 @@
  * except through a score.
  */
 import { split } from '../inner/data/index.js';
-import type { Dataset } from '../inner/data/types.js';
-import type { SupervisedData } from '../inner/algos/supervised.js';
+import type { Dataset } from '../spec/data.js';
+import type { SupervisedData } from '../spec/data.js';
 import { ModelRunner, type ModelFile } from '../inner/model.js';
 import { mixSeed } from '../util/rng.js';
 import type { Anchors, Evaluation, HiddenEvaluation } from './hidden-types.js';

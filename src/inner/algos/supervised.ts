@@ -16,24 +16,13 @@ import { MODEL_FORMAT, type ModelFile } from '../model.js';
 import type { DenseLayer } from '../policy.js';
 import { orthogonal } from '../nn/init.js';
 import { FusedMlp } from '../nn/mlp.js';
+import type { SourceData, SupervisedData } from '../../spec/data.js';
 
 /** tfjs's default Adam epsilon, which this trainer has always used. */
 const ADAM_EPS = 1e-7;
 
-/** Rows of one source: raw features and labels (class index or value). */
-export interface SourceData {
-  x: number[][];
-  y: number[];
-}
 
-/**
- * The data a job receives from the harness: for supervised jobs only the sources its spec
- * names; for control jobs the demonstration set it names, if any.
- */
-export interface SupervisedData {
-  sources: Record<string, SourceData>;
-  demonstrations?: { obs: number[][]; actions: number[] };
-}
+export type { SourceData, SupervisedData } from '../../spec/data.js';
 
 /** What the supervised trainer needs from the engine. */
 export interface SupervisedContext {

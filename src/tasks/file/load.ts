@@ -11,7 +11,7 @@
  */
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
-import type { Dataset } from '../../inner/data/types.js';
+import type { Dataset } from '../../spec/data.js';
 import { validateSpec } from '../../inner/validate.js';
 import type { SourceRecipe, SupervisedTaskDef } from '../supervised-def.js';
 import { supervisedBrief, supervisedSpec } from '../supervised-def.js';

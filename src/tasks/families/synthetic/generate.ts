@@ -4,7 +4,7 @@
  * drawn coordinate noise, number of points, metric and source corruption strengths.
  */
 import { checkerboard, moons, twoSpirals } from '../../../inner/data/index.js';
-import type { Dataset } from '../../../inner/data/types.js';
+import type { Dataset } from '../../../spec/data.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
 import type { ExtraTask } from '../../extra.js';
 import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';

@@ -5,7 +5,7 @@
  * corruption strengths (label noise, shifted feature, class imbalance, clean-sample size).
  */
 import { loadCars, loadIris, loadPenguins, loadSeattleWeather, subsample } from '../../../inner/data/index.js';
-import type { Dataset } from '../../../inner/data/types.js';
+import type { Dataset } from '../../../spec/data.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
 import type { ExtraTask } from '../../extra.js';
 import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';
