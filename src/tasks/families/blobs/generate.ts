@@ -17,7 +17,7 @@ export const BLOBS_SPACE = {
   classes: [2, 5],
   informative: [2, 6],
   noiseFeatures: [0, 6],
-  spread: [0.4, 1.5],
+  spread: [0.4, 1.2],
   points: [400, 2400],
   labelNoise: [0.1, 0.45],
   cleanShare: [0.03, 0.15],
