@@ -70,7 +70,7 @@ export function friedmanTask(id: string, p: FriedmanParams, dataSeed: number): S
   const cleanSize = Math.max(20, Math.round(poolSize * p.cleanShare));
   const inputs = FRIEDMAN_INPUTS[p.variant].length;
   const dims = inputs + p.extraFeatures;
-  const extraWords = p.extraFeatures ? ` The other ${p.extraFeatures} inputs (x${inputs + 1} to x${dims}, uniform on [0, 1]) do not affect y.` : '';
+  const extraWords = p.extraFeatures === 1 ? ` The other input (x${dims}, uniform on [0, 1]) does not affect y.` : p.extraFeatures ? ` The other ${p.extraFeatures} inputs (x${inputs + 1} to x${dims}, uniform on [0, 1]) do not affect y.` : '';
   const noiseWords = p.noise > 0 ? `Gaussian measurement noise of about ${Math.round(p.noise * 100)}% of the signal's standard deviation` : 'no measurement noise';
   return {
     id,
@@ -84,7 +84,7 @@ export function friedmanTask(id: string, p: FriedmanParams, dataSeed: number): S
     metric: p.metric,
     load,
     ...friedmanHidden(),
-    sources: standardCatalog({ poolSize, cleanSize, noise: p.labelNoise, shiftFeature: p.shiftFeature, shiftWords: `only points whose ${p.shiftFeature} lies in the lowest 40% of its range` }),
+    sources: standardCatalog({ poolSize, cleanSize, noise: p.labelNoise, shiftFeature: p.shiftFeature, shiftWords: `only points whose ${p.shiftFeature} lies in its lowest 40%` }),
     baseline: supervisedSpec(id, { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'mse', epochs: 40, examples: 30_000 }),
     maxExamples: 100_000,
     maxWallSeconds: 120,

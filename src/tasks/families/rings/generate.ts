@@ -87,7 +87,7 @@ function shapeWords(p: RingsParams): string {
     return `by which of ${p.classes} concentric spherical shells around the origin of the space of x1 to x${p.dims} they lie on (radii ${radii}, innermost first; each point's radius carries Gaussian noise of standard deviation ${p.noise}, its direction is uniform)${extra}`;
   }
   const extra = p.distractors ? `; the other ${p.distractors} features are uniform on [-1, 1] and carry no information (which ones is not known)` : '';
-  return `by the parity of the signs of ${p.dims} of the ${total} features (the class is "odd" when an odd number of them is negative; ${p.dims === 2 ? 'an XOR of two signs' : 'no single feature or pair tells the class'}), each of those uniform on [-1, 1] with Gaussian noise of standard deviation ${p.noise} added after labelling${extra}`;
+  return `by the parity of the signs of ${p.distractors ? `${p.dims} of the ${total}` : `all ${total}`} features (the class is "odd" when an odd number of them is negative; ${p.dims === 2 ? 'an XOR of two signs' : 'no single feature or pair tells the class'}), each of those uniform on [-1, 1] with Gaussian noise of standard deviation ${p.noise} added after labelling${extra}`;
 }
 
 /** The task definition for one set of parameters (its points are generated lazily, once). */
