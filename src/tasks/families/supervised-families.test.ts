@@ -8,7 +8,8 @@ import { getPublicTask } from '../briefs.js';
 import { getHiddenEvaluation, getSupervisedEvaluation } from '../hidden.js';
 import { validateSpec } from '../../inner/validate.js';
 import { runJob } from '../../inner/train.js';
-import { dataForJob, scoreArtifact } from '../../outer/score.js';
+import { dataForJob, scoreArtifact, type Score } from '../../outer/score.js';
+import { Scorer } from '../../outer/scorer.js';
 import type { ExtraTask } from '../extra.js';
 import type { SupervisedTaskDef } from '../supervised-def.js';
 
@@ -99,6 +100,7 @@ test('no row of the hidden test set reaches any source a job can receive (row by
   }
 });
 
+const scored: { id: string; dir: string; score: Score }[] = [];
 for (const f of names) {
   test(`${f}: the baseline job trains for real and scores above the trivial anchor on the hidden test rows`, async () => {
     const t = drawn[f][0];
@@ -107,5 +109,20 @@ for (const f of names) {
     assert.equal(a.status, 'succeeded');
     const s = scoreArtifact(t.def.id, a.dir);
     assert.ok(s.normalized > 0 && s.normalized <= 1.0001, `${t.def.id} (${defOf(t).metric}): normalized ${s.normalized}, raw ${s.raw}`);
+    scored.push({ id: t.def.id, dir: a.dir, score: s });
   });
 }
+
+test('a scorer thread draws the same family tasks again and gives the same scores', async () => {
+  assert.equal(scored.length, names.length);
+  const scorer = new Scorer({ workers: 1 });
+  try {
+    for (const { id, dir, score } of scored) {
+      const there = await scorer.score(id, dir);
+      assert.ok(there.ok, JSON.stringify(there));
+      if (there.ok) assert.deepEqual(there.score, score, id);
+    }
+  } finally {
+    await scorer.close();
+  }
+});
