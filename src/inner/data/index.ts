@@ -8,6 +8,9 @@ import type { Dataset } from './types.js';
 export type { Dataset, FeatureInfo } from './types.js';
 export { loadPenguins, loadCars, loadSeattleWeather, loadIris, parseCsv, vegaDataPath } from './real.js';
 export { twoSpirals, moons, checkerboard } from './synthetic.js';
+export { gaussianBlobs, friedman, friedmanFunction, shells, signParity, FRIEDMAN_INPUTS } from './synthetic-nd.js';
+export type { BlobOptions, FriedmanOptions, FriedmanVariant, ShellOptions, ParityOptions } from './synthetic-nd.js';
+export { loadGapminder, loadMovies, loadTwoCityWeather, loadAirports } from './real-more.js';
 export { subsample, labelNoise, covariateShift, imbalance, duplicate, jitterAugment, split, concat } from './corrupt.js';
 export { featureInfo, classCounts, column, mean, std, quantile } from './stats.js';
 

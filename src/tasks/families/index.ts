@@ -5,9 +5,13 @@
  * Generated tasks are registered like any task added at run time: `registerTasks(generateFamilyTasks(...))`.
  */
 import { type ExtraTask, registerTasks } from '../extra.js';
+import { blobsFamily } from './blobs/generate.js';
 import { cartpoleFamily } from './cartpole/generate.js';
+import { friedmanFamily } from './friedman/generate.js';
+import { ringsFamily } from './rings/generate.js';
 import { syntheticFamily } from './synthetic/generate.js';
 import { tabularFamily } from './tabular/generate.js';
+import { vegaMoreFamily } from './vega-more/generate.js';
 import type { TaskFamily } from './types.js';
 
 export type { TaskFamily } from './types.js';
@@ -17,6 +21,10 @@ export const FAMILIES: Record<string, TaskFamily> = {
   [cartpoleFamily.name]: cartpoleFamily,
   [tabularFamily.name]: tabularFamily,
   [syntheticFamily.name]: syntheticFamily,
+  [blobsFamily.name]: blobsFamily,
+  [friedmanFamily.name]: friedmanFamily,
+  [vegaMoreFamily.name]: vegaMoreFamily,
+  [ringsFamily.name]: ringsFamily,
 };
 
 /**
