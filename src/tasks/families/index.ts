@@ -5,7 +5,10 @@
  * Generated tasks are registered like any task added at run time: `registerTasks(generateFamilyTasks(...))`.
  */
 import { type ExtraTask, registerTasks } from '../extra.js';
+import { acrobotFamily } from './acrobot/generate.js';
 import { cartpoleFamily } from './cartpole/generate.js';
+import { mountainCarFamily } from './mountain-car/generate.js';
+import { pendulumFamily } from './pendulum/generate.js';
 import { syntheticFamily } from './synthetic/generate.js';
 import { tabularFamily } from './tabular/generate.js';
 import type { TaskFamily } from './types.js';
@@ -17,6 +20,9 @@ export const FAMILIES: Record<string, TaskFamily> = {
   [cartpoleFamily.name]: cartpoleFamily,
   [tabularFamily.name]: tabularFamily,
   [syntheticFamily.name]: syntheticFamily,
+  [pendulumFamily.name]: pendulumFamily,
+  [mountainCarFamily.name]: mountainCarFamily,
+  [acrobotFamily.name]: acrobotFamily,
 };
 
 /**

@@ -1,0 +1,42 @@
+/**
+ * What the hidden evaluation of a generated MountainCar task knows: how many held-out episodes it
+ * runs (20) and the reference return: that of a scripted policy that always accelerates the way
+ * the car is already moving (right when at rest), on the task's physics from 16 starting positions
+ * spread evenly over the reset range. The generator uses the same policy to keep only physics
+ * where the flag can be reached well within the 200-step limit. There is no deployment shift.
+ */
+import { MOUNTAIN_CAR_CONSTANTS, MOUNTAIN_CAR_INFO, mountainCarDynamics } from '../../../inner/envs/mountain-car.js';
+import type { PhysParams } from '../../../inner/envs/types.js';
+
+/** Held-out episodes per generated MountainCar task. */
+export const MOUNTAIN_CAR_FAMILY_EPISODES = 20;
+
+/** One scripted episode from `position` at rest: its return (−1 per step until the flag, at most 200 steps). */
+export function mountainCarScriptedEpisode(position: number, p: PhysParams): number {
+  let s = new Float64Array([position, 0]);
+  const next = new Float64Array(2);
+  for (let t = 1; t <= MOUNTAIN_CAR_INFO.maxEpisodeSteps; t++) {
+    const done = mountainCarDynamics(s, s[1] < 0 ? 0 : 2, p, next);
+    s = Float64Array.from(next);
+    if (done) return -t;
+  }
+  return -MOUNTAIN_CAR_INFO.maxEpisodeSteps;
+}
+
+/** The scripted policy's mean and worst return from 16 starting positions spread evenly over [−0.6, −0.4]. */
+export function mountainCarScripted(p: PhysParams): { ret: number; worst: number } {
+  const { resetLow, resetHigh } = MOUNTAIN_CAR_CONSTANTS;
+  const rets = Array.from({ length: 16 }, (_, i) => mountainCarScriptedEpisode(resetLow + ((resetHigh - resetLow) * (i + 0.5)) / 16, p));
+  return { ret: rets.reduce((a, b) => a + b, 0) / rets.length, worst: Math.min(...rets) };
+}
+
+/** The hidden settings of a generated MountainCar task (see `ControlTaskDef.hidden`). */
+export function mountainCarHidden(physics: PhysParams): { params: PhysParams; episodes: number; reference: number; referenceHow: string } {
+  const reference = Math.round(mountainCarScripted(physics).ret);
+  return {
+    params: physics,
+    episodes: MOUNTAIN_CAR_FAMILY_EPISODES,
+    reference,
+    referenceHow: `a scripted policy that accelerates the way the car moves: ${reference} on the task's physics`,
+  };
+}
