@@ -27,12 +27,7 @@ export function mountainCarScriptedEpisode(position: number, p: PhysParams, reve
   return -MOUNTAIN_CAR_INFO.maxEpisodeSteps;
 }
 
-/**
- * The scripted policy's mean and worst return from 16 starting positions spread evenly over
- * [−0.6, −0.4], each start with its best number of opening left pushes (0–60; close to the optimal
- * bang-bang policy).
- */
-export function mountainCarScripted(p: PhysParams): { ret: number; worst: number } {
+function computeMountainCarScripted(p: PhysParams): { ret: number; worst: number } {
   const { resetLow, resetHigh } = MOUNTAIN_CAR_CONSTANTS;
   const rets = Array.from({ length: 16 }, (_, i) => {
     const x = resetLow + ((resetHigh - resetLow) * (i + 0.5)) / 16;
@@ -41,6 +36,21 @@ export function mountainCarScripted(p: PhysParams): { ret: number; worst: number
     return best;
   });
   return { ret: rets.reduce((a, b) => a + b, 0) / rets.length, worst: Math.min(...rets) };
+}
+
+const MEMO = new Map<string, { ret: number; worst: number }>();
+
+/**
+ * The scripted policy's mean and worst return from 16 starting positions spread evenly over
+ * [−0.6, −0.4], each start with its best number of opening left pushes (0–60; close to the optimal
+ * bang-bang policy).
+ * Memoised per physics (the generator and the reference ask for the same ones).
+ */
+export function mountainCarScripted(p: PhysParams): { ret: number; worst: number } {
+  const key = JSON.stringify(p);
+  let r = MEMO.get(key);
+  if (!r) MEMO.set(key, (r = computeMountainCarScripted(p)));
+  return r;
 }
 
 /** The hidden settings of a generated MountainCar task (see `ControlTaskDef.hidden`). */

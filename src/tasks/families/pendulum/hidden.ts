@@ -41,10 +41,19 @@ export function pendulumScriptedEpisode(th0: number, thdot0: number, p: PhysPara
 
 const STARTS = Array.from({ length: 16 }, (_, i) => -Math.PI + (2 * Math.PI * i) / 16);
 
-/** The scripted controller's mean return from 16 evenly spread starting angles at rest, and whether every episode ends upright. */
-export function pendulumScripted(p: PhysParams): { ret: number; feasible: boolean } {
+function computePendulumScripted(p: PhysParams): { ret: number; feasible: boolean } {
   const eps = STARTS.map((th) => pendulumScriptedEpisode(th, 0, p));
   return { ret: eps.reduce((a, e) => a + e.ret, 0) / eps.length, feasible: eps.every((e) => e.upright) };
+}
+
+const MEMO = new Map<string, { ret: number; feasible: boolean }>();
+
+/** The scripted controller's mean return from 16 evenly spread starting angles at rest, and whether every episode ends upright. Memoised per physics. */
+export function pendulumScripted(p: PhysParams): { ret: number; feasible: boolean } {
+  const key = JSON.stringify(p);
+  let r = MEMO.get(key);
+  if (!r) MEMO.set(key, (r = computePendulumScripted(p)));
+  return r;
 }
 
 /** The hidden settings of a generated Pendulum task (see `ControlTaskDef.hidden`). */
