@@ -7,6 +7,7 @@
  * The brief states the nominal physics, the shift band and the budget in words.
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
+import { PENDULUM_CONSTANTS } from '../../../inner/envs/pendulum.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
@@ -71,6 +72,8 @@ export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskD
   const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 128, epochs: 10, minibatches: 8, learningRate: 0.001, gamma: 0.95, gaeLambda: 0.95, entropyCoef: 0, envSteps: p.budget, expression: 'r / 10' });
   baseline.environment = { ...baseline.environment, params };
   const hidden = pendulumHidden(n);
+  // Holding the pendulum horizontal takes m·g·l/2 of torque: above 2 N·m it has to be swung up.
+  const lift = (n.mass * n.gravity * n.length) / 2 > PENDULUM_CONSTANTS.maxTorque ? 'too weak to lift it directly: it has to be swung up' : 'enough to lift it slowly';
   const def: ControlTaskDef = {
     id,
     title: `Swing up a ${n.length} m pendulum of ${n.mass} kg under gravity ${n.gravity} m/s²`,
@@ -79,7 +82,7 @@ export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskD
     envId: 'Pendulum-v1',
     description:
       `Train a policy for Pendulum-v1 dynamics whose physics differ from the simulator defaults: the pendulum is ${n.length} m long and weighs ${n.mass} kg, ` +
-      `and gravity is ${n.gravity} m/s². It starts at a random angle and speed; apply a continuous torque (at most 2 N·m either way, too weak to lift it directly) ` +
+      `and gravity is ${n.gravity} m/s². It starts at a random angle and speed; apply a continuous torque (at most 2 N·m either way, ${lift}) ` +
       `to swing it up and keep it upright with little speed and effort. ${shiftWords} Set environment.params to train on these physics. ` +
       `At most ${p.budget.toLocaleString('en-US')} environment steps of experience. Episodes last 200 steps and never end early.`,
     observation: OBS,
