@@ -1,13 +1,16 @@
 /**
- * Task families: generators of tasks from seeded parameter spaces (issue 12, first slice). Each
+ * Task families: generators of tasks from seeded parameter spaces. Each
  * family lives in its own folder: `generate.ts` draws the parameters and writes the public
  * definition and brief from them; `hidden.ts` holds what only the hidden evaluation knows.
  * Generated tasks are registered like any task added at run time: `registerTasks(generateFamilyTasks(...))`.
  */
 import { type ExtraTask, registerTasks } from '../extra.js';
+import { acrobotFamily } from './acrobot/generate.js';
 import { blobsFamily } from './blobs/generate.js';
 import { cartpoleFamily } from './cartpole/generate.js';
 import { friedmanFamily } from './friedman/generate.js';
+import { mountainCarFamily } from './mountain-car/generate.js';
+import { pendulumFamily } from './pendulum/generate.js';
 import { ringsFamily } from './rings/generate.js';
 import { syntheticFamily } from './synthetic/generate.js';
 import { tabularFamily } from './tabular/generate.js';
@@ -21,8 +24,12 @@ export const FAMILIES: Record<string, TaskFamily> = {
   [cartpoleFamily.name]: cartpoleFamily,
   [tabularFamily.name]: tabularFamily,
   [syntheticFamily.name]: syntheticFamily,
+  [pendulumFamily.name]: pendulumFamily,
+  [mountainCarFamily.name]: mountainCarFamily,
   [blobsFamily.name]: blobsFamily,
   [friedmanFamily.name]: friedmanFamily,
+  // Held out as whole families: never in meta-training.
+  [acrobotFamily.name]: acrobotFamily,
   [vegaMoreFamily.name]: vegaMoreFamily,
   [ringsFamily.name]: ringsFamily,
 };

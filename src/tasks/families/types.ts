@@ -1,5 +1,6 @@
 /** The shape every task family shares (see `index.ts`). */
 import type { ExtraTask } from '../extra.js';
+import type { PhysParams } from '../../inner/envs/types.js';
 
 /** A generator of tasks from a seeded parameter space. */
 export interface TaskFamily {
@@ -30,4 +31,12 @@ export function familyOrigin(family: string, seed: number): string {
 /** Rounds to `digits` significant figures (parameters a brief states in words). */
 export function sig(v: number, digits = 3): number {
   return Number(v.toPrecision(digits));
+}
+
+/** Every corner of the band ±`shift` around `nominal` (the nominal physics alone when there is no shift). */
+export function bandCorners(nominal: PhysParams, shift: number): PhysParams[] {
+  let out: PhysParams[] = [{ ...nominal }];
+  if (shift === 0) return out;
+  for (const [name, v] of Object.entries(nominal)) out = out.flatMap((p) => [{ ...p, [name]: v * (1 - shift) }, { ...p, [name]: v * (1 + shift) }]);
+  return out;
 }

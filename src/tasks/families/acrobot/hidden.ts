@@ -1,0 +1,69 @@
+/**
+ * What the hidden evaluation of a generated Acrobot task knows: how many held-out episodes it runs
+ * (15), the reference return, and the deployment physics, drawn from the evaluation secret within
+ * the band the brief states (the same rule as the CartPole family). The reference is the return of
+ * a scripted energy-pumping policy (torque the way the lower link swings relative to the upper) on the nominal physics
+ * from 8 fixed starts; the generator uses the same policy to keep only physics where the goal is
+ * reachable within the 500-step limit.
+ */
+import { ACROBOT_INFO, acrobotDynamics } from '../../../inner/envs/acrobot.js';
+import type { PhysParams } from '../../../inner/envs/types.js';
+import { Rng } from '../../../util/rng.js';
+import { cartpoleDeployment } from '../cartpole/hidden.js';
+
+/** Held-out episodes per generated Acrobot task. */
+export const ACROBOT_FAMILY_EPISODES = 15;
+
+/** The scripted policy's action in state [θ1, θ2, θ̇1, θ̇2]: torque the way the lower link swings relative to the upper. */
+export function acrobotScriptedAction(s: ArrayLike<number>): number {
+  return s[3] >= 0 ? 2 : 0;
+}
+
+/** One scripted episode from `start`: its return (−1 per step until the goal, at most 500 steps). */
+export function acrobotScriptedEpisode(start: ArrayLike<number>, p: PhysParams): number {
+  let s = Float64Array.from(start);
+  const next = new Float64Array(4);
+  for (let t = 1; t <= ACROBOT_INFO.maxEpisodeSteps; t++) {
+    const done = acrobotDynamics(s, acrobotScriptedAction(s), p, next);
+    s = Float64Array.from(next);
+    if (done) return -(t - 1);
+  }
+  return -ACROBOT_INFO.maxEpisodeSteps;
+}
+
+// 8 fixed starts drawn like the simulator's reset (uniform in ±0.1), from a constant seed.
+const STARTS = ((): Float64Array[] => {
+  const rng = new Rng(0xac20b07);
+  return Array.from({ length: 8 }, () => Float64Array.from({ length: 4 }, () => rng.uniform(-0.1, 0.1)));
+})();
+
+function computeAcrobotScripted(p: PhysParams): { ret: number; worst: number } {
+  const rets = STARTS.map((s) => acrobotScriptedEpisode(s, p));
+  return { ret: rets.reduce((a, b) => a + b, 0) / rets.length, worst: Math.min(...rets) };
+}
+
+const MEMO = new Map<string, { ret: number; worst: number }>();
+
+/** The scripted policy's mean and worst return from 8 fixed starts. Memoised per physics. */
+export function acrobotScripted(p: PhysParams): { ret: number; worst: number } {
+  const key = JSON.stringify(p);
+  let r = MEMO.get(key);
+  if (!r) MEMO.set(key, (r = computeAcrobotScripted(p)));
+  return r;
+}
+
+/** The hidden settings of a generated Acrobot task (see `ControlTaskDef.hidden`). */
+export function acrobotHidden(nominal: PhysParams): { params: PhysParams; episodes: number; reference: number; referenceHow: string } {
+  const reference = Math.round(acrobotScripted(nominal).ret);
+  return {
+    params: nominal,
+    episodes: ACROBOT_FAMILY_EPISODES,
+    reference,
+    referenceHow: `a scripted energy-pumping policy (torque the way the lower link swings relative to the upper) on the nominal physics: ${reference}`,
+  };
+}
+
+/** The physics the policy is deployed on: each nominal value moved by a secret share within ±`shift` (CartPole family's rule). */
+export function acrobotDeployment(taskId: string, nominal: PhysParams, shift: number, bounds: Record<string, [number, number]>, secret: string): PhysParams {
+  return cartpoleDeployment(taskId, nominal, shift, bounds, secret);
+}
