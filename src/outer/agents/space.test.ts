@@ -1,7 +1,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { listTasks } from '../../tasks/briefs.js';
-import { buildHeads, headLayout } from './space.js';
+import { getPublicTask, listTasks } from '../../tasks/briefs.js';
+import type { ControlTaskDef } from '../../tasks/control/define.js';
+import { buildHeads, decode, headLayout } from './space.js';
 
 test('every task’s heads have distinct output slots', () => {
   for (const { brief } of listTasks()) {
@@ -50,4 +51,20 @@ test("a user task's own source ids take the standard source slots its catalogue 
   assert.deepEqual(slotsOf(['main', 'noisy-large']), { 'source:main': std['source:clean-small'], 'source:noisy-large': std['source:noisy-large'] });
   assert.deepEqual(slotsOf(['noisy-large', 'main']), { 'source:noisy-large': std['source:noisy-large'], 'source:main': std['source:clean-small'] });
   assert.throws(() => slotsOf(['a', 'b', 'c', 'd', 'e', 'f', 'g']), /more than 6 sources/);
+});
+
+test('a generated control task states its nominal physics as the parameters\' defaults, and the design space trains on them or around them', async () => {
+  const { registerFamilyTasks } = await import('../../tasks/families/index.js');
+  const [task] = registerFamilyTasks('cartpole', 1, 9);
+  const b = getPublicTask(task.def.id).brief;
+  const nominal = (task.def as ControlTaskDef).params.map((p) => p.default);
+  assert.deepEqual(b.environment.params.map((p) => p.default), nominal, 'the brief\'s defaults are the drawn physics, not the simulator\'s');
+  const heads = buildHeads(b);
+  const at = heads.findIndex((h) => h.name === 'randomize');
+  const choice = heads.map(() => 0);
+  const exact = decode(b, heads, choice, 1).environment?.params as Record<string, number>;
+  assert.deepEqual(Object.values(exact), nominal);
+  choice[at] = 1;
+  const band = decode(b, heads, choice, 1).environment?.params as Record<string, [number, number]>;
+  for (const [i, [lo, hi]] of Object.values(band).entries()) assert.ok(lo < nominal[i]! && nominal[i]! < hi);
 });

@@ -152,13 +152,14 @@ export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: 
   const form = v('rewardForm') as string;
   const fv = form === 'abs' ? `abs(${term})` : form === 'cos' ? `cos(${term})` : `${term}^2`;
   const expression = term === 'none' ? 'r' : `r ${v('rewardSign') as string} ${w} * ${fv}`;
-  const params: Record<string, [number, number]> = {};
-  if (v('randomize')) {
-    for (const p of brief.environment.params) {
+  // The task's stated physics (a generated task's nominal values), or ±20% around them.
+  const params: Record<string, number | [number, number]> = {};
+  for (const p of brief.environment.params) {
+    if (v('randomize')) {
       const lo = Math.max(p.min, p.default * 0.8);
       const hi = Math.min(p.max, p.default * 1.2);
       params[p.name] = [Number(lo.toPrecision(4)), Number(hi.toPrecision(4))];
-    }
+    } else params[p.name] = p.default;
   }
   const envSteps = Math.min(brief.budget.maxEnvSteps, v('envSteps') as number);
   const algorithm =

@@ -20,8 +20,11 @@ export interface ControlTaskDef {
   observation: VariableInfo[];
   actions: string;
   rewardWords: string;
-  /** Tunable physical parameters with the ranges a job may use (defaults from the simulator). */
-  params: Omit<TunableParam, 'default'>[];
+  /**
+   * Tunable physical parameters with the ranges a job may use; `default` is the task's nominal
+   * value (a generated task's drawn physics), the simulator's default when absent.
+   */
+  params: (Omit<TunableParam, 'default'> & { default?: number })[];
   algorithms: AlgorithmName[];
   maxEnvSteps: number;
   maxWallSeconds: number;
@@ -49,7 +52,7 @@ export function controlBrief(def: ControlTaskDef): TaskBrief {
       id: def.envId,
       observation: def.observation,
       actions: def.actions,
-      params: def.params.map((p) => ({ ...p, default: defaults[p.name] })),
+      params: def.params.map((p) => ({ ...p, default: p.default ?? defaults[p.name] })),
       wrappers: ['normalize-observation'],
     },
     rewardVariables: [

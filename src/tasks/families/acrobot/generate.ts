@@ -93,7 +93,7 @@ export function acrobotTask(id: string, p: AcrobotParams): { def: ControlTaskDef
     rewardWords: 'the environment reward: −1 per step until the goal, 0 on reaching it',
     params: TUNED.map((name) => {
       const q = info.params.find((x) => x.name === name)!;
-      return { name, min: q.min, max: q.max, description: q.description };
+      return { name, min: q.min, max: q.max, default: n[name], description: q.description };
     }),
     algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
     maxEnvSteps: p.budget,

@@ -80,7 +80,7 @@ export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskD
     rewardWords: 'the environment reward: 1 for every step',
     params: TUNED.map((name) => {
       const q = info.params.find((x) => x.name === name)!;
-      return { name, min: q.min, max: q.max, description: q.description };
+      return { name, min: q.min, max: q.max, default: n[name], description: q.description };
     }),
     algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
     maxEnvSteps: p.budget,

@@ -69,7 +69,7 @@ export function mountainCarTask(id: string, p: MountainCarParams): ControlTaskDe
     rewardWords: 'the environment reward: −1 per step',
     params: TUNED.map((name) => {
       const q = info.params.find((x) => x.name === name)!;
-      return { name, min: q.min, max: q.max, description: q.description };
+      return { name, min: q.min, max: q.max, default: n[name], description: q.description };
     }),
     algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
     maxEnvSteps: p.budget,

@@ -90,7 +90,7 @@ export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskD
     rewardWords: 'the environment reward: −(angle² + 0.1·angular velocity² + 0.001·torque²), between about −16.3 and 0',
     params: TUNED.map((name) => {
       const q = info.params.find((x) => x.name === name)!;
-      return { name, min: q.min, max: q.max, description: q.description };
+      return { name, min: q.min, max: q.max, default: n[name], description: q.description };
     }),
     algorithms: ['ppo'],
     maxEnvSteps: p.budget,
