@@ -739,7 +739,7 @@ const transferCommand = experiment
   .option('--group <g>', 'proposals per task per meta-training iteration (default: the preset\'s)', int('--group', 2, 256))
   .option('--seed <s>', 'seed (the first one, with --seeds)', int('--seed', 0, 2 ** 31 - 1))
   .option('--seeds <n>', 'independent repetitions with seeds S, S+1, …; the report gives means ± standard deviations', int('--seeds', 1, 100))
-  .option('--reward <rule>', 'outer reward rule of meta-training: improvement | best | cost (default: cost)')
+  .option('--reward <rule>', 'outer reward rule of meta-training: improvement | best | cost (default: improvement)')
   .option('--prune-flat', 'stop meta-training control jobs whose training returns stay flat past half their budget');
 addFidelityOptions(transferCommand, 'meta-training (the held-out comparisons stay at full budget)')
   .option('--dir <dir>', 'where the runs, tables and plots go (default: runs/transfer-<timestamp>)')
