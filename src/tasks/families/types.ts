@@ -1,6 +1,8 @@
 /** The shape every task family shares (see `index.ts`). */
 import type { ExtraTask } from '../extra.js';
-import type { PhysParams } from '../../inner/envs/types.js';
+import type { EnvInfo, PhysParams } from '../../inner/envs/types.js';
+import type { TunableParam } from '../../spec/brief.js';
+import { Rng, mixSeed } from '../../util/rng.js';
 
 /** A generator of tasks from a seeded parameter space. */
 export interface TaskFamily {
@@ -39,4 +41,28 @@ export function bandCorners(nominal: PhysParams, shift: number): PhysParams[] {
   if (shift === 0) return out;
   for (const [name, v] of Object.entries(nominal)) out = out.flatMap((p) => [{ ...p, [name]: v * (1 - shift) }, { ...p, [name]: v * (1 + shift) }]);
   return out;
+}
+
+/** A task as a family's maker returns it: a registered task's fields but its origin. */
+export type DrawnTask = ExtraTask extends infer T ? (T extends unknown ? Omit<T, 'origin'> : never) : never;
+
+/**
+ * A family's `generate`: one seeded parameter stream per (family salt, seed), and `make` called
+ * once per task, in order, with its id, the stream, its index and the seed; every task's origin is
+ * the family's draw.
+ */
+export function drawTasks(name: string, salt: number, make: (id: string, rng: Rng, index: number, seed: number) => DrawnTask): TaskFamily['generate'] {
+  return (count, seed) => {
+    const rng = new Rng(mixSeed(seed, salt));
+    return Array.from({ length: count }, (_, i) => ({ ...make(familyTaskId(name, seed, i), rng, i, seed), origin: familyOrigin(name, seed) }) as ExtraTask);
+  };
+}
+
+/** A generated control task's tunable parameters: the simulator's ranges and words, the task's nominal values as defaults. */
+export function nominalParams(info: EnvInfo, names: readonly string[], nominal: PhysParams): TunableParam[] {
+  return names.map((name) => {
+    const q = info.params.find((x) => x.name === name);
+    if (!q) throw new Error(`${info.id} has no parameter "${name}"`);
+    return { name, min: q.min, max: q.max, default: nominal[name], description: q.description };
+  });
 }

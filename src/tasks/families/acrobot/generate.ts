@@ -9,10 +9,9 @@
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-import { Rng, mixSeed } from '../../../util/rng.js';
+import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
-import type { ExtraTask } from '../../extra.js';
-import { type TaskFamily, bandCorners, familyOrigin, familyTaskId, sig } from '../types.js';
+import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
 import { acrobotDeployment, acrobotHidden, acrobotScripted } from './hidden.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
@@ -91,10 +90,7 @@ export function acrobotTask(id: string, p: AcrobotParams): { def: ControlTaskDef
     observation: OBS,
     actions: 'discrete: 0 applies −1 torque, 1 none, 2 +1 torque to the middle joint',
     rewardWords: 'the environment reward: −1 per step until the goal, 0 on reaching it',
-    params: TUNED.map((name) => {
-      const q = info.params.find((x) => x.name === name)!;
-      return { name, min: q.min, max: q.max, default: n[name], description: q.description };
-    }),
+    params: nominalParams(info, TUNED, n),
     algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 20_000 ? 120 : 300,
@@ -113,12 +109,5 @@ export const acrobotFamily: TaskFamily = {
   kind: 'control',
   split: 'held-out',
   description: 'Acrobot swing-up on the built-in simulator with drawn link lengths and masses (the goal kept reachable), a hidden deployment shift of up to ±20% and a budget cap of 20k–50k steps',
-  generate(count, seed): ExtraTask[] {
-    const rng = new Rng(mixSeed(seed, 0xac0b));
-    return Array.from({ length: count }, (_, i) => {
-      const id = familyTaskId('acrobot', seed, i);
-      const { def, deployment } = acrobotTask(id, drawAcrobotParams(rng));
-      return { kind: 'control-sim' as const, def, origin: familyOrigin('acrobot', seed), deployment };
-    });
-  },
+  generate: drawTasks('acrobot', 0xac0b, (id, rng) => ({ kind: 'control-sim', ...acrobotTask(id, drawAcrobotParams(rng)) })),
 };

@@ -6,10 +6,9 @@
 import { gaussianBlobs } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../inner/data/types.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import type { ExtraTask } from '../../extra.js';
 import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';
 import { standardCatalog } from '../../supervised/catalog.js';
-import { type TaskFamily, familyOrigin, familyTaskId, sig } from '../types.js';
+import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { blobsHidden } from './hidden.js';
 
 /** The parameter ranges (integers inclusive). */
@@ -95,11 +94,5 @@ export const blobsFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description: 'Gaussian-mixture classification with drawn classes (2-5), informative dimensions (2-6), irrelevant noise features (0-6), cluster spread, points, metric and source corruptions',
-  generate(count, seed): ExtraTask[] {
-    const rng = new Rng(mixSeed(seed, 0xb10b));
-    return Array.from({ length: count }, (_, i) => {
-      const id = familyTaskId('blobs', seed, i);
-      return { kind: 'supervised' as const, def: blobsTask(id, drawBlobsParams(rng), mixSeed(seed, i, 0xb10b, 0xda7a)), origin: familyOrigin('blobs', seed) };
-    });
-  },
+  generate: drawTasks('blobs', 0xb10b, (id, rng, i, seed) => ({ kind: 'supervised', def: blobsTask(id, drawBlobsParams(rng), mixSeed(seed, i, 0xb10b, 0xda7a)) })),
 };

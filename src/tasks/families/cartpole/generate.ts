@@ -6,10 +6,9 @@
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-import { Rng, mixSeed } from '../../../util/rng.js';
+import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
-import type { ExtraTask } from '../../extra.js';
-import { type TaskFamily, familyOrigin, familyTaskId, sig } from '../types.js';
+import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
 import { cartpoleDeployment, cartpoleHidden } from './hidden.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
@@ -78,10 +77,7 @@ export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskD
     observation: OBS,
     actions: `discrete: 0 pushes the cart left, 1 pushes it right (force ${n.forceMag} N on deployment${p.shift ? ', within the stated band' : ''})`,
     rewardWords: 'the environment reward: 1 for every step',
-    params: TUNED.map((name) => {
-      const q = info.params.find((x) => x.name === name)!;
-      return { name, min: q.min, max: q.max, default: n[name], description: q.description };
-    }),
+    params: nominalParams(info, TUNED, n),
     algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 20_000 ? 120 : 300,
@@ -100,12 +96,5 @@ export const cartpoleFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description: 'CartPole on the built-in simulator with drawn pole length and mass, cart mass and push, a hidden deployment shift of up to ±30% and a budget cap of 10k–100k steps',
-  generate(count, seed): ExtraTask[] {
-    const rng = new Rng(mixSeed(seed, 0xca27));
-    return Array.from({ length: count }, (_, i) => {
-      const id = familyTaskId('cartpole', seed, i);
-      const { def, deployment } = cartpoleTask(id, drawCartpoleParams(rng));
-      return { kind: 'control-sim' as const, def, origin: familyOrigin('cartpole', seed), deployment };
-    });
-  },
+  generate: drawTasks('cartpole', 0xca27, (id, rng) => ({ kind: 'control-sim', ...cartpoleTask(id, drawCartpoleParams(rng)) })),
 };

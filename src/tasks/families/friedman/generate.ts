@@ -6,10 +6,9 @@
 import { FRIEDMAN_INPUTS, type FriedmanVariant, friedman } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../inner/data/types.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import type { ExtraTask } from '../../extra.js';
 import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';
 import { standardCatalog } from '../../supervised/catalog.js';
-import { type TaskFamily, familyOrigin, familyTaskId, sig } from '../types.js';
+import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { friedmanHidden } from './hidden.js';
 
 /** The parameter ranges (integers inclusive). */
@@ -97,11 +96,5 @@ export const friedmanFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description: 'synthetic regression on the Friedman #1/#2/#3 functions with drawn noise level, irrelevant extra inputs, points, metric (rmse, mae, r2) and source corruptions',
-  generate(count, seed): ExtraTask[] {
-    const rng = new Rng(mixSeed(seed, 0xf41e));
-    return Array.from({ length: count }, (_, i) => {
-      const id = familyTaskId('friedman', seed, i);
-      return { kind: 'supervised' as const, def: friedmanTask(id, drawFriedmanParams(rng), mixSeed(seed, i, 0xf41e, 0xda7a)), origin: familyOrigin('friedman', seed) };
-    });
-  },
+  generate: drawTasks('friedman', 0xf41e, (id, rng, i, seed) => ({ kind: 'supervised', def: friedmanTask(id, drawFriedmanParams(rng), mixSeed(seed, i, 0xf41e, 0xda7a)) })),
 };

@@ -7,10 +7,9 @@
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-import { Rng, mixSeed } from '../../../util/rng.js';
+import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
-import type { ExtraTask } from '../../extra.js';
-import { type TaskFamily, familyOrigin, familyTaskId, sig } from '../types.js';
+import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
 import { mountainCarHidden, mountainCarScripted } from './hidden.js';
 
 /** The parameter space: physics ranges (inside the simulator's) and budget caps. */
@@ -67,10 +66,7 @@ export function mountainCarTask(id: string, p: MountainCarParams): ControlTaskDe
     observation: OBS,
     actions: 'discrete: 0 accelerates left, 1 does nothing, 2 accelerates right',
     rewardWords: 'the environment reward: −1 per step',
-    params: TUNED.map((name) => {
-      const q = info.params.find((x) => x.name === name)!;
-      return { name, min: q.min, max: q.max, default: n[name], description: q.description };
-    }),
+    params: nominalParams(info, TUNED, n),
     algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 20_000 ? 120 : 300,
@@ -88,11 +84,5 @@ export const mountainCarFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description: 'MountainCar on the built-in simulator with drawn engine force and gravity (the flag kept reachable), a sparse −1-per-step reward where shaping pays off, and a budget cap of 10k–50k steps',
-  generate(count, seed): ExtraTask[] {
-    const rng = new Rng(mixSeed(seed, 0x3c4a));
-    return Array.from({ length: count }, (_, i) => {
-      const id = familyTaskId('mountain-car', seed, i);
-      return { kind: 'control-sim' as const, def: mountainCarTask(id, drawMountainCarParams(rng)), origin: familyOrigin('mountain-car', seed) };
-    });
-  },
+  generate: drawTasks('mountain-car', 0x3c4a, (id, rng) => ({ kind: 'control-sim', def: mountainCarTask(id, drawMountainCarParams(rng)) })),
 };

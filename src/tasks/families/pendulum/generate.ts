@@ -9,10 +9,9 @@
 import { getEnvironment } from '../../../inner/envs/index.js';
 import { PENDULUM_CONSTANTS } from '../../../inner/envs/pendulum.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-import { Rng, mixSeed } from '../../../util/rng.js';
+import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
-import type { ExtraTask } from '../../extra.js';
-import { type TaskFamily, bandCorners, familyOrigin, familyTaskId, sig } from '../types.js';
+import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
 import { pendulumDeployment, pendulumHidden, pendulumScripted } from './hidden.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
@@ -88,10 +87,7 @@ export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskD
     observation: OBS,
     actions: 'continuous: one torque in [−2, 2] N·m',
     rewardWords: 'the environment reward: −(angle² + 0.1·angular velocity² + 0.001·torque²), between about −16.3 and 0',
-    params: TUNED.map((name) => {
-      const q = info.params.find((x) => x.name === name)!;
-      return { name, min: q.min, max: q.max, default: n[name], description: q.description };
-    }),
+    params: nominalParams(info, TUNED, n),
     algorithms: ['ppo'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 30_000 ? 120 : 300,
@@ -110,12 +106,5 @@ export const pendulumFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description: 'Pendulum swing-up on the built-in simulator with drawn gravity, mass and length (swing-up kept feasible), a hidden deployment shift of up to ±20% and a budget cap of 20k–60k steps',
-  generate(count, seed): ExtraTask[] {
-    const rng = new Rng(mixSeed(seed, 0x9e4d));
-    return Array.from({ length: count }, (_, i) => {
-      const id = familyTaskId('pendulum', seed, i);
-      const { def, deployment } = pendulumTask(id, drawPendulumParams(rng));
-      return { kind: 'control-sim' as const, def, origin: familyOrigin('pendulum', seed), deployment };
-    });
-  },
+  generate: drawTasks('pendulum', 0x9e4d, (id, rng) => ({ kind: 'control-sim', ...pendulumTask(id, drawPendulumParams(rng)) })),
 };

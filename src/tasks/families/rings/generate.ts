@@ -8,10 +8,9 @@
 import { shells, signParity } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../inner/data/types.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import type { ExtraTask } from '../../extra.js';
 import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';
 import { standardCatalog } from '../../supervised/catalog.js';
-import { type TaskFamily, familyOrigin, familyTaskId, sig } from '../types.js';
+import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { ringsHidden } from './hidden.js';
 
 /** The parameter ranges (integers inclusive). */
@@ -123,11 +122,5 @@ export const ringsFamily: TaskFamily = {
   kind: 'supervised',
   split: 'held-out',
   description: 'held-out classification of concentric shells (2-4 classes in 2-5 dimensions) or the sign parity of 2-3 coordinates, with drawn noise, distractor features, points, metric and source corruptions',
-  generate(count, seed): ExtraTask[] {
-    const rng = new Rng(mixSeed(seed, 0x4146));
-    return Array.from({ length: count }, (_, i) => {
-      const id = familyTaskId('rings', seed, i);
-      return { kind: 'supervised' as const, def: ringsTask(id, drawRingsParams(rng), mixSeed(seed, i, 0x4146, 0xda7a)), origin: familyOrigin('rings', seed) };
-    });
-  },
+  generate: drawTasks('rings', 0x4146, (id, rng, i, seed) => ({ kind: 'supervised', def: ringsTask(id, drawRingsParams(rng), mixSeed(seed, i, 0x4146, 0xda7a)) })),
 };

@@ -6,10 +6,9 @@
 import { checkerboard, moons, twoSpirals } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../spec/data.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import type { ExtraTask } from '../../extra.js';
 import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';
 import { standardCatalog } from '../../supervised/catalog.js';
-import { type TaskFamily, familyOrigin, familyTaskId, sig } from '../types.js';
+import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { syntheticHidden } from './hidden.js';
 
 /** The generators and their parameter ranges. */
@@ -97,11 +96,5 @@ export const syntheticFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description: '2-D binary problems (spirals, moons, checkerboards) with drawn noise or cell count, number of points, metric and source corruptions',
-  generate(count, seed): ExtraTask[] {
-    const rng = new Rng(mixSeed(seed, 0x5e7));
-    return Array.from({ length: count }, (_, i) => {
-      const id = familyTaskId('synthetic', seed, i);
-      return { kind: 'supervised' as const, def: syntheticTask(id, drawSyntheticParams(rng), mixSeed(seed, i, 0xda7a)), origin: familyOrigin('synthetic', seed) };
-    });
-  },
+  generate: drawTasks('synthetic', 0x5e7, (id, rng, i, seed) => ({ kind: 'supervised', def: syntheticTask(id, drawSyntheticParams(rng), mixSeed(seed, i, 0xda7a)) })),
 };
