@@ -73,3 +73,34 @@ test('meta-training over many tasks takes a few per iteration, each about equall
   for (const n of seen.values()) assert.ok(n >= 1 && n <= 2);
   assert.notDeepEqual(iterationTasks(tasks, 0, 7, 4), iterationTasks(tasks, 0, 8, 4), 'another seed, another order');
 });
+
+test('over families: meta-training never sees a held-out family, and the report has a row per held-out family and the verdict', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-transfer-fam-'));
+  const ex = new LocalExecutor({ workers: 2 });
+  try {
+    const families = [
+      { family: 'blobs', count: 3, seed: 2 },
+      { family: 'rings', count: 1, seed: 2 },
+    ];
+    const r = await runTransfer(dir, { trainTasks: [], heldOutTasks: [], families, tasksPerIteration: 2, iterations: 2, group: 2, seed: 5 }, ex);
+    assert.deepEqual(r.options.heldOutTasks, ['rings-fam-2-0']);
+    assert.deepEqual(r.options.trainTasks, ['blobs-fam-2-0', 'blobs-fam-2-1', 'blobs-fam-2-2']);
+    const { Store } = await import('../store/store.js');
+    const store = new Store(join(dir, 'meta'));
+    try {
+      const tasks = new Set(store.jobs(store.getRun()!.id).map((j) => j.task));
+      assert.ok(tasks.size >= 2 && [...tasks].every((t) => t.startsWith('blobs-fam-2-')), [...tasks].join(', '));
+    } finally {
+      store.close();
+    }
+    assert.deepEqual(r.families.map((f) => f.task), ['rings']);
+    assert.equal(r.families[0].zeroShot, r.rows[0].zeroShot);
+    assert.equal(r.verdict.zeroShotBeatsRandom4EverySeed, r.heldOut.zeroShot! > r.heldOut.randomBest4!);
+    const md = readFileSync(r.files.markdown, 'utf8');
+    assert.match(md, /## Held-out families/);
+    assert.match(md, /Meta-training: 3 blobs tasks; 2 iterations × 2 proposals per task \(2 tasks per iteration\)/);
+    assert.match(md, /## Verdict/);
+  } finally {
+    await ex.close();
+  }
+});
