@@ -5,19 +5,9 @@
  * out fresh deep copies.
  */
 import { readFileSync } from 'node:fs';
-import { parseCsv, vegaDataPath } from './real.js';
+import { WEATHER_DAY_DESCRIPTIONS, WEATHER_DAY_FEATURES, cached, isNum, parseCsv, vegaDataPath, weatherDay } from './real.js';
 import type { Dataset } from './types.js';
 
-function copy(d: Dataset): Dataset {
-  return { ...d, features: [...d.features], classes: d.classes ? [...d.classes] : undefined, x: d.x.map((r) => [...r]), y: [...d.y], descriptions: { ...d.descriptions } };
-}
-
-function cached(load: () => Dataset): () => Dataset {
-  let value: Dataset | null = null;
-  return () => copy((value ??= load()));
-}
-
-const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const readJson = (file: string): Record<string, unknown>[] => JSON.parse(readFileSync(vegaDataPath(file), 'utf8')) as Record<string, unknown>[];
 const oneHot = (k: number, n: number): number[] => Array.from({ length: n }, (_, j) => (j === k ? 1 : 0));
 
@@ -114,32 +104,23 @@ export const loadTwoCityWeather = cached((): Dataset => {
   const x: number[][] = [];
   const y: number[] = [];
   for (const r of parseCsv(readFileSync(vegaDataPath('weather.csv'), 'utf8'))) {
-    const nums = [r.precipitation, r.temp_max, r.temp_min, r.wind].map((v) => (v === '' ? NaN : Number(v)));
-    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(r.date ?? '');
+    const day = weatherDay(r);
     const c = classes.indexOf(r.location);
     const w = WEATHER.indexOf(r.weather);
-    if (!nums.every(isNum) || !m || c < 0 || w < 0) continue;
-    const yr = Number(m[1]);
-    const start = Date.UTC(yr, 0, 1);
-    const angle = (2 * Math.PI * (Date.UTC(yr, Number(m[2]) - 1, Number(m[3])) - start)) / (Date.UTC(yr + 1, 0, 1) - start);
-    x.push([...nums, Math.sin(angle), Math.cos(angle), ...oneHot(w, WEATHER.length)]);
+    if (!day || c < 0 || w < 0) continue;
+    x.push([...day, ...oneHot(w, WEATHER.length)]);
     y.push(c);
   }
   return {
     name: 'weather',
-    features: ['precipitation', 'temp_max', 'temp_min', 'wind', 'day_sin', 'day_cos', ...WEATHER.map((w) => `weather_${w}`)],
+    features: [...WEATHER_DAY_FEATURES, ...WEATHER.map((w) => `weather_${w}`)],
     target: 'location',
     kind: 'classification',
     classes,
     x,
     y,
     descriptions: {
-      precipitation: 'Total precipitation that day, in mm.',
-      temp_max: 'Maximum temperature that day, in °C.',
-      temp_min: 'Minimum temperature that day, in °C.',
-      wind: 'Average wind speed that day, in m/s.',
-      day_sin: 'sin(2π · day of year / days in year): the season, with day_cos.',
-      day_cos: 'cos(2π · day of year / days in year): the season, with day_sin.',
+      ...WEATHER_DAY_DESCRIPTIONS,
       ...Object.fromEntries(WEATHER.map((w) => [`weather_${w}`, `1 if the day's weather was recorded as ${w}, else 0.`])),
       location: 'The city the day was recorded in: New York or Seattle.',
     },

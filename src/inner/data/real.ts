@@ -25,7 +25,7 @@ function copy(d: Dataset): Dataset {
 }
 
 /** Memoises a loader and hands out copies. */
-function cached(load: () => Dataset): () => Dataset {
+export function cached(load: () => Dataset): () => Dataset {
   let value: Dataset | null = null;
   return () => copy((value ??= load()));
 }
@@ -58,7 +58,8 @@ export function parseCsv(text: string): Record<string, string>[] {
   });
 }
 
-const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
+/** A finite number. */
+export const isNum = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 
 /**
  * Palmer penguins (vega-datasets `penguins.json`, 344 rows → 333 kept).
@@ -147,6 +148,36 @@ export const loadCars = cached((): Dataset => {
   };
 });
 
+/** The columns `weatherDay` makes of a vega-datasets daily weather row. */
+export const WEATHER_DAY_FEATURES = ['precipitation', 'temp_max', 'temp_min', 'wind', 'day_sin', 'day_cos'] as const;
+
+/** What each of `WEATHER_DAY_FEATURES` means. */
+export const WEATHER_DAY_DESCRIPTIONS: Record<(typeof WEATHER_DAY_FEATURES)[number], string> = {
+  precipitation: 'Total precipitation that day, in mm.',
+  temp_max: 'Maximum temperature that day, in °C.',
+  temp_min: 'Minimum temperature that day, in °C.',
+  wind: 'Average wind speed that day, in m/s.',
+  day_sin: 'sin(2π · day of year / days in year): the season, with day_cos.',
+  day_cos: 'cos(2π · day of year / days in year): the season, with day_sin.',
+};
+
+/**
+ * A vega-datasets daily weather row (`seattle-weather.csv`, `weather.csv`) as the numbers of
+ * `WEATHER_DAY_FEATURES`: precipitation, temperatures, wind and the day of year on the unit circle
+ * (the calendar year is dropped); null when a value is missing or the date is malformed.
+ */
+export function weatherDay(r: Record<string, string>): number[] | null {
+  const nums = [r.precipitation, r.temp_max, r.temp_min, r.wind].map((v) => (v === '' ? NaN : Number(v)));
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(r.date ?? '');
+  if (!nums.every(isNum) || !m) return null;
+  const yr = Number(m[1]);
+  const t = Date.UTC(yr, Number(m[2]) - 1, Number(m[3]));
+  const start = Date.UTC(yr, 0, 1);
+  const daysInYear = (Date.UTC(yr + 1, 0, 1) - start) / 86_400_000;
+  const angle = (2 * Math.PI * ((t - start) / 86_400_000)) / daysInYear;
+  return [...nums, Math.sin(angle), Math.cos(angle)];
+}
+
 /**
  * Seattle daily weather 2012–2015 (vega-datasets `seattle-weather.csv`, 1461 rows, none missing).
  * Target `weather`, 5 imbalanced classes (drizzle, fog, rain, snow, sun). The date becomes
@@ -158,33 +189,22 @@ export const loadSeattleWeather = cached((): Dataset => {
   const x: number[][] = [];
   const y: number[] = [];
   for (const r of rows) {
-    const nums = [r.precipitation, r.temp_max, r.temp_min, r.wind].map((v) => (v === '' ? NaN : Number(v)));
-    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(r.date ?? '');
+    const day = weatherDay(r);
     const cls = classes.indexOf(r.weather);
-    if (!nums.every(isNum) || !m || cls < 0) continue;
-    const yr = Number(m[1]);
-    const t = Date.UTC(yr, Number(m[2]) - 1, Number(m[3]));
-    const start = Date.UTC(yr, 0, 1);
-    const daysInYear = (Date.UTC(yr + 1, 0, 1) - start) / 86_400_000;
-    const angle = (2 * Math.PI * ((t - start) / 86_400_000)) / daysInYear;
-    x.push([...nums, Math.sin(angle), Math.cos(angle)]);
+    if (!day || cls < 0) continue;
+    x.push(day);
     y.push(cls);
   }
   return {
     name: 'seattle-weather',
-    features: ['precipitation', 'temp_max', 'temp_min', 'wind', 'day_sin', 'day_cos'],
+    features: [...WEATHER_DAY_FEATURES],
     target: 'weather',
     kind: 'classification',
     classes,
     x,
     y,
     descriptions: {
-      precipitation: 'Total precipitation that day, in mm.',
-      temp_max: 'Maximum temperature that day, in °C.',
-      temp_min: 'Minimum temperature that day, in °C.',
-      wind: 'Average wind speed that day, in m/s.',
-      day_sin: 'sin(2π · day of year / days in year): the season, with day_cos.',
-      day_cos: 'cos(2π · day of year / days in year): the season, with day_sin.',
+      ...WEATHER_DAY_DESCRIPTIONS,
       weather: 'The day\'s weather: drizzle, fog, rain, snow or sun (rain and sun are common; snow and drizzle rare).',
     },
     summary: 'Daily weather in Seattle, 2012-01-01 to 2015-12-31 (NOAA via vega-datasets).',

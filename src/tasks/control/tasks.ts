@@ -5,13 +5,7 @@
  */
 import { type ControlTaskDef, ppoSpec } from './define.js';
 import { standardDemos } from './demos.js';
-
-const cartpoleObs = [
-  { name: 'x', description: 'cart position (m), 0 at the centre, episode ends beyond ±2.4' },
-  { name: 'x_dot', description: 'cart velocity (m/s)' },
-  { name: 'theta', description: 'pole angle from upright (rad), episode ends beyond ±0.2095' },
-  { name: 'theta_dot', description: 'pole angular velocity (rad/s)' },
-];
+import { ACROBOT_OBS, CARTPOLE_OBS, MOUNTAIN_CAR_OBS, PENDULUM_OBS } from './observations.js';
 
 const cartpoleParams = [
   { name: 'poleLength', min: 0.25, max: 1.0, description: 'half the length of the pole (m)' },
@@ -38,7 +32,7 @@ export const cartpoleBalance: ControlTaskDef = {
     'Train a policy that keeps a pole balanced upright on a cart for as long as possible (CartPole-v1). ' +
     'The cart moves on a frictionless track; each step the policy pushes it left or right. An episode ends ' +
     'when the pole tilts more than 12 degrees, the cart leaves the track (|x| > 2.4) or after 500 steps.',
-  observation: cartpoleObs,
+  observation: CARTPOLE_OBS,
   actions: 'discrete: 0 pushes the cart left, 1 pushes it right (force 10 N)',
   rewardWords: 'the environment reward: 1 for every step',
   params: cartpoleParams,
@@ -74,7 +68,7 @@ export const cartpoleHeavy: ControlTaskDef = {
     'Train a policy that keeps a pole balanced upright on a cart (CartPole-v1 dynamics). The policy will be deployed on real carts whose pole ' +
     'is longer and heavier than the simulator default by an amount not known in advance (within the tunable ranges), and whose push is weaker. ' +
     'An episode ends when the pole tilts more than 12 degrees, the cart leaves the track (|x| > 2.4) or after 500 steps.',
-  observation: cartpoleObs,
+  observation: CARTPOLE_OBS,
   actions: 'discrete: 0 pushes the cart left, 1 pushes it right',
   rewardWords: 'the environment reward: 1 for every step',
   params: [
@@ -103,14 +97,7 @@ export const acrobot: ControlTaskDef = {
   description:
     'Train a policy for Acrobot-v1: two links hang from a fixed joint and only the joint between them is actuated. Apply torque so that the ' +
     'free end swings above a height of one link length above the fixed joint as quickly as possible. Episodes last at most 500 steps.',
-  observation: [
-    { name: 'cos_theta1', description: 'cosine of the upper link angle (1 when hanging down)' },
-    { name: 'sin_theta1', description: 'sine of the upper link angle' },
-    { name: 'cos_theta2', description: 'cosine of the lower link angle relative to the upper' },
-    { name: 'sin_theta2', description: 'sine of the lower link angle relative to the upper' },
-    { name: 'theta1_dot', description: 'angular velocity of the upper link (rad/s)' },
-    { name: 'theta2_dot', description: 'angular velocity of the lower link (rad/s)' },
-  ],
+  observation: ACROBOT_OBS,
   actions: 'discrete: 0 applies −1 torque, 1 none, 2 +1 torque to the middle joint',
   rewardWords: 'the environment reward: −1 per step until the goal, 0 on reaching it',
   params: [
@@ -136,10 +123,7 @@ export const mountainCar: ControlTaskDef = {
     'Train a policy for MountainCar-v0: a car in a valley must reach the flag on the right hill (position ≥ 0.5), but its engine is too weak to ' +
     'climb directly; it has to build momentum. The environment reward is −1 per step, so nothing distinguishes a near miss from standing still. ' +
     'Episodes last at most 200 steps.',
-  observation: [
-    { name: 'position', description: 'position of the car along the track, −1.2 to 0.6; the goal is at 0.5 (height is sin(3·position))' },
-    { name: 'velocity', description: 'velocity of the car, −0.07 to 0.07' },
-  ],
+  observation: MOUNTAIN_CAR_OBS,
   actions: 'discrete: 0 accelerates left, 1 does nothing, 2 accelerates right',
   rewardWords: 'the environment reward: −1 per step',
   params: [
@@ -164,11 +148,7 @@ export const pendulum: ControlTaskDef = {
   description:
     'Train a policy for Pendulum-v1: a pendulum starts at a random angle; apply a continuous torque to swing it up and keep it upright with as ' +
     'little effort as possible, with at most 50,000 environment steps of experience. Episodes last 200 steps.',
-  observation: [
-    { name: 'cos_theta', description: 'cosine of the angle from upright (1 when upright)' },
-    { name: 'sin_theta', description: 'sine of the angle from upright' },
-    { name: 'theta_dot', description: 'angular velocity (rad/s), −8 to 8' },
-  ],
+  observation: PENDULUM_OBS,
   actions: 'continuous: one torque in [−2, 2]',
   rewardWords: 'the environment reward: −(angle² + 0.1·angular velocity² + 0.001·torque²), between about −16.3 and 0',
   params: [

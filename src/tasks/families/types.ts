@@ -30,6 +30,11 @@ export function familyOrigin(family: string, seed: number): string {
   return `family ${family} (seed ${seed})`;
 }
 
+/** A uniform integer in [lo, hi] (both included). */
+export function intIn(rng: Rng, [lo, hi]: readonly [number, number]): number {
+  return lo + rng.int(hi - lo + 1);
+}
+
 /** Rounds to `digits` significant figures (parameters a brief states in words). */
 export function sig(v: number, digits = 3): number {
   return Number(v.toPrecision(digits));

@@ -5,6 +5,7 @@
  * Both are scored by the harness through the bridge on its held-out seeds.
  */
 import { ppoSpec } from '../control/define.js';
+import { CARTPOLE_OBS } from '../control/observations.js';
 import { type GymnasiumTaskDef, gymnasiumTask } from './define.js';
 
 export const gymCartpole: GymnasiumTaskDef = gymnasiumTask({
@@ -18,12 +19,7 @@ export const gymCartpole: GymnasiumTaskDef = gymnasiumTask({
     'Train a policy that keeps a pole balanced upright on a cart for as long as possible, in Gymnasium\'s own CartPole-v1 (stepped in a Python ' +
     'process). Each step the policy pushes the cart left or right. An episode ends when the pole tilts more than 12 degrees, the cart leaves ' +
     'the track (|x| > 2.4) or after 500 steps.',
-  observation: [
-    { name: 'x', description: 'cart position (m), 0 at the centre, episode ends beyond ±2.4' },
-    { name: 'x_dot', description: 'cart velocity (m/s)' },
-    { name: 'theta', description: 'pole angle from upright (rad), episode ends beyond ±0.2095' },
-    { name: 'theta_dot', description: 'pole angular velocity (rad/s)' },
-  ],
+  observation: CARTPOLE_OBS,
   actions: 'discrete: 0 pushes the cart left, 1 pushes it right (force 10 N)',
   rewardWords: 'the environment reward: 1 for every step',
   anchors: { reference: 500, how: 'reference: the maximum return (500 steps)' },

@@ -11,8 +11,11 @@ import { getEnvironment } from '../../../inner/envs/index.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
 import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
+import { ACROBOT_OBS } from '../../control/observations.js';
 import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
-import { acrobotDeployment, acrobotHidden, acrobotScripted } from './hidden.js';
+import { bandParams, shiftSentence, simBounds } from '../sim.js';
+import { deploymentPhysics } from '../deployment.js';
+import { acrobotHidden, acrobotScripted } from './hidden.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
 export const ACROBOT_SPACE = {
@@ -26,14 +29,6 @@ export const ACROBOT_SPACE = {
 
 const TUNED = ['linkLength1', 'linkLength2', 'linkMass1', 'linkMass2'] as const;
 
-const OBS = [
-  { name: 'cos_theta1', description: 'cosine of the upper link angle (1 when hanging down)' },
-  { name: 'sin_theta1', description: 'sine of the upper link angle' },
-  { name: 'cos_theta2', description: 'cosine of the lower link angle relative to the upper' },
-  { name: 'sin_theta2', description: 'sine of the lower link angle relative to the upper' },
-  { name: 'theta1_dot', description: 'angular velocity of the upper link (rad/s)' },
-  { name: 'theta2_dot', description: 'angular velocity of the lower link (rad/s)' },
-];
 
 /** The parameters one Acrobot task is made from. */
 export interface AcrobotParams {
@@ -57,20 +52,11 @@ export function drawAcrobotParams(rng: Rng): AcrobotParams {
 /** The task definition and its deployment draw for one set of parameters. */
 export function acrobotTask(id: string, p: AcrobotParams): { def: ControlTaskDef; deployment: (secret: string) => PhysParams } {
   const info = getEnvironment('Acrobot-v1').info;
-  const bounds = Object.fromEntries(info.params.map((q) => [q.name, [q.min, q.max] as [number, number]]));
+  const bounds = simBounds(info);
   const n = p.nominal;
-  const shiftWords =
-    p.shift === 0
-      ? 'The deployed arm has exactly these physics.'
-      : `On deployment each of these four values may differ from the stated one by up to ±${Math.round(p.shift * 100)}% of it, by an amount not known in advance.`;
+  const shiftWords = shiftSentence(p.shift, 'arm', 'four');
   // The baseline trains on the nominal physics, randomised over the stated band when there is one.
-  const params: Record<string, number | [number, number]> = Object.fromEntries(
-    TUNED.map((name): [string, number | [number, number]] => {
-      const [lo, hi] = bounds[name];
-      const v = n[name];
-      return [name, p.shift === 0 ? v : [sig(Math.max(lo, v * (1 - p.shift))), sig(Math.min(hi, v * (1 + p.shift)))]];
-    }),
-  );
+  const params = bandParams(TUNED, n, p.shift, bounds);
   // PPO with 8 envs and short rollouts (many updates in a small budget); a linear ARS policy does better, which is the headroom.
   const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 64, epochs: 4, minibatches: 4, learningRate: 0.001, gamma: 0.99, gaeLambda: 0.94, entropyCoef: 0, envSteps: p.budget, normalize: true });
   baseline.environment = { ...baseline.environment, params };
@@ -87,7 +73,7 @@ export function acrobotTask(id: string, p: AcrobotParams): { def: ControlTaskDef
       `(each centre of mass at half its link). ${shiftWords} Set environment.params to train on these physics. ` +
       'Swing the free end above the line one unit above the fixed joint (−cos θ1 − cos(θ1 + θ2) > 1) as quickly as possible. ' +
       `At most ${p.budget.toLocaleString('en-US')} environment steps of experience. Episodes last at most 500 steps.`,
-    observation: OBS,
+    observation: ACROBOT_OBS,
     actions: 'discrete: 0 applies −1 torque, 1 none, 2 +1 torque to the middle joint',
     rewardWords: 'the environment reward: −1 per step until the goal, 0 on reaching it',
     params: nominalParams(info, TUNED, n),
@@ -100,7 +86,7 @@ export function acrobotTask(id: string, p: AcrobotParams): { def: ControlTaskDef
     baseline,
     hidden,
   };
-  return { def, deployment: (secret) => acrobotDeployment(id, n, p.shift, bounds, secret) };
+  return { def, deployment: (secret) => deploymentPhysics(id, n, p.shift, bounds, secret) };
 }
 
 /** The Acrobot family (held out). */

@@ -9,7 +9,6 @@
 import { ACROBOT_INFO, acrobotDynamics } from '../../../inner/envs/acrobot.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
 import { Rng } from '../../../util/rng.js';
-import { cartpoleDeployment } from '../cartpole/hidden.js';
 
 /** Held-out episodes per generated Acrobot task. */
 export const ACROBOT_FAMILY_EPISODES = 15;
@@ -63,7 +62,3 @@ export function acrobotHidden(nominal: PhysParams): { params: PhysParams; episod
   };
 }
 
-/** The physics the policy is deployed on: each nominal value moved by a secret share within ±`shift` (CartPole family's rule). */
-export function acrobotDeployment(taskId: string, nominal: PhysParams, shift: number, bounds: Record<string, [number, number]>, secret: string): PhysParams {
-  return cartpoleDeployment(taskId, nominal, shift, bounds, secret);
-}

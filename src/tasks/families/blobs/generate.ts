@@ -4,11 +4,10 @@
  * spread (overlap), number of points, metric and source corruption strengths.
  */
 import { gaussianBlobs } from '../../../inner/data/index.js';
-import type { Dataset } from '../../../inner/data/types.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';
-import { standardCatalog } from '../../supervised/catalog.js';
-import { type TaskFamily, drawTasks, sig } from '../types.js';
+import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised-def.js';
+import { type TaskFamily, drawTasks, intIn, sig } from '../types.js';
+import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 import { blobsHidden } from './hidden.js';
 
 /** The parameter ranges (integers inclusive). */
@@ -24,20 +23,15 @@ export const BLOBS_SPACE = {
 } as const;
 
 /** The parameters one blobs task is made from. */
-export interface BlobsParams {
+export interface BlobsParams extends SourceCorruption {
   classes: number;
   informative: number;
   noiseFeatures: number;
   spread: number;
   points: number;
   metric: SupervisedMetricName;
-  labelNoise: number;
-  cleanShare: number;
-  shiftFeature: string;
   imbalance: number[];
 }
-
-const intIn = (rng: Rng, [lo, hi]: readonly [number, number]): number => lo + rng.int(hi - lo + 1);
 
 /** Draws one task's parameters. */
 export function drawBlobsParams(rng: Rng): BlobsParams {
@@ -61,31 +55,26 @@ export function drawBlobsParams(rng: Rng): BlobsParams {
 
 /** The task definition for one set of parameters (its points are generated lazily, once). */
 export function blobsTask(id: string, p: BlobsParams, dataSeed: number): SupervisedTaskDef {
-  let data: Dataset | null = null;
-  const load = (): Dataset => (data ??= gaussianBlobs(p.points, { classes: p.classes, informative: p.informative, noiseFeatures: p.noiseFeatures, spread: p.spread }, dataSeed));
-  const { testFraction } = blobsHidden();
-  const poolSize = p.points - Math.round(p.points * testFraction);
-  const cleanSize = Math.max(20, Math.round(poolSize * p.cleanShare));
   const dims = p.informative + p.noiseFeatures;
   const noiseWords = p.noiseFeatures ? `only ${p.informative} of the ${dims} features carry the clusters, the other ${p.noiseFeatures} are pure standard-normal noise (which ones is not known)` : 'every feature carries the clusters';
-  return {
+  return generatedDataTask({
     id,
-    title: `Classify ${p.points} points in ${dims} dimensions into ${p.classes} Gaussian clusters`,
-    family: 'blobs-fam',
+    family: 'blobs',
     split: 'train',
-    data: 'synthetic',
+    title: `Classify ${p.points} points in ${dims} dimensions into ${p.classes} Gaussian clusters`,
     description:
       `Classify points with ${dims} features (x1 to x${dims}) by which of ${p.classes} Gaussian clusters they were drawn from. ` +
       `The cluster centres were drawn from a standard normal; each cluster's points scatter around its centre with standard deviation ${p.spread} in every direction, so neighbouring clusters ${p.spread >= 0.7 ? 'overlap considerably' : 'overlap a little'}; ${noiseWords}. ` +
       `${p.points} points in all, equally many per cluster. Several data sources of different quality are available.`,
     metric: p.metric,
-    load,
+    points: p.points,
     ...blobsHidden(),
-    sources: standardCatalog({ poolSize, cleanSize, noise: p.labelNoise, shiftFeature: p.shiftFeature, shiftWords: `only points whose ${p.shiftFeature} lies in its lowest 40%`, imbalance: p.imbalance }),
-    baseline: supervisedSpec(id, { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 30, examples: 30_000 }),
-    maxExamples: 100_000,
-    maxWallSeconds: 120,
-  };
+    make: () => gaussianBlobs(p.points, { classes: p.classes, informative: p.informative, noiseFeatures: p.noiseFeatures, spread: p.spread }, dataSeed),
+    labelNoise: p.labelNoise,
+    cleanShare: p.cleanShare,
+    shiftFeature: p.shiftFeature,
+    imbalance: p.imbalance,
+  });
 }
 
 /** The blobs family. */

@@ -8,8 +8,11 @@ import { getEnvironment } from '../../../inner/envs/index.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
 import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
+import { CARTPOLE_OBS } from '../../control/observations.js';
 import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
-import { cartpoleDeployment, cartpoleHidden } from './hidden.js';
+import { bandParams, shiftSentence, simBounds } from '../sim.js';
+import { deploymentPhysics } from '../deployment.js';
+import { cartpoleHidden } from './hidden.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
 export const CARTPOLE_SPACE = {
@@ -21,12 +24,6 @@ export const CARTPOLE_SPACE = {
   budgets: [10_000, 20_000, 50_000, 100_000],
 } as const;
 
-const OBS = [
-  { name: 'x', description: 'cart position (m), 0 at the centre, episode ends beyond ±2.4' },
-  { name: 'x_dot', description: 'cart velocity (m/s)' },
-  { name: 'theta', description: 'pole angle from upright (rad), episode ends beyond ±0.2095' },
-  { name: 'theta_dot', description: 'pole angular velocity (rad/s)' },
-];
 
 const TUNED = ['poleLength', 'massPole', 'massCart', 'forceMag'] as const;
 
@@ -47,20 +44,11 @@ export function drawCartpoleParams(rng: Rng): CartpoleParams {
 /** The task definition and its deployment draw for one set of parameters. */
 export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskDef; deployment: (secret: string) => PhysParams } {
   const info = getEnvironment('CartPole-v1').info;
-  const bounds = Object.fromEntries(info.params.map((q) => [q.name, [q.min, q.max] as [number, number]]));
+  const bounds = simBounds(info);
   const n = p.nominal;
-  const shiftWords =
-    p.shift === 0
-      ? 'The deployed cart has exactly these physics.'
-      : `On deployment each of these four values may differ from the stated one by up to ±${Math.round(p.shift * 100)}% of it, by an amount not known in advance.`;
+  const shiftWords = shiftSentence(p.shift, 'cart', 'four');
   // The baseline trains on the nominal physics, randomised over the stated band when there is one.
-  const params: Record<string, number | [number, number]> = Object.fromEntries(
-    TUNED.map((name): [string, number | [number, number]] => {
-      const [lo, hi] = bounds[name];
-      const v = n[name];
-      return [name, p.shift === 0 ? v : [sig(Math.max(lo, v * (1 - p.shift))), sig(Math.min(hi, v * (1 + p.shift)))]];
-    }),
-  );
+  const params = bandParams(TUNED, n, p.shift, bounds);
   const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps: p.budget / 2 });
   baseline.environment = { ...baseline.environment, params };
   const def: ControlTaskDef = {
@@ -74,7 +62,7 @@ export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskD
       `the pole's half-length is ${n.poleLength} m and its mass ${n.massPole} kg, the cart's mass is ${n.massCart} kg and each push is ${n.forceMag} N. ` +
       `${shiftWords} Set environment.params to train on these physics. At most ${p.budget.toLocaleString('en-US')} environment steps of experience. ` +
       'An episode ends when the pole tilts more than 12 degrees, the cart leaves the track (|x| > 2.4) or after 500 steps.',
-    observation: OBS,
+    observation: CARTPOLE_OBS,
     actions: `discrete: 0 pushes the cart left, 1 pushes it right (force ${n.forceMag} N on deployment${p.shift ? ', within the stated band' : ''})`,
     rewardWords: 'the environment reward: 1 for every step',
     params: nominalParams(info, TUNED, n),
@@ -87,7 +75,7 @@ export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskD
     baseline,
     hidden: cartpoleHidden(n),
   };
-  return { def, deployment: (secret) => cartpoleDeployment(id, n, p.shift, bounds, secret) };
+  return { def, deployment: (secret) => deploymentPhysics(id, n, p.shift, bounds, secret) };
 }
 
 /** The CartPole family. */

@@ -4,11 +4,10 @@
  * irrelevant extra inputs, points, metric and source corruption strengths.
  */
 import { FRIEDMAN_INPUTS, type FriedmanVariant, friedman } from '../../../inner/data/index.js';
-import type { Dataset } from '../../../inner/data/types.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';
-import { standardCatalog } from '../../supervised/catalog.js';
+import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised-def.js';
 import { type TaskFamily, drawTasks, sig } from '../types.js';
+import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 import { friedmanHidden } from './hidden.js';
 
 /** The parameter ranges (integers inclusive). */
@@ -25,15 +24,12 @@ export const FRIEDMAN_SPACE = {
 } as const;
 
 /** The parameters one friedman task is made from. */
-export interface FriedmanParams {
+export interface FriedmanParams extends SourceCorruption {
   variant: FriedmanVariant;
   noise: number;
   extraFeatures: number;
   points: number;
   metric: SupervisedMetricName;
-  labelNoise: number;
-  cleanShare: number;
-  shiftFeature: string;
 }
 
 /** Draws one task's parameters. */
@@ -62,32 +58,27 @@ const SHAPE_WORDS: Record<FriedmanVariant, string> = {
 
 /** The task definition for one set of parameters (its points are generated lazily, once). */
 export function friedmanTask(id: string, p: FriedmanParams, dataSeed: number): SupervisedTaskDef {
-  let data: Dataset | null = null;
-  const load = (): Dataset => (data ??= friedman(p.points, { variant: p.variant, noise: p.noise, extraFeatures: p.extraFeatures }, dataSeed));
-  const { testFraction } = friedmanHidden();
-  const poolSize = p.points - Math.round(p.points * testFraction);
-  const cleanSize = Math.max(20, Math.round(poolSize * p.cleanShare));
   const inputs = FRIEDMAN_INPUTS[p.variant].length;
   const dims = inputs + p.extraFeatures;
   const extraWords = p.extraFeatures === 1 ? ` The other input (x${dims}, uniform on [0, 1]) does not affect y.` : p.extraFeatures ? ` The other ${p.extraFeatures} inputs (x${inputs + 1} to x${dims}, uniform on [0, 1]) do not affect y.` : '';
   const noiseWords = p.noise > 0 ? `Gaussian measurement noise of about ${Math.round(p.noise * 100)}% of the signal's standard deviation` : 'no measurement noise';
-  return {
+  return generatedDataTask({
     id,
-    title: `Regress y on ${dims} inputs: Friedman #${p.variant}`,
-    family: 'friedman-fam',
+    family: 'friedman',
     split: 'train',
-    data: 'synthetic',
+    title: `Regress y on ${dims} inputs: Friedman #${p.variant}`,
     description:
       `Predict the response y from ${dims} inputs (x1 to x${dims}, each uniform on its own range). y is ${SHAPE_WORDS[p.variant]}, plus ${noiseWords}.${extraWords} ` +
       `${p.points} points in all. Several data sources of different quality are available.`,
     metric: p.metric,
-    load,
+    points: p.points,
     ...friedmanHidden(),
-    sources: standardCatalog({ poolSize, cleanSize, noise: p.labelNoise, shiftFeature: p.shiftFeature, shiftWords: `only points whose ${p.shiftFeature} lies in its lowest 40%` }),
-    baseline: supervisedSpec(id, { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'mse', epochs: 40, examples: 30_000 }),
-    maxExamples: 100_000,
-    maxWallSeconds: 120,
-  };
+    make: () => friedman(p.points, { variant: p.variant, noise: p.noise, extraFeatures: p.extraFeatures }, dataSeed),
+    labelNoise: p.labelNoise,
+    cleanShare: p.cleanShare,
+    shiftFeature: p.shiftFeature,
+    regression: true,
+  });
 }
 
 /** The friedman family. */

@@ -9,6 +9,7 @@ import { getEnvironment } from '../../../inner/envs/index.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
 import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
+import { MOUNTAIN_CAR_OBS } from '../../control/observations.js';
 import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
 import { mountainCarHidden, mountainCarScripted } from './hidden.js';
 
@@ -21,10 +22,6 @@ export const MOUNTAIN_CAR_SPACE = {
 
 const TUNED = ['force', 'gravity'] as const;
 
-const OBS = [
-  { name: 'position', description: 'position of the car along the track, −1.2 to 0.6; the flag is at 0.5 (height is sin(3·position))' },
-  { name: 'velocity', description: 'velocity of the car, −0.07 to 0.07' },
-];
 
 /** The parameters one MountainCar task is made from. */
 export interface MountainCarParams {
@@ -63,7 +60,7 @@ export function mountainCarTask(id: string, p: MountainCarParams): ControlTaskDe
       'climb directly; it has to build momentum. The environment reward is −1 per step, so nothing distinguishes a near miss from standing still. ' +
       `Set environment.params to train on these physics (the deployed car has exactly them). At most ${p.budget.toLocaleString('en-US')} environment steps of experience. ` +
       'Episodes last at most 200 steps.',
-    observation: OBS,
+    observation: MOUNTAIN_CAR_OBS,
     actions: 'discrete: 0 accelerates left, 1 does nothing, 2 accelerates right',
     rewardWords: 'the environment reward: −1 per step',
     params: nominalParams(info, TUNED, n),

@@ -11,8 +11,11 @@ import { PENDULUM_CONSTANTS } from '../../../inner/envs/pendulum.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
 import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
+import { PENDULUM_OBS } from '../../control/observations.js';
 import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
-import { pendulumDeployment, pendulumHidden, pendulumScripted } from './hidden.js';
+import { bandParams, shiftSentence, simBounds } from '../sim.js';
+import { deploymentPhysics } from '../deployment.js';
+import { pendulumHidden, pendulumScripted } from './hidden.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
 export const PENDULUM_SPACE = {
@@ -25,11 +28,6 @@ export const PENDULUM_SPACE = {
 
 const TUNED = ['gravity', 'mass', 'length'] as const;
 
-const OBS = [
-  { name: 'cos_theta', description: 'cosine of the angle from upright (1 when upright)' },
-  { name: 'sin_theta', description: 'sine of the angle from upright' },
-  { name: 'theta_dot', description: 'angular velocity (rad/s), −8 to 8' },
-];
 
 /** The parameters one Pendulum task is made from. */
 export interface PendulumParams {
@@ -53,20 +51,11 @@ export function drawPendulumParams(rng: Rng): PendulumParams {
 /** The task definition and its deployment draw for one set of parameters. */
 export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskDef; deployment: (secret: string) => PhysParams } {
   const info = getEnvironment('Pendulum-v1').info;
-  const bounds = Object.fromEntries(info.params.map((q) => [q.name, [q.min, q.max] as [number, number]]));
+  const bounds = simBounds(info);
   const n = p.nominal;
-  const shiftWords =
-    p.shift === 0
-      ? 'The deployed pendulum has exactly these physics.'
-      : `On deployment each of these three values may differ from the stated one by up to ±${Math.round(p.shift * 100)}% of it, by an amount not known in advance.`;
+  const shiftWords = shiftSentence(p.shift, 'pendulum', 'three');
   // The baseline trains on the nominal physics, randomised over the stated band when there is one.
-  const params: Record<string, number | [number, number]> = Object.fromEntries(
-    TUNED.map((name): [string, number | [number, number]] => {
-      const [lo, hi] = bounds[name];
-      const v = n[name];
-      return [name, p.shift === 0 ? v : [sig(Math.max(lo, v * (1 - p.shift))), sig(Math.min(hi, v * (1 + p.shift)))]];
-    }),
-  );
+  const params = bandParams(TUNED, n, p.shift, bounds);
   // PPO with short rollouts over 8 envs (many updates within a small budget), γ 0.95, the reward scaled by 1/10.
   const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 128, epochs: 10, minibatches: 8, learningRate: 0.001, gamma: 0.95, gaeLambda: 0.95, entropyCoef: 0, envSteps: p.budget, expression: 'r / 10' });
   baseline.environment = { ...baseline.environment, params };
@@ -84,7 +73,7 @@ export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskD
       `and gravity is ${n.gravity} m/s². It starts at a random angle and speed; apply a continuous torque (at most 2 N·m either way, ${lift}) ` +
       `to swing it up and keep it upright with little speed and effort. ${shiftWords} Set environment.params to train on these physics. ` +
       `At most ${p.budget.toLocaleString('en-US')} environment steps of experience. Episodes last 200 steps and never end early.`,
-    observation: OBS,
+    observation: PENDULUM_OBS,
     actions: 'continuous: one torque in [−2, 2] N·m',
     rewardWords: 'the environment reward: −(angle² + 0.1·angular velocity² + 0.001·torque²), between about −16.3 and 0',
     params: nominalParams(info, TUNED, n),
@@ -97,7 +86,7 @@ export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskD
     baseline,
     hidden,
   };
-  return { def, deployment: (secret) => pendulumDeployment(id, n, p.shift, bounds, secret) };
+  return { def, deployment: (secret) => deploymentPhysics(id, n, p.shift, bounds, secret) };
 }
 
 /** The Pendulum family. */

@@ -8,7 +8,6 @@
  */
 import { PENDULUM_CONSTANTS, PENDULUM_INFO, angleNormalize, pendulumDynamics } from '../../../inner/envs/pendulum.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-import { cartpoleDeployment } from '../cartpole/hidden.js';
 
 /** Held-out episodes per generated Pendulum task. */
 export const PENDULUM_FAMILY_EPISODES = 15;
@@ -67,7 +66,3 @@ export function pendulumHidden(nominal: PhysParams): { params: PhysParams; episo
   };
 }
 
-/** The physics the policy is deployed on: each nominal value moved by a secret share within ±`shift` (CartPole family's rule). */
-export function pendulumDeployment(taskId: string, nominal: PhysParams, shift: number, bounds: Record<string, [number, number]>, secret: string): PhysParams {
-  return cartpoleDeployment(taskId, nominal, shift, bounds, secret);
-}

@@ -8,9 +8,9 @@
 import { shells, signParity } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../inner/data/types.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';
-import { standardCatalog } from '../../supervised/catalog.js';
-import { type TaskFamily, drawTasks, sig } from '../types.js';
+import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised-def.js';
+import { type TaskFamily, drawTasks, intIn, sig } from '../types.js';
+import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 import { ringsHidden } from './hidden.js';
 
 /** The parameter ranges (integers inclusive). */
@@ -30,7 +30,7 @@ export const RINGS_SPACE = {
 } as const;
 
 /** The parameters one rings task is made from. */
-export interface RingsParams {
+export interface RingsParams extends SourceCorruption {
   shape: (typeof RINGS_SPACE.shapes)[number];
   /** Classes (shells) or 2 (parity). */
   classes: number;
@@ -41,13 +41,8 @@ export interface RingsParams {
   distractors: number;
   points: number;
   metric: SupervisedMetricName;
-  labelNoise: number;
-  cleanShare: number;
-  shiftFeature: string;
   imbalance: number[];
 }
-
-const intIn = (rng: Rng, [lo, hi]: readonly [number, number]): number => lo + rng.int(hi - lo + 1);
 
 /** Draws one task's parameters. */
 export function drawRingsParams(rng: Rng): RingsParams {
@@ -91,29 +86,24 @@ function shapeWords(p: RingsParams): string {
 
 /** The task definition for one set of parameters (its points are generated lazily, once). */
 export function ringsTask(id: string, p: RingsParams, dataSeed: number): SupervisedTaskDef {
-  let data: Dataset | null = null;
-  const load = (): Dataset => (data ??= generateData(p, dataSeed));
-  const { testFraction } = ringsHidden();
-  const poolSize = p.points - Math.round(p.points * testFraction);
-  const cleanSize = Math.max(20, Math.round(poolSize * p.cleanShare));
   const total = p.dims + p.distractors;
-  return {
+  return generatedDataTask({
     id,
-    title: p.shape === 'shells' ? `Classify ${p.points} points onto ${p.classes} concentric shells in ${p.dims} dimensions` : `Classify ${p.points} points by the sign parity of ${p.dims} of ${total} features`,
-    family: 'rings-fam',
+    family: 'rings',
     split: 'held-out',
-    data: 'synthetic',
+    title: p.shape === 'shells' ? `Classify ${p.points} points onto ${p.classes} concentric shells in ${p.dims} dimensions` : `Classify ${p.points} points by the sign parity of ${p.dims} of ${total} features`,
     description:
       `Classify points with ${total} features (x1 to x${total}) ${shapeWords(p)}. ` +
       `${p.points} points in all, equally many per class. Several data sources of different quality are available.`,
     metric: p.metric,
-    load,
+    points: p.points,
     ...ringsHidden(),
-    sources: standardCatalog({ poolSize, cleanSize, noise: p.labelNoise, shiftFeature: p.shiftFeature, shiftWords: `only points whose ${p.shiftFeature} lies in its lowest 40%`, imbalance: p.imbalance }),
-    baseline: supervisedSpec(id, { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 30, examples: 30_000 }),
-    maxExamples: 100_000,
-    maxWallSeconds: 120,
-  };
+    make: () => generateData(p, dataSeed),
+    labelNoise: p.labelNoise,
+    cleanShare: p.cleanShare,
+    shiftFeature: p.shiftFeature,
+    imbalance: p.imbalance,
+  });
 }
 
 /** The rings family (held out). */

@@ -6,9 +6,9 @@
 import { checkerboard, moons, twoSpirals } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../spec/data.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../../supervised-def.js';
-import { standardCatalog } from '../../supervised/catalog.js';
+import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised-def.js';
 import { type TaskFamily, drawTasks, sig } from '../types.js';
+import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 import { syntheticHidden } from './hidden.js';
 
 /** The generators and their parameter ranges. */
@@ -21,14 +21,12 @@ export const SYNTHETIC_SPACE = {
 } as const;
 
 /** The parameters one synthetic task is made from. */
-export interface SyntheticParams {
+export interface SyntheticParams extends SourceCorruption {
   generator: (typeof SYNTHETIC_SPACE.generators)[number];
   points: number;
   /** Coordinate noise (spirals, moons) or cells a side (checkerboard). */
   level: number;
   metric: SupervisedMetricName;
-  labelNoise: number;
-  cleanShare: number;
   shiftFeature: 'x1' | 'x2';
   imbalance: number[];
 }
@@ -65,29 +63,25 @@ const SHAPE_WORDS = {
 
 /** The task definition for one set of parameters (its points are generated lazily, once). */
 export function syntheticTask(id: string, p: SyntheticParams, dataSeed: number): SupervisedTaskDef {
-  let data: Dataset | null = null;
-  const load = (): Dataset => (data ??= generateData(p, dataSeed));
-  const { testFraction } = syntheticHidden();
-  const poolSize = p.points - Math.round(p.points * testFraction);
-  const cleanSize = Math.max(20, Math.round(poolSize * p.cleanShare));
   const side = p.shiftFeature === 'x1' ? 'left' : 'lower';
-  return {
+  return generatedDataTask({
     id,
-    title: `Classify ${p.points} points of the plane: ${p.generator}`,
-    family: 'synthetic-fam',
+    family: 'synthetic',
     split: 'train',
-    data: 'synthetic',
+    title: `Classify ${p.points} points of the plane: ${p.generator}`,
     description:
       `Classify points of the plane, from their coordinates x1 and x2, by ${SHAPE_WORDS[p.generator](p.level)}. ` +
       `${p.points} points in all, half of each class. Several data sources of different quality are available.`,
     metric: p.metric,
-    load,
+    points: p.points,
     ...syntheticHidden(),
-    sources: standardCatalog({ poolSize, cleanSize, noise: p.labelNoise, shiftFeature: p.shiftFeature, shiftWords: `sampled from the ${side} part of the plane only (${p.shiftFeature} in the lowest 40%)`, imbalance: p.imbalance }),
-    baseline: supervisedSpec(id, { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 30, examples: 30_000 }),
-    maxExamples: 100_000,
-    maxWallSeconds: 120,
-  };
+    make: () => generateData(p, dataSeed),
+    labelNoise: p.labelNoise,
+    cleanShare: p.cleanShare,
+    shiftFeature: p.shiftFeature,
+    shiftWords: `sampled from the ${side} part of the plane only (${p.shiftFeature} in the lowest 40%)`,
+    imbalance: p.imbalance,
+  });
 }
 
 /** The synthetic family. */
