@@ -18,7 +18,11 @@ test('rrl train killed with SIGKILL at 20 random moments and resumed each time l
   assert.equal(r.jobs, 7, 'one baseline and 3 iterations × 2 proposals, no duplicates');
   assert.equal(r.jobsFinished, 7);
   assert.ok(r.jobsWatched >= 3, `finished jobs were watched across kills (${r.jobsWatched})`);
-  assert.ok(r.killsByPhase.startup > 0 && r.killsByPhase.training > 0, `kills landed across the run: ${JSON.stringify(r.killsByPhase)}`);
+  // Kills landed across the run: in a process's startup and while jobs were in flight (training, or
+  // trained and not yet scored; the jobs here train in well under a second, so which of the two a
+  // time kill hits depends on the machine's load).
+  const inFlight = r.killsByPhase.training + r.killsByPhase.scoring;
+  assert.ok(r.killsByPhase.startup > 0 && inFlight > 0, `kills landed across the run: ${JSON.stringify(r.killsByPhase)}`);
   // Deterministic configuration (seeded agent and jobs, far from any time cap): the killed run equals the uninterrupted one.
   assert.deepEqual(r.differences, []);
 });
