@@ -148,7 +148,9 @@ export function exportTensorboard(runDir: string, out: string): { files: number;
 
     for (const task of [...new Set(d.perTask.map((r) => r.task ?? ''))]) {
       const w = new EventFileWriter(join(out, 'tasks', safe(task)), start);
-      const base = d.baselines.find((b) => b.task === task);
+      // The task's reference: the mean of its baseline seeds that scored.
+      const seeds = d.baselines.filter((b) => b.task === task && b.normalized !== null).map((b) => b.normalized as number);
+      const base = seeds.length ? { normalized: seeds.reduce((a, v) => a + v, 0) / seeds.length } : undefined;
       for (const f of d.perTask.filter((r) => r.task === task)) {
         const wall = seconds(f.lastFinishedAt, start);
         iterationScalars(w, f, wall);

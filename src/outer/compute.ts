@@ -4,6 +4,7 @@
  * minus the baseline spec's, on the hidden evaluation), and compute per unit of that gain. Read
  * from the store's job rows, so a resumed run reports the same as an uninterrupted one.
  */
+import { taskReference } from './noise.js';
 import type { JobRow } from '../store/store.js';
 
 /** Compute used by a set of trained jobs. */
@@ -50,7 +51,7 @@ export function computeReport(jobs: JobRow[]): ComputeReport {
   const baselines = computeSpent(jobs.filter((j) => j.kind === 'baseline'));
   const tasks: ComputeReport['tasks'] = {};
   for (const task of [...new Set(jobs.map((j) => j.task))].sort()) {
-    const baseline = jobs.find((j) => j.kind === 'baseline' && j.task === task)?.normalized ?? null;
+    const baseline = taskReference(jobs.filter((j) => j.kind === 'baseline' && j.task === task)).mean;
     const full = jobs
       .filter((j) => j.kind === 'proposal' && j.task === task && j.status === 'succeeded' && (j.share === null || j.share >= 1))
       .map((j) => j.normalized)

@@ -14,7 +14,6 @@ import { type GuardedProposal, guardProposal } from './guard.js';
 import { type Executor, executorTimeoutMs } from '../run/executor.js';
 import type { Store, JobOutcome, JobRow } from '../store/store.js';
 import { type ResultCache, specKey } from '../store/cache.js';
-import { type RewardParts, type RewardRuleName, type ScoredEntry, bestEntry, outerReward } from './reward.js';
 import { dataForJob } from './score.js';
 import type { Scorer } from './scorer.js';
 import { evalIdentity, evalSecret } from '../tasks/secret.js';
@@ -160,7 +159,7 @@ export class Evaluator {
   async run(row: JobRow, brief: TaskBrief): Promise<boolean> {
     const { store, cache, evalId } = this.o;
     const outDir = this.outDir(row.id);
-    const checked = validateSpec(this.o.pruneFlat && row.kind === 'proposal' && brief.kind === 'control' ? withFlatStop(row.spec) : row.spec, brief);
+    const checked = validateSpec(this.o.pruneFlat && (row.kind === 'proposal' || row.kind === 'confirm') && brief.kind === 'control' ? withFlatStop(row.spec) : row.spec, brief);
     if (!checked.ok) {
       store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
       return true;
@@ -211,96 +210,4 @@ export class Evaluator {
       release();
     }
   }
-}
-
-/** Share of the task's compute cap a job used (env steps for control, examples for supervised). */
-export function computeShare(job: { envSteps: number | null; examples: number | null }, brief: TaskBrief): number {
-  if (brief.kind === 'control') return brief.budget.maxEnvSteps > 0 ? (job.envSteps ?? 0) / brief.budget.maxEnvSteps : 0;
-  const cap = brief.budget.maxExamples ?? 0;
-  return cap > 0 ? (job.examples ?? 0) / cap : 0;
-}
-
-/** One job's reward as the store records it. */
-export interface JobReward extends RewardParts {
-  row: JobRow;
-  jobId: number;
-  advantage: number;
-  groupId: string;
-  detail: Record<string, unknown>;
-}
-
-/** What a proposal settled by successive halving is paid from (outer/fidelity.ts). */
-export interface PaidOverride {
-  /** The normalised score the rule is applied to (null: the failure penalty). */
-  normalized: number | null;
-  /** True for the proposal's own full-budget score: only such a score can earn a bonus. */
-  full: boolean;
-  /** Share of the task's compute cap the `cost` rule charges. */
-  computeShare: number;
-}
-
-/**
- * The outer rewards of one group of finished jobs on one task: each against the task's baseline
- * job and the best full-budget score among the baseline and `earlier` jobs (the noise-aware
- * bonus), under the run's rule; advantages normalised within the group. `paid` replaces, per job
- * id, the score and compute a rule sees (proposals settled by successive halving).
- */
-export function rewardGroup(
-  rows: JobRow[],
-  brief: TaskBrief,
-  baseRow: JobRow | undefined,
-  earlier: JobRow[],
-  groupId: string,
-  reward?: { rule: RewardRuleName; lambda: number },
-  paid?: Map<number, PaidOverride>,
-): JobReward[] {
-  const base = baseRow?.normalized ?? 0;
-  // The best score so far and who holds it (the baseline first, so it keeps ties): a bonus
-  // must beat it by more than the noise of both scores.
-  const fullBudget = (j: JobRow): boolean => j.share === null || j.share === undefined || j.share >= 1;
-  const holder = bestEntry([
-    { jobId: baseRow?.id ?? null, normalized: base, stderr: baseRow?.normalized != null ? baseRow.stderr : null },
-    ...earlier.filter((j) => j.task === brief.id && j.normalized !== null && fullBudget(j)).map((j): ScoredEntry => ({ jobId: j.id, normalized: j.normalized as number, stderr: j.stderr })),
-  ])!;
-  const best = holder.normalized;
-  const scored = rows.map((r) => {
-    const p = paid?.get(r.id);
-    return {
-      row: r,
-      ...outerReward(
-        {
-          status: p ? (p.normalized === null ? 'failed' : 'succeeded') : (r.status as 'succeeded' | 'failed' | 'invalid'),
-          normalized: p ? p.normalized : r.normalized,
-          baseline: base,
-          bestSoFar: best,
-          stderr: r.stderr,
-          bestStderr: holder.stderr,
-          computeShare: p ? p.computeShare : computeShare(r, brief),
-          fullBudget: p ? p.full : true,
-        },
-        reward?.rule,
-        reward?.lambda,
-      ),
-    };
-  });
-  const mean = scored.reduce((a, s) => a + s.reward, 0) / Math.max(1, scored.length);
-  const sd = Math.sqrt(scored.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / Math.max(1, scored.length));
-  return scored.map((s) => ({
-    ...s,
-    jobId: s.row.id,
-    advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
-    groupId,
-    detail: {
-      rule: reward?.rule ?? 'improvement',
-      improvement: s.improvement,
-      bonus: s.bonus,
-      cost: s.cost,
-      baseline: base,
-      bestSoFar: best,
-      bestJob: holder.jobId,
-      bestStderr: holder.stderr,
-      stderr: s.row.stderr,
-      ...(paid?.has(s.row.id) ? { paidFrom: paid.get(s.row.id) } : {}),
-    },
-  }));
 }

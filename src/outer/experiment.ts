@@ -11,6 +11,7 @@
  *    learning from its own rewards); and the task's baseline spec. Every job runs on the same
  *    engine, and identical specs share one cached result.
  */
+import { taskReference } from './noise.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from '../run/executor.js';
@@ -186,7 +187,7 @@ function readRun(dir: string): { proposals: (number | null)[]; baseline: number 
     const jobs = store.jobs(run.id);
     // A failed or invalid job scores the floor of the scale (the trivial or random anchor).
     const proposals = jobs.filter((j) => j.kind === 'proposal').map((j) => (j.status === 'succeeded' ? j.normalized : 0));
-    const baseline = jobs.find((j) => j.kind === 'baseline')?.normalized ?? null;
+    const baseline = taskReference(jobs.filter((j) => j.kind === 'baseline')).mean;
     return { proposals, baseline };
   } finally {
     store.close();

@@ -20,7 +20,7 @@ import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { validateSpec } from '../inner/validate.js';
 import type { JobOutcome, JobRow, Store } from '../store/store.js';
-import { type PaidOverride, computeShare } from './evaluate.js';
+import { type PaidOverride, computeShare } from './settle.js';
 
 /** The run's fidelity setting (absent: every proposal trains at its full budget). */
 export interface FidelityConfig {

@@ -25,7 +25,9 @@ import { LlmAgent, type LlmOptions } from './agents/llm.js';
 import type { Agent, RewardGroup } from './agents/types.js';
 import type { RewardRuleName } from './reward.js';
 import { Scorer, type ScorerOptions } from './scorer.js';
-import { BusyClock, Evaluator, openRun, rewardGroup } from './evaluate.js';
+import { BusyClock, Evaluator, openRun } from './evaluate.js';
+import { taskReference } from './noise.js';
+import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from './settle.js';
 import { type FidelityConfig, fidelityPaid, successiveHalving } from './fidelity.js';
 import { type ComputeReport, computeReport } from './compute.js';
 
@@ -83,7 +85,10 @@ export interface TrainSummary {
   dir: string;
   jobs: number;
   iterations: { iteration: number; meanReward: number; meanNormalized: number | null; bestNormalized: number | null }[];
+  /** Per task: the reference, the mean of its baseline spec over the harness's seeds. */
   baselines: Record<string, number | null>;
+  /** Per task: the training noise measured on those seeds (seeds scored, sd, spread) and the evaluation's standard error. */
+  noise: Record<string, { seeds: number; sd: number | null; spread: number | null; evalSe: number }>;
   /** The run's outer reward rule (as stored: a resumed run keeps its own). */
   reward: { rule: RewardRuleName; lambda: number };
   timing: { wallSeconds: number; busySeconds: number; overheadShare: number };
@@ -181,14 +186,24 @@ export async function train(
       if (options.signal?.aborted) throw new Error('interrupted');
     };
 
-    // The baseline spec of every task, once per run (when an iteration first takes the task): the reference the rewards compare to.
+    // The baseline spec of every task on the harness's seeds, once per run (when an iteration first takes the task):
+    // the reference the rewards compare to, and the task's training noise.
     const addBaselines = (tasks: TaskBrief[]): void => {
       const have = new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task));
       const missing = tasks.filter((b) => !have.has(b.id));
-      if (missing.length) store.addJobs(runId, missing.map((b) => ({ iteration: 0, slot: 0, task: b.id, kind: 'baseline' as const, agent: 'baseline', spec: getPublicTask(b.id).baseline, trace: null })));
+      if (missing.length) store.addJobs(runId, missing.flatMap((b) => baselineJobs(b.id, getPublicTask(b.id).baseline, secret)));
     };
-    // Baselines train beside the proposals of the first iteration that takes their task (they are needed only for its rewards).
-    const baselineRowsNow = (): Map<string, JobRow> => new Map(store.jobs(runId, { kind: 'baseline' }).map((r) => [r.task, r]));
+    const baselinesOf = (task: string): JobRow[] => store.jobs(runId, { kind: 'baseline' }).filter((r) => r.task === task);
+    // A baseline seed that failed for a reason of the machine is tried again (BASELINE_ATTEMPTS in all).
+    const retryBaselines = async (tasks: TaskBrief[], iteration: number): Promise<void> => {
+      for (;;) {
+        const retries = tasks.flatMap((b) => baselineRetries(baselinesOf(b.id)));
+        if (!retries.length) return;
+        emit({ type: 'phase', message: `retrying ${retries.length} baseline job(s) that failed for a reason of the machine` });
+        store.addJobs(runId, retries);
+        await runJobs(store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending'), iteration);
+      }
+    };
     if (!cfg.tasksPerIteration) addBaselines(allBriefs);
     const pendingAtStart = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
     if (startIteration >= cfg.iterations && pendingAtStart.length) await runJobs(pendingAtStart, -1);
@@ -229,17 +244,33 @@ export async function train(
       if (cfg.fidelity) {
         await successiveHalving({ store, runId, iteration: it, fidelity: cfg.fidelity, brief: briefOf, runJobs: (r) => runJobs(r, it) }, rows, pendingBaselines);
       } else await runJobs([...pendingBaselines, ...rows], it);
-      const baselineRow = baselineRowsNow();
+      await retryBaselines(briefs, it);
       rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
       const rungRows = cfg.fidelity ? store.jobs(runId, { iteration: it, kind: 'rung' }) : [];
 
-      // Rewards, against the baseline and the best score on the task before this iteration.
+      // Each task's standing: its reference over the baseline seeds, the best confirmed score before this iteration.
       const earlier = store.jobs(runId, { kind: 'proposal' }).filter((j) => j.iteration < it);
-      const groups: RewardGroup[] = [];
-      const rewards = briefs.flatMap((brief) => {
+      const settling = briefs.map((brief) => {
         const mine = rows.filter((r) => r.task === brief.id);
         const paid = cfg.fidelity ? fidelityPaid(mine, rungRows, brief, cfg.fidelity) : undefined;
-        const group = rewardGroup(mine, brief, baselineRow.get(brief.id), earlier, `it${it}/${brief.id}`, cfg.reward, paid);
+        const standing = taskStanding(baselinesOf(brief.id), earlier.filter((j) => j.task === brief.id), store.jobs(runId, { kind: 'confirm' }));
+        return { brief, mine, paid, standing };
+      });
+      // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
+      const candidates = settling.flatMap((s) => bonusCandidates(s.mine, s.standing, s.paid));
+      const added = confirmJobs(candidates, store.jobs(runId, { kind: 'confirm' }), secret);
+      if (added.length) store.addJobs(runId, added);
+      const pendingConfirm = store.jobs(runId, { iteration: it, kind: 'confirm' }).filter((r) => r.status === 'pending');
+      if (pendingConfirm.length) {
+        emit({ type: 'phase', message: `confirming ${candidates.length} bonus candidate(s) on the harness's seeds (${pendingConfirm.length} job(s))` });
+        await runJobs(pendingConfirm, it);
+      }
+      const confirmRows = store.jobs(runId, { kind: 'confirm' });
+
+      // Rewards, against the reference and the best confirmed score on the task before this iteration.
+      const groups: RewardGroup[] = [];
+      const rewards = settling.flatMap(({ brief, mine, paid, standing }) => {
+        const group = rewardGroup(mine, brief, standing, confirmRows, `it${it}/${brief.id}`, cfg.reward, paid);
         groups.push({
           brief,
           items: group
@@ -270,7 +301,13 @@ export async function train(
         .iterations(runId)
         .filter((i) => i.status === 'done')
         .map((i) => ({ iteration: i.idx, meanReward: i.meanReward ?? 0, meanNormalized: i.meanNormalized, bestNormalized: i.bestNormalized })),
-      baselines: Object.fromEntries(store.jobs(runId, { kind: 'baseline' }).map((r) => [r.task, r.normalized])),
+      baselines: Object.fromEntries([...new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task))].map((t) => [t, taskReference(baselinesOf(t)).mean])),
+      noise: Object.fromEntries(
+        [...new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task))].map((t) => {
+          const ref = taskReference(baselinesOf(t));
+          return [t, { seeds: ref.scored, sd: ref.trainSd, spread: ref.spread, evalSe: ref.evalSe }];
+        }),
+      ),
       reward: cfg.reward ?? { rule: 'improvement', lambda: 0.5 },
       timing: { wallSeconds, busySeconds: clock.busy, overheadShare: wallSeconds > 0 ? Math.max(0, 1 - clock.busy / wallSeconds) : 0 },
       fidelity: cfg.fidelity ?? null,

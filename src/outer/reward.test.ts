@@ -94,13 +94,13 @@ test('the best rule pays the improvement over the best so far; the cost rule cha
   assert.equal(outerReward({ ...ok, status: 'invalid' }, 'best').reward, -1);
 });
 
-test('the bonus threshold is max(margin, 2·sqrt(se² + se_best²)); unknown errors count as 0', () => {
+test('the bonus threshold is max(margin, 2·sqrt(u² + u_best²)); unknown uncertainties count as 0', () => {
   near(bonusThreshold(0.03, 0.04), 0.1, 'both errors');
   near(bonusThreshold(0.001, 0.001), REWARD_RULE.margin, 'tiny errors leave the margin');
   assert.equal(bonusThreshold(null, null), REWARD_RULE.margin);
   assert.equal(bonusThreshold(undefined, NaN), REWARD_RULE.margin);
   near(bonusThreshold(0.05, null), 0.1, 'one error known');
-  const noisy = (normalized: number): RewardInput => ({ status: 'succeeded', normalized, baseline: 0.5, bestSoFar: 0.8, stderr: 0.03, bestStderr: 0.04 });
+  const noisy = (normalized: number): RewardInput => ({ status: 'succeeded', normalized, baseline: 0.5, bestSoFar: 0.8, uncertainty: 0.03, bestUncertainty: 0.04 });
   // 0.8 + 0.1 is the line now, not 0.81
   assert.equal(outerReward(noisy(0.85)).bonus, 0);
   assert.equal(outerReward(noisy(0.9)).bonus, 0, 'exactly at the line is not beyond it');
@@ -108,7 +108,7 @@ test('the bonus threshold is max(margin, 2·sqrt(se² + se_best²)); unknown err
 });
 
 test('the best entry is the highest score, the first on ties', () => {
-  const e = (jobId: number, normalized: number, stderr: number | null = 0.1): ScoredEntry => ({ jobId, normalized, stderr });
+  const e = (jobId: number, normalized: number, uncertainty: number | null = 0.1): ScoredEntry => ({ jobId, normalized, uncertainty });
   assert.equal(bestEntry([]), null);
   assert.deepEqual(bestEntry([e(1, 0.5), e(2, 0.7, 0.2), e(3, 0.7)]), e(2, 0.7, 0.2));
   assert.deepEqual(bestEntry([e(1, NaN), e(2, -0.5)]), e(2, -0.5));
@@ -133,13 +133,13 @@ test('attack 5: the same iris spec with seeds 1-6 earns no bonus from seed noise
     // Seed 1 is the first result on the task; every other seed is proposed after it in turn.
     let oldBonuses = 0;
     let newBonuses = 0;
-    const seen: ScoredEntry[] = [{ jobId: 1, normalized: scores[0].normalized, stderr: scores[0].stderr }];
+    const seen: ScoredEntry[] = [{ jobId: 1, normalized: scores[0].normalized, uncertainty: scores[0].stderr }];
     for (let k = 1; k < scores.length; k++) {
       const best = bestEntry(seen)!;
       const input: RewardInput = { status: 'succeeded', normalized: scores[k].normalized, baseline: scores[0].normalized, bestSoFar: best.normalized };
       oldBonuses += outerReward(input).bonus > 0 ? 1 : 0; // no standard errors: the old fixed margin
-      newBonuses += outerReward({ ...input, stderr: scores[k].stderr, bestStderr: best.stderr }).bonus > 0 ? 1 : 0;
-      seen.push({ jobId: k + 1, normalized: scores[k].normalized, stderr: scores[k].stderr });
+      newBonuses += outerReward({ ...input, uncertainty: scores[k].stderr, bestUncertainty: best.uncertainty }).bonus > 0 ? 1 : 0;
+      seen.push({ jobId: k + 1, normalized: scores[k].normalized, uncertainty: scores[k].stderr });
     }
     const rows = scores.map((s) => Math.round(s.raw * 45));
     assert.ok(Math.max(...rows) - Math.min(...rows) >= 2, `the seeds alone move the score: ${rows.join(', ')} of 45`);
@@ -149,4 +149,14 @@ test('attack 5: the same iris spec with seeds 1-6 earns no bonus from seed noise
     if (before === undefined) delete process.env.RRL_EVAL_SECRET;
     else process.env.RRL_EVAL_SECRET = before;
   }
+});
+
+test('without a reference no improvement is paid; an unconfirmed score never earns the bonus', () => {
+  for (const rule of ['improvement', 'best'] as const) {
+    assert.deepEqual(outerReward({ status: 'succeeded', normalized: 0.9, baseline: null, bestSoFar: 0 }, rule), { reward: 0, improvement: null, bonus: 0, cost: 0 });
+  }
+  assert.equal(outerReward({ status: 'failed', normalized: null, baseline: null, bestSoFar: 0 }).reward, -1, 'a failure still costs');
+  const far = { status: 'succeeded' as const, normalized: 0.9, baseline: 0.2, bestSoFar: 0.2 };
+  assert.equal(outerReward({ ...far, confirmed: false }).bonus, 0);
+  assert.equal(outerReward({ ...far, confirmed: true }).bonus, 0.5);
 });

@@ -3,22 +3,23 @@
  * invalid spec or a failed job (error, timeout, out of memory, NaN) **−1**. Otherwise:
  *
  * - `improvement` (default): the normalised hidden score's improvement over the task's
- *   baseline spec, clipped to [−1, 1], plus a bonus of 0.5 when it beats the best normalised
- *   score seen on the task so far (the baseline and every earlier iteration) by more than the
- *   noise of the two scores:
+ *   reference (the mean of its baseline spec over the harness's seeds, outer/noise.ts), clipped
+ *   to [−1, 1], plus a bonus of 0.5 when a **confirmed** score beats the best confirmed score on
+ *   the task so far (the reference and every earlier confirmed job) by more than the noise of
+ *   the two:
  *
- *       normalized − bestSoFar > max(0.01, 2 · sqrt(se² + se_best²))
+ *       confirmed − best > max(0.01, 2 · sqrt(u² + u_best²))
  *
- *   where `se` is the job's standard error and `se_best` that of the score holding the best
- *   (both bootstrap standard errors of the normalised score, see outer/score.ts). Two scores
- *   that differ by less than twice the standard error of their difference are not told apart
- *   (for two draws of the same noise, about a 2% chance that one pays against the other, where a
- *   fixed 0.01 paid for nearly every lucky draw), so re-running a spec with another seed does not
- *   earn the bonus. A score whose standard error is
- *   unknown (null: an evaluation command that reports none) counts it as 0, leaving the margin;
- * - `best`: the improvement over the best normalised score so far, clipped to [−1, 1];
+ *   where `u` and `u_best` are uncertainties that include the training noise (the spread of the
+ *   task's baseline over seeds) as well as the evaluation's bootstrap standard error. Only a
+ *   score confirmed on the harness's own seeds can earn the bonus, so re-running a spec with
+ *   another seed (or a number moved by 1e-6) does not;
+ * - `best`: the improvement over the best confirmed score so far, clipped to [−1, 1];
  * - `cost`: the normalised score minus λ × the share of the task's compute cap the job used
  *   (env steps or examples), so that being cheap pays as well as being good.
+ *
+ * Without a reference (the baseline failed on every seed and attempt) no improvement is paid:
+ * a job that ran is paid 0 under `improvement` and `best`.
  */
 export const REWARD_RULE = { failure: -1, bonus: 0.5, margin: 0.01 } as const;
 
@@ -30,14 +31,19 @@ export type RewardRuleName = (typeof REWARD_RULES)[number];
 export interface RewardInput {
   status: 'succeeded' | 'failed' | 'invalid';
   normalized: number | null;
-  /** The baseline spec's normalised score on this task. */
-  baseline: number;
-  /** Best normalised score on this task before this iteration. */
+  /** The task's reference: its baseline spec's mean normalised score over seeds (null: none scored). */
+  baseline: number | null;
+  /** Best confirmed normalised score on this task before this group (the reference at least). */
   bestSoFar: number;
-  /** Standard error of this job's normalised score (null or absent: unknown, counted as 0). */
-  stderr?: number | null;
-  /** Standard error of the score that holds `bestSoFar` (null or absent: unknown, counted as 0). */
-  bestStderr?: number | null;
+  /** Uncertainty of `normalized`, training noise included (null or absent: unknown, counted as 0). */
+  uncertainty?: number | null;
+  /** Uncertainty of the score that holds `bestSoFar` (null or absent: unknown, counted as 0). */
+  bestUncertainty?: number | null;
+  /**
+   * True when `normalized` is a confirmed score (the mean over the harness's confirmation
+   * seeds): only such a score earns the bonus. Default true (the rule alone).
+   */
+  confirmed?: boolean;
   /** Share of the task's compute cap the job used, in [0, 1]. */
   computeShare?: number;
   /**
@@ -62,35 +68,39 @@ export function outerReward(i: RewardInput, rule: RewardRuleName = 'improvement'
   if (i.status !== 'succeeded' || i.normalized === null || !Number.isFinite(i.normalized)) {
     return { reward: REWARD_RULE.failure, improvement: null, bonus: 0, cost: 0 };
   }
+  if (rule !== 'cost' && i.baseline === null) return { reward: 0, improvement: null, bonus: 0, cost: 0 };
   if (rule === 'best') {
     const improvement = clip(i.normalized - i.bestSoFar);
     return { reward: improvement, improvement, bonus: 0, cost: 0 };
   }
   if (rule === 'cost') {
     const cost = lambda * Math.max(0, Math.min(1, i.computeShare ?? 0));
-    return { reward: i.normalized - cost, improvement: i.normalized - i.baseline, bonus: 0, cost };
+    return { reward: i.normalized - cost, improvement: i.baseline === null ? null : i.normalized - i.baseline, bonus: 0, cost };
   }
-  const improvement = clip(i.normalized - i.baseline);
-  const bonus = i.fullBudget !== false && i.normalized - i.bestSoFar > bonusThreshold(i.stderr, i.bestStderr) ? REWARD_RULE.bonus : 0;
+  const improvement = clip(i.normalized - (i.baseline as number));
+  const beyond = i.normalized - i.bestSoFar > bonusThreshold(i.uncertainty, i.bestUncertainty);
+  const bonus = i.fullBudget !== false && i.confirmed !== false && beyond ? REWARD_RULE.bonus : 0;
   return { reward: improvement + bonus, improvement, bonus, cost: 0 };
 }
 
-/** How far a score must exceed the best so far to earn the bonus: max(margin, 2·sqrt(se² + se_best²)). */
-export function bonusThreshold(stderr?: number | null, bestStderr?: number | null): number {
-  const se = (v: number | null | undefined): number => (v !== null && v !== undefined && Number.isFinite(v) && v > 0 ? v : 0);
-  return Math.max(REWARD_RULE.margin, 2 * Math.sqrt(se(stderr) ** 2 + se(bestStderr) ** 2));
+/** How far a score must exceed the best so far to earn the bonus: max(margin, 2·sqrt(u² + u_best²)). */
+export function bonusThreshold(uncertainty?: number | null, bestUncertainty?: number | null): number {
+  const u = (v: number | null | undefined): number => (v !== null && v !== undefined && Number.isFinite(v) && v > 0 ? v : 0);
+  return Math.max(REWARD_RULE.margin, 2 * Math.sqrt(u(uncertainty) ** 2 + u(bestUncertainty) ** 2));
 }
 
 /** A scored job that may hold the best score of a task. */
 export interface ScoredEntry {
+  /** The job holding it (null: the task's reference, its baseline over seeds). */
   jobId: number | null;
   normalized: number;
-  stderr: number | null;
+  /** Its uncertainty, training noise included. */
+  uncertainty: number | null;
 }
 
 /**
  * The best score among `entries` (the first on ties, so the baseline listed first keeps it):
- * what a new job must beat, with the standard error it is compared under.
+ * what a new job must beat, with the uncertainty it is compared under.
  */
 export function bestEntry(entries: ScoredEntry[]): ScoredEntry | null {
   let best: ScoredEntry | null = null;

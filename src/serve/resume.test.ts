@@ -31,13 +31,13 @@ async function serve(args: string[]): Promise<{ child: ChildProcess; url: string
   return { child, url };
 }
 
-test('rrl serve killed with SIGKILL resumes: finished jobs are kept, unfinished ones run again, a repeated request reuses them', async () => {
+test('rrl serve killed with SIGKILL resumes: finished jobs are kept, unfinished ones run again, a repeated request gets the same answer', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-serve-resume-'));
   const completions = [JSON.stringify(arsSpec(task, 5000, 41)), JSON.stringify(arsSpec(task, 5000, 42))];
   const first = await serve(['--run', dir]);
-  const lost = fetch(`${first.url}/v1/rewards`, { method: 'POST', body: JSON.stringify({ task, completions }) }).catch((e: unknown) => e);
+  const lost = fetch(`${first.url}/v1/rewards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task, completions }) }).catch((e: unknown) => e);
 
-  // Killed once one job (of three: the baseline and two proposals, on one worker) has finished.
+  // Killed once one job (of seven: the baseline on five seeds and two proposals, on one worker) has finished.
   const store = new Store(dir);
   let before: Map<number, string | null> = new Map();
   try {
@@ -54,7 +54,7 @@ test('rrl serve killed with SIGKILL resumes: finished jobs are kept, unfinished 
     await once(first.child, 'exit');
     const run = store.getRun()!;
     const jobs = store.jobs(run.id);
-    assert.equal(jobs.length, 3);
+    assert.equal(jobs.length, 7);
     assert.ok(jobs.some((j) => j.status === 'pending'), 'the kill left a job unfinished');
     assert.deepEqual(store.requests(run.id).map((r) => r.status), ['pending']);
     assert.ok((await lost) instanceof Error, 'the killed server never answered');
@@ -68,12 +68,15 @@ test('rrl serve killed with SIGKILL resumes: finished jobs are kept, unfinished 
       for (const [id, finishedAt] of before) assert.equal(after.find((j) => j.id === id)!.finishedAt, finishedAt, `job ${id} was not run again`);
       const stored = RewardsResponse.parse(store.requests(run.id)[0].response);
 
-      // The trainer's retry of the lost request reuses the finished jobs.
-      const res = await fetch(`${second.url}/v1/rewards`, { method: 'POST', body: JSON.stringify({ task, completions }) });
+      // The trainer's retry of the lost request gets the answer the resumed server stored: the same rewards, no new jobs.
+      const res = await fetch(`${second.url}/v1/rewards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task, completions }) });
       assert.equal(res.status, 200);
       const again = RewardsResponse.parse(await res.json());
-      assert.deepEqual(again.results.map((r) => r.score), stored.results.map((r) => r.score));
-      for (const r of again.results) assert.equal(JobResponse.parse(await (await fetch(`${second.url}/v1/jobs/${r.job}`)).json()).cached, true);
+      assert.equal(again.replayed, true);
+      assert.deepEqual(again.rewards, stored.rewards);
+      assert.deepEqual(again.results, stored.results);
+      assert.equal(store.jobs(run.id).length, after.length, 'the retry trained nothing');
+      for (const r of again.results) assert.equal(JobResponse.parse(await (await fetch(`${second.url}/v1/jobs/${r.job}`)).json()).status, 'succeeded');
     } finally {
       second.child.kill('SIGTERM');
       await once(second.child, 'exit');

@@ -9,6 +9,8 @@ import { z } from 'zod';
 export const MAX_COMPLETIONS = 256;
 /** Longest task id. */
 export const MAX_TASK_CHARS = 128;
+/** Longest idempotency key. */
+export const MAX_KEY_CHARS = 128;
 
 /** `POST /v1/rewards` body. */
 export const RewardsRequest = z
@@ -19,6 +21,12 @@ export const RewardsRequest = z
       .min(1)
       .max(MAX_COMPLETIONS)
       .describe('completions for the task, usually one GRPO group'),
+    idempotencyKey: z
+      .string()
+      .min(1)
+      .max(MAX_KEY_CHARS)
+      .optional()
+      .describe('a key of the client (or the Idempotency-Key header): a request with the key of an earlier one gets that answer again, never new rewards'),
   })
   .strict()
   .describe('completions to turn into jobs, train, score and reward');
@@ -27,7 +35,12 @@ export const RewardsRequest = z
 export const Score = z
   .object({
     normalized: z.number().describe('0 = random or trivial, 1 = the reference'),
-    stderr: z.number().nullable().describe('standard error of `normalized`; null when unknown'),
+    stderr: z.number().nullable().describe('standard error of `normalized` (the evaluation\'s bootstrap); null when unknown'),
+    uncertainty: z
+      .number()
+      .nullable()
+      .optional()
+      .describe("the score's uncertainty with the task's training noise included: sqrt(stderr² + sd²), sd = the baseline's spread over the harness's seeds; for a confirmed candidate, that of its confirmed mean"),
   })
   .describe('the normalised hidden score');
 
@@ -45,6 +58,8 @@ export const RewardResult = z.object({
 /** `POST /v1/rewards` answer. */
 export const RewardsResponse = z
   .object({
+    request: z.number().int().describe('the request id'),
+    replayed: z.boolean().describe('true when this is the stored answer of an earlier request (same idempotency key, or the same task and completions within the replay window)'),
     rewards: z.array(z.number()).describe('the outer reward of each completion, in order'),
     results: z.array(RewardResult).describe('what became of each completion, in order'),
   })
@@ -70,7 +85,7 @@ export const JobResponse = z.object({
   job: z.number().int(),
   request: z.number().int().nullable().describe('the request that made it; null for a baseline job'),
   task: z.string(),
-  kind: z.enum(['proposal', 'baseline']),
+  kind: z.enum(['proposal', 'baseline', 'confirm']).describe('confirm: a bonus candidate trained again by the harness on one of its own seeds'),
   status: z.enum(['pending', 'succeeded', 'failed', 'invalid']),
   failureKind: z.string().nullable(),
   score: Score.nullable(),

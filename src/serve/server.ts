@@ -120,7 +120,9 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
       }
       const parsed = RewardsRequest.safeParse(raw);
       if (!parsed.success) throw new HttpError(400, zodMessage(parsed.error));
-      return send(res, 200, await service.rewards(parsed.data.task, parsed.data.completions));
+      const header = req.headers['idempotency-key'];
+      const key = parsed.data.idempotencyKey ?? (typeof header === 'string' && header !== '' ? header.slice(0, 128) : undefined);
+      return send(res, 200, await service.rewards(parsed.data.task, parsed.data.completions, key));
     }
     throw new HttpError(404, `no route ${method} ${oneLine(path, 100)}; see GET /openapi.json`);
   };

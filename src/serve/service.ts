@@ -6,6 +6,7 @@
  * of earlier requests. A restarted service (`--resume`) finishes the requests it left pending,
  * keeping the jobs that had finished.
  */
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { Executor } from '../run/executor.js';
@@ -17,7 +18,8 @@ import { MAX_REPLY_CHARS } from '../spec/bounds.js';
 import { buildPrompt, compactExample, type ChatMessage } from '../outer/agents/prompt.js';
 import type { RewardRuleName } from '../outer/reward.js';
 import { Scorer, type ScorerOptions } from '../outer/scorer.js';
-import { Evaluator, openRun, proposalFromCompletion, rewardGroup } from '../outer/evaluate.js';
+import { Evaluator, openRun, proposalFromCompletion } from '../outer/evaluate.js';
+import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from '../outer/settle.js';
 import type { JobResponse, RewardsResponse, TaskRow } from './schemas.js';
 
 /** A serve run's configuration, stored with the run and reused on resume. */
@@ -51,12 +53,27 @@ export interface ServiceOptions {
   timeoutMs?: number;
   /** Lines for the operator (stderr). */
   log?: (message: string) => void;
+  /**
+   * Seconds within which a request identical to an earlier one (same task, same completions in
+   * the same order) and without an idempotency key is answered with the earlier answer (default
+   * 600): a client's retry after a timeout gets the rewards it missed, not new ones.
+   */
+  replayWindowSeconds?: number;
+}
+
+/** The digest a request is matched by: sha256 over its task and completions. */
+export function requestDigest(task: string, completions: string[]): string {
+  const h = createHash('sha256').update(`rrl-request/1\n${task}\n`);
+  for (const c of completions) h.update(`${Buffer.byteLength(c)}\n`).update(c);
+  return h.digest('hex');
 }
 
 /** The rewards service over one run directory. */
 export class RewardService {
   private readonly active = new Set<Promise<unknown>>();
   private readonly baselines = new Map<string, Promise<boolean>>();
+  /** Requests being answered, by id: a replayed request waits for the same answer. */
+  private readonly answers = new Map<number, Promise<z.infer<typeof RewardsResponse>>>();
   private readonly taskIds = new Set(listTasks().map((t) => t.brief.id));
   private outstanding = 0;
   private jobSeconds = { sum: 0, n: 0 };
@@ -73,6 +90,7 @@ export class RewardService {
     private readonly evaluator: Evaluator,
     private readonly abort: AbortController,
     private readonly options: ServiceOptions,
+    private readonly secret: string,
   ) {
     this.maxQueue = options.maxQueue ?? 256;
   }
@@ -95,7 +113,7 @@ export class RewardService {
       const scorer = new Scorer(options.scoring);
       const abort = new AbortController();
       const evaluator = new Evaluator({ dir, runId, store, executor, scorer, cache, secret, evalId, signal: abort.signal, timeoutMs: options.timeoutMs });
-      const service = new RewardService(dir, runId, stored as ServeConfig, store, cache, scorer, executor, evaluator, abort, options);
+      const service = new RewardService(dir, runId, stored as ServeConfig, store, cache, scorer, executor, evaluator, abort, options, secret);
       service.resumePending();
       return service;
     } catch (err) {
@@ -129,9 +147,9 @@ export class RewardService {
     if (!r) throw new HttpError(404, `no job ${id} in this run`);
     return {
       job: r.id,
-      request: r.kind === 'proposal' ? r.iteration : null,
+      request: r.kind === 'proposal' || r.kind === 'confirm' ? r.iteration : null,
       task: r.task,
-      kind: r.kind as 'proposal' | 'baseline', // `rrl serve` runs store no rung jobs (successive halving is `rrl train`'s)
+      kind: r.kind as 'proposal' | 'baseline' | 'confirm', // `rrl serve` runs store no rung jobs (successive halving is `rrl train`'s)
       status: r.status,
       failureKind: r.failureKind,
       score: r.normalized === null ? null : { normalized: r.normalized, stderr: r.stderr },
@@ -150,11 +168,20 @@ export class RewardService {
 
   /**
    * Turns completions for `task` into jobs, runs them and answers with their rewards once every
-   * one is done. Throws HttpError 404 (unknown task), 429 (queue full), 503 (shutting down).
+   * one is done. A request with the `idempotencyKey` of an earlier one, or identical to one made
+   * within the replay window, gets that request's answer (waiting for it if need be), never new
+   * rewards. Throws HttpError 404 (unknown task), 422 (a key reused for another request), 429
+   * (queue full), 503 (shutting down).
    */
-  async rewards(task: string, completions: string[]): Promise<z.infer<typeof RewardsResponse>> {
+  async rewards(task: string, completions: string[], idempotencyKey?: string): Promise<z.infer<typeof RewardsResponse>> {
     if (!this.taskIds.has(task)) throw new HttpError(404, `unknown task "${task.slice(0, 128)}"; see GET /v1/tasks`);
     if (this.abort.signal.aborted) throw new HttpError(503, 'the server is shutting down');
+    const digest = requestDigest(task, completions);
+    const earlier = idempotencyKey !== undefined ? this.store.requestByKey(this.runId, idempotencyKey) : this.store.requestByDigest(this.runId, digest, this.options.replayWindowSeconds ?? 600);
+    if (earlier) {
+      if (earlier.digest !== digest) throw new HttpError(422, `idempotency key "${idempotencyKey?.slice(0, 64)}" was used for request ${earlier.id}, whose task or completions differ; use a new key for a new request`);
+      return { ...(await this.answerOf(earlier.id, earlier.task, earlier.completions)), replayed: true };
+    }
     const n = completions.length;
     if (this.outstanding + n > this.maxQueue) {
       throw new HttpError(429, `the job queue is full (${this.outstanding} of ${this.maxQueue} jobs waiting or running; this request has ${n})`, this.retryAfter());
@@ -163,8 +190,15 @@ export class RewardService {
       ...proposalFromCompletion(text),
       trace: { completion: text.length > MAX_REPLY_CHARS ? `${text.slice(0, 1024)}…[${text.length - 1024} more characters not kept]` : text },
     }));
-    const id = this.store.addRequest(this.runId, task, proposals);
+    const id = this.store.addRequest(this.runId, task, proposals, { key: idempotencyKey ?? null, digest });
     return this.track(id, task, n);
+  }
+
+  /** The answer of a recorded request: stored when it is done, else the one being computed (or resumed). */
+  private answerOf(id: number, task: string, completions: number): Promise<z.infer<typeof RewardsResponse>> {
+    const done = this.store.requests(this.runId).find((r) => r.id === id);
+    if (done?.status === 'done' && done.response) return Promise.resolve(done.response as z.infer<typeof RewardsResponse>);
+    return this.answers.get(id) ?? this.track(id, task, completions);
   }
 
   /** Runs a recorded request to its answer, counting its jobs in the queue meanwhile. */
@@ -173,8 +207,10 @@ export class RewardService {
     const p = this.finish(id, task).finally(() => {
       this.outstanding -= n;
       this.active.delete(p);
+      this.answers.delete(id);
     });
     this.active.add(p);
+    this.answers.set(id, p);
     return p;
   }
 
@@ -185,17 +221,25 @@ export class RewardService {
     for (const r of pending) this.track(r.id, r.task, r.completions).catch(() => {});
   }
 
-  /** The task's baseline job, trained once on first use; false when interrupted. */
+  /**
+   * The task's baseline jobs (its baseline spec on the harness's seeds), trained once on first
+   * use, with seeds that failed for a reason of the machine tried again; false when interrupted.
+   * When no seed scored, the next request tries again until every seed has used its attempts.
+   */
   private baseline(task: string): Promise<boolean> {
     let p = this.baselines.get(task);
     if (!p) {
       p = (async () => {
-        const find = (): JobRow | undefined => this.store.jobs(this.runId, { kind: 'baseline' }).find((r) => r.task === task);
-        if (!find()) {
-          this.store.addJobs(this.runId, [{ iteration: 0, slot: 0, task, kind: 'baseline', agent: 'baseline', spec: getPublicTask(task).baseline, trace: null }]);
+        const rows = (): JobRow[] => this.store.jobs(this.runId, { kind: 'baseline' }).filter((r) => r.task === task);
+        if (!rows().length) this.store.addJobs(this.runId, baselineJobs(task, getPublicTask(task).baseline, this.secret));
+        for (;;) {
+          const oks = await Promise.all(rows().filter((r) => r.status === 'pending').map((r) => this.runJob(r)));
+          if (oks.some((ok) => !ok)) return false;
+          const retries = baselineRetries(rows());
+          if (!retries.length) return true;
+          (this.options.log ?? (() => {}))(`${task}: retrying ${retries.length} baseline job(s) that failed for a reason of the machine`);
+          this.store.addJobs(this.runId, retries);
         }
-        const row = find()!;
-        return row.status !== 'pending' || (await this.runJob(row));
       })();
       this.baselines.set(task, p);
       p.then((ok) => ok || this.baselines.delete(task), () => this.baselines.delete(task));
@@ -215,23 +259,38 @@ export class RewardService {
     return ok;
   }
 
+  /** The task's standing for request `id`: the best confirmed score of requests answered before it settles. */
+  private standing(task: string, id: number): ReturnType<typeof taskStanding> {
+    const answered = new Set(this.store.requests(this.runId, 'done').map((r) => r.id));
+    const earlier = this.store.jobs(this.runId, { kind: 'proposal' }).filter((j) => j.task === task && j.iteration !== id && answered.has(j.iteration));
+    const baselines = this.store.jobs(this.runId, { kind: 'baseline' }).filter((r) => r.task === task);
+    return taskStanding(baselines, earlier, this.store.jobs(this.runId, { kind: 'confirm' }));
+  }
+
   private async finish(id: number, task: string): Promise<z.infer<typeof RewardsResponse>> {
     const brief = getPublicTask(task).brief;
+    const interrupted = (): HttpError => new HttpError(503, `the server is shutting down; request ${id} is kept and finishes when the server is started again with --resume`);
     const pending = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }).filter((r) => r.status === 'pending');
     const oks = await Promise.all([this.baseline(task), ...pending.map((r) => this.runJob(r))]);
-    if (oks.some((ok) => !ok) || this.abort.signal.aborted) {
-      throw new HttpError(503, `the server is shutting down; request ${id} is kept and finishes when the server is started again with --resume`);
-    }
+    if (oks.some((ok) => !ok) || this.abort.signal.aborted) throw interrupted();
+    // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
+    const candidates = bonusCandidates(this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }), this.standing(task, id));
+    const added = confirmJobs(candidates, this.store.jobs(this.runId, { kind: 'confirm' }), this.secret);
+    if (added.length) this.store.addJobs(this.runId, added);
+    const confirming = this.store.jobs(this.runId, { iteration: id, kind: 'confirm' }).filter((r) => r.status === 'pending');
+    if ((await Promise.all(confirming.map((r) => this.runJob(r)))).some((ok) => !ok) || this.abort.signal.aborted) throw interrupted();
+    // From here to the stored answer nothing awaits: requests settle one at a time, so two of them
+    // cannot both take one bonus (the later one is compared with the earlier one's confirmed score).
     const rows = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' });
-    const baseRow = this.store.jobs(this.runId, { kind: 'baseline' }).find((r) => r.task === task);
-    const earlier = this.store.jobs(this.runId, { kind: 'proposal' }).filter((j) => j.task === task && j.iteration < id);
-    const group = rewardGroup(rows, brief, baseRow, earlier, `r${id}/${task}`, this.config.reward);
+    const group = rewardGroup(rows, brief, this.standing(task, id), this.store.jobs(this.runId, { kind: 'confirm' }), `r${id}/${task}`, this.config.reward);
     const response = {
+      request: id,
+      replayed: false,
       rewards: group.map((g) => g.reward),
-      results: rows.map((r) => ({
+      results: rows.map((r, i) => ({
         status: r.status as 'succeeded' | 'failed' | 'invalid',
-        score: r.normalized === null ? null : { normalized: r.normalized, stderr: r.stderr },
-        reason: r.status === 'succeeded' ? null : (r.error ?? r.failureKind ?? 'failed'),
+        score: r.normalized === null ? null : { normalized: r.normalized, stderr: r.stderr, uncertainty: (group[i].detail.uncertainty as number | null) ?? null },
+        reason: r.status === 'succeeded' ? (group[i].detail.unscored ? `not rewarded: ${group[i].detail.unscored as string}` : null) : (r.error ?? r.failureKind ?? 'failed'),
         job: r.id,
       })),
     };

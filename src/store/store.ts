@@ -6,10 +6,12 @@ import { join } from 'node:path';
 export type JobStatus = 'pending' | 'succeeded' | 'failed' | 'invalid';
 
 /**
- * What a job is: the agent's `proposal`, a task's `baseline`, or a `rung` of successive halving
- * (a proposal trained by the harness at a share of its budget, see outer/fidelity.ts).
+ * What a job is: the agent's `proposal`, a task's `baseline` (one per harness seed and attempt),
+ * a `rung` of successive halving (a proposal trained by the harness at a share of its budget, see
+ * outer/fidelity.ts), or a `confirm` job (a bonus candidate trained again by the harness on one of
+ * its own seeds, see outer/settle.ts; `parentId` names the candidate).
  */
-export type JobKind = 'proposal' | 'baseline' | 'rung';
+export type JobKind = 'proposal' | 'baseline' | 'rung' | 'confirm';
 
 /** One job as stored. */
 export interface JobRow {
@@ -43,7 +45,7 @@ export interface JobRow {
   finishedAt: string | null;
   /** A `rung` job: its rung (0 = the lowest fidelity); null for other kinds. */
   rung: number | null;
-  /** A `rung` job: the proposal it trains. */
+  /** A `rung` or `confirm` job: the proposal it trains. */
   parentId: number | null;
   /**
    * Share of the spec's budget the job's result stands for: a rung job's share; a proposal
@@ -155,7 +157,9 @@ CREATE TABLE IF NOT EXISTS requests (
   status TEXT NOT NULL,
   response TEXT,
   created_at TEXT NOT NULL,
-  finished_at TEXT
+  finished_at TEXT,
+  idem_key TEXT,
+  digest TEXT
 );
 `;
 
@@ -189,6 +193,9 @@ export class Store {
     if (!has('jobs', 'rung')) this.db.exec('ALTER TABLE jobs ADD COLUMN rung INTEGER');
     if (!has('jobs', 'parent_id')) this.db.exec('ALTER TABLE jobs ADD COLUMN parent_id INTEGER');
     if (!has('jobs', 'share')) this.db.exec('ALTER TABLE jobs ADD COLUMN share REAL');
+    // Idempotent requests of `rrl serve`: the client's key and the digest of task and completions.
+    if (!has('requests', 'idem_key')) this.db.exec('ALTER TABLE requests ADD COLUMN idem_key TEXT');
+    if (!has('requests', 'digest')) this.db.exec('ALTER TABLE requests ADD COLUMN digest TEXT');
   }
 
   /**
@@ -199,10 +206,13 @@ export class Store {
     runId: string,
     task: string,
     jobs: { spec: unknown; trace: unknown; rejected?: { kind: string; error: string } }[],
+    match: { key: string | null; digest: string | null } = { key: null, digest: null },
   ): number {
     return this.db.transaction(() => {
       const id = Number(
-        this.db.prepare("INSERT INTO requests (run_id, task, completions, status, created_at) VALUES (?, ?, ?, 'pending', ?)").run(runId, task, jobs.length, now()).lastInsertRowid,
+        this.db
+          .prepare("INSERT INTO requests (run_id, task, completions, status, created_at, idem_key, digest) VALUES (?, ?, ?, 'pending', ?, ?, ?)")
+          .run(runId, task, jobs.length, now(), match.key, match.digest).lastInsertRowid,
       );
       this.addJobs(runId, jobs.map((j, slot) => ({ ...j, iteration: id, slot, task, kind: 'proposal' as const, agent: 'external' })));
       return id;
@@ -220,6 +230,21 @@ export class Store {
       for (const r of rewards) ins.run(r.jobId, r.reward, r.advantage, JSON.stringify(r.detail), r.groupId ?? null);
       this.db.prepare("UPDATE requests SET status = 'done', response = ?, finished_at = ? WHERE id = ?").run(JSON.stringify(response), now(), id);
     })();
+  }
+
+  /** The request made with an idempotency key, if any. */
+  requestByKey(runId: string, key: string): { id: number; task: string; completions: number; digest: string | null } | undefined {
+    return this.db.prepare('SELECT id, task, completions, digest FROM requests WHERE run_id = ? AND idem_key = ? ORDER BY id LIMIT 1').get(runId, key) as
+      | { id: number; task: string; completions: number; digest: string | null }
+      | undefined;
+  }
+
+  /** The latest request with this digest made within the last `withinSeconds`, if any. */
+  requestByDigest(runId: string, digest: string, withinSeconds: number): { id: number; task: string; completions: number; digest: string | null } | undefined {
+    const since = new Date(Date.now() - withinSeconds * 1000).toISOString();
+    return this.db.prepare('SELECT id, task, completions, digest FROM requests WHERE run_id = ? AND digest = ? AND created_at >= ? ORDER BY id DESC LIMIT 1').get(runId, digest, since) as
+      | { id: number; task: string; completions: number; digest: string | null }
+      | undefined;
   }
 
   /** Requests of a run, optionally only those with a status (`pending` / `done`), in order. */

@@ -1,0 +1,229 @@
+/**
+ * Settling a group: from finished jobs to outer rewards, with training noise accounted for
+ * (outer/noise.ts). Both `rrl train` (outer/loop.ts) and `rrl serve` (serve/service.ts) settle
+ * a group the same way:
+ *
+ * 1. the task's **standing**: its reference (the baseline spec over the harness's seeds) and the
+ *    best confirmed score before the group;
+ * 2. the group's **bonus candidates**: full-budget jobs whose score beats that best by more than
+ *    the noise a confirmed score would carry; each is trained again on the harness's
+ *    confirmation seeds (jobs of kind `confirm`, stored before they run, so resume keeps them);
+ * 3. the **rewards**: improvement over the reference (from the confirmed mean where there is
+ *    one), a bonus only for a confirmed score beyond the noise, advantages within the group.
+ */
+import type { TaskBrief } from '../spec/brief.js';
+import type { JobRow } from '../store/store.js';
+import { type RewardParts, type RewardRuleName, type ScoredEntry, bestEntry, bonusThreshold, outerReward } from './reward.js';
+import {
+  BASELINE_ATTEMPTS,
+  BASELINE_SEEDS,
+  CONFIRM_SEEDS,
+  type Confirmation,
+  type TaskReference,
+  confirmation,
+  harnessSeeds,
+  latestAttempts,
+  machineDependent,
+  scoreUncertainty,
+  taskReference,
+  trainNoise,
+  withSeed,
+} from './noise.js';
+
+/** A job to add to the store (as `Store.addJobs` takes it). */
+export interface NewJob {
+  iteration: number;
+  slot: number;
+  task: string;
+  kind: 'baseline' | 'confirm';
+  agent: string;
+  spec: unknown;
+  trace: null;
+  parentId?: number;
+}
+
+/** The baseline jobs of a task: its baseline spec on each of the harness's seeds. */
+export function baselineJobs(task: string, baseline: unknown, secret: string): NewJob[] {
+  return harnessSeeds(task, BASELINE_SEEDS, secret).map((seed, slot) => ({ iteration: 0, slot, task, kind: 'baseline', agent: 'baseline', spec: withSeed(baseline, seed), trace: null }));
+}
+
+/**
+ * New attempts for baseline seeds whose latest attempt failed for a reason of the machine
+ * (time, memory, a lost worker, a scorer failure), up to BASELINE_ATTEMPTS per seed; a NaN or an
+ * invalid baseline is not retried.
+ */
+export function baselineRetries(baselineRows: JobRow[]): NewJob[] {
+  const attempts = new Map<number, number>();
+  for (const r of baselineRows) attempts.set(r.slot, (attempts.get(r.slot) ?? 0) + 1);
+  return latestAttempts(baselineRows)
+    .filter((r) => machineDependent(r) && (attempts.get(r.slot) ?? 0) < BASELINE_ATTEMPTS)
+    .map((r) => ({ iteration: r.iteration, slot: r.slot, task: r.task, kind: 'baseline', agent: 'baseline', spec: r.spec, trace: null }));
+}
+
+/** What a group is settled against. */
+export interface TaskStanding {
+  reference: TaskReference;
+  /** The best confirmed score before the group (the reference when none beats it). */
+  best: ScoredEntry;
+}
+
+/** The confirmations of `proposals` among `confirmRows` (by parent id; pending ones left out). */
+export function confirmations(proposals: JobRow[], confirmRows: JobRow[], ref: TaskReference): Map<number, Confirmation> {
+  const byParent = new Map<number, JobRow[]>();
+  for (const r of confirmRows) if (r.parentId !== null) byParent.set(r.parentId, [...(byParent.get(r.parentId) ?? []), r]);
+  const out = new Map<number, Confirmation>();
+  for (const p of proposals) {
+    const c = byParent.has(p.id) ? confirmation(byParent.get(p.id)!, ref) : null;
+    if (c) out.set(p.id, c);
+  }
+  return out;
+}
+
+/**
+ * The standing of one task: the reference from its baseline jobs, and the best of it and the
+ * confirmed scores of `earlier` proposals (only confirmed scores can hold the best: a single
+ * lucky seed never raises the bar, nor counts as beaten).
+ */
+export function taskStanding(baselineRows: JobRow[], earlier: JobRow[], confirmRows: JobRow[]): TaskStanding {
+  const reference = taskReference(baselineRows);
+  const confirmed = [...confirmations(earlier, confirmRows, reference)].filter(([, c]) => c.normalized !== null);
+  const best = bestEntry([
+    { jobId: null, normalized: reference.mean ?? 0, uncertainty: reference.mean === null ? null : reference.uncertainty },
+    ...confirmed.map(([jobId, c]): ScoredEntry => ({ jobId, normalized: c.normalized as number, uncertainty: c.uncertainty })),
+  ])!;
+  return { reference, best };
+}
+
+/** What a proposal settled by successive halving is paid from (outer/fidelity.ts). */
+export interface PaidOverride {
+  /** The normalised score the rule is applied to (null: the failure penalty). */
+  normalized: number | null;
+  /** True for the proposal's own full-budget score: only such a score can earn a bonus. */
+  full: boolean;
+  /** Share of the task's compute cap the `cost` rule charges. */
+  computeShare: number;
+}
+
+/**
+ * The jobs of a group worth confirming: succeeded at their full budget, with a score that beats
+ * the best by more than a confirmed score's noise would need (the evaluation's standard error
+ * and the training noise over CONFIRM_SEEDS seeds). None without a reference.
+ */
+export function bonusCandidates(rows: JobRow[], standing: TaskStanding, paid?: Map<number, PaidOverride>): JobRow[] {
+  const { reference: ref, best } = standing;
+  if (ref.mean === null) return [];
+  return rows.filter((r) => {
+    const p = paid?.get(r.id);
+    if (r.status !== 'succeeded' || (p && !p.full)) return false;
+    const score = p ? p.normalized : r.normalized;
+    if (score === null || !Number.isFinite(score)) return false;
+    const se = r.stderr !== null && Number.isFinite(r.stderr) && r.stderr > 0 ? r.stderr : 0;
+    const confirmedNoise = Math.sqrt(se ** 2 + trainNoise(ref) ** 2 / CONFIRM_SEEDS);
+    return score - best.normalized > bonusThreshold(confirmedNoise, best.uncertainty);
+  });
+}
+
+/**
+ * The confirmation jobs of `candidates` not yet among `existing` (the run's `confirm` jobs):
+ * each candidate's spec on the first CONFIRM_SEEDS of the task's harness seeds — the seeds its
+ * baseline trained on, so a spec that differs from the baseline only by its seed is confirmed
+ * on the baseline's own runs.
+ */
+export function confirmJobs(candidates: JobRow[], existing: JobRow[], secret: string): NewJob[] {
+  const have = new Set(existing.map((r) => r.parentId));
+  return candidates
+    .filter((c) => !have.has(c.id))
+    .flatMap((c) => harnessSeeds(c.task, CONFIRM_SEEDS, secret).map((seed, slot): NewJob => ({ iteration: c.iteration, slot, task: c.task, kind: 'confirm', agent: 'harness', spec: withSeed(c.spec, seed), trace: null, parentId: c.id })));
+}
+
+/** Share of the task's compute cap a job used (env steps for control, examples for supervised). */
+export function computeShare(job: { envSteps: number | null; examples: number | null }, brief: TaskBrief): number {
+  if (brief.kind === 'control') return brief.budget.maxEnvSteps > 0 ? (job.envSteps ?? 0) / brief.budget.maxEnvSteps : 0;
+  const cap = brief.budget.maxExamples ?? 0;
+  return cap > 0 ? (job.examples ?? 0) / cap : 0;
+}
+
+/** One job's reward as the store records it. */
+export interface JobReward extends RewardParts {
+  row: JobRow;
+  jobId: number;
+  advantage: number;
+  groupId: string;
+  detail: Record<string, unknown>;
+}
+
+/**
+ * The outer rewards of one group of finished jobs on one task, under the run's rule, against
+ * the task's standing; a candidate is paid from its confirmation (`confirmRows`, by parent id)
+ * and earns the bonus only when that confirmation is complete and beyond the noise. Advantages
+ * are normalised within the group. `paid` replaces, per job id, the score and compute a rule
+ * sees (proposals settled by successive halving).
+ */
+export function rewardGroup(
+  rows: JobRow[],
+  brief: TaskBrief,
+  standing: TaskStanding,
+  confirmRows: JobRow[],
+  groupId: string,
+  reward?: { rule: RewardRuleName; lambda: number },
+  paid?: Map<number, PaidOverride>,
+): JobReward[] {
+  const { reference: ref, best } = standing;
+  const confirmed = confirmations(rows, confirmRows, ref);
+  const scored = rows.map((r) => {
+    const p = paid?.get(r.id);
+    const c = confirmed.get(r.id);
+    const single = p ? p.normalized : r.normalized;
+    const fromConfirmation = c !== undefined && c.normalized !== null;
+    const uncertainty = fromConfirmation ? c.uncertainty : scoreUncertainty(r.stderr, ref);
+    return {
+      row: r,
+      confirmation: c ?? null,
+      uncertainty,
+      ...outerReward(
+        {
+          status: p ? (p.normalized === null ? 'failed' : 'succeeded') : (r.status as 'succeeded' | 'failed' | 'invalid'),
+          normalized: fromConfirmation ? c.normalized : single,
+          baseline: ref.mean,
+          bestSoFar: best.normalized,
+          uncertainty,
+          bestUncertainty: best.uncertainty,
+          confirmed: fromConfirmation && c.complete,
+          computeShare: p ? p.computeShare : computeShare(r, brief),
+          fullBudget: p ? p.full : true,
+        },
+        reward?.rule,
+        reward?.lambda,
+      ),
+    };
+  });
+  const mean = scored.reduce((a, s) => a + s.reward, 0) / Math.max(1, scored.length);
+  const sd = Math.sqrt(scored.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / Math.max(1, scored.length));
+  return scored.map((s) => ({
+    row: s.row,
+    reward: s.reward,
+    improvement: s.improvement,
+    bonus: s.bonus,
+    cost: s.cost,
+    jobId: s.row.id,
+    advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
+    groupId,
+    detail: {
+      rule: reward?.rule ?? 'improvement',
+      improvement: s.improvement,
+      bonus: s.bonus,
+      cost: s.cost,
+      baseline: ref.mean,
+      baselineSd: ref.trainSd,
+      baselineSeeds: ref.scored,
+      bestSoFar: best.normalized,
+      bestJob: best.jobId,
+      bestUncertainty: best.uncertainty,
+      stderr: s.row.stderr,
+      uncertainty: Number.isFinite(s.uncertainty) ? s.uncertainty : null,
+      confirmation: s.confirmation ? { normalized: s.confirmation.normalized, uncertainty: s.confirmation.uncertainty, complete: s.confirmation.complete, jobs: s.confirmation.jobIds } : null,
+      ...(ref.missing ? { unscored: ref.missing } : {}),
+      ...(paid?.has(s.row.id) ? { paidFrom: paid.get(s.row.id) } : {}),
+    },
+  }));
+}
