@@ -257,7 +257,7 @@ export async function train(
         return { brief, mine, paid, standing };
       });
       // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
-      const candidates = settling.flatMap((s) => bonusCandidates(s.mine, s.standing, s.paid));
+      const candidates = settling.flatMap((s) => bonusCandidates(s.mine, s.standing, store.jobs(runId, { kind: 'confirm' }), s.paid));
       const added = confirmJobs(candidates, store.jobs(runId, { kind: 'confirm' }), secret);
       if (added.length) store.addJobs(runId, added);
       const pendingConfirm = store.jobs(runId, { iteration: it, kind: 'confirm' }).filter((r) => r.status === 'pending');

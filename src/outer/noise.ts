@@ -39,6 +39,17 @@ export function withSeed(spec: unknown, seed: number): unknown {
   return { ...(spec as Record<string, unknown>), seed };
 }
 
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
+  return v;
+}
+
+/** A spec's identity with its seed left out: two specs that differ only by their seed share it. */
+export function seedlessKey(spec: unknown): string {
+  return JSON.stringify(canonical(withSeed(spec, 0)));
+}
+
 /** A failure a rerun may not repeat: anything but an invalid spec and a NaN loss. */
 export function machineDependent(row: Pick<JobRow, 'status' | 'failureKind'>): boolean {
   return row.status === 'failed' && row.failureKind !== 'nan';
@@ -68,11 +79,19 @@ export interface TaskReference {
   missing: string | null;
 }
 
-/** The latest attempt of every baseline seed (slot) among `rows` (one task's baseline jobs). */
+/**
+ * Which harness seed a baseline job trains on: attempt `k` of seed `i` is stored in slot
+ * `k · BASELINE_SEEDS + i` (a job's slot is unique within its task and iteration).
+ */
+export function seedIndex(row: Pick<JobRow, 'slot'>): number {
+  return row.slot % BASELINE_SEEDS;
+}
+
+/** The latest attempt of every baseline seed among `rows` (one task's baseline jobs), by seed. */
 export function latestAttempts(rows: JobRow[]): JobRow[] {
-  const bySlot = new Map<number, JobRow>();
-  for (const r of rows) if (!bySlot.has(r.slot) || bySlot.get(r.slot)!.id < r.id) bySlot.set(r.slot, r);
-  return [...bySlot.values()].sort((a, b) => a.slot - b.slot);
+  const bySeed = new Map<number, JobRow>();
+  for (const r of rows) if (!bySeed.has(seedIndex(r)) || bySeed.get(seedIndex(r))!.id < r.id) bySeed.set(seedIndex(r), r);
+  return [...bySeed.values()].sort((a, b) => seedIndex(a) - seedIndex(b));
 }
 
 /** The training noise a score of this task is compared under (UNKNOWN_TRAIN_SD when unmeasured). */

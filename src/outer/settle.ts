@@ -24,6 +24,8 @@ import {
   harnessSeeds,
   latestAttempts,
   machineDependent,
+  seedIndex,
+  seedlessKey,
   scoreUncertainty,
   taskReference,
   trainNoise,
@@ -54,10 +56,13 @@ export function baselineJobs(task: string, baseline: unknown, secret: string): N
  */
 export function baselineRetries(baselineRows: JobRow[]): NewJob[] {
   const attempts = new Map<number, number>();
-  for (const r of baselineRows) attempts.set(r.slot, (attempts.get(r.slot) ?? 0) + 1);
+  for (const r of baselineRows) attempts.set(seedIndex(r), (attempts.get(seedIndex(r)) ?? 0) + 1);
   return latestAttempts(baselineRows)
-    .filter((r) => machineDependent(r) && (attempts.get(r.slot) ?? 0) < BASELINE_ATTEMPTS)
-    .map((r) => ({ iteration: r.iteration, slot: r.slot, task: r.task, kind: 'baseline', agent: 'baseline', spec: r.spec, trace: null }));
+    .filter((r) => machineDependent(r) && (attempts.get(seedIndex(r)) ?? 0) < BASELINE_ATTEMPTS)
+    .map((r) => {
+      const attempt = attempts.get(seedIndex(r)) ?? 1;
+      return { iteration: r.iteration, slot: attempt * BASELINE_SEEDS + seedIndex(r), task: r.task, kind: 'baseline', agent: 'baseline', spec: r.spec, trace: null };
+    });
 }
 
 /** What a group is settled against. */
@@ -67,26 +72,38 @@ export interface TaskStanding {
   best: ScoredEntry;
 }
 
-/** The confirmations of `proposals` among `confirmRows` (by parent id; pending ones left out). */
-export function confirmations(proposals: JobRow[], confirmRows: JobRow[], ref: TaskReference): Map<number, Confirmation> {
+/**
+ * The confirmations of `proposals` among `confirmRows` (pending ones left out): a proposal's own
+ * (by parent id), else that of an earlier spec that differs from it only by its seed (`own`
+ * false) — a spec whose quality is known is paid what is known, however lucky its own seed, and
+ * only a proposal's own confirmation can earn it the bonus.
+ */
+export function confirmations(proposals: JobRow[], confirmRows: JobRow[], ref: TaskReference): Map<number, Confirmation & { own: boolean }> {
   const byParent = new Map<number, JobRow[]>();
   for (const r of confirmRows) if (r.parentId !== null) byParent.set(r.parentId, [...(byParent.get(r.parentId) ?? []), r]);
-  const out = new Map<number, Confirmation>();
+  const bySpec = new Map<string, Confirmation>();
+  for (const rows of byParent.values()) {
+    const c = confirmation(rows, ref);
+    const key = seedlessKey(rows[0].spec);
+    if (c && !bySpec.has(key)) bySpec.set(key, c);
+  }
+  const out = new Map<number, Confirmation & { own: boolean }>();
   for (const p of proposals) {
-    const c = byParent.has(p.id) ? confirmation(byParent.get(p.id)!, ref) : null;
-    if (c) out.set(p.id, c);
+    const own = byParent.has(p.id) ? confirmation(byParent.get(p.id)!, ref) : null;
+    const known = own ?? bySpec.get(seedlessKey(p.spec)) ?? null;
+    if (known) out.set(p.id, { ...known, own: own !== null });
   }
   return out;
 }
 
 /**
  * The standing of one task: the reference from its baseline jobs, and the best of it and the
- * confirmed scores of `earlier` proposals (only confirmed scores can hold the best: a single
- * lucky seed never raises the bar, nor counts as beaten).
+ * scores of `earlier` proposals confirmed as themselves (only confirmed scores can hold the
+ * best: a single lucky seed never raises the bar, nor counts as beaten).
  */
 export function taskStanding(baselineRows: JobRow[], earlier: JobRow[], confirmRows: JobRow[]): TaskStanding {
   const reference = taskReference(baselineRows);
-  const confirmed = [...confirmations(earlier, confirmRows, reference)].filter(([, c]) => c.normalized !== null);
+  const confirmed = [...confirmations(earlier, confirmRows, reference)].filter(([, c]) => c.own && c.normalized !== null);
   const best = bestEntry([
     { jobId: null, normalized: reference.mean ?? 0, uncertainty: reference.mean === null ? null : reference.uncertainty },
     ...confirmed.map(([jobId, c]): ScoredEntry => ({ jobId, normalized: c.normalized as number, uncertainty: c.uncertainty })),
@@ -107,14 +124,16 @@ export interface PaidOverride {
 /**
  * The jobs of a group worth confirming: succeeded at their full budget, with a score that beats
  * the best by more than a confirmed score's noise would need (the evaluation's standard error
- * and the training noise over CONFIRM_SEEDS seeds). None without a reference.
+ * and the training noise over CONFIRM_SEEDS seeds), and not already confirmed (as themselves or
+ * as a spec that differs only by its seed, among `confirmRows`). None without a reference.
  */
-export function bonusCandidates(rows: JobRow[], standing: TaskStanding, paid?: Map<number, PaidOverride>): JobRow[] {
+export function bonusCandidates(rows: JobRow[], standing: TaskStanding, confirmRows: JobRow[], paid?: Map<number, PaidOverride>): JobRow[] {
   const { reference: ref, best } = standing;
   if (ref.mean === null) return [];
+  const known = confirmations(rows, confirmRows, ref);
   return rows.filter((r) => {
     const p = paid?.get(r.id);
-    if (r.status !== 'succeeded' || (p && !p.full)) return false;
+    if (r.status !== 'succeeded' || (p && !p.full) || known.has(r.id)) return false;
     const score = p ? p.normalized : r.normalized;
     if (score === null || !Number.isFinite(score)) return false;
     const se = r.stderr !== null && Number.isFinite(r.stderr) && r.stderr > 0 ? r.stderr : 0;
@@ -127,13 +146,16 @@ export function bonusCandidates(rows: JobRow[], standing: TaskStanding, paid?: M
  * The confirmation jobs of `candidates` not yet among `existing` (the run's `confirm` jobs):
  * each candidate's spec on the first CONFIRM_SEEDS of the task's harness seeds — the seeds its
  * baseline trained on, so a spec that differs from the baseline only by its seed is confirmed
- * on the baseline's own runs.
+ * on the baseline's own runs. Seed `i` of the candidate in slot `s` is stored in slot
+ * `s · CONFIRM_SEEDS + i` (slots are unique within a task and iteration).
  */
 export function confirmJobs(candidates: JobRow[], existing: JobRow[], secret: string): NewJob[] {
   const have = new Set(existing.map((r) => r.parentId));
   return candidates
     .filter((c) => !have.has(c.id))
-    .flatMap((c) => harnessSeeds(c.task, CONFIRM_SEEDS, secret).map((seed, slot): NewJob => ({ iteration: c.iteration, slot, task: c.task, kind: 'confirm', agent: 'harness', spec: withSeed(c.spec, seed), trace: null, parentId: c.id })));
+    .flatMap((c) =>
+      harnessSeeds(c.task, CONFIRM_SEEDS, secret).map((seed, i): NewJob => ({ iteration: c.iteration, slot: c.slot * CONFIRM_SEEDS + i, task: c.task, kind: 'confirm', agent: 'harness', spec: withSeed(c.spec, seed), trace: null, parentId: c.id })),
+    );
 }
 
 /** Share of the task's compute cap a job used (env steps for control, examples for supervised). */
@@ -172,7 +194,7 @@ export function rewardGroup(
   const confirmed = confirmations(rows, confirmRows, ref);
   const scored = rows.map((r) => {
     const p = paid?.get(r.id);
-    const c = confirmed.get(r.id);
+    const c = p && !p.full ? undefined : confirmed.get(r.id);
     const single = p ? p.normalized : r.normalized;
     const fromConfirmation = c !== undefined && c.normalized !== null;
     const uncertainty = fromConfirmation ? c.uncertainty : scoreUncertainty(r.stderr, ref);
@@ -188,7 +210,7 @@ export function rewardGroup(
           bestSoFar: best.normalized,
           uncertainty,
           bestUncertainty: best.uncertainty,
-          confirmed: fromConfirmation && c.complete,
+          confirmed: fromConfirmation && c.own && c.complete,
           computeShare: p ? p.computeShare : computeShare(r, brief),
           fullBudget: p ? p.full : true,
         },
@@ -221,7 +243,7 @@ export function rewardGroup(
       bestUncertainty: best.uncertainty,
       stderr: s.row.stderr,
       uncertainty: Number.isFinite(s.uncertainty) ? s.uncertainty : null,
-      confirmation: s.confirmation ? { normalized: s.confirmation.normalized, uncertainty: s.confirmation.uncertainty, complete: s.confirmation.complete, jobs: s.confirmation.jobIds } : null,
+      confirmation: s.confirmation ? { normalized: s.confirmation.normalized, uncertainty: s.confirmation.uncertainty, complete: s.confirmation.complete, own: s.confirmation.own, jobs: s.confirmation.jobIds } : null,
       ...(ref.missing ? { unscored: ref.missing } : {}),
       ...(paid?.has(s.row.id) ? { paidFrom: paid.get(s.row.id) } : {}),
     },

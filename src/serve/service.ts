@@ -274,7 +274,7 @@ export class RewardService {
     const oks = await Promise.all([this.baseline(task), ...pending.map((r) => this.runJob(r))]);
     if (oks.some((ok) => !ok) || this.abort.signal.aborted) throw interrupted();
     // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
-    const candidates = bonusCandidates(this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }), this.standing(task, id));
+    const candidates = bonusCandidates(this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }), this.standing(task, id), this.store.jobs(this.runId, { kind: 'confirm' }));
     const added = confirmJobs(candidates, this.store.jobs(this.runId, { kind: 'confirm' }), this.secret);
     if (added.length) this.store.addJobs(this.runId, added);
     const confirming = this.store.jobs(this.runId, { iteration: id, kind: 'confirm' }).filter((r) => r.status === 'pending');
