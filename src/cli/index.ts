@@ -29,6 +29,7 @@ import { RunCatalog } from '../dashboard/catalog.js';
 import { startDashboard } from '../dashboard/server.js';
 import { exportTensorboard } from '../dashboard/tensorboard.js';
 import { learningHeadline } from './headline.js';
+import { measureNoise, measuredNoise, noiseCell } from './noise.js';
 import { TaskDirError, defaultTaskDir, registerTaskDir } from '../tasks/file/register.js';
 import { TaskFileError, loadTaskFile } from '../tasks/file/load.js';
 import { taskFileJsonSchema } from '../tasks/file/schema.js';
@@ -185,7 +186,9 @@ program
   .option('--family <name[:count]>', FAMILY_HELP, familyFlag)
   .option('--family-seed <s>', 'seed of the family draws', int('--family-seed', 0, 2 ** 31 - 1), 1)
   .option('--families', 'list the task families instead (name, kind, split, what varies)')
-  .action(async (o: { json?: boolean; taskDir?: string; family?: { family: string; count: number }[]; familySeed: number; families?: boolean }) => {
+  .option('--measure-noise', "train every listed task's baseline spec on the harness's 5 seeds where the noise table has no record, then list")
+  .option('--workers <n>', 'worker threads for --measure-noise (default: one per core)', int('--workers', 1, 256))
+  .action(async (o: { json?: boolean; taskDir?: string; family?: { family: string; count: number }[]; familySeed: number; families?: boolean; measureNoise?: boolean; workers?: number }) => {
     if (o.families) {
       const fams = Object.values(FAMILIES).map((f) => ({ name: f.name, kind: f.kind, split: f.split, description: f.description }));
       if (o.json) console.log(JSON.stringify(fams));
@@ -194,9 +197,21 @@ program
     }
     await useTaskDir(o.taskDir);
     for (const d of o.family ?? []) registerFamilyTasks(d.family, d.count, o.familySeed);
-    const rows = listTasks().map(({ brief: b }) => ({ id: b.id, family: b.family, kind: b.kind, split: b.split, data: b.data }));
+    if (o.measureNoise) {
+      const missing = listTasks().map((t) => t.brief.id).filter((id) => !measuredNoise().records.has(id));
+      if (missing.length) await measureNoise(missing, o.workers, (line) => process.stderr.write(`${line}\n`));
+    }
+    const { records, problem } = measuredNoise();
+    if (problem) process.stderr.write(`${problem}\n`);
+    const rows = listTasks().map(({ brief: b }) => {
+      const n = records.get(b.id);
+      return { id: b.id, family: b.family, kind: b.kind, split: b.split, data: b.data, noise: n ? { seeds: n.seeds, mean: n.mean, sd: n.sd, spread: n.spread, evalSe: n.evalSe } : null };
+    });
     if (o.json) console.log(JSON.stringify(rows));
-    else console.log(table(['id', 'family', 'kind', 'split', 'data', 'title'], listTasks().map(({ brief: b }) => [b.id, b.family, b.kind, b.split, b.data, b.title])));
+    else {
+      console.log(table(['id', 'family', 'kind', 'split', 'data', 'title', 'training noise (baseline over harness seeds)'], listTasks().map(({ brief: b }) => [b.id, b.family, b.kind, b.split, b.data, b.title, noiseCell(records.get(b.id))])));
+      if (rows.some((r) => !r.noise)) process.stderr.write('noise not measured yet for some tasks: `rrl tasks --measure-noise` measures it (every `rrl train` run also records what it measured)\n');
+    }
   });
 
 const taskCmd = program.command('task').description('your own tasks: task files (see docs/tasks-own.md)');

@@ -12,7 +12,8 @@ import { type GuardedProposal, guardProposal } from './guard.js';
 import type { Executor } from '../run/executor.js';
 import type { ExecutorConfig } from '../run/config.js';
 import { Store, type JobRow } from '../store/store.js';
-import { ResultCache } from '../store/cache.js';
+import { ResultCache, engineIdentity } from '../store/cache.js';
+import { NoiseStore, noiseFile } from '../store/noise.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { Rng, mixSeed } from '../util/rng.js';
@@ -88,7 +89,7 @@ export interface TrainSummary {
   /** Per task: the reference, the mean of its baseline spec over the harness's seeds. */
   baselines: Record<string, number | null>;
   /** Per task: the training noise measured on those seeds (seeds scored, sd, spread) and the evaluation's standard error. */
-  noise: Record<string, { seeds: number; sd: number | null; spread: number | null; evalSe: number }>;
+  noise: Record<string, { mean: number | null; seeds: number; sd: number | null; spread: number | null; evalSe: number }>;
   /** The run's outer reward rule (as stored: a resumed run keeps its own). */
   reward: { rule: RewardRuleName; lambda: number };
   timing: { wallSeconds: number; busySeconds: number; overheadShare: number };
@@ -96,6 +97,19 @@ export interface TrainSummary {
   fidelity: FidelityConfig | null;
   /** Compute the run spent, its held-out gain over the baselines, and compute per unit of gain. */
   compute: ComputeReport;
+}
+
+/** Records a run's measured references in the noise table; a table that cannot be written is a note, not a failure. */
+function recordNoise(file: string | undefined, evalId: string, noise: TrainSummary['noise'], note: (message: string) => void): void {
+  let table: NoiseStore | null = null;
+  try {
+    table = new NoiseStore(file);
+    for (const [task, n] of Object.entries(noise)) if (n.seeds > 0) table.put(engineIdentity(), evalId, { task, ...n });
+  } catch (err) {
+    note(`the noise table ${file ?? noiseFile()} was not updated: ${oneLine((err as Error).message)}`);
+  } finally {
+    table?.close();
+  }
 }
 
 /** Creates the agent a config names (`llm` needs `llm`, its endpoint and settings). */
@@ -129,6 +143,8 @@ export async function train(
     cache?: string | null;
     /** Limits of the hidden scoring (time per artifact, scorer heap, scorer threads). */
     scoring?: ScorerOptions;
+    /** The noise table the run records its measured references in (default `noiseFile()`); null: none. */
+    noiseFile?: string | null;
   } = {},
 ): Promise<TrainSummary> {
   const emit = options.onEvent ?? (() => {});
@@ -206,7 +222,10 @@ export async function train(
     };
     if (!cfg.tasksPerIteration) addBaselines(allBriefs);
     const pendingAtStart = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
-    if (startIteration >= cfg.iterations && pendingAtStart.length) await runJobs(pendingAtStart, -1);
+    if (startIteration >= cfg.iterations && pendingAtStart.length) {
+      await runJobs(pendingAtStart, -1);
+      await retryBaselines(allBriefs, -1);
+    }
 
     for (let it = startIteration; it < cfg.iterations; it++) {
       store.startIteration(runId, it);
@@ -292,6 +311,13 @@ export async function train(
       emit({ type: 'iteration', iteration: it, meanReward: summary.meanReward, bestNormalized: summary.bestNormalized, meanNormalized: summary.meanNormalized });
     }
     store.setRunStatus(runId, 'finished');
+    const noise = Object.fromEntries(
+      [...new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task))].map((t) => {
+        const ref = taskReference(baselinesOf(t));
+        return [t, { mean: ref.mean, seeds: ref.scored, sd: ref.trainSd, spread: ref.spread, evalSe: ref.evalSe }];
+      }),
+    );
+    if (options.noiseFile !== null) recordNoise(options.noiseFile, evalId, noise, (message) => emit({ type: 'phase', message }));
     const wallSeconds = (performance.now() - wall0) / 1000;
     return {
       run: runId,
@@ -301,13 +327,8 @@ export async function train(
         .iterations(runId)
         .filter((i) => i.status === 'done')
         .map((i) => ({ iteration: i.idx, meanReward: i.meanReward ?? 0, meanNormalized: i.meanNormalized, bestNormalized: i.bestNormalized })),
-      baselines: Object.fromEntries([...new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task))].map((t) => [t, taskReference(baselinesOf(t)).mean])),
-      noise: Object.fromEntries(
-        [...new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task))].map((t) => {
-          const ref = taskReference(baselinesOf(t));
-          return [t, { seeds: ref.scored, sd: ref.trainSd, spread: ref.spread, evalSe: ref.evalSe }];
-        }),
-      ),
+      baselines: Object.fromEntries(Object.entries(noise).map(([t, n]) => [t, n.mean])),
+      noise,
       reward: cfg.reward ?? { rule: 'improvement', lambda: 0.5 },
       timing: { wallSeconds, busySeconds: clock.busy, overheadShare: wallSeconds > 0 ? Math.max(0, 1 - clock.busy / wallSeconds) : 0 },
       fidelity: cfg.fidelity ?? null,
