@@ -11,22 +11,28 @@ export function rewardMeaning(rule: RewardRuleName, lambda: number): string {
   const failed = `${REWARD_RULE.failure} for an invalid spec or a failed job`;
   if (rule === 'best') return `outer reward: the job's hidden score minus the best so far on its task; ${failed}`;
   if (rule === 'cost') return `outer reward: the job's hidden score minus ${lambda} × the share of the compute cap it used; ${failed}`;
-  return `outer reward: the job's hidden score minus the baseline spec's, +${REWARD_RULE.bonus} when it beats the best so far beyond the noise (so it falls as the bar rises); ${failed}`;
+  return `outer reward: the job's hidden score minus the baseline spec's mean over the harness's seeds, +${REWARD_RULE.bonus} when a score confirmed on the harness's seeds beats the best so far beyond the noise (so it falls as the bar rises); ${failed}`;
 }
 
 /**
  * The headline: the mean hidden score of the agent's jobs in the first and the last iteration,
  * against the baseline specs, and one line saying what the numbers mean.
  */
-export function learningHeadline(summary: Pick<TrainSummary, 'iterations' | 'baselines'>, rule: RewardRuleName, lambda: number, varied = false): string[] {
+export function learningHeadline(summary: Pick<TrainSummary, 'iterations' | 'baselines'> & Partial<Pick<TrainSummary, 'noise'>>, rule: RewardRuleName, lambda: number, varied = false): string[] {
   const scored = summary.iterations.filter((i) => i.meanNormalized !== null);
   const entries = Object.entries(summary.baselines);
   const known = entries.map(([, v]) => v).filter((v): v is number => v !== null);
+  // The reference with its training noise: the spread of the baseline over the harness's seeds.
+  const sd = (task: string): string => {
+    const n = summary.noise?.[task];
+    return n && n.sd !== null ? ` ± ${num(n.sd)}` : '';
+  };
+  const seeds = Math.max(0, ...Object.values(summary.noise ?? {}).map((n) => n.seeds));
   // Many tasks (drawn from families): their mean, not one figure per task.
   const baselines =
-    entries.length > 6
+    (entries.length > 6
       ? `mean ${num(known.length ? known.reduce((a, b) => a + b, 0) / known.length : null)} over ${entries.length} tasks`
-      : entries.map(([task, v]) => `${task} ${num(v)}`).join(', ');
+      : entries.map(([task, v]) => `${task} ${num(v)}${sd(task)}`).join(', ')) + (seeds > 1 ? ` (mean ± sd over ${seeds} harness seeds)` : '');
   const lines: string[] = [];
   if (scored.length >= 2) {
     const first = scored[0];

@@ -18,8 +18,12 @@ import type { JobRow } from '../store/store.js';
 
 /** Seeds the baseline spec of every task is trained on (the reference and its noise). */
 export const BASELINE_SEEDS = 5;
-/** Harness seeds a bonus candidate is trained on again before it is paid. */
-export const CONFIRM_SEEDS = 3;
+/**
+ * Harness seeds a bonus candidate is trained on again before it is paid: the baseline's own seeds,
+ * so that the confirmed mean and the reference differ by the spec alone (a spec that differs
+ * from the baseline only by its seed is confirmed at exactly the reference).
+ */
+export const CONFIRM_SEEDS = BASELINE_SEEDS;
 /** Attempts per baseline seed when a job fails for a reason of the machine (time, memory, a lost worker). */
 export const BASELINE_ATTEMPTS = 3;
 /** Training noise assumed where fewer than two baseline seeds scored (normalised units). */

@@ -54,38 +54,61 @@ const families = Object.keys(FAMILIES).map((family) => ({ family, count: 1, seed
 const cacheDir = mkdtempSync(join(tmpdir(), 'rrl-fishing-cache-'));
 const familyTasks = families.flatMap((f) => generateFamilyTasks(f.family, f.count, f.seed).map((t) => t.def.id));
 
+/** The control tasks (jobs of seconds) get one proposal per iteration, the supervised ones (jobs of a fraction of a second) five. */
+const GROUPS = { control: 1, supervised: 5 } as const;
+const ITERATIONS = 3;
+
+/** A proposal's task, outer reward and bonus. */
+interface Paid {
+  task: string;
+  reward: number;
+  bonus: number;
+}
+
+/** Runs `agent` over `tasks` with `group` proposals per task and iteration; returns the proposals' rewards and bonuses. */
+async function fish(agent: StatelessAgent, tasks: string[], group: number, cache: string): Promise<{ rows: Paid[]; confirmations: number }> {
+  const config: TrainConfig = { tasks, agent: 'baseline', iterations: ITERATIONS, group, seed: 7, reward: { rule: 'improvement', lambda: 0.5 }, families };
+  const dir = mkdtempSync(join(tmpdir(), `rrl-fishing-${agent.name}-`));
+  const executor = new LocalExecutor({ workers: 2 });
+  try {
+    await train(dir, config, executor, { agent, cache, noiseFile: null });
+  } finally {
+    await executor.close();
+  }
+  const store = new Store(dir);
+  try {
+    const rows = store.db
+      .prepare("SELECT j.task, r.reward, r.detail FROM jobs j JOIN rewards r ON r.job_id = j.id WHERE j.kind = 'proposal'")
+      .all() as { task: string; reward: number; detail: string }[];
+    const confirmations = (store.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'confirm'").get() as { n: number }).n;
+    return { rows: rows.map((r) => ({ task: r.task, reward: r.reward, bonus: (JSON.parse(r.detail) as { bonus: number }).bonus })), confirmations };
+  } finally {
+    store.close();
+  }
+}
+
+const kindOf = (task: string): 'control' | 'supervised' => getPublicTask(task).brief.kind;
+
 for (const agent of [new SeedFisher(), new Nudger()]) {
   test(`seed fishing: ${agent.name} earns a mean outer reward within ±0.02 of 0 and the bonus on fewer than 5% of its proposals`, async () => {
     const all = [...tasks, ...familyTasks];
-    const iterations = 3;
-    const group = Math.ceil(200 / (all.length * iterations));
-    const config: TrainConfig = { tasks: all, agent: 'baseline', iterations, group, seed: 7, reward: { rule: 'improvement', lambda: 0.5 }, families };
-    const dir = mkdtempSync(join(tmpdir(), `rrl-fishing-${agent.name}-`));
-    const executor = new LocalExecutor({ workers: 2 });
-    try {
-      await train(dir, config, executor, { agent, cache: join(cacheDir, 'cache.db') });
-    } finally {
-      await executor.close();
+    const rows: Paid[] = [];
+    let confirmations = 0;
+    for (const kind of ['control', 'supervised'] as const) {
+      const got = await fish(agent, all.filter((t) => kindOf(t) === kind), GROUPS[kind], join(cacheDir, 'cache.db'));
+      rows.push(...got.rows);
+      confirmations += got.confirmations;
     }
-    const store = new Store(dir);
-    try {
-      const rows = store.db
-        .prepare("SELECT j.task, r.reward, r.detail FROM jobs j JOIN rewards r ON r.job_id = j.id WHERE j.kind = 'proposal'")
-        .all() as { task: string; reward: number; detail: string }[];
-      assert.ok(rows.length >= 200, `${rows.length} proposals`);
-      const mean = rows.reduce((a, r) => a + r.reward, 0) / rows.length;
-      const bonuses = rows.filter((r) => (JSON.parse(r.detail) as { bonus: number }).bonus > 0).length;
-      const byTask = [...new Set(rows.map((r) => r.task))].map((t) => {
-        const mine = rows.filter((r) => r.task === t);
-        return `${t} ${(mine.reduce((a, r) => a + r.reward, 0) / mine.length).toFixed(3)}`;
-      });
-      const confirmations = (store.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'confirm'").get() as { n: number }).n;
-      const report = `${agent.name}: ${rows.length} proposals on ${all.length} tasks, mean reward ${mean.toFixed(4)}, ${bonuses} bonus(es), ${confirmations} confirmation job(s); per task: ${byTask.join(', ')}`;
-      console.log(report);
-      assert.ok(Math.abs(mean) <= 0.02, report);
-      assert.ok(bonuses < 0.05 * rows.length, report);
-    } finally {
-      store.close();
-    }
+    assert.ok(rows.length >= 200, `${rows.length} proposals`);
+    const mean = rows.reduce((a, r) => a + r.reward, 0) / rows.length;
+    const bonuses = rows.filter((r) => r.bonus > 0).length;
+    const byTask = [...new Set(rows.map((r) => r.task))].map((t) => {
+      const mine = rows.filter((r) => r.task === t);
+      return `${t} ${(mine.reduce((a, r) => a + r.reward, 0) / mine.length).toFixed(3)}`;
+    });
+    const report = `${agent.name}: ${rows.length} proposals on ${all.length} tasks, mean outer reward ${mean.toFixed(4)}, ${bonuses} bonus(es), ${confirmations} confirmation job(s); mean per task: ${byTask.join(', ')}`;
+    console.log(report);
+    assert.ok(Math.abs(mean) <= 0.02, report);
+    assert.ok(bonuses < 0.05 * rows.length, report);
   });
 }

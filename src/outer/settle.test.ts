@@ -52,7 +52,7 @@ test('the harness seeds are spec seeds, differ by task and secret, and the basel
   for (const s of a) assert.ok(Number.isInteger(s) && s >= 1 && s <= 0x7fffffff);
   assert.notDeepEqual(harnessSeeds('two-spirals', BASELINE_SEEDS, 'one'), a);
   assert.notDeepEqual(harnessSeeds('cars-mpg', BASELINE_SEEDS, 'two'), a);
-  assert.deepEqual(harnessSeeds('cars-mpg', CONFIRM_SEEDS, 'one'), a.slice(0, CONFIRM_SEEDS), 'confirmation seeds are the first baseline seeds');
+  assert.deepEqual(harnessSeeds('cars-mpg', CONFIRM_SEEDS, 'one'), a.slice(0, CONFIRM_SEEDS), 'confirmation seeds are the baseline seeds');
   const jobs = baselineJobs('cars-mpg', getPublicTask('cars-mpg').baseline, 'one');
   assert.deepEqual(jobs.map((j) => (j.spec as { seed: number }).seed), a);
   assert.deepEqual(jobs.map((j) => j.slot), [0, 1, 2, 3, 4]);
@@ -102,8 +102,8 @@ test('a candidate is paid from its confirmation: the bonus only when the confirm
   assert.equal(jobs.length, 2 * CONFIRM_SEEDS);
   assert.deepEqual(confirmJobs([lucky, good], jobs.map((j, i) => row('confirm', { parentId: j.parentId!, slot: i })), 'secret'), [], 'confirmation jobs are added once');
   const confirm = [
-    ...[0.5, 0.49, 0.51].map((normalized, slot) => row('confirm', { parentId: lucky.id, slot, normalized, spec: { lr: 1, seed: 100 + slot } })),
-    ...[0.79, 0.8, 0.81].map((normalized, slot) => row('confirm', { parentId: good.id, slot, normalized, spec: { lr: 2, seed: 100 + slot } })),
+    ...[0.5, 0.49, 0.51, 0.5, 0.5].map((normalized, slot) => row('confirm', { parentId: lucky.id, slot, normalized, spec: { lr: 1, seed: 100 + slot } })),
+    ...[0.79, 0.8, 0.81, 0.8, 0.8].map((normalized, slot) => row('confirm', { parentId: good.id, slot, normalized, spec: { lr: 2, seed: 100 + slot } })),
   ];
   const g = rewardGroup([lucky, good, plain], brief, standing, confirm, 'g');
   assert.equal(g[0].bonus, 0, 'seed luck earns nothing');
