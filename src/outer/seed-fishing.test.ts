@@ -52,7 +52,8 @@ const tasks = listTasks()
 const families = Object.keys(FAMILIES).map((family) => ({ family, count: 1, seed: 1 }));
 // One cache for both agents: the baseline jobs (the same specs) train once.
 const cacheDir = mkdtempSync(join(tmpdir(), 'rrl-fishing-cache-'));
-const familyTasks = families.flatMap((f) => generateFamilyTasks(f.family, f.count, f.seed).map((t) => t.def.id));
+const generated = families.flatMap((f) => generateFamilyTasks(f.family, f.count, f.seed));
+const familyTasks = generated.map((t) => t.def.id);
 
 /** The control tasks (jobs of seconds) get one proposal per iteration, the supervised ones (jobs of a fraction of a second) five. */
 const GROUPS = { control: 1, supervised: 5 } as const;
@@ -87,7 +88,10 @@ async function fish(agent: StatelessAgent, tasks: string[], group: number, cache
   }
 }
 
-const kindOf = (task: string): 'control' | 'supervised' => getPublicTask(task).brief.kind;
+const kindOf = (task: string): 'control' | 'supervised' => {
+  const t = generated.find((g) => g.def.id === task);
+  return t ? (t.kind === 'supervised' ? 'supervised' : 'control') : getPublicTask(task).brief.kind;
+};
 
 for (const agent of [new SeedFisher(), new Nudger()]) {
   test(`seed fishing: ${agent.name} earns a mean outer reward within ±0.02 of 0 and the bonus on fewer than 5% of its proposals`, async () => {
