@@ -1,6 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { getPublicTask } from '../tasks/briefs.js';
+import type { TaskBrief } from '../spec/brief.js';
 import { arsSpec } from '../testing/specs.js';
 import { CompletionBudget, parseProposals, traceOf } from './intake.js';
 
@@ -38,11 +39,17 @@ test('completions are parsed and validated in a worker; a worker that fails make
   assert.deepEqual(ok.spec, arsSpec('cartpole-short'));
   assert.match(none.rejected?.error ?? '', /no JSON object/);
   assert.match(bad.rejected?.error ?? '', /reward\.expression.*foo/);
-  const late = await parseProposals(['{}', 'x'], brief, 1);
-  assert.equal(late.length, 2);
-  for (const p of late) {
-    assert.equal(p.spec, null);
-    assert.match(p.rejected?.error ?? '', /^the completion could not be parsed \(timeout: .*\)$/);
+  // A parse that throws in the worker (here: a brief without its fields) ...
+  const broken = await parseProposals([JSON.stringify(arsSpec('cartpole-short')), 'x'], {} as TaskBrief);
+  // ... and one past its time limit (the worker is ended and replaced): 256 completions that each take milliseconds, 10 ms allowed.
+  const slow = Array.from({ length: 256 }, () => `${'{'.repeat(32)}${'x'.repeat(32_000)}`);
+  const late = await parseProposals(slow, brief, 10);
+  for (const [out, kind, n] of [[broken, 'error', 2], [late, 'timeout', 256]] as const) {
+    assert.equal(out.length, n);
+    for (const p of out) {
+      assert.equal(p.spec, null);
+      assert.match(p.rejected?.error ?? '', new RegExp(`^the completion could not be parsed \\(${kind}: .*\\)$`));
+    }
   }
   const [again] = await parseProposals(['{"a": 1}'], brief);
   assert.match(again.rejected?.error ?? '', /./, 'the replaced worker parses the next request');
