@@ -25,8 +25,10 @@ import { num, progressBar, table } from './format.js';
 import { RewardService, type ServeConfig } from '../serve/service.js';
 import { startServer } from '../serve/server.js';
 import { tokenFromEnv } from '../serve/auth.js';
+import { DOOR_DEFAULTS } from '../serve/front-door.js';
+import { INTAKE_DEFAULTS } from '../serve/intake.js';
 import { RunCatalog } from '../dashboard/catalog.js';
-import { startDashboard } from '../dashboard/server.js';
+import { DEFAULT_MAX_STREAMS, startDashboard } from '../dashboard/server.js';
 import { exportTensorboard } from '../dashboard/tensorboard.js';
 import { learningHeadline } from './headline.js';
 import { measureNoise, measuredNoise, noiseCell } from './noise.js';
@@ -588,12 +590,15 @@ const serveCommand = program
   .option('--resume', 'continue the serve run in --run: keep its finished jobs, run its unfinished ones again')
   .option('--token-env <var>', 'environment variable holding the bearer token every request must carry')
   .option('--max-queue <n>', 'most jobs waiting or running; a request past it gets 429 with Retry-After', int('--max-queue', 1, 1_000_000), 256)
+  .option('--max-completion-bytes <n>', 'completion bytes accepted per 10 s, invalid ones included; past it 429 with Retry-After', int('--max-completion-bytes', 1, 2 ** 40), INTAKE_DEFAULTS.completionBytes)
+  .option('--max-connections <n>', 'most open connections; one past it gets 503 and is closed', int('--max-connections', 1, 100_000), DOOR_DEFAULTS.maxConnections)
+  .option('--body-timeout <s>', 'seconds a client has to send a whole request (the answer may take longer)', int('--body-timeout', 1, 3600), DOOR_DEFAULTS.bodyTimeoutMs / 1000)
   .option('--reward <rule>', 'outer reward rule: improvement | best | cost', 'improvement')
   .option('--cost-weight <lambda>', 'weight of compute in the cost rule', real('--cost-weight', 0, 10), 0.5)
   .option('--cache <file>', "reuse results of identical jobs from this SQLite file (default: the run's own store)")
   .option('--no-cache', 'train every job even when an identical one was recorded')
   .option('--task-dir <dir>', TASK_DIR_HELP);
-addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { taskDir?: string; host: string; port: number; run?: string; resume?: boolean; tokenEnv?: string; maxQueue: number; reward: string; costWeight: number; cache: string | boolean }, cmd: Command) => {
+addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { taskDir?: string; host: string; port: number; run?: string; resume?: boolean; tokenEnv?: string; maxQueue: number; maxCompletionBytes: number; maxConnections: number; bodyTimeout: number; reward: string; costWeight: number; cache: string | boolean }, cmd: Command) => {
   if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
   if (o.resume && !o.run) throw new InvalidArgumentError('--resume needs the run directory: --run DIR --resume');
   const token = tokenFromEnv(o.tokenEnv, o.host);
@@ -608,6 +613,7 @@ addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { taskDir?: st
   try {
     service = RewardService.open(dir, config, executor, {
       maxQueue: o.maxQueue,
+      completionBytes: o.maxCompletionBytes,
       cache: o.cache === false ? null : typeof o.cache === 'string' ? resolve(o.cache) : undefined,
       timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined,
       log,
@@ -618,7 +624,7 @@ addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { taskDir?: st
   }
   let server;
   try {
-    server = await startServer(service, { host: o.host, port: o.port, token, version: PACKAGE_VERSION });
+    server = await startServer(service, { host: o.host, port: o.port, token, version: PACKAGE_VERSION, maxConnections: o.maxConnections, bodyTimeoutMs: o.bodyTimeout * 1000 });
   } catch (err) {
     await service.close();
     await executor.close();
@@ -731,10 +737,12 @@ program
   .option('--host <host>', 'address to listen on (beyond loopback a bearer token is required)', '127.0.0.1')
   .option('--port <port>', 'port (0: any free one)', int('--port', 0, 65_535), 8378)
   .option('--token-env <var>', 'environment variable holding the token every request must carry')
-  .action(async (dirs: string[], o: { host: string; port: number; tokenEnv?: string }) => {
+  .option('--max-connections <n>', 'most open connections; one past it gets 503 and is closed', int('--max-connections', 1, 100_000), DOOR_DEFAULTS.maxConnections)
+  .option('--max-streams <n>', 'most live-update event streams open at once; one past it gets 503', int('--max-streams', 1, 10_000), DEFAULT_MAX_STREAMS)
+  .action(async (dirs: string[], o: { host: string; port: number; tokenEnv?: string; maxConnections: number; maxStreams: number }) => {
     const token = tokenFromEnv(o.tokenEnv, o.host);
     const catalog = new RunCatalog(dirs);
-    const server = await startDashboard(catalog, { host: o.host, port: o.port, token });
+    const server = await startDashboard(catalog, { host: o.host, port: o.port, token, maxConnections: o.maxConnections, maxStreams: o.maxStreams });
     process.stderr.write(`${catalog.list().length} run(s) under ${dirs.join(', ')}; read-only\n`);
     console.log(`dashboard on ${server.url}${token ? ' (open it once with ?token=TOKEN)' : ''}`);
     await new Promise<void>((done) => {

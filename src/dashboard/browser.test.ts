@@ -2,6 +2,8 @@
  * The dashboard in a real browser (Debian's Chromium driven by playwright-core): a short real
  * `rrl train` shows a new iteration on the open run page without a reload; the runs list, the
  * jobs table's filters and a job's page work, with no script error and no request leaving the server.
+ * A page of another origin cannot make `rrl serve` train a job, and a DNS-rebinding page reads
+ * neither server.
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,8 +12,15 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
-import { browserMissing, launchBrowser } from '../testing/browser.js';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Browser, type Page, chromium } from 'playwright-core';
+import { CHROMIUM, browserMissing, launchBrowser } from '../testing/browser.js';
+import { arsSpec } from '../testing/specs.js';
+import { LocalExecutor } from '../run/local.js';
+import { Store } from '../store/store.js';
+import { RewardService } from '../serve/service.js';
+import { startServer } from '../serve/server.js';
 import { writeLargeRun } from '../testing/large-run.js';
 import { RunCatalog } from './catalog.js';
 import { type RunningDashboard, startDashboard } from './server.js';
@@ -135,5 +144,67 @@ test('runs list, jobs filters, a job page and a transfer experiment in the brows
   } finally {
     await browser.close();
     await dash.close();
+  }
+});
+
+test('a page of another origin cannot make rrl serve train a job; a DNS-rebinding page gets neither server', { skip, timeout: 300_000 }, async () => {
+  const task = 'cartpole-short';
+  const serveDir = mkdtempSync(join(tmpdir(), 'rrl-serve-browser-'));
+  const executor = new LocalExecutor({ workers: 1 });
+  const service = RewardService.open(serveDir, { mode: 'serve', seed: 0, reward: { rule: 'improvement', lambda: 0.5 } }, executor);
+  const serve = await startServer(service, { port: 0 });
+  writeLargeRun(join(root, 'rebind'), { iterations: 1, group: 2, tasks: [task] });
+  const dash = await startDashboard(new RunCatalog([join(root, 'rebind')]), { port: 0 });
+  // The attacker's page, on another port of the same machine (another origin, the same site).
+  const evil = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>evil</title>'));
+  await new Promise<void>((r) => evil.listen(0, '127.0.0.1', r));
+  const evilUrl = `http://127.0.0.1:${(evil.address() as AddressInfo).port}`;
+  // evil.test resolves to this machine, as a rebound name would.
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--host-resolver-rules=MAP evil.test 127.0.0.1'] });
+  try {
+    const page = await browser.newPage();
+    await page.goto(evilUrl);
+    const body = JSON.stringify({ task, completions: [JSON.stringify(arsSpec(task, 500, 3))] });
+    const refused = page.waitForResponse((r) => r.url() === `${serve.url}/v1/rewards`);
+    const sent = await page.evaluate(
+      async ([url, text]) => {
+        // A no-cors POST needs no preflight: the browser sends it, only its answer is hidden.
+        const opaque = await fetch(url, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: text });
+        // A JSON POST needs a preflight, which the server refuses.
+        const cors = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text }).then(() => 'answered', (e: Error) => e.name);
+        return { opaque: opaque.type, cors };
+      },
+      [`${serve.url}/v1/rewards`, body] as const,
+    );
+    assert.deepEqual(sent, { opaque: 'opaque', cors: 'TypeError' });
+    assert.equal((await refused).status(), 403, 'the no-cors POST reached the server and was refused');
+    assert.equal(service.queued, 0);
+    const store = new Store(serveDir);
+    try {
+      assert.deepEqual(store.requests(store.getRun()!.id), [], 'no request was recorded, no job trained');
+    } finally {
+      store.close();
+    }
+    // Pages under a rebound name: the browser calls them same-origin; the servers see a foreign Host.
+    for (const port of [dash.port, serve.port]) {
+      const rebound = await page.goto(`http://evil.test:${port}/`);
+      assert.equal(rebound?.status(), 421);
+      assert.match(await page.locator('body').innerText(), /is not this server/);
+      const read = await page.evaluate(async () => (await fetch('/api/runs')).status);
+      assert.equal(read, 421);
+    }
+    // The dashboard's own page still works, its fetches and its event stream included.
+    const own = await openPage(browser, dash.url);
+    await own.page.goto(`${dash.url}/runs/rebind`);
+    await own.page.waitForSelector('body[data-ready]');
+    await own.page.waitForSelector('#live.on');
+    assert.deepEqual(own.problems, []);
+  } finally {
+    await browser.close();
+    await new Promise((r) => evil.close(r));
+    await dash.close();
+    await serve.close();
+    await service.close();
+    await executor.close();
   }
 });

@@ -2,7 +2,9 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { type ClientRequest, request } from 'node:http';
+import { connect } from 'node:net';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Store } from '../store/store.js';
@@ -265,5 +267,110 @@ test('a run with successive halving: per rung, the jobs trained and those promot
     assert.equal((await json(d.url, `/api/runs/${key}/jobs?kind=rung`)).rows.length, 4);
   } finally {
     await d.close();
+  }
+});
+
+test('without a token only a loopback Host is served and an Origin must be the dashboard’s own: pages, JSON and event streams', async () => {
+  const d = await startDashboard(new RunCatalog([join(root, 'big')]), { port: 0 });
+  try {
+    const own = `127.0.0.1:${d.port}`;
+    for (const path of ['/', '/runs/big', '/api/runs', '/api/runs/big', '/api/events', '/static/app.js']) {
+      // A DNS-rebinding page names its own host.
+      const rebound = await get(d.url, path, { headers: { host: `evil.example:${d.port}` } });
+      assert.equal(rebound.status, 421, path);
+      const why = path.startsWith('/api/') ? JSON.parse(rebound.body).error : rebound.body.trim();
+      assert.match(why, /Host "evil.example:\d+" is not this server/, path);
+      assert.equal(why.split('\n').length, 1);
+      // A page of another origin (a fetch, an EventSource) sends its Origin.
+      const foreign = await get(d.url, path, { headers: { origin: 'http://evil.example' } });
+      assert.equal(foreign.status, 403, path);
+      assert.match(path.startsWith('/api/') ? JSON.parse(foreign.body).error : foreign.body, /another origin/, path);
+    }
+    assert.equal((await get(d.url, '/api/runs', { headers: { host: `localhost:${d.port}`, origin: `http://localhost:${d.port}` } })).status, 200);
+    assert.equal((await get(d.url, '/api/runs', { headers: { host: own, origin: `http://${own}` } })).status, 200);
+  } finally {
+    await d.close();
+  }
+});
+
+test('a malformed percent-encoding in any path is 400 with one line', async () => {
+  const d = await startDashboard(new RunCatalog([root]), { port: 0 });
+  try {
+    for (const path of ['/api/experiments/x/plots/%ZZ', '/runs/%E0%A4%A', '/%', '/api/runs/big/jobs/%c0%af']) {
+      const r = await get(d.url, path);
+      assert.equal(r.status, 400, path);
+      const why = path.startsWith('/api/') ? JSON.parse(r.body).error : r.body.trim();
+      assert.match(why, /malformed percent-encoding/, path);
+      assert.equal(why.split('\n').length, 1);
+    }
+  } finally {
+    await d.close();
+  }
+});
+
+test('event streams past the cap are refused with 503 and one line; a closed one makes room', async () => {
+  const d = await startDashboard(new RunCatalog([join(root, 'big')]), { port: 0, maxStreams: 2 });
+  const u = new URL(d.url);
+  const open = (): Promise<ClientRequest> =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: u.hostname, port: u.port, path: '/api/events' }, (res) => {
+        assert.equal(res.statusCode, 200);
+        resolve(req);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  const streams = [await open(), await open()];
+  try {
+    const refused = await get(d.url, '/api/events');
+    assert.equal(refused.status, 503);
+    assert.match(JSON.parse(refused.body).error, /too many event streams: at most 2 are open at once/);
+    assert.equal((await get(d.url, '/api/runs')).status, 200, 'the rest of the API still answers');
+    streams.pop()!.destroy();
+    let status = 0;
+    for (let i = 0; i < 100 && status !== 200; i++) {
+      status = await new Promise<number>((resolve) => {
+        const req = request({ host: u.hostname, port: u.port, path: '/api/events' }, (res) => {
+          resolve(res.statusCode ?? 0);
+          if (res.statusCode === 200) streams.push(req);
+          else res.resume();
+        });
+        req.on('error', () => resolve(0));
+        req.end();
+      });
+      if (status !== 200) await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.equal(status, 200);
+  } finally {
+    for (const s of streams) s.destroy();
+    await d.close();
+  }
+});
+
+test('the dashboard’s connections and request time are limited too: past the cap 503, a half-sent request 408', async () => {
+  const catalog = new RunCatalog([join(root, 'big')]);
+  const capped = await startDashboard(catalog, { port: 0, maxConnections: 1 });
+  const timed = await startDashboard(catalog, { port: 0, bodyTimeoutMs: 300 });
+  const read = (port: number, write: string): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const s = connect(port, '127.0.0.1', () => s.write(write));
+      let text = '';
+      s.setEncoding('utf8');
+      s.on('data', (c: string) => (text += c));
+      s.on('error', reject);
+      s.on('close', () => resolve(text));
+    });
+  // Connections are accepted in the order they were made: the held one is counted first.
+  const held = connect(capped.port, '127.0.0.1');
+  try {
+    await once(held, 'connect');
+    const over = await read(capped.port, `GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1:${capped.port}\r\n\r\n`);
+    assert.match(over, /^HTTP\/1\.1 503 [^]*\r\n\r\ntoo many connections: this server keeps at most 1 open; retry later\n$/);
+    const slow = await read(timed.port, `GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1:${timed.port}\r\n`);
+    assert.match(slow, /^HTTP\/1\.1 408 [^]*\r\n\r\nthe request did not arrive whole within 300 ms\n$/);
+  } finally {
+    held.destroy();
+    await capped.close();
+    await timed.close();
   }
 });

@@ -6,9 +6,11 @@
  *
  * Only GET and HEAD are answered; a URL names runs by key and jobs by number, never by path.
  * Beyond loopback every request needs the bearer token (the header, or a cookie set by opening
- * the page once with `?token=TOKEN`).
+ * the page once with `?token=TOKEN`). The front door (serve/front-door.ts) comes first: without a
+ * token only a loopback Host is served, a foreign Origin is refused, connections and the time to
+ * send a request are limited; event streams are capped too.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -17,18 +19,24 @@ import { fileURLToPath } from 'node:url';
 import type Database from 'better-sqlite3';
 import { oneLine } from '../spec/bounds.js';
 import { bearerOf, isLoopback, tokenChecker } from '../serve/auth.js';
+import { type DoorLimits, admit, createDoorServer } from '../serve/front-door.js';
 import { EXPERIMENT_FILE, KEY_PATTERN, RunCatalog, openReadOnly } from './catalog.js';
 import { JOB_STATUSES, type JobFilter, dataVersion, jobDetail, jobList, runDetail, runSummary } from './queries.js';
 
-/** Where and how the dashboard listens. */
-export interface DashboardOptions {
+/** Where and how the dashboard listens (and the limits of its connections). */
+export interface DashboardOptions extends DoorLimits {
   host?: string;
   port?: number;
   /** Bearer token every request must carry (null: none; loopback only). */
   token?: string | null;
   /** How often watched stores are polled for changes (ms). */
   pollMs?: number;
+  /** Most event streams (/api/events) open at once; one past it is answered 503 (default 32). */
+  maxStreams?: number;
 }
+
+/** Default of the event-stream cap. */
+export const DEFAULT_MAX_STREAMS = 32;
 
 /** A running dashboard. */
 export interface RunningDashboard {
@@ -128,6 +136,7 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
   if (!isLoopback(host) && !token) throw new Error(`listening on ${host} (beyond loopback) needs a bearer token: pass --token-env VAR with the token in $VAR`);
   const authorised = tokenChecker(token);
   const pollMs = o.pollMs ?? 500;
+  const maxStreams = o.maxStreams ?? DEFAULT_MAX_STREAMS;
   const files = staticFiles();
   const connections = new Map<string, Database.Database>();
   const versions = new Map<string, number>();
@@ -213,6 +222,7 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
       const key = keyOf(run);
       if (!catalog.get(key)) throw new HttpError(404, `no run "${key}" here; see /api/runs`);
     }
+    if (clients.size >= maxStreams) throw new HttpError(503, `too many event streams: at most ${maxStreams} are open at once; close a dashboard page or retry later`);
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', ...SECURITY_HEADERS });
     res.write('retry: 2000\n\n');
     const client = { res, run };
@@ -225,14 +235,11 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const method = req.method ?? 'GET';
     const raw = req.url ?? '/';
+    const door = admit(req, { token: token !== null, listenHost: host });
+    if (!door.ok) throw new HttpError(door.status, door.message);
     if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, `${method}: the dashboard is read-only (GET and HEAD only)`);
     if (/(^|\/|%2f|\\|%5c)(\.|%2e){2}(\/|%2f|\\|%5c|\?|$)/i.test(raw) || /%00|\\|%5c/i.test(raw)) throw new HttpError(400, 'the URL may not contain "..", backslashes or NUL: runs are named by key');
-    let url: URL;
-    try {
-      url = new URL(raw, 'http://x');
-    } catch {
-      throw new HttpError(400, 'malformed URL');
-    }
+    const url = door.url;
     const path = url.pathname;
     // A page opened with ?token= stores the token in a cookie (EventSource cannot send headers).
     const given = bearerOf(req) ?? url.searchParams.get('token') ?? cookieOf(req, COOKIE);
@@ -311,7 +318,7 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
     for (const c of clients) c.res.write(': ping\n\n');
   }, 15_000);
 
-  const server = createServer((req, res) => {
+  const server = createDoorServer(o, (message) => ({ type: 'text/plain; charset=utf-8', text: `${message}\n` }), (req, res) => {
     try {
       handle(req, res);
     } catch (err) {
@@ -324,11 +331,6 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
         res.end(req.method === 'HEAD' ? undefined : `${status}: ${message}\n`);
       }
     }
-  });
-  server.headersTimeout = 60_000;
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\nmalformed HTTP request\n');
-    else socket.destroy();
   });
   return new Promise((resolve, reject) => {
     server.once('error', (err) => {

@@ -114,6 +114,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
   const errors = {
     '400': json('ErrorResponse', 'a malformed request'),
     '401': json('ErrorResponse', 'a missing or wrong bearer token'),
+    '403': json('ErrorResponse', "a browser request from another origin than the server's own"),
+    '421': json('ErrorResponse', 'without a token: a Host other than 127.0.0.1, localhost or [::1] with the server port'),
   };
   const idParam = (description: string, integer = false) => ({ name: 'id', in: 'path', required: true, description, schema: { type: integer ? 'integer' : 'string' } });
   return {
@@ -143,7 +145,8 @@ export function openApiDocument(version: string): Record<string, unknown> {
             '200': json('RewardsResponse', 'the rewards and results, in the order of the completions'),
             '404': json('ErrorResponse', 'no such task'),
             '413': json('ErrorResponse', 'the body is over the size limit'),
-            '429': { ...json('ErrorResponse', 'the job queue is full; retry after the Retry-After header'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+            '415': json('ErrorResponse', 'the body is not application/json'),
+            '429': { ...json('ErrorResponse', 'the job queue is full, or too many completion bytes came of late; retry after the Retry-After header'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
             '503': json('ErrorResponse', 'the server is shutting down; the request is kept and finishes on --resume'),
             ...errors,
           },

@@ -1,23 +1,26 @@
 /**
- * The HTTP layer of `rrl serve` on node:http: routes, a bearer token, bounded bodies parsed
- * with the zod schemas of serve/schemas.ts, and one-line JSON errors. Whatever a client sends,
- * the answer is a status and a JSON body; nothing it sends stops the server.
+ * The HTTP layer of `rrl serve` on node:http: the front door (serve/front-door.ts: Host, Origin,
+ * time and connection limits), routes, a bearer token, bounded JSON bodies parsed with the zod
+ * schemas of serve/schemas.ts, and one-line JSON errors. Whatever a client sends, the answer is a
+ * status and a JSON body; nothing it sends stops the server.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { z } from 'zod';
 import { oneLine } from '../spec/bounds.js';
 import { HttpError, type RewardService } from './service.js';
 import { RewardsRequest, openApiDocument } from './schemas.js';
 import { bearerOf, isLoopback, tokenChecker } from './auth.js';
+import { type DoorLimits, admit, createDoorServer, jsonBodyRefusal } from './front-door.js';
+import { warmIntake } from './intake.js';
 
 export { isLoopback };
 
 /** Largest request body (bytes): a full group of completions at the reply limit fits. */
 export const MAX_BODY_BYTES = 8 << 20;
 
-/** Where and how the server listens. */
-export interface ServerOptions {
+/** Where and how the server listens (and the limits of its connections). */
+export interface ServerOptions extends DoorLimits {
   host?: string;
   port?: number;
   /** Bearer token every request must carry (null: none, loopback only). */
@@ -84,11 +87,16 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
   const openapi = JSON.stringify(openApiDocument(o.version ?? '0.0.0'));
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const door = admit(req, { token: token !== null, listenHost: host });
+    if (!door.ok) {
+      req.resume();
+      throw new HttpError(door.status, door.message);
+    }
     if (!authorised(bearerOf(req))) {
       req.resume();
       return send(res, 401, { error: 'a bearer token is required (Authorization: Bearer TOKEN)' }, { 'www-authenticate': 'Bearer' });
     }
-    const url = new URL(req.url ?? '/', 'http://x');
+    const url = door.url;
     const path = url.pathname;
     const method = req.method ?? 'GET';
     if (method === 'GET' && path === '/openapi.json') {
@@ -111,6 +119,8 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
     }
     if (path === '/v1/rewards') {
       if (method !== 'POST') throw new HttpError(405, `${method} ${path}: use POST`);
+      const notJson = jsonBodyRefusal(req);
+      if (notJson) throw new HttpError(notJson.status, notJson.message);
       const text = await readBody(req, max);
       let raw: unknown;
       try {
@@ -127,22 +137,18 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
     throw new HttpError(404, `no route ${method} ${oneLine(path, 100)}; see GET /openapi.json`);
   };
 
-  const server = createServer((req, res) => {
+  // The request must arrive within the body timeout; the answer to a rewards request may take minutes (its jobs).
+  const server = createDoorServer(o, (message) => ({ type: 'application/json; charset=utf-8', text: JSON.stringify({ error: message }) }), (req, res) => {
     handle(req, res).catch((err: unknown) => {
       const status = err instanceof HttpError ? err.status : 500;
       const headers: Record<string, string> = {};
       if (err instanceof HttpError && err.retryAfterSeconds !== undefined) headers['retry-after'] = String(err.retryAfterSeconds);
-      // A body left unread (413) closes the connection rather than wait for it.
-      if (status === 413) headers.connection = 'close';
+      // A body left unread (413, 415, a refused request) closes the connection rather than wait for it.
+      if (!req.complete) headers.connection = 'close';
       send(res, status, { error: oneLine(err instanceof Error ? err.message : err, 500) }, headers);
     });
   });
-  server.requestTimeout = 0; // a rewards request waits for its jobs, minutes if need be
-  server.headersTimeout = 60_000;
-  server.on('clientError', (_err, socket) => {
-    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n{"error":"malformed HTTP request"}');
-    else socket.destroy();
-  });
+  warmIntake();
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(o.port ?? 8377, host, () => {

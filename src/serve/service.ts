@@ -14,12 +14,12 @@ import type { ExecutorConfig } from '../run/config.js';
 import { Store, type JobRow } from '../store/store.js';
 import { ResultCache } from '../store/cache.js';
 import { getPublicTask, listTasks } from '../tasks/briefs.js';
-import { MAX_REPLY_CHARS } from '../spec/bounds.js';
 import { buildPrompt, compactExample, type ChatMessage } from '../outer/agents/prompt.js';
 import type { RewardRuleName } from '../outer/reward.js';
 import { Scorer, type ScorerOptions } from '../outer/scorer.js';
-import { Evaluator, openRun, proposalFromCompletion } from '../outer/evaluate.js';
+import { Evaluator, openRun } from '../outer/evaluate.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from '../outer/settle.js';
+import { CompletionBudget, INTAKE_DEFAULTS, parseProposals, traceOf } from './intake.js';
 import type { JobResponse, RewardsResponse, TaskRow } from './schemas.js';
 
 /** A serve run's configuration, stored with the run and reused on resume. */
@@ -59,6 +59,10 @@ export interface ServiceOptions {
    * 600): a client's retry after a timeout gets the rewards it missed, not new ones.
    */
   replayWindowSeconds?: number;
+  /** Completion bytes accepted per window, invalid ones included; past it 429 with Retry-After (default 16 MiB). */
+  completionBytes?: number;
+  /** The sliding window of `completionBytes` in ms (default 10 000). */
+  completionWindowMs?: number;
 }
 
 /** The digest a request is matched by: sha256 over its task and completions. */
@@ -77,6 +81,7 @@ export class RewardService {
   private readonly taskIds = new Set(listTasks().map((t) => t.brief.id));
   private outstanding = 0;
   private jobSeconds = { sum: 0, n: 0 };
+  private budget: CompletionBudget | null = null;
   readonly maxQueue: number;
 
   private constructor(
@@ -171,25 +176,38 @@ export class RewardService {
    * one is done. A request with the `idempotencyKey` of an earlier one, or identical to one made
    * within the replay window, gets that request's answer (waiting for it if need be), never new
    * rewards. Throws HttpError 404 (unknown task), 422 (a key reused for another request), 429
-   * (queue full), 503 (shutting down).
+   * (queue full, or too many completion bytes of late), 503 (shutting down). The completions are
+   * parsed in a worker thread.
    */
   async rewards(task: string, completions: string[], idempotencyKey?: string): Promise<z.infer<typeof RewardsResponse>> {
     if (!this.taskIds.has(task)) throw new HttpError(404, `unknown task "${task.slice(0, 128)}"; see GET /v1/tasks`);
     if (this.abort.signal.aborted) throw new HttpError(503, 'the server is shutting down');
     const digest = requestDigest(task, completions);
-    const earlier = idempotencyKey !== undefined ? this.store.requestByKey(this.runId, idempotencyKey) : this.store.requestByDigest(this.runId, digest, this.options.replayWindowSeconds ?? 600);
-    if (earlier) {
+    // Looked up again after parsing: an identical request may have been recorded meanwhile.
+    const replay = (): Promise<z.infer<typeof RewardsResponse>> | null => {
+      const earlier = idempotencyKey !== undefined ? this.store.requestByKey(this.runId, idempotencyKey) : this.store.requestByDigest(this.runId, digest, this.options.replayWindowSeconds ?? 600);
+      if (!earlier) return null;
       if (earlier.digest !== digest) throw new HttpError(422, `idempotency key "${idempotencyKey?.slice(0, 64)}" was used for request ${earlier.id}, whose task or completions differ; use a new key for a new request`);
-      return { ...(await this.answerOf(earlier.id, earlier.task, earlier.completions)), replayed: true };
-    }
+      return this.answerOf(earlier.id, earlier.task, earlier.completions).then((answer) => ({ ...answer, replayed: true }));
+    };
     const n = completions.length;
-    if (this.outstanding + n > this.maxQueue) {
-      throw new HttpError(429, `the job queue is full (${this.outstanding} of ${this.maxQueue} jobs waiting or running; this request has ${n})`, this.retryAfter());
-    }
-    const proposals = completions.map((text) => ({
-      ...proposalFromCompletion(text),
-      trace: { completion: text.length > MAX_REPLY_CHARS ? `${text.slice(0, 1024)}…[${text.length - 1024} more characters not kept]` : text },
-    }));
+    const room = (): void => {
+      if (this.abort.signal.aborted) throw new HttpError(503, 'the server is shutting down');
+      if (this.outstanding + n > this.maxQueue) {
+        throw new HttpError(429, `the job queue is full (${this.outstanding} of ${this.maxQueue} jobs waiting or running; this request has ${n})`, this.retryAfter());
+      }
+    };
+    const before = replay();
+    if (before) return before;
+    room();
+    this.budget ??= new CompletionBudget(this.options.completionBytes ?? INTAKE_DEFAULTS.completionBytes, this.options.completionWindowMs ?? INTAKE_DEFAULTS.windowMs);
+    const admitted = this.budget.admit(completions);
+    if (!admitted.ok) throw new HttpError(429, admitted.message, admitted.retryAfterSeconds);
+    const parsed = await parseProposals(completions, getPublicTask(task).brief);
+    const meanwhile = replay();
+    if (meanwhile) return meanwhile;
+    room(); // again: the queue and the service may have changed while the worker parsed
+    const proposals = parsed.map((p, i) => ({ ...p, trace: traceOf(completions[i], p) }));
     const id = this.store.addRequest(this.runId, task, proposals, { key: idempotencyKey ?? null, digest });
     return this.track(id, task, n);
   }
