@@ -28,11 +28,11 @@ async function reload(): Promise<void> {
   await registerTaskDir(dir);
 }
 
-/** An executor that fails every job at once (these tests are about opening runs, not training). */
+/** An executor that fails every job at once, as a NaN loss (never retried; these tests are about opening runs, not training). */
 const failing: Executor = {
   name: 'failing',
   slots: 1,
-  execute: async () => ({ status: 'failed', kind: 'error', error: 'not trained here', cost: {} }),
+  execute: async () => ({ status: 'failed', kind: 'nan', error: 'not trained here', cost: {} }),
   cancelAll: () => {},
   close: async () => {},
 };
