@@ -17,6 +17,7 @@ import { type ResultCache, specKey } from '../store/cache.js';
 import { dataForJob } from './score.js';
 import type { Scorer } from './scorer.js';
 import { evalIdentity, evalSecret } from '../tasks/secret.js';
+import { taskFingerprint } from '../tasks/fingerprint.js';
 
 /** Tracks wall time during which at least one job trains or is scored. */
 export class BusyClock {
@@ -164,7 +165,7 @@ export class Evaluator {
       store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
       return true;
     }
-    const key = specKey(checked.spec, evalId);
+    const key = specKey(checked.spec, evalId, taskFingerprint(row.task));
     // Identical specs in flight at once train only once; the others wait and reuse.
     while (this.inFlight.has(key)) await this.inFlight.get(key);
     const hit = cache?.get(key);

@@ -29,6 +29,7 @@ import { Scorer, type ScorerOptions } from './scorer.js';
 import { BusyClock, Evaluator, openRun } from './evaluate.js';
 import { taskReference } from './noise.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from './settle.js';
+import { pinTaskFingerprints } from './fingerprints.js';
 import { type FidelityConfig, fidelityPaid, successiveHalving } from './fidelity.js';
 import { type ComputeReport, computeReport } from './compute.js';
 
@@ -158,6 +159,7 @@ export async function train(
     const { runId, config: stored, secret, evalId } = openRun(store, dir, config, (message) => emit({ type: 'phase', message }));
     const cfg = stored as TrainConfig;
     for (const d of cfg.families ?? []) registerFamilyTasks(d.family, d.count, d.seed);
+    pinTaskFingerprints(store, runId, cfg.tasks); // a resumed run refuses tasks whose files changed
     store.setRunStatus(runId, 'running');
     const allBriefs: TaskBrief[] = cfg.tasks.map((t) => getPublicTask(t).brief);
     const briefOf = (task: string): TaskBrief => allBriefs.find((b) => b.id === task) ?? getPublicTask(task).brief;

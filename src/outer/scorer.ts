@@ -4,12 +4,18 @@
  * with a wall-clock limit and a heap limit. Every scorer error — a time limit, an exhausted
  * heap, an evaluation command that fails, an artifact that cannot be read — comes back as a
  * failure with a kind and a one-line reason; `score` never rejects.
+ *
+ * A scorer thread loads the user's task files itself, on its first scoring; each request carries
+ * the harness's fingerprint of the task (tasks/fingerprint.ts) and the thread refuses to score
+ * when its own differs (a file changed since the harness loaded it): another split is never
+ * scored silently, the job fails with a `score-error` that names the file.
  */
 import { availableParallelism } from 'node:os';
 import { WorkerPool } from '../run/pool.js';
 import { evalSecret } from '../tasks/secret.js';
 import { registeredTaskDirs } from '../tasks/file/register.js';
 import { registeredFamilyDraws } from '../tasks/families/index.js';
+import { type TaskFingerprint, taskFingerprintDetail } from '../tasks/fingerprint.js';
 import type { Score } from './score.js';
 import type { ScoreRequest } from './scorer-worker.js';
 
@@ -63,8 +69,16 @@ export class Scorer {
     } catch (err) {
       return { ok: false, kind: 'score-error', error: `scoring: ${oneLine((err as Error).message)}`, wallSeconds: 0 };
     }
-    // The user's task directories and the generated families go along: the scorer thread registers the same tasks.
-    const out = await this.pool.run({ taskId, dir, secret, timeoutMs, taskDirs: registeredTaskDirs(), families: registeredFamilyDraws() }, { timeoutMs, signal: options.signal });
+    // The user's task directories and the generated families go along: the scorer thread registers the same tasks,
+    // and checks that they are the ones this thread loaded (the fingerprint).
+    let fingerprint: TaskFingerprint | undefined;
+    try {
+      fingerprint = taskFingerprintDetail(taskId);
+    } catch {
+      // an unknown task: the scorer thread says so
+    }
+    const request = { taskId, dir, secret, timeoutMs, taskDirs: registeredTaskDirs(), families: registeredFamilyDraws(), fingerprint };
+    const out = await this.pool.run(request, { timeoutMs, signal: options.signal });
     if (out.ok) return { ok: true, score: out.value, wallSeconds: out.wallSeconds };
     if (out.kind === 'cancelled') return { ok: false, kind: 'cancelled', error: out.message, wallSeconds: out.wallSeconds };
     const kind: ScoreFailureKind = out.kind === 'timeout' ? 'score-timeout' : out.kind === 'out-of-memory' ? 'score-out-of-memory' : 'score-error';

@@ -20,6 +20,7 @@ import { Scorer, type ScorerOptions } from '../outer/scorer.js';
 import { Evaluator, openRun } from '../outer/evaluate.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from '../outer/settle.js';
 import { CompletionBudget, INTAKE_DEFAULTS, parseProposals, traceOf } from './intake.js';
+import { pinTaskFingerprints } from '../outer/fingerprints.js';
 import type { JobResponse, RewardsResponse, TaskRow } from './schemas.js';
 
 /** A serve run's configuration, stored with the run and reused on resume. */
@@ -113,6 +114,7 @@ export class RewardService {
       if (existing && config) throw new Error(`${dir} already holds a run; continue it with --resume`);
       const { runId, config: stored, secret, evalId } = openRun(store, dir, config, log);
       if ((stored as { mode?: string }).mode !== 'serve') throw new Error(`the run in ${dir} is a training run, not a serve run`);
+      pinTaskFingerprints(store, runId, listTasks().map((t) => t.brief.id)); // a resumed run refuses tasks whose files changed
       store.setRunStatus(runId, 'running');
       cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
       const scorer = new Scorer(options.scoring);

@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,6 +12,11 @@ import { LocalExecutor } from '../run/local.js';
 import type { Executor } from '../run/executor.js';
 import { assertSpec } from '../spec/validate.js';
 import { arsSpec } from '../testing/specs.js';
+import { ScriptedAgent } from '../testing/scripted-agent.js';
+import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../testing/task-files.js';
+import { forgetTaskDirs, registerTaskDir } from '../tasks/file/register.js';
+import { getPublicTask } from '../tasks/briefs.js';
+import { taskFingerprint } from '../tasks/fingerprint.js';
 
 /** The real local executor, counting the jobs it is asked to train. */
 function counting(inner: Executor): Executor & { calls: number } {
@@ -50,6 +55,8 @@ test('the key holds the engine identity and the evaluation identity: it changes 
     process.env.RRL_EVAL_SECRET = 'secret-two';
     assert.notEqual(specKey(spec), one, 'another secret, another key');
     assert.equal(specKey(spec, evalIdentity('secret-one')), one);
+    assert.equal(specKey(spec, evalIdentity('secret-one'), taskFingerprint('cartpole-balance')), one, 'the default fingerprint is the task\'s');
+    assert.notEqual(specKey(spec, evalIdentity('secret-one'), 'another'), one, 'another task fingerprint, another key');
   } finally {
     if (saved === undefined) delete process.env.RRL_EVAL_SECRET;
     else process.env.RRL_EVAL_SECRET = saved;
@@ -109,5 +116,44 @@ test('a cache hit returns the recorded result without training, and is recorded 
     assert.ok(ex.calls > trained);
   } finally {
     await ex.close();
+  }
+});
+
+test('the key holds the task fingerprint: a task file whose data changed misses the cache and trains again; the same file hits', async () => {
+  const dir = taskDir('rrl-cache-task-');
+  writeTask(dir, 'own.json', classificationTask('cache-own', { caps: { maxExamples: 20_000, maxWallSeconds: 60 }, baseline: { epochs: 40, examples: 8000, hidden: [16], learningRate: 0.01 } }));
+  const shared = join(dir, 'cache.db');
+  const ex = counting(new LocalExecutor({ workers: 1 }));
+  // Each run: the baseline on the harness's seeds, and one proposal (the baseline's spec).
+  const config = { tasks: ['cache-own'], agent: 'random' as const, iterations: 1, group: 1, seed: 5, taskDir: dir };
+  const run = async (name: string): Promise<{ normalized: number | null; cacheHit: string | null }> => {
+    forgetTaskDirs(); // each run loads the files again, as a new process does
+    await registerTaskDir(dir);
+    const summary = await train(join(dir, name), config, ex, { cache: shared, agent: new ScriptedAgent([() => getPublicTask('cache-own').baseline]) });
+    const store = new Store(join(dir, name));
+    const job = store.jobs(summary.run, { kind: 'proposal' })[0];
+    store.close();
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    return job;
+  };
+  try {
+    const first = await run('a');
+    const trained = ex.calls;
+    const fp = taskFingerprint('cache-own');
+    assert.ok(first.normalized !== null && first.normalized > 0.4, `the real data scores ${first.normalized}`);
+    // The same rows as noise: the class no longer follows the features.
+    const noise = syntheticRows(200).map((r, i) => ({ ...r, kind: (i * 7919) % 13 < 6 ? 'up' : 'down' }));
+    writeFileSync(join(dir, 'data.csv'), toCsv(noise));
+    const second = await run('b');
+    assert.notEqual(taskFingerprint('cache-own'), fp, 'new data, new fingerprint');
+    assert.equal(ex.calls, 2 * trained, 'the changed data trains every job again');
+    assert.ok(second.normalized !== null && second.normalized < first.normalized - 0.3, `the noise scores ${second.normalized}, not the replayed ${first.normalized}`);
+    const third = await run('c');
+    assert.equal(ex.calls, 2 * trained, 'the identical file trains nothing');
+    assert.ok(third.cacheHit);
+    assert.equal(third.normalized, second.normalized);
+  } finally {
+    await ex.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

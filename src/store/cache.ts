@@ -2,9 +2,10 @@
  * The result cache: jobs are deterministic (same spec and seed, same engine, same hidden
  * evaluation → same result), so a spec that was already trained and scored reuses its recorded
  * result instead of training again. Keys hash the validated spec (defaults filled, keys sorted)
- * with the engine identity (a hash of the code that trains and scores) and the evaluation
- * identity (which secret scored it). The cache lives in the run's store by default, or in a
- * file shared between runs (`--cache FILE`).
+ * with the engine identity (a hash of the code that trains and scores), the evaluation
+ * identity (which secret scored it) and the task's fingerprint (its definition and data:
+ * a task file's bytes and its data files', tasks/fingerprint.ts). The cache lives in the run's
+ * store by default, or in a file shared between runs (`--cache FILE`).
  */
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
@@ -14,6 +15,8 @@ import { fileURLToPath } from 'node:url';
 import { join, relative } from 'node:path';
 import type { JobRow } from './store.js';
 import { evalIdentity } from '../tasks/secret.js';
+import { taskFingerprint } from '../tasks/fingerprint.js';
+import { canonicalJson } from '../util/canonical.js';
 
 /** The compiled code a job's result depends on, relative to this module (dist/src/store/). */
 const ENGINE_DIRS = ['../inner', '../spec', '../tasks', '../util'];
@@ -65,15 +68,20 @@ export function engineIdentity(): string {
   return engineId;
 }
 
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
-  return v;
+/** The task a spec names (its `task` field). */
+function taskOf(spec: unknown): string {
+  const task = (spec as { task?: unknown } | null)?.task;
+  if (typeof task !== 'string') throw new Error('the spec names no task');
+  return task;
 }
 
-/** The cache key of a validated spec under this engine and an evaluation identity (default: the current secret's). */
-export function specKey(spec: unknown, evaluation: string = evalIdentity()): string {
-  return createHash('sha256').update(`${engineIdentity()}\n${evaluation}\n`).update(JSON.stringify(canonical(spec))).digest('hex');
+/**
+ * The cache key of a validated spec under this engine, an evaluation identity (default: the
+ * current secret's) and the fingerprint of the task's definition and data (default: that of the
+ * task the spec names, as this thread registered it).
+ */
+export function specKey(spec: unknown, evaluation: string = evalIdentity(), fingerprint: string = taskFingerprint(taskOf(spec))): string {
+  return createHash('sha256').update(`${engineIdentity()}\n${evaluation}\n${fingerprint}\n`).update(canonicalJson(spec)).digest('hex');
 }
 
 /** A recorded result that a later identical job may reuse. */

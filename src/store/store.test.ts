@@ -90,3 +90,19 @@ test('a store written before successive halving gains the rung columns; its jobs
   store.close();
   new Store(dir).close(); // opening again changes nothing
 });
+
+test('a store written before task fingerprints opens with an empty table; fingerprints are kept per run and task', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-store-fp-'));
+  const old = new Database(join(dir, 'store.db'));
+  old.exec("CREATE TABLE runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL, finished_at TEXT, eval_identity TEXT)");
+  old.prepare("INSERT INTO runs VALUES ('r', 'then', '{}', 'finished', NULL, NULL)").run();
+  old.close();
+  const store = new Store(dir);
+  assert.deepEqual([...store.taskFingerprints('r')], []);
+  store.setTaskFingerprint('r', 't', 'abc', { parts: [] });
+  store.setTaskFingerprint('r', 't', 'def', { parts: [1] });
+  assert.deepEqual([...store.taskFingerprints('r')], [['t', { fingerprint: 'def', detail: { parts: [1] } }]]);
+  store.addJobs('r', [{ iteration: 0, slot: 0, task: 't', kind: 'baseline', agent: 'baseline', spec: {}, trace: null }]);
+  assert.deepEqual([...store.jobTasks('r')], ['t']);
+  store.close();
+});

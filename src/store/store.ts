@@ -149,6 +149,14 @@ CREATE TABLE IF NOT EXISTS curves (
   value REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS curves_job ON curves(job_id, name);
+CREATE TABLE IF NOT EXISTS task_fingerprints (
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  task TEXT NOT NULL,
+  fingerprint TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (run_id, task)
+);
 CREATE TABLE IF NOT EXISTS requests (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   run_id TEXT NOT NULL REFERENCES runs(id),
@@ -283,6 +291,27 @@ export class Store {
   /** Records which evaluation secret scores a run (for runs stored before it was recorded). */
   setEvalIdentity(id: string, evalIdentity: string): void {
     this.db.prepare('UPDATE runs SET eval_identity = ? WHERE id = ?').run(evalIdentity, id);
+  }
+
+  /**
+   * The task fingerprints a run recorded (tasks/fingerprint.ts: the task's definition and data
+   * when the run first used it), by task. A store written before fingerprints has none.
+   */
+  taskFingerprints(runId: string): Map<string, { fingerprint: string; detail: unknown }> {
+    const rows = this.db.prepare('SELECT task, fingerprint, detail FROM task_fingerprints WHERE run_id = ?').all(runId) as { task: string; fingerprint: string; detail: string }[];
+    return new Map(rows.map((r) => [r.task, { fingerprint: r.fingerprint, detail: JSON.parse(r.detail) }]));
+  }
+
+  /** Records (or replaces) the fingerprint of a task in a run. */
+  setTaskFingerprint(runId: string, task: string, fingerprint: string, detail: unknown): void {
+    this.db
+      .prepare('INSERT OR REPLACE INTO task_fingerprints (run_id, task, fingerprint, detail, recorded_at) VALUES (?, ?, ?, ?, ?)')
+      .run(runId, task, fingerprint, JSON.stringify(detail), now());
+  }
+
+  /** The tasks a run has jobs on (of any kind and status). */
+  jobTasks(runId: string): Set<string> {
+    return new Set((this.db.prepare('SELECT DISTINCT task FROM jobs WHERE run_id = ?').all(runId) as { task: string }[]).map((r) => r.task));
   }
 
   /** Sets the run's status (running / finished / interrupted). */

@@ -2,11 +2,15 @@
  * A task directory: every `*.json` file directly in it is a task file; data files may sit
  * beside them or in subfolders (never outside). `registerTaskDir` loads them all and adds them
  * to the registry next to the built-in tasks; the scorer threads, which score in threads of
- * their own, register the same directories (`registeredTaskDirs`).
+ * their own, register the same directories (`registeredTaskDirs`). Each task file's fingerprint
+ * parts (its bytes and its data files', tasks/fingerprint.ts) are taken before and after it
+ * loads and kept: a file that changed while it loaded is refused, and the fingerprint names
+ * exactly what this thread loaded.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { registerTasks } from '../extra.js';
+import { type FingerprintPart, keepTaskFileParts, forgetTaskFileParts, taskFileParts } from '../fingerprint.js';
 import { type LoadedTask, TaskFileError, loadTaskFile } from './load.js';
 import './control.js'; // wires control (Gymnasium) task files to the bridge
 
@@ -70,12 +74,21 @@ export function registerTaskDir(dir: string): Promise<LoadedTask[]> {
   const root = resolve(dir);
   let p = REGISTERED.get(root);
   if (!p) {
+    const before = new Map<string, FingerprintPart[]>();
+    try {
+      for (const f of taskFiles(root)) before.set(f, taskFileParts(f));
+    } catch (err) {
+      return Promise.reject(err);
+    }
     p = loadTaskDir(root).then((tasks) => {
+      const changed = tasks.filter((t) => JSON.stringify(taskFileParts(t.file)) !== JSON.stringify(before.get(t.file)));
+      if (changed.length) throw new TaskDirError(changed.map((t) => `${relative(process.cwd(), t.file)}: the task file or a data file it names changed while it loaded; load it again`));
       try {
         registerTasks(tasks.map((t) => t.extra));
       } catch (err) {
         throw new TaskDirError([(err as Error).message]);
       }
+      for (const t of tasks) keepTaskFileParts(t.file, before.get(t.file)!);
       return tasks;
     });
     REGISTERED.set(root, p);
@@ -87,4 +100,10 @@ export function registerTaskDir(dir: string): Promise<LoadedTask[]> {
 /** The task directories registered in this thread (absolute paths), for the scorer threads. */
 export function registeredTaskDirs(): string[] {
   return [...REGISTERED.keys()];
+}
+
+/** Forgets the registered directories and their kept fingerprints (tests: the next `registerTaskDir` reads the files again, as a new process would). */
+export function forgetTaskDirs(): void {
+  REGISTERED.clear();
+  forgetTaskFileParts();
 }
