@@ -54,14 +54,17 @@ test('a run killed with SIGKILL resumes without losing or rerunning finished job
   before = rows(dir);
   const finished = before.filter((r) => r.status !== 'pending');
   assert.ok(finished.length >= 2, 'jobs had finished before the kill');
-  assert.ok(before.length < 13 || before.some((r) => r.status === 'pending'), 'the kill interrupted the run');
+  assert.ok(before.filter((r) => r.kind === 'proposal').length < 12 || before.some((r) => r.status === 'pending'), 'the kill interrupted the run');
 
   const out = execFileSync(process.execPath, [bin, 'train', '--resume', dir, '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
   const summary = JSON.parse(out.trim().split('\n').at(-1)!);
   assert.equal(summary.iterations.length, 3);
   assert.equal(summary.jobs, 12);
   const after = rows(dir);
-  assert.equal(after.length, 13, 'one baseline and 12 proposals, no duplicates');
+  const count = (kind: string): number => after.filter((r) => r.kind === kind).length;
+  assert.equal(count('baseline'), 5, 'the baseline on its 5 harness seeds, no duplicates');
+  assert.equal(count('proposal'), 12, '12 proposals, no duplicates');
+  assert.equal(new Set(after.map((r) => `${r.kind}/${r.iteration}/${r.slot}`)).size, after.length, 'no job twice');
   for (const f of finished) {
     const a = after.find((r) => r.id === f.id)!;
     assert.equal(a.finished_at, f.finished_at, `job ${f.id} was not rerun`);

@@ -1,4 +1,5 @@
 import test from 'node:test';
+import { BASELINE_ATTEMPTS, BASELINE_SEEDS } from './noise.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,7 +26,8 @@ test('a run whose scoring fails records each job as a score failure, finishes, c
     assert.equal(store.getRun()?.status, 'finished');
     assert.equal(store.getRun()?.evalIdentity, evalIdentity('scoring-test-secret'));
     store.close();
-    assert.equal(jobs.length, 2, 'the baseline and one proposal');
+    // A score timeout is the machine's failure: each baseline seed is tried the attempt limit.
+    assert.equal(jobs.length, BASELINE_SEEDS * BASELINE_ATTEMPTS + 1, 'the baseline on every seed and attempt, and one proposal');
     for (const j of jobs) {
       assert.deepEqual([j.status, j.failureKind, j.normalized], ['failed', 'score-timeout', null]);
       assert.match(j.error ?? '', /^scoring: exceeded the wall-clock limit/);
