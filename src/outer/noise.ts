@@ -81,6 +81,8 @@ export interface TaskReference {
   spread: number | null;
   /** Why there is no reference (every seed failed, or none has run yet); null when there is one. */
   missing: string | null;
+  /** The baseline spec's identity without its seed (`seedlessKey`): a spec with this key is the baseline, reseeded. */
+  spec: string | null;
 }
 
 /**
@@ -106,6 +108,7 @@ export function trainNoise(ref: TaskReference): number {
 /** The task's reference from its baseline jobs (every attempt; the latest per seed counts). */
 export function taskReference(baselineRows: JobRow[]): TaskReference {
   const latest = latestAttempts(baselineRows);
+  const spec = latest.length ? seedlessKey(latest[0].spec) : null;
   const ok = latest.filter((r) => r.status === 'succeeded' && finite(r.normalized));
   const values = ok.map((r) => r.normalized as number);
   const evalSe = rms(ok.map((r) => (finite(r.stderr) && r.stderr > 0 ? r.stderr : 0)));
@@ -120,6 +123,7 @@ export function taskReference(baselineRows: JobRow[]): TaskReference {
       seeds: latest.length,
       spread: null,
       missing: failed ? `the baseline spec failed on every seed (${failed.failureKind ?? failed.status}: ${failed.error ?? 'no reason'})` : 'the baseline spec has not been scored',
+      spec,
     };
   }
   const trainSd = sampleSd(values);
@@ -133,6 +137,7 @@ export function taskReference(baselineRows: JobRow[]): TaskReference {
     seeds: latest.length,
     spread: Math.max(...values) - Math.min(...values),
     missing: null,
+    spec,
   };
 }
 

@@ -146,3 +146,11 @@ test('property: scores drawn from the baseline\'s own noise earn no bonus and a 
     { seed: 21, numRuns: 200 },
   );
 });
+
+test('the baseline spec with another seed is paid exactly the reference: its quality is known', () => {
+  const ref = baselines([0.4, 0.6, 0.5, 0.45, 0.55]).map((r, i) => ({ ...r, spec: { lr: 3, seed: 1000 + i } }));
+  const standing = taskStanding(ref, [], []);
+  const reseeded = [0.9, 0.1].map((normalized, i) => row('proposal', { normalized, spec: { lr: 3, seed: 7 + i } }));
+  assert.deepEqual(bonusCandidates(reseeded, standing, []), [], 'nothing to confirm');
+  for (const r of rewardGroup(reseeded, brief, standing, [], 'g')) assert.ok(Math.abs(r.reward) < 1e-12, `paid ${r.reward}`);
+});

@@ -74,14 +74,19 @@ export interface TaskStanding {
 
 /**
  * The confirmations of `proposals` among `confirmRows` (pending ones left out): a proposal's own
- * (by parent id), else that of an earlier spec that differs from it only by its seed (`own`
- * false) — a spec whose quality is known is paid what is known, however lucky its own seed, and
- * only a proposal's own confirmation can earn it the bonus.
+ * (by parent id), else that of the baseline spec or of an earlier spec that differs from it
+ * only by its seed (`own` false) — a spec whose quality is known is paid what is known, however
+ * lucky its own seed (the baseline reseeded is paid exactly the reference), and only a proposal's
+ * own confirmation can earn it the bonus.
  */
 export function confirmations(proposals: JobRow[], confirmRows: JobRow[], ref: TaskReference): Map<number, Confirmation & { own: boolean }> {
   const byParent = new Map<number, JobRow[]>();
   for (const r of confirmRows) if (r.parentId !== null) byParent.set(r.parentId, [...(byParent.get(r.parentId) ?? []), r]);
   const bySpec = new Map<string, Confirmation>();
+  // The baseline spec's quality is known from the start: its reseeded variants are paid the reference.
+  if (ref.spec !== null && ref.mean !== null) {
+    bySpec.set(ref.spec, { normalized: ref.mean, uncertainty: ref.uncertainty, complete: true, scored: ref.scored, jobIds: [] });
+  }
   for (const rows of byParent.values()) {
     const c = confirmation(rows, ref);
     const key = seedlessKey(rows[0].spec);
