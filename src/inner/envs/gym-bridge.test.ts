@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GymnasiumEnvironment } from '../../spec/brief.js';
@@ -102,6 +102,36 @@ test('a missing Python, a Python without the bridge and a bridge that crashes ar
   withPython('/bin/true', () => {
     assert.throws(() => describeGymnasium('CartPole-v1'), /gymnasium bridge \(CartPole-v1\) ended: no output \(is Python with gymnasium installed/);
   });
+});
+
+test("the bridge process gets a HOME and XDG directories of its own, never the user's, and no secret", () => {
+  const telling = join(tmp, 'telling-python');
+  writeFileSync(telling, '#!/bin/sh\necho "home=$HOME config=$XDG_CONFIG_HOME cache=$XDG_CACHE_HOME file=${RRL_EVAL_SECRET_FILE:-none} secret=${RRL_EVAL_SECRET:-none}" >&2\nexit 1\n');
+  chmodSync(telling, 0o755);
+  const before = process.env.RRL_EVAL_SECRET_FILE;
+  process.env.RRL_EVAL_SECRET_FILE = join(tmp, 'eval-secret');
+  try {
+    withPython(telling, () => {
+      assert.throws(
+        () => describeGymnasium('CartPole-v1'),
+        (e: Error) => {
+          const m = /ended: home=(\S+) config=(\S+) cache=(\S+) file=(\S+) secret=(\S+)$/.exec(e.message);
+          assert.ok(m, e.message);
+          const [, home, config, cache, file, secret] = m;
+          assert.notEqual(home, process.env.HOME);
+          assert.match(home, /\/rrl-gym-[^/]+\/home$/);
+          assert.equal(config, `${home}/.config`);
+          assert.equal(cache, `${home}/.cache`);
+          assert.deepEqual([file, secret], ['none', 'none']);
+          assert.ok(!existsSync(home), 'removed with the bridge');
+          return true;
+        },
+      );
+    });
+  } finally {
+    if (before === undefined) delete process.env.RRL_EVAL_SECRET_FILE;
+    else process.env.RRL_EVAL_SECRET_FILE = before;
+  }
 });
 
 test('a bad action and a declared space that differs from the real one are one-line errors', () => {

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GymnasiumEnvironment } from '../../spec/brief.js';
-import { jobEnvironment } from '../job-env.js';
+import { jobProcessEnvironment } from '../job-env.js';
 import type { EnvInfo, Space } from './types.js';
 import { type EpisodeStat, type ParamSetting, trainingResetSeed } from './vector.js';
 import type { VectorEnv } from './wrappers.js';
@@ -143,7 +143,7 @@ export class GymBridge {
       toClose.push(err);
       const python = bridgePython();
       const step = o.stepTimeoutS ?? 60;
-      const env = jobEnvironment();
+      const env = jobProcessEnvironment(join(this.dir, 'home')); // a home of its own, removed with the pipes
       env.PYTHONPATH = [join(PROJECT_DIR, 'python'), env.PYTHONPATH].filter(Boolean).join(delimiter);
       env.PYTHONUNBUFFERED = '1';
       this.child = spawn(python, ['-m', 'rrl_gym.bridge', '--step-timeout', String(Math.max(step, 120)), '--idle-timeout', String(o.idleTimeoutS ?? 600)], {
