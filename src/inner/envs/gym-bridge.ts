@@ -21,7 +21,7 @@ import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GymnasiumEnvironment } from '../../spec/brief.js';
 import { jobProcessEnvironment } from '../job-env.js';
-import { gymnasiumIdProblem } from './gym-id.js';
+import { gymnasiumIdProblem, gymnasiumImportModule } from './gym-id.js';
 import type { EnvInfo, Space } from './types.js';
 import { type EpisodeStat, type ParamSetting, trainingResetSeed } from './vector.js';
 import type { VectorEnv } from './wrappers.js';
@@ -131,8 +131,8 @@ export class GymBridge {
     this.num = o.num;
     if (!Number.isInteger(o.num) || o.num < 1) throw new GymBridgeError(`gymnasium bridge: num must be a positive integer, got ${o.num}`);
     if (o.seeds.length !== o.num) throw new GymBridgeError(`gymnasium bridge: ${o.seeds.length} seeds for ${o.num} environments`);
-    const idProblem = gymnasiumIdProblem(o.envId, o.allowImport === true, 'environment.allowImport');
-    if (idProblem) throw new GymBridgeError(`gymnasium bridge: ${idProblem}`);
+    // Gymnasium imports the module of a `module:Env-v0` id: only when the task allows it (gym-id.ts).
+    if (o.allowImport !== true && gymnasiumImportModule(o.envId) !== null) throw new GymBridgeError(`gymnasium bridge: ${gymnasiumIdProblem(o.envId, false, 'environment.allowImport')}`);
     this.dir = mkdtempSync(join(tmpdir(), 'rrl-gym-'));
     const down = join(this.dir, 'down');
     const up = join(this.dir, 'up');
