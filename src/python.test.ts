@@ -7,18 +7,13 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { skipWithoutPython } from './testing/python.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const python = join(root, '.venv', 'bin', 'python');
-const why = existsSync(python) ? null : `no Python virtual environment at ${python} (run python/setup-venv.sh)`;
-if (why) {
-  process.stderr.write(`\n${'!'.repeat(78)}\n!! PYTHON TESTS SKIPPED: ${why}\n${'!'.repeat(78)}\n`);
-  if (process.env.RRL_REQUIRE_PYTHON === '1') throw new Error(`RRL_REQUIRE_PYTHON=1 but ${why}`);
-}
-const skip = why ?? false;
+const skip = skipWithoutPython('the Python tests (pytest and mypy in .venv)', ['pytest', 'mypy', 'gymnasium', 'torch'], python);
 
 /** Run a module of the venv's Python in python/, echoing its output; returns the exit status. */
 function runPython(args: string[]): number | null {

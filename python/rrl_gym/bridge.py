@@ -3,8 +3,10 @@
 The TypeScript side (``src/inner/envs/gym-bridge.ts``) starts this process with its stdin and
 stdout on two pipes and speaks the frames of ``rrl_gym.frames``:
 
-1. ``J {"op": "make", "env_id": ID, "kwargs": {...}, "num_envs": N, "seeds": [N ints],
-   "autoreset": true}``: the bridge builds N environments with ``gymnasium.make(ID, **kwargs)``,
+1. ``J {"op": "make", "env_id": ID, "allow_import": false, "kwargs": {...}, "num_envs": N,
+   "seeds": [N ints], "autoreset": true}``: the bridge builds N environments with
+   ``gymnasium.make(ID, **kwargs)`` (an ID of the form ``module:Env-v0``, which makes Gymnasium
+   import ``module``, only with ``"allow_import": true``; see ``rrl_gym.env_id``),
    resets env i with ``seeds[i]`` and answers ``J {"ok": true, "observation_space": SPACE,
    "action_space": SPACE, "obs_dim": D, "action_dim": M, "max_episode_steps": T or null,
    "reward_threshold": R or null, "gymnasium": VERSION}`` followed by an ``S`` frame with the first
@@ -45,6 +47,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .env_id import ImportNotAllowed, check_env_id
 from .frames import (
     KIND_ACTIONS,
     KIND_JSON,
@@ -111,7 +114,11 @@ class Flattener:
 class VectorBridge:
     """``num_envs`` environments stepped together, with same-step autoreset."""
 
-    def __init__(self, env_id: str, kwargs: dict[str, Any], num_envs: int, seeds: list[int], autoreset: bool = True) -> None:
+    def __init__(self, env_id: str, kwargs: dict[str, Any], num_envs: int, seeds: list[int], autoreset: bool = True, allow_import: bool = False) -> None:
+        try:
+            check_env_id(env_id, allow_import)
+        except ImportNotAllowed as err:
+            raise BridgeError(str(err)) from None
         import gymnasium as gym
         from gymnasium import spaces
 
@@ -262,7 +269,7 @@ def _make(msg: dict[str, Any]) -> VectorBridge:
     seeds = msg.get("seeds")
     if not isinstance(num, int) or not isinstance(seeds, list) or not all(isinstance(s, int) and s >= 0 for s in seeds):
         raise BridgeError("make: num_envs must be an integer and seeds a list of non-negative integers")
-    return VectorBridge(env_id, kwargs, num, seeds, bool(msg.get("autoreset", True)))
+    return VectorBridge(env_id, kwargs, num, seeds, bool(msg.get("autoreset", True)), allow_import=msg.get("allow_import") is True)
 
 
 def serve(fd_in: int, fd_out: int, step_timeout: float = 60.0, idle_timeout: float = 600.0) -> int:

@@ -121,6 +121,8 @@ def train(spec: dict[str, Any], brief: dict[str, Any], out: Path) -> dict[str, A
     g = brief["environment"].get("gymnasium")
     if not g:
         raise ValueError("brief.environment.gymnasium: this trainer needs a Gymnasium environment")
+    if ":" in g["id"] and g.get("allowImport") is not True:  # gym.make would import the module the id names
+        raise ValueError(f'brief.environment.gymnasium.id: "{g["id"][:80]}" names a module to import; the task must allow it (allowImport)')
     if g["actionSpace"]["type"] != "box":
         raise ValueError("brief.environment.gymnasium.actionSpace: this trainer needs continuous (box) actions")
     a = spec["algorithm"]

@@ -21,8 +21,8 @@ HERE = Path(__file__).resolve().parent
 class Bridge:
     """A bridge process and the frames to and from it."""
 
-    def __init__(self, *args: str) -> None:
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE)]))
+    def __init__(self, *args: str, env_extra: dict[str, str] | None = None) -> None:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE)]), **(env_extra or {}))
         self.p = subprocess.Popen([sys.executable, "-m", "rrl_gym.bridge", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
         assert self.p.stdin is not None and self.p.stdout is not None
         self.fin, self.fout = self.p.stdin.fileno(), self.p.stdout.fileno()
@@ -153,7 +153,7 @@ def test_a_bad_action_is_one_line(bridge: Bridge) -> None:
 
 
 def test_prints_of_the_environment_do_not_corrupt_the_frames(bridge: Bridge) -> None:
-    bridge.make("gym_test_envs:RrlChatty-v0", [0])
+    bridge.make("gym_test_envs:RrlChatty-v0", [0], allow_import=True)
     bridge.read_step(1, 2)
     s = bridge.step([1.0], 1, 2)
     assert s["final"][0].tolist() == [0.5, 1.0] and s["rewards"][0] == 1.0
@@ -163,7 +163,7 @@ def test_prints_of_the_environment_do_not_corrupt_the_frames(bridge: Bridge) -> 
 
 def test_a_step_that_hangs_ends_the_bridge() -> None:
     b = Bridge("--step-timeout", "1")
-    b.make("gym_test_envs:RrlSlow-v0", [0])
+    b.make("gym_test_envs:RrlSlow-v0", [0], allow_import=True)
     b.read_step(1, 2)
     write_all(b.fin, frame(KIND_ACTIONS, np.array([1.0]).tobytes()))
     with pytest.raises(Exception):  # end of file: the bridge ended itself
@@ -177,3 +177,26 @@ def test_a_bridge_left_idle_ends_itself() -> None:
     b.make("CartPole-v1", [0])
     b.read_step(1, 4)
     assert b.p.wait(timeout=60) == 0
+
+
+def test_a_module_id_is_refused_without_allow_import_and_the_module_is_never_imported(tmp_path: Path) -> None:
+    marker = tmp_path / "imported"
+    b = Bridge(env_extra={"RRL_IMPORT_MARKER": str(marker)})
+    out = b.make("gym_import_marker:RrlMarked-v0", [0])
+    assert out["error"] == 'env_id "gym_import_marker:RrlMarked-v0" names a module to import (gym_import_marker); the task must allow it (environment.allowImport)'
+    assert b.p.wait(timeout=60) == 1
+    assert not marker.exists(), "the bridge imported the module it refused"
+    for not_true in [1, "true"]:  # only JSON true allows it
+        b = Bridge(env_extra={"RRL_IMPORT_MARKER": str(marker)})
+        assert "names a module to import" in b.make("gym_import_marker:RrlMarked-v0", [0], allow_import=not_true)["error"]
+        assert b.p.wait(timeout=60) == 1
+    assert not marker.exists()
+
+
+def test_with_allow_import_the_bridge_imports_the_module_the_id_names(tmp_path: Path) -> None:
+    marker = tmp_path / "imported"
+    b = Bridge(env_extra={"RRL_IMPORT_MARKER": str(marker)})
+    out = b.make("gym_import_marker:RrlMarked-v0", [0], allow_import=True)
+    assert "RrlMarked" in out["error"]  # imported, but the module registers no such environment
+    assert b.p.wait(timeout=60) == 1
+    assert marker.read_text() == "imported\n"

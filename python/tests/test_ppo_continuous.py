@@ -31,8 +31,8 @@ def spec(**algo: Any) -> dict[str, Any]:
     }
 
 
-def run(tmp: Path, s: dict[str, Any]) -> int:
-    (tmp / "brief.json").write_text(json.dumps(BRIEF))
+def run(tmp: Path, s: dict[str, Any], brief: dict[str, Any] = BRIEF) -> int:
+    (tmp / "brief.json").write_text(json.dumps(brief))
     (tmp / "spec.json").write_text(json.dumps(s))
     return ppo.main([str(tmp / "spec.json"), str(tmp)])
 
@@ -73,3 +73,10 @@ def test_a_bad_spec_fails_in_one_line(tmp_path: Path) -> None:
     assert run(tmp_path, s) == 1
     status = json.loads((tmp_path / "status.json").read_text())
     assert status == {"status": "failed", "error": 'ValueError: algorithm.name: this trainer runs "ppo", not "dqn"'}
+
+
+def test_a_brief_naming_a_module_to_import_without_allowing_it_fails_in_one_line(tmp_path: Path) -> None:
+    g = dict(BRIEF["environment"]["gymnasium"], id="os:InvertedPendulum-v5")
+    assert run(tmp_path, spec(), dict(BRIEF, environment={"gymnasium": g})) == 1
+    status = json.loads((tmp_path / "status.json").read_text())
+    assert status == {"status": "failed", "error": 'ValueError: brief.environment.gymnasium.id: "os:InvertedPendulum-v5" names a module to import; the task must allow it (allowImport)'}

@@ -1,9 +1,10 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getPublicTask } from '../tasks/briefs.js';
+import { evalSecret, evalSecretFile } from '../tasks/secret.js';
 import { dataForJob, scoreArtifact } from '../outer/score.js';
 import { LocalExecutor } from '../run/local.js';
 import { runJob } from './train.js';
@@ -101,5 +102,89 @@ test('a command trainer never receives API keys, tokens, secrets or passwords', 
   } finally {
     for (const n of names) delete process.env[n];
     delete process.env.RRL_HARMLESS_SETTING;
+  }
+});
+
+/**
+ * A trainer that looks for the evaluation secret where a same-user process would look first: at
+ * `$HOME/.config/recursive-rl/eval-secret`, under `$XDG_CONFIG_HOME`, at `os.homedir()`, at
+ * `$RRL_EVAL_SECRET_FILE`, and through the harness's own `evalSecret()` (which, finding nothing,
+ * draws a secret of its own). It writes what it saw into seen.json in the job directory and fails.
+ */
+const LOOKING_TRAINER = (secretModule: string): string => `
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+const read = (p) => (p && existsSync(p) ? readFileSync(p, 'utf8').trim() : null);
+const env = process.env;
+const paths = {
+  home: join(env.HOME ?? '/nonexistent', '.config', 'recursive-rl', 'eval-secret'),
+  xdg: join(env.XDG_CONFIG_HOME ?? '/nonexistent', 'recursive-rl', 'eval-secret'),
+  homedir: join(homedir(), '.config', 'recursive-rl', 'eval-secret'),
+  file: env.RRL_EVAL_SECRET_FILE,
+};
+const { evalSecret, evalSecretFile } = await import(${JSON.stringify(secretModule)});
+const seen = {
+  env: { HOME: env.HOME, XDG_CONFIG_HOME: env.XDG_CONFIG_HOME, XDG_CACHE_HOME: env.XDG_CACHE_HOME, RRL_EVAL_SECRET: env.RRL_EVAL_SECRET ?? null, RRL_EVAL_SECRET_FILE: env.RRL_EVAL_SECRET_FILE ?? null },
+  read: Object.fromEntries(Object.entries(paths).map(([k, p]) => [k, read(p)])),
+  harnessFile: evalSecretFile(),
+  harnessSecret: evalSecret(),
+};
+writeFileSync(join(process.argv[3], 'seen.json'), JSON.stringify(seen));
+process.exit(3);
+`;
+
+/** Runs `fn` with the given variables set (undefined: unset), restoring them after. */
+async function withEnv<T>(vars: Record<string, string | undefined>, fn: () => Promise<T>): Promise<T> {
+  const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const apply = (v: Record<string, string | undefined>): void => {
+    for (const [k, x] of Object.entries(v)) {
+      if (x === undefined) delete process.env[k];
+      else process.env[k] = x;
+    }
+  };
+  apply(vars);
+  try {
+    return await fn();
+  } finally {
+    apply(saved);
+  }
+}
+
+test("a command trainer looking for the secret file finds none: its HOME and XDG directories are its own, never the user's", async (t) => {
+  const secretModule = new URL('../tasks/secret.js', import.meta.url).href;
+  const userHome = join(tmp, 'user-home');
+  const userConfig = join(tmp, 'user-config');
+  mkdirSync(userHome, { recursive: true });
+  const cases: { name: string; vars: Record<string, string | undefined> }[] = [
+    { name: 'default path under HOME', vars: { HOME: userHome, XDG_CONFIG_HOME: undefined, RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: undefined } },
+    { name: 'XDG_CONFIG_HOME', vars: { HOME: userHome, XDG_CONFIG_HOME: userConfig, RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: undefined } },
+    { name: 'RRL_EVAL_SECRET_FILE', vars: { HOME: userHome, XDG_CONFIG_HOME: undefined, RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: join(tmp, 'explicit', 'eval-secret') } },
+  ];
+  for (const [i, c] of cases.entries()) {
+    await withEnv(c.vars, async () => {
+      const file = evalSecretFile();
+      const secret = evalSecret(); // the harness's: created 0600 at `file`
+      assert.ok(existsSync(file), c.name);
+      const { brief, spec } = briefWith(LOOKING_TRAINER(secretModule));
+      const outDir = join(tmp, `secret-hunt-${i}`);
+      await assert.rejects(runJob(spec, brief, { outDir, data: dataForJob('iris-command', spec) }), /exited with code 3/);
+      const seen = JSON.parse(readFileSync(join(outDir, 'seen.json'), 'utf8')) as {
+        env: Record<string, string | null>;
+        read: Record<string, string | null>;
+        harnessFile: string;
+        harnessSecret: string;
+      };
+      t.diagnostic(`${c.name}: the harness's secret file ${file}; the trainer saw ${JSON.stringify(seen)}`);
+      assert.notEqual(seen.env.HOME, userHome, `${c.name}: HOME is the job's own`);
+      assert.ok(seen.env.XDG_CONFIG_HOME?.startsWith(`${seen.env.HOME}/`), `${c.name}: XDG_CONFIG_HOME lies under the job's HOME`);
+      assert.notEqual(seen.env.XDG_CONFIG_HOME, userConfig);
+      assert.equal(seen.env.RRL_EVAL_SECRET, null);
+      assert.equal(seen.env.RRL_EVAL_SECRET_FILE, null);
+      assert.deepEqual(seen.read, { home: null, xdg: null, homedir: null, file: null }, `${c.name}: nothing at the default paths`);
+      assert.notEqual(seen.harnessFile, file, `${c.name}: the harness code in the job looks elsewhere`);
+      assert.notEqual(seen.harnessSecret, secret, `${c.name}: the secret the job can compute is not the harness's`);
+      assert.ok(!existsSync(seen.env.HOME!), `${c.name}: the job's home is removed when it ends`);
+    });
   }
 });

@@ -3,7 +3,8 @@
  * engine writes the validated spec, the brief and the harness's training rows into the job
  * directory, runs the program there with the task's wall-clock cap, and checks what it
  * wrote (status, cost within the budget, curve). The program never receives anything of
- * the hidden evaluation.
+ * the hidden evaluation: its environment is `jobProcessEnvironment` (no secrets, a temporary
+ * HOME and XDG directories of its own, removed when it ends).
  */
 import { spawn } from 'node:child_process';
 import { createWriteStream, existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +14,7 @@ import type { CommandTrainer, TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { oneLine } from '../spec/bounds.js';
 import type { SupervisedData } from '../spec/data.js';
-import { jobEnvironment } from './job-env.js';
+import { temporaryJobHome } from './job-env.js';
 import { bridgePython } from './envs/gym-bridge.js';
 
 const PROJECT_DIR = resolve(fileURLToPath(new URL('../../..', import.meta.url)));
@@ -77,13 +78,15 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
   const log = createWriteStream(logPath);
   const capMs = brief.budget.maxWallSeconds * 1000;
   const t0 = performance.now();
+  // A home of its own, removed when it ends: the user's HOME would lead it to the secret file.
+  const home = temporaryJobHome('rrl-trainer-home-');
   const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res, rej) => {
-    const child = spawn(program, [...args, specPath, dir], { cwd: dir, env: jobEnvironment(), stdio: ['ignore', 'pipe', 'pipe'], timeout: capMs, killSignal: 'SIGKILL' });
+    const child = spawn(program, [...args, specPath, dir], { cwd: dir, env: home.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: capMs, killSignal: 'SIGKILL' });
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.once('error', (err) => rej(new Error(`trainer: cannot run ${program}: ${err.message}`)));
     child.once('close', (c, s) => res({ code: c, signal: s }));
-  });
+  }).finally(() => home.remove());
   await new Promise<void>((r) => log.end(r));
   const wall = (performance.now() - t0) / 1000;
   const tail = (): string => readFileSync(logPath, 'utf8').trim().split('\n').slice(-3).join(' | ').slice(0, 400);

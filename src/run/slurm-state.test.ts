@@ -1,5 +1,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { MAPPED_STATES, finalOutcome, isLive, normalizeState } from './slurm-state.js';
 import { compareVersions, negotiateVersion } from './slurm-rest.js';
 import { batchScript, slurmJobEnvironment } from './slurm.js';
@@ -40,12 +43,14 @@ test('the batch script runs `rrl job exec` with quoted absolute paths and never 
   assert.doesNotMatch(s, /job run/);
 });
 
+const home = join(mkdtempSync(join(tmpdir(), 'rrl-slurm-env-')), 'slurm', 'home');
+
 test('jobs never receive the evaluation secret or tokens from the harness environment', () => {
   process.env.RRL_EVAL_SECRET = '12345';
   process.env.SLURM_JWT = 'abc';
   process.env.SLURM_JOB_ID = '77';
   try {
-    const env = slurmJobEnvironment();
+    const env = slurmJobEnvironment(home);
     assert.equal(env.RRL_EVAL_SECRET, undefined);
     assert.equal(env.SLURM_JWT, undefined);
     assert.equal(env.SLURM_JOB_ID, undefined, "the harness's own Slurm job is not the batch job's");
@@ -62,11 +67,31 @@ test('Slurm jobs never receive API keys, tokens, secrets or passwords', () => {
   for (const n of names) process.env[n] = 'do-not-leak';
   process.env.RRL_HARMLESS_SETTING = 'visible';
   try {
-    const env = slurmJobEnvironment();
+    const env = slurmJobEnvironment(home);
     for (const n of names) assert.equal(env[n], undefined, n);
     assert.equal(env.RRL_HARMLESS_SETTING, 'visible');
   } finally {
     for (const n of names) delete process.env[n];
     delete process.env.RRL_HARMLESS_SETTING;
+  }
+});
+
+test("Slurm jobs get a HOME and XDG directories of their own (made 0700), never the user's, and no secret file path", () => {
+  const saved = { file: process.env.RRL_EVAL_SECRET_FILE, config: process.env.XDG_CONFIG_HOME };
+  process.env.RRL_EVAL_SECRET_FILE = '/somewhere/eval-secret';
+  process.env.XDG_CONFIG_HOME = '/user/config';
+  try {
+    const env = slurmJobEnvironment(home);
+    assert.equal(env.HOME, home);
+    assert.equal(env.XDG_CONFIG_HOME, join(home, '.config'));
+    assert.equal(env.XDG_CACHE_HOME, join(home, '.cache'));
+    assert.equal(env.XDG_DATA_HOME, join(home, '.local', 'share'));
+    assert.equal(env.RRL_EVAL_SECRET_FILE, undefined);
+    for (const d of [env.HOME, env.XDG_CONFIG_HOME, env.XDG_CACHE_HOME]) assert.equal(statSync(d).mode & 0o777, 0o700, d);
+  } finally {
+    for (const [name, value] of [['RRL_EVAL_SECRET_FILE', saved.file], ['XDG_CONFIG_HOME', saved.config]] as const) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
   }
 });

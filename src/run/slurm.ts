@@ -15,7 +15,7 @@ import { basename, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { ARTIFACT_FILES, type Artifact, type JobCost } from '../spec/artifact.js';
-import { jobEnvironment } from '../inner/job-env.js';
+import { jobProcessEnvironment } from '../inner/job-env.js';
 import type { JobSpec } from '../spec/schema.js';
 import { type Executor, type JobRequest, type JobResult, readCurve, recordFailure } from './executor.js';
 import { finalOutcome, isLive, normalizeState } from './slurm-state.js';
@@ -127,9 +127,13 @@ export function batchScript(o: { name: string; node: string; project: string; di
   ].join('\n');
 }
 
-/** The environment passed to batch jobs: the harness's, without secrets or the harness's own Slurm job. */
-export function slurmJobEnvironment(): Record<string, string> {
-  return Object.fromEntries(Object.entries(jobEnvironment()).filter(([k]) => !k.startsWith('SLURM_JOB') && k !== 'SLURM_CONF_SERVER'));
+/**
+ * The environment passed to batch jobs: the harness's, without secrets or the harness's own
+ * Slurm job, with `HOME` and the XDG directories under `home` (the job's `slurm/home`, made here
+ * on the shared file system), never the user's.
+ */
+export function slurmJobEnvironment(home: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(jobProcessEnvironment(home)).filter(([k]) => !k.startsWith('SLURM_JOB') && k !== 'SLURM_CONF_SERVER'));
 }
 
 /**
@@ -318,7 +322,7 @@ export class SlurmExecutor implements Executor {
       gpus: this.options.gpus,
       memoryMb: this.options.memoryMb,
       extraArgs: this.options.extraArgs ?? [],
-      env: slurmJobEnvironment(),
+      env: slurmJobEnvironment(join(slurmDir, 'home')),
     });
     record.jobId = id;
     record.attempts.push({ jobId: id, submittedAt: new Date().toISOString() });

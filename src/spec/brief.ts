@@ -30,6 +30,8 @@ export interface SupervisedInfo {
 export interface GymnasiumEnvironment {
   /** The Gymnasium id, e.g. `InvertedPendulum-v5`. */
   id: string;
+  /** True when the task lets `id` name a module to import (`module:Env-v0`); absent: it may not. */
+  allowImport?: boolean;
   /** Keyword arguments of `gymnasium.make` (JSON values). */
   kwargs: Record<string, unknown>;
   /** Length of a flattened observation. */

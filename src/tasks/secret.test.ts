@@ -1,12 +1,12 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
-import { evalIdentity, evalSecret, evalSecretFile, heldOutSeeds } from './secret.js';
+import { checkSecretFileMode, evalIdentity, evalSecret, evalSecretFile, heldOutSeeds } from './secret.js';
 import { mixSeed } from '../util/rng.js';
 
 /** Runs `fn` with the given variables set (undefined: unset), restoring them after. */
@@ -73,4 +73,42 @@ test('RRL_EVAL_SECRET overrides the file; an integer keeps the historical held-o
   assert.notDeepEqual(words, other);
   for (const s of [...words, ...other]) assert.ok(s >= 2 ** 31 && s < 2 ** 32, 'held-out seeds lie above every spec seed');
   assert.notEqual(evalIdentity('a'), evalIdentity('b'));
+});
+
+test('a secret file that group or others can read is refused in one line naming the file, its mode and the chmod', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-mode-'));
+  const file = join(dir, 'eval-secret');
+  writeFileSync(file, 'f00d'.repeat(16) + '\n');
+  chmodSync(file, 0o644);
+  const refused = (): Error => {
+    try {
+      withEnv({ RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: file }, () => evalSecret());
+    } catch (err) {
+      return err as Error;
+    }
+    throw new Error('the secret was read');
+  };
+  const err = refused();
+  assert.equal(err.message, `evaluation secret file ${file} has mode 0644: group or others may read it; run \`chmod 600 ${file}\``);
+  assert.ok(!err.message.includes('\n'));
+  for (const mode of [0o640, 0o604, 0o660]) {
+    chmodSync(file, mode);
+    assert.match(refused().message, new RegExp(`has mode 0${mode.toString(8)}: .*chmod 600`));
+  }
+  chmodSync(file, 0o600);
+  assert.equal(withEnv({ RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: file }, () => evalSecret()), 'f00d'.repeat(16));
+});
+
+test('a secret file in a directory others may write to is refused (a sticky directory such as /tmp is not)', () => {
+  const dir = join(mkdtempSync(join(tmpdir(), 'rrl-mode-')), 'open');
+  mkdirSync(dir);
+  const file = join(dir, 'eval-secret');
+  writeFileSync(file, 'beef\n', { mode: 0o600 });
+  chmodSync(dir, 0o777);
+  assert.throws(
+    () => withEnv({ RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: file }, () => evalSecret()),
+    (e: Error) => e.message === `evaluation secret file ${file}: its directory ${dir} has mode 0777: group or others may replace the secret; run \`chmod 700 ${dir}\``,
+  );
+  assert.doesNotThrow(() => checkSecretFileMode('/tmp/s', 0o100600, 0o41777), 'sticky /tmp');
+  assert.doesNotThrow(() => checkSecretFileMode('/home/u/.config/recursive-rl/eval-secret', 0o100600, 0o40755), 'a directory others may list but not write');
 });

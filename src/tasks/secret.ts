@@ -8,13 +8,16 @@
  *   `RRL_EVAL_SECRET_FILE` or `${XDG_CONFIG_HOME:-~/.config}/recursive-rl/eval-secret` (mode
  *   0600, outside the repository and every job directory). The first process to need it
  *   creates the file with an exclusive create of a fully written temporary file (a hard link),
- *   so two processes starting together agree on one secret.
+ *   so two processes starting together agree on one secret. A file that group or others can
+ *   read (mode & 0o077) is refused, naming the `chmod 600` that fixes it.
  *
- * Job code never receives it: jobs get only their spec, and the command trainers' and Slurm
- * jobs' environments are stripped of `RRL_EVAL_SECRET`.
+ * Job code never receives it: jobs get only their spec, and job processes (command trainers,
+ * the Gymnasium bridge, Slurm jobs) run without `RRL_EVAL_SECRET` / `RRL_EVAL_SECRET_FILE` and
+ * with a HOME and XDG directories of their own, so the default path above is not theirs
+ * (inner/job-env.ts; docs/boundaries.md says what that does and does not promise).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
-import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, fstatSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { mixSeed } from '../util/rng.js';
@@ -29,19 +32,47 @@ export function evalSecretFile(): string {
 
 const fileSecrets = new Map<string, string>();
 
-/** Reads the secret file, creating it (atomically, 0600) with 32 random bytes when missing. */
+/**
+ * Refuses a secret file others could read (any group or other permission bit) or replace (a
+ * directory that group or others may write to, unless sticky like /tmp): one line naming the
+ * file, its mode and the `chmod` that fixes it.
+ */
+export function checkSecretFileMode(path: string, fileMode: number, dirMode: number): void {
+  const octal = (m: number): string => `0${(m & 0o777).toString(8).padStart(3, '0')}`;
+  if (fileMode & 0o077) throw new Error(`evaluation secret file ${path} has mode ${octal(fileMode)}: group or others may read it; run \`chmod 600 ${path}\``);
+  if (dirMode & 0o022 && !(dirMode & 0o1000)) {
+    throw new Error(`evaluation secret file ${path}: its directory ${dirname(path)} has mode ${octal(dirMode)}: group or others may replace the secret; run \`chmod 700 ${dirname(path)}\``);
+  }
+}
+
+/** The secret in the file at `path` (null when it is missing or empty), its mode checked first. */
+function readSecretFile(path: string): string | null {
+  let fd: number;
+  try {
+    fd = openSync(path, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw new Error(`evaluation secret file ${path}: ${(err as Error).message}`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new Error(`evaluation secret file ${path} is not a regular file`);
+    checkSecretFileMode(path, st.mode, statSync(dirname(path)).mode);
+    const s = readFileSync(fd, 'utf8').trim();
+    return s === '' ? null : s;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Reads the secret file, creating it (atomically, 0600) with 32 random bytes when missing; a
+ * file that group or others can read is refused (`checkSecretFileMode`).
+ */
 function secretFromFile(path: string): string {
   const known = fileSecrets.get(path);
   if (known) return known;
-  const read = (): string | null => {
-    try {
-      const s = readFileSync(path, 'utf8').trim();
-      return s === '' ? null : s;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw new Error(`evaluation secret file ${path}: ${(err as Error).message}`);
-    }
-  };
+  const read = (): string | null => readSecretFile(path);
   let secret = read();
   if (secret === null) {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });

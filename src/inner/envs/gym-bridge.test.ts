@@ -1,14 +1,17 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GymnasiumEnvironment } from '../../spec/brief.js';
+import { skipWithoutPython } from '../../testing/python.js';
 import { GymBridge, GymVecEnv, describeGymnasium } from './gym-bridge.js';
 import { trainingResetSeed } from './vector.js';
 
 const cartpole: GymnasiumEnvironment = { id: 'CartPole-v1', kwargs: {}, obsDim: 4, actionSpace: { type: 'discrete', n: 2 }, maxEpisodeSteps: 500 };
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-gym-test-'));
+/** The tests that make real environments need Gymnasium (and MuJoCo for InvertedPendulum-v5). */
+const skip = skipWithoutPython('the Gymnasium bridge tests that make real environments', ['gymnasium', 'mujoco']);
 
 /** Runs `fn` with RRL_PYTHON set to `python`, restoring it after. */
 function withPython<T>(python: string, fn: () => T): T {
@@ -22,7 +25,7 @@ function withPython<T>(python: string, fn: () => T): T {
   }
 }
 
-test('describeGymnasium gives the spaces as data, infinite bounds included', () => {
+test('describeGymnasium gives the spaces as data, infinite bounds included', { skip }, () => {
   const d = describeGymnasium('CartPole-v1');
   assert.deepEqual(d.actionSpace, { type: 'discrete', n: 2 });
   assert.equal(d.obsDim, 4);
@@ -34,7 +37,7 @@ test('describeGymnasium gives the spaces as data, infinite bounds included', () 
   assert.deepEqual(p.actionSpace, { type: 'box', shape: [1], low: [-3], high: [3] });
 });
 
-test('a vector through the bridge: same-step autoreset, episode returns and lengths counted here', () => {
+test('a vector through the bridge: same-step autoreset, episode returns and lengths counted here', { skip }, () => {
   const v = new GymVecEnv(cartpole, 3, 11);
   try {
     const first = Float64Array.from(v.obs);
@@ -64,7 +67,7 @@ test('a vector through the bridge: same-step autoreset, episode returns and leng
   }
 });
 
-test('the same seed gives the same episodes; training seeds never have bit 31 (held-out seeds do)', () => {
+test('the same seed gives the same episodes; training seeds never have bit 31 (held-out seeds do)', { skip }, () => {
   const run = (): number[] => {
     const v = new GymVecEnv(cartpole, 2, 5);
     try {
@@ -82,7 +85,7 @@ test('the same seed gives the same episodes; training seeds never have bit 31 (h
   for (let i = 0; i < 64; i++) assert.ok(trainingResetSeed(5, i) < 2 ** 31);
 });
 
-test('an unknown environment id is one line naming it', () => {
+test('an unknown environment id is one line naming it', { skip }, () => {
   assert.throws(
     () => new GymBridge({ envId: 'NoSuchEnv-v0', num: 1, seeds: [0] }),
     (e: Error) => e.name === 'GymBridgeError' && /NoSuchEnv-v0/.test(e.message) && /doesn't exist/.test(e.message) && !e.message.includes('\n'),
@@ -104,7 +107,54 @@ test('a missing Python, a Python without the bridge and a bridge that crashes ar
   });
 });
 
-test('a bad action and a declared space that differs from the real one are one-line errors', () => {
+test("the bridge process gets a HOME and XDG directories of its own, never the user's, and no secret", () => {
+  const telling = join(tmp, 'telling-python');
+  writeFileSync(telling, '#!/bin/sh\necho "home=$HOME config=$XDG_CONFIG_HOME cache=$XDG_CACHE_HOME file=${RRL_EVAL_SECRET_FILE:-none} secret=${RRL_EVAL_SECRET:-none}" >&2\nexit 1\n');
+  chmodSync(telling, 0o755);
+  const before = process.env.RRL_EVAL_SECRET_FILE;
+  process.env.RRL_EVAL_SECRET_FILE = join(tmp, 'eval-secret');
+  try {
+    withPython(telling, () => {
+      assert.throws(
+        () => describeGymnasium('CartPole-v1'),
+        (e: Error) => {
+          const m = /ended: home=(\S+) config=(\S+) cache=(\S+) file=(\S+) secret=(\S+)$/.exec(e.message);
+          assert.ok(m, e.message);
+          const [, home, config, cache, file, secret] = m;
+          assert.notEqual(home, process.env.HOME);
+          assert.match(home, /\/rrl-gym-[^/]+\/home$/);
+          assert.equal(config, `${home}/.config`);
+          assert.equal(cache, `${home}/.cache`);
+          assert.deepEqual([file, secret], ['none', 'none']);
+          assert.ok(!existsSync(home), 'removed with the bridge');
+          return true;
+        },
+      );
+    });
+  } finally {
+    if (before === undefined) delete process.env.RRL_EVAL_SECRET_FILE;
+    else process.env.RRL_EVAL_SECRET_FILE = before;
+  }
+});
+
+test('a module:Env id is refused before any Python starts unless the caller allows the import', () => {
+  const marker = join(tmp, 'python-ran');
+  const recording = join(tmp, 'recording-python');
+  writeFileSync(recording, `#!/bin/sh\ntouch '${marker}'\necho "rrl_gym.bridge: recorded" >&2\nexit 1\n`);
+  chmodSync(recording, 0o755);
+  withPython(recording, () => {
+    assert.throws(
+      () => new GymBridge({ envId: 'gym_import_marker:RrlMarked-v0', num: 1, seeds: [0] }),
+      (e: Error) => e.message === 'gymnasium bridge: "gym_import_marker:RrlMarked-v0" names a module to import (gym_import_marker); set environment.allowImport to true to allow it',
+    );
+    assert.throws(() => new GymVecEnv({ ...cartpole, id: 'os:CartPole-v1' }, 1, 1), /names a module to import \(os\)/);
+    assert.ok(!existsSync(marker), 'no Python was started');
+    assert.throws(() => new GymBridge({ envId: 'gym_import_marker:RrlMarked-v0', allowImport: true, num: 1, seeds: [0] }), /ended: recorded/);
+    assert.ok(existsSync(marker), 'allowed: the bridge was started');
+  });
+});
+
+test('a bad action and a declared space that differs from the real one are one-line errors', { skip }, () => {
   const v = new GymVecEnv(cartpole, 2, 1);
   try {
     assert.throws(() => v.step([0, 3]), /gymnasium bridge \(CartPole-v1\): action 3 is not an index of Discrete\(2\)/);

@@ -20,7 +20,8 @@ import { tmpdir } from 'node:os';
 import { delimiter, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { GymnasiumEnvironment } from '../../spec/brief.js';
-import { jobEnvironment } from '../job-env.js';
+import { jobProcessEnvironment } from '../job-env.js';
+import { gymnasiumIdProblem, gymnasiumImportModule } from './gym-id.js';
 import type { EnvInfo, Space } from './types.js';
 import { type EpisodeStat, type ParamSetting, trainingResetSeed } from './vector.js';
 import type { VectorEnv } from './wrappers.js';
@@ -62,6 +63,8 @@ export interface BridgeHello {
 export interface BridgeOptions {
   /** Gymnasium id, e.g. `CartPole-v1`. */
   envId: string;
+  /** Whether `envId` may name a module to import (`module:Env-v0`); default false (see gym-id.ts). */
+  allowImport?: boolean;
   /** Keyword arguments of `gymnasium.make`. */
   kwargs?: Record<string, unknown>;
   /** Environments stepped per message. */
@@ -128,6 +131,8 @@ export class GymBridge {
     this.num = o.num;
     if (!Number.isInteger(o.num) || o.num < 1) throw new GymBridgeError(`gymnasium bridge: num must be a positive integer, got ${o.num}`);
     if (o.seeds.length !== o.num) throw new GymBridgeError(`gymnasium bridge: ${o.seeds.length} seeds for ${o.num} environments`);
+    // Gymnasium imports the module of a `module:Env-v0` id: only when the task allows it (gym-id.ts).
+    if (o.allowImport !== true && gymnasiumImportModule(o.envId) !== null) throw new GymBridgeError(`gymnasium bridge: ${gymnasiumIdProblem(o.envId, false, 'environment.allowImport')}`);
     this.dir = mkdtempSync(join(tmpdir(), 'rrl-gym-'));
     const down = join(this.dir, 'down');
     const up = join(this.dir, 'up');
@@ -143,7 +148,7 @@ export class GymBridge {
       toClose.push(err);
       const python = bridgePython();
       const step = o.stepTimeoutS ?? 60;
-      const env = jobEnvironment();
+      const env = jobProcessEnvironment(join(this.dir, 'home')); // a home of its own, removed with the pipes
       env.PYTHONPATH = [join(PROJECT_DIR, 'python'), env.PYTHONPATH].filter(Boolean).join(delimiter);
       env.PYTHONUNBUFFERED = '1';
       this.child = spawn(python, ['-m', 'rrl_gym.bridge', '--step-timeout', String(Math.max(step, 120)), '--idle-timeout', String(o.idleTimeoutS ?? 600)], {
@@ -167,7 +172,7 @@ export class GymBridge {
     }
     this.recv = Buffer.alloc(8 + 4096);
     try {
-      this.sendJson({ op: 'make', env_id: o.envId, kwargs: o.kwargs ?? {}, num_envs: o.num, seeds: o.seeds, autoreset: o.autoreset ?? true });
+      this.sendJson({ op: 'make', env_id: o.envId, allow_import: o.allowImport === true, kwargs: o.kwargs ?? {}, num_envs: o.num, seeds: o.seeds, autoreset: o.autoreset ?? true });
       const hello = this.readJson();
       this.hello = {
         observationSpace: spaceFromWire(hello.observation_space, 'observation'),
@@ -349,9 +354,12 @@ function lastWords(text: string): string {
   return (error ?? lines.at(-1) ?? '').slice(0, 300);
 }
 
-/** Makes one environment, reads what the bridge says about it and ends the bridge (for `rrl task new --gymnasium`). */
-export function describeGymnasium(envId: string, kwargs: Record<string, unknown> = {}): BridgeHello {
-  const b = new GymBridge({ envId, kwargs, num: 1, seeds: [0] });
+/**
+ * Makes one environment, reads what the bridge says about it and ends the bridge (when a control
+ * task file loads); `allowImport` as in `BridgeOptions`.
+ */
+export function describeGymnasium(envId: string, kwargs: Record<string, unknown> = {}, o: { allowImport?: boolean } = {}): BridgeHello {
+  const b = new GymBridge({ envId, allowImport: o.allowImport, kwargs, num: 1, seeds: [0] });
   b.close();
   return b.hello;
 }
@@ -405,7 +413,7 @@ export class GymVecEnv implements VectorEnv {
     const params = Object.keys(o.settings ?? {});
     if (params.length) throw new GymBridgeError(`environment.params: the Gymnasium environment ${g.id} has no tunable parameters (got ${params.join(', ')})`);
     const seeds = Array.from({ length: num }, (_, i) => trainingResetSeed(seed, i));
-    this.bridge = new GymBridge({ envId: g.id, kwargs: g.kwargs, num, seeds, idleTimeoutS: o.idleTimeoutS, stepTimeoutS: o.stepTimeoutS });
+    this.bridge = new GymBridge({ envId: g.id, allowImport: g.allowImport, kwargs: g.kwargs, num, seeds, idleTimeoutS: o.idleTimeoutS, stepTimeoutS: o.stepTimeoutS });
     try {
       checkDeclared(g, this.bridge.hello);
     } catch (e) {

@@ -27,7 +27,7 @@ function observationFrom(variables: Record<string, string>, obsDim: number): Var
 /** Loads a control task file (the loader `load.ts` calls). */
 export const loadGymnasiumTaskFile: ControlTaskLoader = async (task: ControlTaskFile, file: string): Promise<ExtraTask> => {
   const env = task.environment;
-  const hello = describeGymnasium(env.gymnasium, env.kwargs);
+  const hello = describeGymnasium(env.gymnasium, env.kwargs, { allowImport: env.allowImport });
   const maxEpisodeSteps = env.maxEpisodeSteps ?? hello.maxEpisodeSteps;
   if (!maxEpisodeSteps) throw new TaskFieldError(`environment.maxEpisodeSteps: ${env.gymnasium} has no time limit of its own; set one`);
   const a = hello.actionSpace;
@@ -37,6 +37,7 @@ export const loadGymnasiumTaskFile: ControlTaskLoader = async (task: ControlTask
   const def = gymnasiumTask({
     id: task.id,
     envId: env.gymnasium,
+    allowImport: env.allowImport,
     envKwargs: env.kwargs,
     obsDim: hello.obsDim,
     actionSpace,

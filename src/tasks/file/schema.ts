@@ -5,6 +5,7 @@
  * the split. One zod schema for both kinds; `rrl task schema` prints its JSON Schema.
  */
 import { z } from 'zod';
+import { MAX_GYMNASIUM_ID, gymnasiumIdProblem } from '../../inner/envs/gym-id.js';
 
 /** Task ids: lowercase words joined by hyphens, like the built-in ones (`cars-mpg`). */
 export const TASK_ID = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
@@ -104,11 +105,20 @@ export const ControlTaskFileSchema = z
     kind: z.literal('control'),
     environment: z
       .object({
-        gymnasium: z.string().regex(/^[A-Za-z0-9_./:-]+-v\d+$/, 'a Gymnasium id such as "CartPole-v1"').max(128).describe('the registered Gymnasium id, e.g. CartPole-v1'),
+        gymnasium: z
+          .string()
+          .max(MAX_GYMNASIUM_ID)
+          .describe('the registered Gymnasium id, e.g. CartPole-v1 or ALE/Pong-v5; "package.module:Env-v0" (Gymnasium imports the module first) only with allowImport'),
+        allowImport: z.boolean().default(false).describe('let "gymnasium" name a Python module to import ("package.module:Env-v0"): validating or loading the file then runs that module\'s code'),
         kwargs: z.record(z.string(), z.union([z.number(), z.boolean(), z.string()])).default({}).describe('keyword arguments of gymnasium.make'),
         maxEpisodeSteps: z.number().int().min(1).max(100_000).optional().describe("episode time limit (default: the environment's)"),
       })
-      .strict(),
+      .strict()
+      .superRefine((env, ctx) => {
+        if (typeof env.gymnasium !== 'string' || env.gymnasium.length > MAX_GYMNASIUM_ID || typeof env.allowImport !== 'boolean') return; // their own checks say so
+        const problem = gymnasiumIdProblem(env.gymnasium, env.allowImport, 'environment.allowImport');
+        if (problem) ctx.addIssue({ code: 'custom', path: ['gymnasium'], message: problem });
+      }),
     metric: z.literal('mean-return').default('mean-return').describe('mean undiscounted return over the hidden episodes'),
     split: z
       .object({ episodes: z.number().int().min(1).max(1000).default(20).describe('hidden evaluation episodes (seeds drawn from the evaluation secret)') })

@@ -11,14 +11,17 @@
  */
 import type { CommandTrainer, GymnasiumEnvironment, TaskBrief, VariableInfo } from '../../spec/brief.js';
 import type { AlgorithmName, JobSpecInput } from '../../spec/schema.js';
+import { gymnasiumIdProblem } from '../../inner/envs/gym-id.js';
 import { ppoSpec } from '../control/define.js';
 
 /** What a Gymnasium task is made from; only `id`, `envId`, the spaces and a reference anchor are required. */
 export interface GymnasiumTaskOptions {
   /** Task id (letters, digits, `-` and `_`). */
   id: string;
-  /** Gymnasium id, e.g. `CartPole-v1`, `InvertedPendulum-v5`. */
+  /** Gymnasium id, e.g. `CartPole-v1`, `InvertedPendulum-v5`; `module:Env-v0` only with `allowImport`. */
   envId: string;
+  /** Lets `envId` name a module for Gymnasium to import first (`mypkg.envs:MyEnv-v0`); default false. */
+  allowImport?: boolean;
   /** Keyword arguments of `gymnasium.make` (JSON values). */
   envKwargs?: Record<string, unknown>;
   /** Length of a flattened observation (`describeGymnasium(...).obsDim`). */
@@ -96,7 +99,9 @@ export function cleanRlBaseline(task: string, actionSpace: GymnasiumTaskOptions[
 /** Checks the options and fills the defaults; throws one line naming the field on bad input. */
 export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
   if (typeof o.id !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/.test(o.id)) bad('id', 'letters, digits, - and _ (at most 64)');
-  if (typeof o.envId !== 'string' || !/^[A-Za-z0-9_./:-]{1,128}$/.test(o.envId)) bad('envId', 'a Gymnasium id such as CartPole-v1');
+  if (typeof o.envId !== 'string') bad('envId', 'a Gymnasium id such as CartPole-v1');
+  const idProblem = gymnasiumIdProblem(o.envId, o.allowImport === true, 'allowImport');
+  if (idProblem) bad('envId', idProblem);
   if (!Number.isInteger(o.obsDim) || o.obsDim < 1 || o.obsDim > 4096) bad('obsDim', 'an integer from 1 to 4096');
   if (!Number.isInteger(o.maxEpisodeSteps) || o.maxEpisodeSteps < 1) bad('maxEpisodeSteps', 'a positive integer (environments without a time limit need max_episode_steps in envKwargs)');
   const a = o.actionSpace;
@@ -132,7 +137,7 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
     family: o.family ?? `gymnasium-${o.envId.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
     split: o.split ?? 'example',
     description: o.description ?? `Train a policy for the Gymnasium environment ${o.envId} that collects as much of its reward as possible. Episodes last at most ${o.maxEpisodeSteps} steps.`,
-    gymnasium: { id: o.envId, kwargs: o.envKwargs ?? {}, obsDim: o.obsDim, actionSpace: a, maxEpisodeSteps: o.maxEpisodeSteps },
+    gymnasium: { id: o.envId, ...(o.allowImport === true ? { allowImport: true } : {}), kwargs: o.envKwargs ?? {}, obsDim: o.obsDim, actionSpace: a, maxEpisodeSteps: o.maxEpisodeSteps },
     observation,
     actions,
     rewardWords: o.rewardWords ?? `the environment reward of ${o.envId}`,

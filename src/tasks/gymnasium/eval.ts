@@ -18,7 +18,7 @@ import type { GymnasiumTaskDef } from './define.js';
 /** The undiscounted return of one episode per seed of `g`, stepped together in one bridge. */
 export function bridgeEpisodeReturns(actor: Actor, g: GymnasiumEnvironment, seeds: number[]): Float64Array {
   const n = seeds.length;
-  const bridge = new GymBridge({ envId: g.id, kwargs: g.kwargs, num: n, seeds, autoreset: false, idleTimeoutS: 300 });
+  const bridge = new GymBridge({ envId: g.id, allowImport: g.allowImport, kwargs: g.kwargs, num: n, seeds, autoreset: false, idleTimeoutS: 300 });
   try {
     checkDeclared(g, bridge.hello);
     const returns = new Float64Array(n);

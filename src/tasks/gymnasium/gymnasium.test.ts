@@ -11,11 +11,14 @@ import { LocalExecutor } from '../../run/local.js';
 import { getPublicTask } from '../briefs.js';
 import { getHiddenEvaluation } from '../hidden.js';
 import { useEvalSecret } from '../secret.js';
+import { skipWithoutPython } from '../../testing/python.js';
 import { type GymnasiumTaskOptions, gymnasiumBrief, gymnasiumTask } from './define.js';
 import { gymnasiumHiddenEvaluation } from './eval.js';
 
 process.env.RRL_EVAL_SECRET = 'gymnasium-test-secret';
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-gymnasium-'));
+const skip = skipWithoutPython('the Gymnasium task tests that step the bridge');
+const skipTorch = skipWithoutPython('the PyTorch PPO trainer test on MuJoCo', ['gymnasium', 'mujoco', 'torch']);
 const minimal: GymnasiumTaskOptions = { id: 'my-pendulum', envId: 'Pendulum-v1', obsDim: 3, actionSpace: { type: 'box', low: [-2], high: [2] }, maxEpisodeSteps: 200, anchors: { reference: -150 } };
 
 test('gymnasiumTask fills the defaults: a valid PPO baseline, the brief declares the environment as data, no held-out numbers', () => {
@@ -45,11 +48,15 @@ test('gymnasiumTask: bad options are one line naming the field', () => {
     [{ observation: ['x', 'r', 'y'].map((name) => ({ name, description: '' })) }, /^gymnasium task: observation: "r" is not a variable name/],
     [{ episodes: 1 }, /^gymnasium task: episodes: /],
     [{ maxEpisodeSteps: 0 }, /^gymnasium task: maxEpisodeSteps: /],
+    [{ envId: 'mypkg.envs:MyEnv-v0' }, /^gymnasium task: envId: "mypkg\.envs:MyEnv-v0" names a module to import \(mypkg\.envs\); set allowImport to true to allow it$/],
   ];
   for (const [patch, want] of cases) assert.throws(() => gymnasiumTask({ ...minimal, ...patch }), (e: Error) => want.test(e.message) && !e.message.includes('\n'), JSON.stringify(patch));
+  const opted = gymnasiumTask({ ...minimal, envId: 'mypkg.envs:MyEnv-v0', allowImport: true });
+  assert.equal(gymnasiumBrief(opted).environment?.gymnasium?.allowImport, true, 'the opt-in travels with the brief to the bridge');
+  assert.equal(gymnasiumBrief(gymnasiumTask(minimal)).environment?.gymnasium?.allowImport, undefined);
 });
 
-test('PPO trains on Gymnasium CartPole-v1 through the bridge in a job worker, within its budget, and the scorer thread scores it above random on held-out episodes', async () => {
+test('PPO trains on Gymnasium CartPole-v1 through the bridge in a job worker, within its budget, and the scorer thread scores it above random on held-out episodes', { skip }, async () => {
   const { brief, baseline } = getPublicTask('gym-cartpole');
   const spec = { ...structuredClone(baseline), budget: { envSteps: 12_288, targetReturn: null } };
   const executor = new LocalExecutor({ workers: 1 });
@@ -75,7 +82,7 @@ test('PPO trains on Gymnasium CartPole-v1 through the bridge in a job worker, wi
   }
 });
 
-test('the hidden evaluation plays one episode per held-out seed: another secret, other episodes', () => {
+test('the hidden evaluation plays one episode per held-out seed: another secret, other episodes', { skip }, () => {
   const def = gymnasiumTask({ ...minimal, id: 'secret-pendulum', episodes: 4 });
   const h = gymnasiumHiddenEvaluation(def);
   useEvalSecret('first secret');
@@ -88,7 +95,7 @@ test('the hidden evaluation plays one episode per held-out seed: another secret,
   useEvalSecret('gymnasium-test-secret');
 });
 
-test('the PyTorch PPO command trainer trains InvertedPendulum-v5 (MuJoCo) and the harness scores its policy.json through the bridge', async () => {
+test('the PyTorch PPO command trainer trains InvertedPendulum-v5 (MuJoCo) and the harness scores its policy.json through the bridge', { skip: skipTorch }, async () => {
   const { brief, baseline } = getPublicTask('inverted-pendulum-torch');
   const spec = { ...structuredClone(baseline), environment: { ...baseline.environment, numEnvs: 2 }, budget: { envSteps: 512, targetReturn: null } };
   (spec.algorithm as { rolloutSteps: number }).rolloutSteps = 128;
@@ -103,7 +110,7 @@ test('the PyTorch PPO command trainer trains InvertedPendulum-v5 (MuJoCo) and th
   await assert.rejects(runJob(bad, brief, { outDir: join(tmp, 'bad') }), /environment\.numEnvs/);
 });
 
-test('continuous actions (PPO on Pendulum-v1) and the other algorithms (ARS, DQN, REINFORCE on CartPole-v1) train through the bridge unchanged', async () => {
+test('continuous actions (PPO on Pendulum-v1) and the other algorithms (ARS, DQN, REINFORCE on CartPole-v1) train through the bridge unchanged', { skip }, async () => {
   const def = gymnasiumTask({ ...minimal, id: 'bridge-pendulum', caps: { maxEnvSteps: 1_024, maxWallSeconds: 120 } });
   const brief = gymnasiumBrief(def);
   const dir = join(tmp, 'pendulum');
