@@ -138,6 +138,22 @@ export class KdTree {
     return id;
   }
 
+  /** The tree's points leaf by leaf, left to right: points close in the tree's features are close in this order. */
+  get points(): Int32Array {
+    return this.order;
+  }
+
+  /** The leaf a point falls in (between a node's sides, the nearer one); leaves are numbered left to right. */
+  leafOf(q: Float64Array, qi: number): number {
+    const node = this.node;
+    let at = 0;
+    for (;;) {
+      const j = node[at];
+      if (j < 0) return at / NODE;
+      at = (q[qi + j] <= (node[at + 5] + node[at + 6]) / 2 ? node[at + 3] : node[at + 4]) * NODE;
+    }
+  }
+
   /**
    * Puts into `out` (emptied first) every point of the leaves that the box of half-width `t`
    * around q (the point at `qi` of `q`) meets in the tree's features: a superset of the points

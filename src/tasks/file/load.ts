@@ -252,10 +252,10 @@ function classList(labels: (string | number)[]): string[] {
   return distinct.every((l) => l !== '' && Number.isFinite(Number(l))) ? distinct.sort((a, b) => Number(a) - Number(b)) : distinct.sort();
 }
 
-/** The near-copy rule in words, for the notes: "every feature within 0.012 std (or all but 1 within 0.0031)". */
+/** The near-copy rule in words: "within 0.029 std of a main row in every feature, or 0.0067 std in all but 1" (the main file's std). */
 function ruleWords(rule: NearCopyRule): string {
   const std = (v: number): string => `${Number(v.toPrecision(2))} std`;
-  return `every feature within ${std(rule.tolerance)} of the main file's std${rule.trimmed ? `, or all but ${rule.trimmed.ignore} within ${std(rule.trimmed.tolerance)}` : ''}`;
+  return `within ${std(rule.tolerance)} of a main row in every feature${rule.trimmed ? `, or ${std(rule.trimmed.tolerance)} in all but ${rule.trimmed.ignore}` : ''}`;
 }
 
 /**

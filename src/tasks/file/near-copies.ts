@@ -29,7 +29,7 @@ export const NEAR_COPY_RATIO = 0.25;
 export const TRIM_MAX_SHARE = 0.05;
 /** Main rows whose nearest neighbours set the tolerances. */
 export const SAMPLE = 256;
-/** Main rows kept per source row; a row near more main rows than this is near a held-out one whatever the split. */
+/** Main rows kept per source row; a row near more main rows than this is near a held-out one whatever the split. Sources hold at most 2^20 rows (the row limit is 1,000,000). */
 export const MAX_MATCHES = 32;
 
 /** The distinct rows of a table of numbers, and which distinct row each row is. */
@@ -203,7 +203,10 @@ const NONE: readonly number[] = Object.freeze([]);
 /** The near-copy rule of a main file and the trees that search its distinct rows. */
 export class NearCopyIndex {
   readonly rule: NearCopyRule;
+  /** The distinct main rows standardised, laid out leaf by leaf of a tree over every feature (close rows close in memory). */
   private readonly z: Float64Array;
+  /** `ids[k]`: the distinct row at position k of `z`. */
+  private readonly ids: Int32Array;
   private readonly searches: Search[] = [];
 
   constructor(readonly distinct: DistinctRows) {
@@ -221,7 +224,10 @@ export class NearCopyIndex {
     });
     for (let j = 0; j < d; j++) std[j] = std[j] > 0 ? Math.sqrt(std[j]) : 1;
     this.rule = { features: d, mean, std, tolerance: 0, trimmed: null };
-    this.z = standardise(this.rule, rows);
+    const plain = standardise(this.rule, rows);
+    this.ids = d > 0 ? Int32Array.from(new KdTree(plain, d, rows.length, [...Array(d).keys()]).points) : new Int32Array(rows.length).map((_, u) => u);
+    this.z = new Float64Array(plain.length);
+    this.ids.forEach((u, k) => this.z.set(plain.subarray(u * d, (u + 1) * d), k * d));
     if (d === 0) return;
     const order = spreadOrder(this.z, d, rows.length);
     const sample = spaced(rows.length, SAMPLE);
@@ -259,13 +265,20 @@ export class NearCopyIndex {
 
   /** The distinct main rows each of `rows` is a near-copy of. */
   find(rows: number[][]): NearCopies {
-    const { z } = this;
+    const { z, ids } = this;
     const d = this.rule.features;
     const q = standardise(this.rule, rows);
-    const seen = new Int32Array(this.distinct.rows.length).fill(-1);
+    const seen = new Int32Array(ids.length).fill(-1);
     const box = new IntList();
+    const matches = new Array<readonly number[] | null>(rows.length).fill(NONE);
     let copies = 0;
-    const matches = rows.map((_, i): readonly number[] | null => {
+    // Rows in the order of the leaves they fall in: each query meets the tree parts the last one did.
+    const full = this.searches[0]?.trees[0];
+    const byLeaf = new Float64Array(rows.length);
+    for (let i = 0; i < rows.length; i++) byLeaf[i] = (full ? full.leafOf(q, i * d) : 0) * 2 ** 20 + i;
+    byLeaf.sort();
+    for (const key of byLeaf) {
+      const i = key % 2 ** 20;
       let found: number[] | null = null;
       for (const { trees, tolerance, ignore } of this.searches) {
         for (const tree of trees) {
@@ -274,14 +287,14 @@ export class NearCopyIndex {
             const u = box.data[k];
             if (seen[u] === i || over(q, i * d, z, u * d, d, tolerance, ignore) > ignore) continue;
             seen[u] = i;
-            (found ??= []).push(u);
+            (found ??= []).push(ids[u]);
           }
         }
       }
-      if (!found) return NONE;
+      if (!found) continue;
       copies++;
-      return found.length > MAX_MATCHES ? null : found;
-    });
+      matches[i] = found.length > MAX_MATCHES ? null : found;
+    }
     return { matches, copies };
   }
 }
