@@ -12,8 +12,8 @@
  *   file do not shrink it);
  * - **all but `ignore` features**: the same with the `ignore` largest differences left out, and
  *   a tolerance from the same median under that distance. `ignore` is a quarter of the features
- *   (at least 1; tables of 3 features or more), else 1, whichever first still tells the main
- *   rows apart: at most `TRIM_MAX_SHARE` of them gain a neighbour within the tolerance by it (a
+ *   (at least 1, at most `MAX_IGNORE`; tables of 3 features or more), else 1, whichever first
+ *   still tells the main rows apart: at most `TRIM_MAX_SHARE` of them gain a neighbour within the tolerance by it (a
  *   table of few distinct values, e.g. one-hot columns, gets none).
  *
  * Both searches are exact and use k-d trees over the distinct main rows (`kd-tree.ts`): one over
@@ -27,6 +27,8 @@ import { IntList, KdTree, spaced } from './kd-tree.js';
 export const NEAR_COPY_RATIO = 0.25;
 /** Leaving features out is allowed while at most this share of main rows gains a near neighbour by it. */
 export const TRIM_MAX_SHARE = 0.05;
+/** The most features the second rule leaves out (its searches take up to 10 trees). */
+export const MAX_IGNORE = 3;
 /** Main rows whose nearest neighbours set the tolerances. */
 export const SAMPLE = 256;
 /** Main rows kept per source row; a row near more main rows than this is near a held-out one whatever the split. Sources hold at most 2^20 rows (the row limit is 1,000,000). */
@@ -237,7 +239,7 @@ export class NearCopyIndex {
     full.tolerance = NEAR_COPY_RATIO * median(nn.filter(Number.isFinite));
     this.rule.tolerance = full.tolerance;
     this.searches.push(full);
-    const quarter = Math.max(1, Math.floor(d / 4));
+    const quarter = Math.min(MAX_IGNORE, Math.max(1, Math.floor(d / 4)));
     for (const ignore of d >= 3 ? [...new Set([quarter, 1])] : []) {
       const search: Search = { trees: trees(ignore), tolerance: 0, ignore };
       const trimmed = this.nearestDistances(search, sample);
