@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TaskDirError, registerTaskDir, registeredTaskDirs } from './register.js';
+import { loadTaskFile } from './load.js';
+import { DistinctRows, NearCopyIndex } from './near-copies.js';
 import { getPublicTask, listTasks } from '../briefs.js';
 import { getSupervisedEvaluation } from '../hidden.js';
 import { useEvalSecret } from '../secret.js';
@@ -10,6 +12,13 @@ import { dataForJob } from '../../outer/score.js';
 import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../../testing/task-files.js';
 
 const key = (row: number[]): string => row.map((v) => v.toFixed(9)).join(',');
+
+/** Whether a row is a near-copy of one of `rows` under the main file's rule, by brute force. */
+function nearAny(main: number[][], rows: number[][], row: number[]): boolean {
+  const { std, tolerance, trimmed } = new NearCopyIndex(new DistinctRows(main)).rule;
+  const over = (h: number[], t: number): number => row.filter((v, j) => Math.abs(v - h[j]) / std[j] > t).length;
+  return rows.some((h) => over(h, tolerance) === 0 || (trimmed !== null && over(h, trimmed.tolerance) <= trimmed.ignore));
+}
 
 // The main file (200 rows) and two sources of the user's: the same 200 points labelled by a
 // crowd (a third of the labels flipped), and 80 points of their own.
@@ -70,9 +79,15 @@ test('no row of the hidden test set reaches any source a job can receive (row by
     }
   }
   assert.equal(data.sources.main.x.length, 140);
-  assert.equal(data.sources.crowd.x.length, 140, 'the crowd copy lost exactly the 60 hidden rows');
-  assert.equal(data.sources.more.x.length, 80);
-  assert.equal(rows, 360);
+  // The crowd copy loses the 60 hidden rows, and the few pool rows that nearly repeat one (the synthetic points are quasi-periodic).
+  const mainX = [...pool.x, ...held.x];
+  const crowdKept = pool.x.filter((r) => !nearAny(mainX, held.x, r)).length;
+  assert.ok(crowdKept >= 130, `${crowdKept} pool rows are not near a hidden row`);
+  assert.equal(data.sources.crowd.x.length, crowdKept);
+  const moreKept = syntheticRows(80, 1000).filter((r) => !nearAny(mainX, held.x, [r.a, r.b, r.c])).length;
+  assert.ok(moreKept >= 76);
+  assert.equal(data.sources.more.x.length, moreKept);
+  assert.equal(rows, 140 + crowdKept + moreKept);
   // The crowd's labels are its own (noisy), not the main file's.
   const poolLabel = new Map(pool.x.map((r, i) => [key(r), pool.y[i]]));
   const differ = data.sources.crowd.x.filter((r, i) => poolLabel.get(key(r)) !== data.sources.crowd.y[i]).length;
@@ -105,4 +120,50 @@ test('the hidden split is drawn from the evaluation secret: another secret holds
   assert.ok(second.filter((k) => first.has(k)).length < second.length * 0.6, 'most held-out rows change with the secret');
   const data = ev.jobData(['crowd']);
   for (const row of data.sources.crowd.x) assert.ok(!second.includes(key(row)));
+});
+
+test('near-copies of hidden rows are dropped from a source: rounded, jittered, shuffled, duplicated; the notes and the history count them', async () => {
+  const other = taskDir('rrl-tasks-near-');
+  try {
+    // Every main row, its features rounded to 3 decimals or jittered by 1e-4, in a shuffled order, 40 of them twice, labels at random.
+    const main = syntheticRows(200);
+    const from = [...main.keys(), ...Array.from({ length: 40 }, (_, k) => (k * 37) % 200)];
+    for (let i = from.length - 1; i > 0; i--) {
+      const j = (i * 7919) % (i + 1);
+      [from[i], from[j]] = [from[j], from[i]];
+    }
+    const copy = from.map((i, k) => {
+      const r = main[i];
+      const f = k % 2 ? (v: number): number => Number(v.toFixed(3)) : (v: number): number => v + 1e-4 * Math.sin(k + v);
+      return { a: f(r.a), b: f(r.b), c: f(r.c), kind: (k * 13) % 3 === 0 ? 'up' : 'down', y: r.y };
+    });
+    writeFileSync(join(other, 'near.csv'), toCsv(copy));
+    const task = classificationTask('near-own', {
+      data: { file: 'data.csv', target: 'kind', type: 'classification', features: ['a', 'b', 'c'], sources: [{ id: 'near', file: 'near.csv', description: 'the same points, exported again' }, { id: 'more', file: 'more.csv', description: 'other points' }] },
+    });
+    writeFileSync(join(other, 'more.csv'), toCsv(syntheticRows(300, 1000)));
+    writeTask(other, 'near.json', task);
+    const loaded = await loadTaskFile(join(other, 'near.json'), other);
+    const note = loaded.notes.find((n) => n.includes('near.csv'));
+    assert.match(note ?? '', /^240 of 240 rows of near\.csv are near-copies of rows of data\.csv \(within [0-9.e-]+ std of a main row in every feature(, or [0-9.e-]+ std in all but 1)?\); those of hidden test rows \(about 30 %\) are dropped from source near$/);
+    await registerTaskDir(other);
+    const ev = getSupervisedEvaluation('near-own');
+    const { pool, test: hiddenRows } = ev.heldOut();
+    const held = new Set(hiddenRows.x.map(key));
+    const hidden = from.filter((i) => held.has(key([main[i].a, main[i].b, main[i].c]))).length;
+    assert.ok(hidden > 50, `${hidden} copy rows of hidden rows`);
+    // Dropped: the copies of hidden rows, and those of the few pool rows that nearly repeat one.
+    const mainX = [...pool.x, ...hiddenRows.x];
+    const kept = copy.filter((r) => !nearAny(mainX, hiddenRows.x, [r.a, r.b, r.c])).length;
+    assert.ok(kept <= 240 - hidden && kept >= 240 - hidden - 10, `${kept} kept, ${hidden} copies of hidden rows`);
+    const near = ev.source('near');
+    assert.equal(near.x.length, kept);
+    assert.match(near.history![0], new RegExp(`^source near: ${kept} of 240 rows \\(${240 - kept} near-copies of hidden test rows dropped: within [0-9.e-]+ std of a main row in every feature`));
+    for (const r of near.x) assert.ok(!nearAny(mainX, hiddenRows.x, r));
+    // An honest source of other points keeps almost all of them.
+    const more = ev.source('more');
+    assert.ok(more.x.length >= 0.97 * 300, `${more.x.length} of 300 other points kept`);
+  } finally {
+    rmSync(other, { recursive: true, force: true });
+  }
 });

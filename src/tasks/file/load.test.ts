@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskFileError, loadTaskFile } from './load.js';
-import { MAX_DATA_BYTES } from './table.js';
+import { MAX_CELLS, MAX_DATA_BYTES } from './table.js';
 import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../../testing/task-files.js';
 
 const dir = taskDir();
@@ -71,6 +71,16 @@ test('a data file over the size cap, and an over-long task file', async () => {
   assert.match((await problems(classificationTask('big', { data: data({ file: 'big.csv' }) })))[0], /^data\.file: big\.csv: 67108874 bytes is over the limit/);
   const huge = await problems(`{"id":"x","description":"${'x'.repeat(1_100_000)}"}`);
   assert.match(huge[0], /bytes is over the 1048576-byte limit of a task file/);
+});
+
+test('a data file over the cell limit is refused with one line naming the field, before it is parsed', async () => {
+  // 10,001 rows of 1,000 columns: 20 MB, over the limit of cells though under those of rows, columns and bytes.
+  const header = [...Array.from({ length: 999 }, (_, j) => `x${j}`), 'kind'].join(',');
+  writeFileSync(join(dir, 'cells.csv'), `${header}\n${`${'0,'.repeat(999)}up\n`.repeat(10_001)}`);
+  const p = await problems(classificationTask('cells', { data: data({ file: 'cells.csv', features: ['x0', 'x1'] }), variables: {} }));
+  assert.deepEqual(p, [`data.file: cells.csv: 10001 rows × 1000 columns = 10001000 cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`]);
+  const extra = await problems(classificationTask('cells2', { data: data({ sources: [{ id: 'crowd', file: 'cells.csv', description: 'wide' }] }) }));
+  assert.match(extra[0], /^data\.sources\[0\]\.file: cells\.csv: 10001 rows × 1000 columns/);
 });
 
 test('wrong and missing columns, a missing target, non-numeric features, a target that is not a number', async () => {
@@ -153,4 +163,8 @@ test('rrl task validate prints one line per problem and exits 1; a good file pri
     assert.doesNotMatch(e.stderr, /\n\s+at /, 'no stack trace');
   }
   assert.match(out, /^ok .*cli-good\.json: task cli-good/);
+  // A source that repeats the main file: validate counts its near-copies and the rule.
+  const copy = writeTask(dir, 'cli-copy.json', classificationTask('cli-copy', { data: data({ sources: [{ id: 'again', file: 'data.csv', description: 'the same file' }] }) }));
+  const said = execFileSync(process.execPath, [cli, 'task', 'validate', copy], { encoding: 'utf8', stdio: 'pipe' });
+  assert.match(said, /\n {2}200 of 200 rows of data\.csv are near-copies of rows of data\.csv \(within [0-9.e-]+ std of a main row in every feature[^)]*\); those of hidden test rows \(about 30 %\) are dropped from source again\n/);
 });

@@ -19,6 +19,7 @@ import type { ExtraTask } from '../extra.js';
 import { builtInTaskIds } from '../extra.js';
 import { CLASSIFICATION_METRICS, type ControlTaskFile, type SupervisedTaskFile, type TaskFile, TaskFileSchema, parseTaskText, schemaProblems } from './schema.js';
 import { type Table, TableError, type TableFormat, formatOf, readTable } from './table.js';
+import { DistinctRows, type NearCopies, type NearCopyRule, NearCopyIndex } from './near-copies.js';
 
 /** Largest task file (bytes). */
 export const MAX_TASK_FILE_BYTES = 1024 * 1024;
@@ -251,7 +252,33 @@ function classList(labels: (string | number)[]): string[] {
   return distinct.every((l) => l !== '' && Number.isFinite(Number(l))) ? distinct.sort((a, b) => Number(a) - Number(b)) : distinct.sort();
 }
 
-const rowKey = (row: number[]): string => row.join(',');
+/** The near-copy rule in words: "within 0.029 std of a main row in every feature, or 0.0067 std in all but 1" (the main file's std). */
+function ruleWords(rule: NearCopyRule): string {
+  const std = (v: number): string => `${Number(v.toPrecision(2))} std`;
+  return `within ${std(rule.tolerance)} of a main row in every feature${rule.trimmed ? `, or ${std(rule.trimmed.tolerance)} in all but ${rule.trimmed.ignore}` : ''}`;
+}
+
+/**
+ * Which distinct main rows the split held out: those with more copies in the main file than in
+ * the training pool (a row and its duplicates are one feature vector).
+ */
+function heldOutRows(distinct: DistinctRows, pool: number[][]): boolean[] {
+  const inPool = new Array<number>(distinct.rows.length).fill(0);
+  for (const row of pool) {
+    const u = distinct.find(row);
+    if (u >= 0) inPool[u]++;
+  }
+  return distinct.count.map((c, u) => c > inPool[u]);
+}
+
+/** The rows of a source to keep once the split is drawn: none that is a near-copy of a held-out row. */
+function keptRows(near: NearCopies, held: boolean[]): number[] {
+  const keep: number[] = [];
+  near.matches.forEach((m, i) => {
+    if (m !== null && !m.some((u) => held[u])) keep.push(i);
+  });
+  return keep;
+}
 
 /** Loads a supervised task file (its data files read and checked). */
 async function loadSupervised(task: SupervisedTaskFile, file: string, root: string, p: Problems): Promise<LoadedTask | null> {
@@ -332,8 +359,9 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   leakProblems(dataset, data.features, p);
   if (blocked()) return null;
 
-  // Extra sources: same columns, labels among the main file's classes.
-  const extras: { id: string; description: string; x: number[][]; y: number[] }[] = [];
+  // Extra sources: same columns, labels among the main file's classes, and near-copies of main rows found.
+  const extras: { id: string; description: string; x: number[][]; y: number[]; near: NearCopies; distinct: DistinctRows; rule: string }[] = [];
+  let index: NearCopyIndex | null = null;
   for (const [i, s] of data.sources.entries()) {
     const field = `data.sources[${i}]`;
     const t = await read(s.file, s.format, `${field}.file`);
@@ -354,14 +382,21 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
       }
       sy = r.labels.map((l) => classes.indexOf(String(l)));
     } else sy = r.labels as number[];
-    extras.push({ id: s.id, description: s.description, x: r.x, y: sy });
+    index ??= new NearCopyIndex(new DistinctRows(dataset.x));
+    const near = index.find(r.x);
+    if (near.copies > 0) {
+      notes.push(
+        `${near.copies} of ${r.x.length} rows of ${t.name} are near-copies of rows of ${main.name} (${ruleWords(index.rule)}); ` +
+          `those of hidden test rows (about ${Math.round(task.split.testFraction * 100)} %) are dropped from source ${s.id}`,
+      );
+    }
+    extras.push({ id: s.id, description: s.description, x: r.x, y: sy, near, distinct: index.distinct, rule: ruleWords(index.rule) });
   }
   if (blocked()) return null;
 
   const poolSize = rows.x.length - Math.round(rows.x.length * task.split.testFraction);
   const caps = task.caps;
   const maxExamples = caps.maxExamples ?? Math.max(20_000, Math.min(1_000_000, 50 * poolSize));
-  const mainKeys = new Set(dataset.x.map(rowKey));
   const mainRecipe: SourceRecipe = {
     id: data.id,
     description: data.description ?? `the training part of ${main.name}: every row not held out for the hidden evaluation (about ${poolSize} rows)`,
@@ -372,11 +407,11 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
     id: e.id,
     description: e.description,
     examples: e.x.length,
-    // Rows of the main file that the split held out are hidden test rows: a copy of one in an extra source is dropped.
+    // Rows of the main file that the split held out are hidden test rows: a near-copy of one in an extra source is dropped.
     build: (pool) => {
-      const poolKeys = new Set(pool.x.map(rowKey));
-      const keep = e.x.map((row, i) => i).filter((i) => !(mainKeys.has(rowKey(e.x[i])) && !poolKeys.has(rowKey(e.x[i]))));
-      return { ...pool, name: `${task.id}/${e.id}`, x: keep.map((i) => e.x[i]), y: keep.map((i) => e.y[i]), history: [`source ${e.id}: ${keep.length} of ${e.x.length} rows (copies of hidden test rows dropped)`] };
+      const keep = keptRows(e.near, heldOutRows(e.distinct, pool.x));
+      const history = `source ${e.id}: ${keep.length} of ${e.x.length} rows (${e.x.length - keep.length} near-copies of hidden test rows dropped: ${e.rule})`;
+      return { ...pool, name: `${task.id}/${e.id}`, x: keep.map((i) => e.x[i]), y: keep.map((i) => e.y[i]), history: [history] };
     },
   }));
   const negate = task.metric === 'rmse' || task.metric === 'mae' || task.metric === 'log-loss';

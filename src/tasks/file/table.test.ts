@@ -3,8 +3,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parquetWriteBuffer } from 'hyparquet-writer';
-import { MAX_DATA_BYTES, TableError, formatOf, readTable } from './table.js';
+import fc from 'fast-check';
+import { csvParseRows } from 'd3-dsv';
+import { parquetMetadata } from 'hyparquet';
+import { ByteWriter, parquetWriteBuffer } from 'hyparquet-writer';
+import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
+import { MAX_CELLS, MAX_COLUMNS, MAX_DATA_BYTES, TableError, csvShape, formatOf, readTable } from './table.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rrl-table-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -60,4 +64,72 @@ test('a file over the size cap is refused before it is read; an empty one and an
   await assert.rejects(readTable(file('empty.csv', '')), /empty\.csv: the file is empty/);
   await assert.rejects(readTable(file('d.xlsx', 'x')), /unknown format/);
   assert.equal(formatOf('a/b.NDJSON'), 'jsonl');
+});
+
+/**
+ * A Parquet file of `columns` constant columns whose footer declares `rows` rows while its pages
+ * hold 16 and are zeroed: reading any page fails, so a refusal that names the cells was made
+ * from the footer alone.
+ */
+function declaredParquet(rows: number, columns: number): Uint8Array {
+  const small = parquetWriteBuffer({ columnData: Array.from({ length: columns }, (_, j) => ({ name: `c${j}`, data: new Int32Array(16), type: 'INT32' as const })) });
+  const meta = parquetMetadata(small);
+  meta.num_rows = BigInt(rows);
+  meta.row_groups[0].num_rows = BigInt(rows);
+  const footerLength = new DataView(small).getUint32(small.byteLength - 8, true);
+  const body = new Uint8Array(small.slice(0, small.byteLength - 8 - footerLength));
+  body.fill(0, 4); // keep the leading magic, zero every page
+  const w = new ByteWriter();
+  writeMetadata(w, meta as Parameters<typeof writeMetadata>[1]); // the writer bundles its own hyparquet's types
+  const footer = new Uint8Array(w.buffer, 0, w.offset);
+  const out = new Uint8Array(body.length + footer.length + 8);
+  out.set(body);
+  out.set(footer, body.length);
+  new DataView(out.buffer).setUint32(body.length + footer.length, footer.length, true);
+  out.set(new TextEncoder().encode('PAR1'), body.length + footer.length + 4);
+  return out;
+}
+
+test('Parquet: rows × columns over the cell limit is refused from the footer, before a page is decoded', async () => {
+  const bytes = declaredParquet(1_000_000, 64);
+  assert.ok(bytes.length < 24 * 1024, `${bytes.length} bytes`);
+  const p = file('declared.parquet', bytes);
+  await assert.rejects(readTable(p), (e: Error) => {
+    assert.ok(e instanceof TableError && !e.message.includes('\n'), e.message);
+    assert.equal(e.message, `declared.parquet: 1000000 rows × 64 columns = 64000000 cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`);
+    return true;
+  });
+  // The same file under the limit reaches the pages, which fail: the refusal above came first.
+  await assert.rejects(readTable(file('declared-small.parquet', declaredParquet(1000, 64))), /declared-small\.parquet: not a readable Parquet file/);
+});
+
+test('CSV: a wide or long table is refused from a scan of its records before it is parsed', async () => {
+  const wide = file('wide.csv', `${Array.from({ length: MAX_COLUMNS + 1 }, (_, j) => `c${j}`).join(',')}\n`);
+  await assert.rejects(readTable(wide), new RegExp(`wide\\.csv: ${MAX_COLUMNS + 1} columns is over the limit of ${MAX_COLUMNS}$`));
+  // 5,001 rows of 2,000 one-character cells: 10,002,000 cells, 20 MB.
+  const row = `${'0,'.repeat(1999)}0\n`;
+  const long = file('long.csv', `${Array.from({ length: 2000 }, (_, j) => `c${j}`).join(',')}\n${row.repeat(5001)}`);
+  await assert.rejects(readTable(long), (e: Error) => {
+    assert.equal(e.message, `long.csv: 5001 rows × 2000 columns = 10002000 cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`);
+    return true;
+  });
+});
+
+test('JSON Lines: lines × the first object\'s keys over the cell limit is refused at the first line; a wider later line too', async () => {
+  const wideLine = JSON.stringify(Object.fromEntries(Array.from({ length: 1000 }, (_, j) => [`k${j}`, 0])));
+  await assert.rejects(readTable(file('first.jsonl', `${wideLine}\n${'{}\n'.repeat(10_000)}`)), /first\.jsonl: 10001 rows × 1000 columns = 10001000 cells is over the limit of 10000000 cells; keep only/);
+  await assert.rejects(readTable(file('later.jsonl', `{"k0":1}\n${wideLine}\n${'{}\n'.repeat(9999)}`)), /later\.jsonl: 10001 rows × 1000 columns = 10001000 cells is over the limit/);
+});
+
+test('csvShape counts the records and cells d3-dsv parses, for any text (property, 2,000 texts)', () => {
+  const char = fc.constantFrom('a', 'b', ',', '"', '\n', '\r', ' ');
+  fc.assert(
+    fc.property(fc.array(char, { maxLength: 40 }), (chars) => {
+      const text = chars.join('');
+      const rows = csvParseRows(text);
+      const shape = csvShape(text);
+      assert.deepEqual(shape, { records: rows.length, headerCells: rows[0]?.length ?? 0, cells: rows.reduce((k, r) => k + r.length, 0) }, JSON.stringify(text));
+    }),
+    { seed: 21, numRuns: 2000 },
+  );
 });

@@ -10,7 +10,9 @@ import { train } from '../../outer/loop.js';
 import { LocalExecutor } from '../../run/local.js';
 import { Store } from '../../store/store.js';
 import { ScriptedAgent } from '../../testing/scripted-agent.js';
-import { classificationTask, syntheticRows, taskDir, writeTask } from '../../testing/task-files.js';
+import { ModelRunner, type ModelFile } from '../../inner/model.js';
+import { getSupervisedEvaluation } from '../hidden.js';
+import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../../testing/task-files.js';
 
 // The main data as JSON Lines, an extra source as Parquet; the metric is log-loss.
 const dir = taskDir();
@@ -90,4 +92,49 @@ test('rrl task new writes a file that rrl tasks --task-dir lists; rrl task schem
   assert.ok(rows.some((r) => r.id === 'fresh-points') && rows.some((r) => r.id === 'points-own') && rows.some((r) => r.id === 'cars-mpg'));
   const schema = JSON.parse(execFileSync(process.execPath, [cli, 'task', 'schema'], { encoding: 'utf8', env })) as { oneOf?: unknown[]; anyOf?: unknown[] };
   assert.equal((schema.oneOf ?? schema.anyOf)!.length, 2, 'one schema, two kinds');
+});
+
+test('random labels and a rounded copy of the main file as a source: a job trained on the copy scores about chance on the hidden rows', async () => {
+  // 300 points, labels at random (nothing to learn); the source holds the same rows, features rounded to 4 decimals.
+  const noise = taskDir('rrl-tasks-noise-');
+  const rows = Array.from({ length: 300 }, (_, i) => ({ a: Math.sin(i * 1.3) * 3, b: Math.cos(i * 0.77 + 1) * 2, c: Math.sin(i * 0.31) * Math.cos(i * 2.9), kind: (Math.imul(i + 1, 2654435761) >>> 16) % 2 ? 'up' : 'down' }));
+  writeFileSync(join(noise, 'noise.csv'), toCsv(rows));
+  writeFileSync(join(noise, 'copy.csv'), toCsv(rows.map((r) => ({ ...r, a: r.a.toFixed(4), b: r.b.toFixed(4), c: r.c.toFixed(4) }))));
+  writeTask(
+    noise,
+    'noise.json',
+    classificationTask('noise-own', {
+      data: { file: 'noise.csv', target: 'kind', type: 'classification', features: ['a', 'b', 'c'], sources: [{ id: 'copy', file: 'copy.csv', description: 'the same points, exported with 4 decimals' }] },
+      variables: {},
+      caps: { maxExamples: 200_000, maxWallSeconds: 120 },
+      baseline: { epochs: 1, examples: 200, hidden: [4] },
+    }),
+  );
+  await registerTaskDir(noise);
+  const memorise = structuredClone(getPublicTask('noise-own').baseline) as unknown as Record<string, Record<string, unknown>>;
+  memorise.dataset.sources = [{ id: 'copy', weight: 1 }];
+  memorise.dataset.validationFraction = 0;
+  memorise.model.hidden = [128, 128];
+  Object.assign(memorise.algorithm, { epochs: 400, learningRate: 0.005, batchSize: 16 });
+  memorise.budget.examples = 200_000;
+  const executor = new LocalExecutor({ workers: 1 });
+  try {
+    const summary = await train(join(noise, 'run'), { tasks: ['noise-own'], agent: 'random', iterations: 1, group: 1, seed: 1, taskDir: noise }, executor, { agent: new ScriptedAgent([() => memorise]) });
+    const store = new Store(join(noise, 'run'));
+    const job = store.jobs(summary.run).find((j) => j.kind === 'proposal')!;
+    store.close();
+    assert.equal(job.status, 'succeeded', job.error ?? '');
+    // The model learned the rows it was given by heart...
+    const model = new ModelRunner(JSON.parse(readFileSync(join(job.artifactDir!, 'model.json'), 'utf8')) as ModelFile);
+    const ev = getSupervisedEvaluation('noise-own');
+    const copy = ev.source('copy');
+    const learned = model.predict(copy.x).filter((p, i) => p === copy.y[i]).length / copy.x.length;
+    assert.ok(learned > 0.9, `accuracy ${learned} on its own training rows`);
+    assert.ok(copy.x.length <= 300 - ev.heldOut().test.x.length, copy.history![0]);
+    // ...and none of them was a hidden row: chance on the hidden evaluation (90 rows, standard error about 0.05).
+    assert.ok(job.raw !== null && job.raw > 0.35 && job.raw < 0.65, `hidden accuracy ${job.raw}`);
+  } finally {
+    await executor.close();
+    rmSync(noise, { recursive: true, force: true });
+  }
 });
