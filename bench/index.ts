@@ -1,7 +1,8 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
  * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo,
- * gym-bridge, llm (default: all but grpo, gym-bridge and llm, which need the Python environment and run only when named).
+ * gym-bridge, llm, noise (default: all but grpo, gym-bridge, llm and noise; the first three need the Python environment,
+ * noise trains every baseline on five seeds; they run only when named). `noise` takes options: see bench/noise.ts.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -26,6 +27,7 @@ import { vsTorch } from './vs-torch.js';
 import { grpo } from './grpo.js';
 import { gymBridge } from './gym-bridge.js';
 import { llm } from './llm.js';
+import { noise } from './noise.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -162,9 +164,9 @@ async function tasks(): Promise<Record<string, unknown>> {
   return { rows };
 }
 
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover, 'vs-torch': vsTorch, grpo, 'gym-bridge': gymBridge, llm };
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover, 'vs-torch': vsTorch, grpo, 'gym-bridge': gymBridge, llm, noise };
 /** Run only when named (long, or needing the Python environment and a model). */
-const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm']);
+const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise']);
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);

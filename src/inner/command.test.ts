@@ -14,7 +14,13 @@ const tmp = mkdtempSync(join(tmpdir(), 'rrl-command-'));
 test('the example command trainer trains iris-command in a worker; the evaluation command scores it', async () => {
   const { brief, baseline } = getPublicTask('iris-command');
   assert.equal(brief.trainer?.kind, 'command');
-  const spec = { ...baseline, algorithm: { ...(baseline.algorithm as object), learningRate: 0.2 }, dataset: { ...(baseline.dataset as object), sources: [{ id: 'clean-small', weight: 1 }] } };
+  // The baseline on the checked sample, with a validation split and the pre-issue-21 optimiser settings.
+  const spec = {
+    ...baseline,
+    algorithm: { ...(baseline.algorithm as object), learningRate: 0.2, batchSize: 32, epochs: 60, weightDecay: 0 },
+    dataset: { ...(baseline.dataset as object), sources: [{ id: 'clean-small', weight: 1 }], validationFraction: 0.1 },
+    budget: { ...(baseline.budget as object), examples: 10_000 },
+  };
   const ex = new LocalExecutor({ workers: 1 });
   try {
     const outDir = join(tmp, 'ok');
@@ -37,7 +43,7 @@ function briefWith(script: string) {
   const file = join(tmp, `trainer-${Math.random().toString(36).slice(2)}.mjs`);
   writeFileSync(file, script);
   const { brief, baseline } = getPublicTask('iris-command');
-  return { brief: { ...brief, trainer: { kind: 'command' as const, argv: ['node', file], description: 'test' } }, spec: baseline };
+  return { brief: { ...brief, trainer: { kind: 'command' as const, argv: ['node', file], description: 'test' } }, spec: { ...baseline, budget: { ...(baseline.budget as object), examples: 10_000 } } };
 }
 
 test('a command trainer that fails, overspends or writes no curve is a recorded failure naming the reason', async () => {

@@ -104,19 +104,23 @@ export function supervisedSpec(task: string, o: {
   labelSmoothing?: number;
   size?: number | null;
   seed?: number;
+  /** Share held back for validation (default 0.1); 0 trains on every row, so the seed draws no split. */
+  validationFraction?: number;
+  weightDecay?: number;
+  schedule?: 'constant' | 'cosine' | 'step';
 }): JobSpecInput {
   return {
     task,
     environment: { params: {}, wrappers: [], numEnvs: 1, standardize: true, inputNoise: 0, mixup: 0 },
     reward: { objective: o.objective, labelSmoothing: o.labelSmoothing ?? 0, weight: null },
-    dataset: { demonstrations: null, sources: o.sources, size: o.size ?? null, validationFraction: 0.1 },
+    dataset: { demonstrations: null, sources: o.sources, size: o.size ?? null, validationFraction: o.validationFraction ?? 0.1 },
     model: { hidden: o.hidden ?? [64, 64], activation: 'relu', dropout: 0 },
     algorithm: {
       name: 'supervised',
       optimizer: 'adam',
       learningRate: o.learningRate ?? 0.001,
-      weightDecay: 0,
-      schedule: 'constant',
+      weightDecay: o.weightDecay ?? 0,
+      schedule: o.schedule ?? 'constant',
       batchSize: o.batchSize ?? 32,
       epochs: o.epochs ?? 50,
     },

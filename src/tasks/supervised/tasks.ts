@@ -23,7 +23,10 @@ export const penguins: SupervisedTaskDef = {
   load: loadPenguins,
   testFraction: 0.3,
   sources: standardCatalog({ poolSize: poolOf(333, 0.3), cleanSize: 40, noise: 0.4, shiftFeature: 'body_mass', shiftWords: 'only the lightest birds (body mass in the lowest 40%)', imbalance: [1, 0.1, 0.1] }),
-  baseline: supervisedSpec('penguins-species', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 50, examples: 20_000 }),
+  // The reliable but shifted source: a network fitted to the bulk set's noisy labels scored anywhere between 0.73 and 0.91 by
+  // seed (it memorises a different share of the noise each time), and a regularised or linear fit of the bulk set is as good
+  // as the better spec; the light birds hold almost no Gentoo, which every seed gets wrong alike.
+  baseline: supervisedSpec('penguins-species', { sources: [{ id: 'shifted', weight: 1 }], objective: 'cross-entropy', epochs: 50, examples: 20_000 }),
   maxExamples: 50_000,
   maxWallSeconds: 120,
 };
@@ -41,7 +44,9 @@ export const cars: SupervisedTaskDef = {
   load: loadCars,
   testFraction: 0.3,
   sources: standardCatalog({ poolSize: poolOf(392, 0.3), cleanSize: 60, noise: 0.8, shiftFeature: 'weight', shiftWords: 'only light cars (weight in the lowest 40%)' }),
-  baseline: supervisedSpec('cars-mpg', { sources: [{ id: 'shifted', weight: 1 }], objective: 'mse', epochs: 100, examples: 20_000 }),
+  // Linear least squares on the shifted set (full batch, a little L2, fitted to convergence): it extrapolates to heavy cars
+  // badly but the same way for every seed. A 64-64 network there extrapolated differently per seed (−0.77 to 0.41).
+  baseline: supervisedSpec('cars-mpg', { sources: [{ id: 'shifted', weight: 1 }], objective: 'mse', hidden: [], validationFraction: 0, batchSize: 256, learningRate: 0.1, weightDecay: 0.01, schedule: 'cosine', epochs: 400, examples: 50_000 }),
   maxExamples: 50_000,
   maxWallSeconds: 120,
 };
@@ -59,7 +64,8 @@ export const weather: SupervisedTaskDef = {
   load: loadSeattleWeather,
   testFraction: 0.3,
   sources: standardCatalog({ poolSize: poolOf(1461, 0.3), cleanSize: 200, noise: 0.3, shiftFeature: 'temp_max', shiftWords: 'recorded on the colder days only (maximum temperature in the lowest 40%)', imbalance: [0.3, 0.3, 1, 0.3, 1] }),
-  baseline: supervisedSpec('seattle-weather', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 30, examples: 40_000 }),
+  // Every row (no validation split drawn by the seed) and a cosine schedule: the rare classes no longer come and go by seed.
+  baseline: supervisedSpec('seattle-weather', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', validationFraction: 0, schedule: 'cosine', epochs: 30, examples: 40_000 }),
   maxExamples: 100_000,
   maxWallSeconds: 120,
 };
@@ -77,7 +83,9 @@ export const iris: SupervisedTaskDef = {
   load: loadIris,
   testFraction: 0.3,
   sources: standardCatalog({ poolSize: poolOf(150, 0.3), cleanSize: 24, noise: 0.4, shiftFeature: 'petal_length', shiftWords: 'only flowers with short petals (petal length in the lowest 40%)', imbalance: [1, 1, 0.15] }),
-  baseline: supervisedSpec('iris-species', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 60, examples: 10_000 }),
+  // Softmax (logistic) regression on the bulk set, full batch with a little L2, fitted to convergence: the same model for
+  // every seed. A 64-64 network on the noisy labels moved by 4-6 of the 45 test rows from seed to seed.
+  baseline: supervisedSpec('iris-species', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', hidden: [], validationFraction: 0, batchSize: 128, learningRate: 0.1, weightDecay: 0.01, schedule: 'cosine', epochs: 280, examples: 30_000 }),
   maxExamples: 30_000,
   maxWallSeconds: 120,
 };
@@ -100,7 +108,9 @@ export const spirals: SupervisedTaskDef = {
   load: spiralData,
   testFraction: 0.3,
   sources: standardCatalog({ poolSize: poolOf(2000, 0.3), cleanSize: 200, noise: 0.3, shiftFeature: 'x1', shiftWords: 'sampled from the left part of the plane only (x1 in the lowest 40%)' }),
-  baseline: supervisedSpec('two-spirals', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 30, examples: 50_000 }),
+  // A cautious learning rate with a cosine schedule on every row: reliably short of the spirals (Adam 1e-3 for 30 epochs stopped
+  // mid-way through learning them, at 0.45 to 0.87 by seed).
+  baseline: supervisedSpec('two-spirals', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', learningRate: 3e-4, validationFraction: 0, schedule: 'cosine', epochs: 30, examples: 50_000 }),
   maxExamples: 150_000,
   maxWallSeconds: 120,
 };
@@ -123,7 +133,8 @@ export const twoMoons: SupervisedTaskDef = {
   load: moonData,
   testFraction: 0.3,
   sources: standardCatalog({ poolSize: poolOf(1000, 0.3), cleanSize: 60, noise: 0.35, shiftFeature: 'x2', shiftWords: 'sampled from the lower part of the plane only (x2 in the lowest 40%)' }),
-  baseline: supervisedSpec('two-moons', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', epochs: 30, examples: 25_000 }),
+  // Logistic regression, the classic first model (and the classic failure on moons): a linear boundary, the same for every seed.
+  baseline: supervisedSpec('two-moons', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', hidden: [], learningRate: 0.01, validationFraction: 0, schedule: 'cosine', epochs: 30, examples: 25_000 }),
   maxExamples: 80_000,
   maxWallSeconds: 120,
 };
