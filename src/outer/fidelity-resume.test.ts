@@ -44,9 +44,9 @@ test('a run with successive halving killed with SIGKILL resumes without losing o
   const dir = mkdtempSync(join(tmpdir(), 'rrl-fresume-'));
   const child = spawn(process.execPath, [bin, ...args, '--run', dir], { stdio: 'ignore' });
   const exited = new Promise((r) => child.once('exit', r));
-  // Kill once some rung jobs have finished, before the run is over.
+  // Kill once some rung jobs have finished, before the run is over (they train beside the baseline's 5 seeds: allow minutes).
   let before: Row[] = [];
-  for (let i = 0; i < 1200; i++) {
+  for (let i = 0; i < 6000; i++) {
     await sleep(50);
     try {
       before = rows(dir);
