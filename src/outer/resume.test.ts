@@ -38,9 +38,9 @@ test('a run killed with SIGKILL resumes without losing or rerunning finished job
   const dir = mkdtempSync(join(tmpdir(), 'rrl-resume-'));
   const child = spawn(process.execPath, [bin, ...args, '--run', dir], { stdio: 'ignore' });
   const exited = new Promise((r) => child.once('exit', r));
-  // Wait until some proposal (not only the baseline) has finished, then kill mid-run.
+  // Wait until some proposal (not only the baseline's 5 seeds) has finished, then kill mid-run.
   let before: Row[] = [];
-  for (let i = 0; i < 600; i++) {
+  for (let i = 0; i < 3000; i++) {
     await sleep(100);
     try {
       before = rows(dir);
