@@ -153,3 +153,28 @@ test('distinct rows: duplicates share one entry with their count, -0 equals 0', 
   assert.equal(d.find([1, 2]), 0);
   assert.equal(d.find([1, 2.5]), -1);
 });
+
+test('a wide table (40 features, past the scan threshold): jittered copies are found, other rows are not', () => {
+  const g = generator(40);
+  const draw = (n: number): number[][] => Array.from({ length: n }, () => Array.from({ length: 40 }, (_, j) => 10 * j + g.normal()));
+  const main = draw(400);
+  const distinct = new DistinctRows(main);
+  const index = new NearCopyIndex(distinct);
+  const near = index.find(main.map((r) => r.map((v) => v + 1e-3 * Math.sin(v))));
+  near.matches.forEach((m, i) => assert.ok(m === null || m.includes(i), `row ${i}`));
+  assert.equal(near.copies, 400);
+  assert.ok(index.find(draw(400)).copies <= 8);
+});
+
+test('the trees find exactly what a scan of every main row finds (property, 100 tables and copies)', () => {
+  fc.assert(
+    fc.property(shapes, perturbations, fc.integer(), (shape, p, seed) => {
+      const main = table(shape);
+      const index = new NearCopyIndex(new DistinctRows(main));
+      const rows = [...copyOf(main, p, index.rule.std, seed).rows, ...table(shape, 1)];
+      const sorted = (n: ReturnType<NearCopyIndex['find']>): (number[] | null)[] => n.matches.map((m) => (m ? [...m].sort((a, b) => a - b) : null));
+      assert.deepEqual(sorted(index.find(rows)), sorted(index.find(rows, true)));
+    }),
+    { seed: 2105, numRuns: 100 },
+  );
+});

@@ -18,8 +18,9 @@
  *
  * Both searches are exact and use k-d trees over the distinct main rows (`kd-tree.ts`): one over
  * every feature, and for the second rule one over each of a few feature sets that together
- * leave out any `ignore` features (`featureSets`). The medians come from `SAMPLE` main rows'
- * nearest neighbours among all the others.
+ * leave out any `ignore` features (`featureSets`); where the trees hand back more than half the
+ * main rows per query (many features, wide tolerances) every main row is checked instead. The
+ * medians come from `SAMPLE` main rows' nearest neighbours among all the others.
  */
 import { IntList, KdTree, spaced } from './kd-tree.js';
 
@@ -29,6 +30,10 @@ export const NEAR_COPY_RATIO = 0.25;
 export const TRIM_MAX_SHARE = 0.05;
 /** The most features the second rule leaves out (its searches take up to 10 trees). */
 export const MAX_IGNORE = 3;
+/** Past this many features the tolerances come from a scan of every main row rather than the trees. */
+export const SCAN_FEATURES = 20;
+/** Source rows searched through the trees before `find` decides whether a scan of every main row is cheaper. */
+const PROBE = 256;
 /** Main rows whose nearest neighbours set the tolerances. */
 export const SAMPLE = 256;
 /** Main rows kept per source row; a row near more main rows than this is near a held-out one whatever the split. Sources hold at most 2^20 rows (the row limit is 1,000,000). */
@@ -253,20 +258,33 @@ export class NearCopyIndex {
     }
   }
 
-  /** For each sampled distinct row, the distance to its nearest other distinct row with the search's `ignore` features left out. */
+  /**
+   * For each sampled distinct row, the distance to its nearest other distinct row with the
+   * search's `ignore` features left out: through the trees, or by a scan of every row past
+   * `SCAN_FEATURES` features (where trees prune little).
+   */
   private nearestDistances(search: Search, sample: number[]): number[] {
     const { z } = this;
     const d = this.rule.features;
+    const count = this.ids.length;
     const scratch = new Float64Array(d);
     return sample.map((s) => {
       const distance = (u: number, best: number): number => (over(z, s * d, z, u * d, d, best, search.ignore) > search.ignore ? best : trimmedDistance(z, s * d, z, u * d, d, search.ignore, scratch));
+      if (d > SCAN_FEATURES) {
+        let best = Infinity;
+        for (let u = 0; u < count; u++) if (u !== s) best = Math.min(best, distance(u, best));
+        return best;
+      }
       // Each row's distance is at least its largest difference in one of the trees' feature sets.
       return search.trees.reduce((best, tree) => tree.nearest(z, s * d, s, best, distance), Infinity);
     });
   }
 
-  /** The distinct main rows each of `rows` is a near-copy of. */
-  find(rows: number[][]): NearCopies {
+  /**
+   * The distinct main rows each of `rows` is a near-copy of. `scan`: check every main row for
+   * every source row (what the search falls back to when the trees prune little; the same answer).
+   */
+  find(rows: number[][], scan = false): NearCopies {
     const { z, ids } = this;
     const d = this.rule.features;
     const q = standardise(this.rule, rows);
@@ -279,23 +297,31 @@ export class NearCopyIndex {
     const byLeaf = new Float64Array(rows.length);
     for (let i = 0; i < rows.length; i++) byLeaf[i] = (full ? full.leafOf(q, i * d) : 0) * 2 ** 20 + i;
     byLeaf.sort();
-    for (const key of byLeaf) {
+    // Once the trees hand back more than half the rows per query on average, every row is checked instead.
+    let candidates = 0;
+    for (const [n, key] of byLeaf.entries()) {
       const i = key % 2 ** 20;
       let found: number[] | null = null;
+      const check = (u: number, tolerance: number, ignore: number): void => {
+        if (seen[u] === i || over(q, i * d, z, u * d, d, tolerance, ignore) > ignore) return;
+        seen[u] = i;
+        (found ??= []).push(ids[u]);
+      };
       for (const { trees, tolerance, ignore } of this.searches) {
+        if (scan) {
+          for (let u = 0; u < ids.length; u++) check(u, tolerance, ignore);
+          continue;
+        }
         for (const tree of trees) {
           tree.box(q, i * d, tolerance, box);
-          for (let k = 0; k < box.length; k++) {
-            const u = box.data[k];
-            if (seen[u] === i || over(q, i * d, z, u * d, d, tolerance, ignore) > ignore) continue;
-            seen[u] = i;
-            (found ??= []).push(ids[u]);
-          }
+          candidates += box.length;
+          for (let k = 0; k < box.length; k++) check(box.data[k], tolerance, ignore);
         }
       }
+      if (n + 1 === PROBE && candidates > (PROBE * ids.length) / 2) scan = true;
       if (!found) continue;
       copies++;
-      matches[i] = found.length > MAX_MATCHES ? null : found;
+      matches[i] = (found as number[]).length > MAX_MATCHES ? null : found;
     }
     return { matches, copies };
   }
