@@ -7,6 +7,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { arsSpec } from '../testing/specs.js';
 import { getPublicTask } from '../tasks/briefs.js';
+import { NoiseStore } from '../store/noise.js';
+import { engineIdentity } from '../store/cache.js';
+import { evalIdentity } from '../tasks/secret.js';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-cli-'));
@@ -22,7 +25,8 @@ test('rrl tasks --json lists every task with its labels', () => {
   const tasks = JSON.parse(r.stdout);
   assert.ok(tasks.some((t: { id: string }) => t.id === 'cartpole-balance'));
   for (const t of tasks) {
-    assert.deepEqual(Object.keys(t).sort(), ['data', 'family', 'id', 'kind', 'split']);
+    assert.deepEqual(Object.keys(t).sort(), ['data', 'family', 'id', 'kind', 'noise', 'split']);
+    assert.ok(t.noise === null || (typeof t.noise.seeds === 'number' && typeof t.noise.evalSe === 'number'), JSON.stringify(t.noise));
     assert.ok(['control', 'supervised'].includes(t.kind));
     assert.ok(['train', 'held-out', 'example'].includes(t.split));
   }
@@ -135,4 +139,19 @@ test('rrl tasks --families lists the families; --family draws tasks; rrl train o
   const again = rrl('train', '--resume', run, '--json');
   assert.equal(again.code, 0, again.stderr);
   assert.equal((JSON.parse(again.stdout.trim().split('\n').at(-1)!) as { jobs: number }).jobs, 8, 'nothing rerun');
+});
+
+test('rrl tasks shows each task\'s training noise from the noise table', () => {
+  const file = join(tmp, 'noise.db');
+  const table = new NoiseStore(file);
+  table.put(engineIdentity(), evalIdentity(), { task: 'cars-mpg', seeds: 5, mean: 0.5, sd: 0.012, spread: 0.03, evalSe: 0.036 });
+  table.close();
+  const r = spawnSync(process.execPath, [bin, 'tasks', '--json'], { encoding: 'utf8', cwd: tmp, env: { ...process.env, RRL_NOISE_FILE: file } });
+  assert.equal(r.status, 0, r.stderr);
+  const rows = JSON.parse(r.stdout) as { id: string; noise: { sd: number } | null }[];
+  assert.equal(rows.find((t) => t.id === 'cars-mpg')!.noise!.sd, 0.012);
+  assert.equal(rows.find((t) => t.id === 'two-spirals')!.noise, null);
+  const text = spawnSync(process.execPath, [bin, 'tasks'], { encoding: 'utf8', cwd: tmp, env: { ...process.env, RRL_NOISE_FILE: file } });
+  assert.match(text.stdout, /sd 0\.012 · spread 0\.030 · eval se 0\.036 \(5 seeds\)/);
+  assert.match(text.stderr, /rrl tasks --measure-noise/);
 });
