@@ -86,6 +86,8 @@ interface SeedRun {
   normalized: number | null;
   stderr: number | null;
   cpuSeconds: number | null;
+  /** Env steps (control) or examples (supervised) the job used. */
+  used: number | null;
   error?: string;
 }
 
@@ -108,10 +110,10 @@ async function measure(task: string, spec: JobSpecInput, seeds: number[], label:
     try {
       const a = await runJob(s, brief, { outDir: dir, data: dataForJob(task, s) });
       const score = scoreArtifact(task, dir);
-      runs.push({ seed, raw: score.raw, normalized: score.normalized, stderr: score.stderr, cpuSeconds: a.cost.cpuSeconds });
+      runs.push({ seed, raw: score.raw, normalized: score.normalized, stderr: score.stderr, cpuSeconds: a.cost.cpuSeconds, used: a.cost.envSteps || a.cost.examples });
       log(`noise: ${task} ${label} seed ${seed}: ${num(score.normalized)} (± ${num(score.stderr)}; ${num((performance.now() - t0) / 1000, 1)} s)`);
     } catch (err) {
-      runs.push({ seed, raw: null, normalized: null, stderr: null, cpuSeconds: null, error: (err as Error).message.split('\n')[0] });
+      runs.push({ seed, raw: null, normalized: null, stderr: null, cpuSeconds: null, used: null, error: (err as Error).message.split('\n')[0] });
       log(`noise: ${task} ${label} seed ${seed}: FAILED (${(err as Error).message.split('\n')[0]})`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
