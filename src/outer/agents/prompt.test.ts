@@ -85,12 +85,25 @@ test('history: the best earlier jobs by reward, best last, with why a job failed
   assert.doesNotMatch(buildPrompt(brief, { history, historyLimit: 0 })[1].content, /# History/);
 });
 
-test('the compact example is the baseline without empty fields, still valid, and is what the compact prompt shows', () => {
+test('the compact example is the baseline without the empty fields its defaults fill in, the same job, and is what the compact prompt shows', () => {
   for (const { brief } of listTasks()) {
     const baseline = getPublicTask(brief.id).baseline;
     const lean = compactExample(baseline, brief);
-    assert.ok(validateSpec(lean, brief).ok, brief.id);
-    assert.ok(!/\{\}|\[\]|null/.test(JSON.stringify(lean)), `${brief.id}: no empty object, array or null left`);
+    const full = validateSpec(baseline, brief);
+    const parsed = validateSpec(lean, brief);
+    assert.ok(full.ok && parsed.ok, brief.id);
+    assert.deepEqual(parsed.spec, full.spec, `${brief.id}: the compact example is the same job`);
+    // Every empty value left is one the job needs: without it the spec is another job or invalid.
+    for (const [section, fields] of Object.entries(lean as Record<string, unknown>)) {
+      if (fields === null || typeof fields !== 'object') continue;
+      for (const [k, v] of Object.entries(fields)) {
+        if (!(v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && Object.keys(v).length === 0))) continue;
+        const without = structuredClone(lean) as Record<string, Record<string, unknown>>;
+        delete without[section][k];
+        const r = validateSpec(without, brief);
+        assert.ok(!r.ok || JSON.stringify(r.spec) !== JSON.stringify(full.spec), `${brief.id}: ${section}.${k} is empty and not needed`);
+      }
+    }
     const messages = buildPrompt(brief, { compact: true, example: baseline });
     assert.ok(messages[1].content.includes(JSON.stringify(lean)), brief.id);
   }

@@ -4,6 +4,7 @@
  * when asked, its own earlier jobs on the task with their rewards (OPRO-style in-context
  * improvement). Built from the public brief only: nothing of the hidden evaluation.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { validateSpec } from '../../inner/validate.js';
 import type { TaskBrief } from '../../spec/brief.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
@@ -188,27 +189,53 @@ function compactChoices(brief: TaskBrief): string {
   return `Algorithms: ${brief.algorithms.join(', ')}; at most ${brief.budget.maxEnvSteps} environment steps${params ? `; environment params: ${params}` : ''}.`;
 }
 
-/** `value` without empty objects, empty arrays and nulls, at any depth (none is left at the top). */
-function dropEmpty(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(dropEmpty);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
+/** Whether `value` is an empty object, an empty array or null. */
+function isEmpty(value: unknown): boolean {
+  if (value === null) return true;
+  if (Array.isArray(value)) return value.length === 0;
+  return typeof value === 'object' && Object.keys(value as object).length === 0;
+}
+
+/** The paths of `value`'s empty objects, arrays and nulls, deepest first. */
+function emptyPaths(value: unknown, at: string[] = []): string[][] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
+  const out: string[][] = [];
   for (const [k, v] of Object.entries(value)) {
-    const d = dropEmpty(v);
-    if (d === null || (Array.isArray(d) && d.length === 0) || (typeof d === 'object' && !Array.isArray(d) && Object.keys(d as object).length === 0)) continue;
-    out[k] = d;
+    out.push(...emptyPaths(v, [...at, k]));
+    if (isEmpty(v)) out.push([...at, k]);
   }
   return out;
 }
 
+/** A copy of `value` without the field at `path`, and with parents it leaves empty removed too. */
+function withoutPath(value: unknown, path: string[]): unknown {
+  const copy = structuredClone(value) as Record<string, unknown>;
+  const parents: Record<string, unknown>[] = [copy];
+  for (const k of path.slice(0, -1)) parents.push(parents[parents.length - 1][k] as Record<string, unknown>);
+  for (let i = path.length - 1; i >= 0; i--) {
+    const parent = parents[i];
+    if (i < path.length - 1 && !isEmpty(parent[path[i]])) break;
+    delete parent[path[i]];
+  }
+  return copy;
+}
+
 /**
- * The example the compact prompt shows: `spec` without its empty objects, empty arrays and nulls
- * when the spec stays valid for the brief without them (the schema's defaults fill them in), else
- * `spec` as it is. Small models copy `"params":{}` badly (they fill it with the fields that follow).
+ * The example the compact prompt shows: `spec` without each empty object, empty array and null
+ * that the schema's defaults fill back in (the spec parses to the same job without it). A required
+ * or meaningful empty value stays (`"hidden": []` is a linear model). Small models copy
+ * `"params":{}` badly (they fill it with the fields that follow).
  */
 export function compactExample(spec: unknown, brief: TaskBrief): unknown {
-  const lean = dropEmpty(spec);
-  return validateSpec(lean, brief).ok ? lean : spec;
+  const full = validateSpec(spec, brief);
+  if (!full.ok) return spec;
+  let lean = spec;
+  for (const path of emptyPaths(spec)) {
+    const candidate = withoutPath(lean, path);
+    const parsed = validateSpec(candidate, brief);
+    if (parsed.ok && isDeepStrictEqual(parsed.spec, full.spec)) lean = candidate;
+  }
+  return lean;
 }
 
 /**
