@@ -29,7 +29,9 @@ test('a behaviour-cloning warm start from good demonstrations pays off on Mounta
   const { brief, baseline } = getPublicTask('mountaincar-reach');
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-demo-'));
   const score = async (demo: string) => {
-    const spec = { ...baseline, dataset: { demonstrations: demo }, budget: { envSteps: 4096, targetReturn: null } };
+    // The behaviour cloning learns from normalised observations (the baseline's raw positions and
+    // velocities differ in scale by 100×, and a cloned policy on them does not reach the flag).
+    const spec = { ...baseline, environment: { ...baseline.environment, wrappers: ['normalize-observation'] }, dataset: { demonstrations: demo }, budget: { envSteps: 4096, targetReturn: null } };
     const dir = join(tmp, demo);
     await runJob(spec, brief, { outDir: dir, data: dataForJob(brief.id, spec) });
     return scoreArtifact(brief.id, dir).raw;
