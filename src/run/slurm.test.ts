@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { type SlurmCluster, clusterUnavailable, findBinary, startCluster } from '../testing/slurm-cluster.js';
 import { runJobPrefix } from './slurm.js';
+import { BASELINE_SEEDS, CONFIRM_SEEDS } from '../outer/noise.js';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
 const why = clusterUnavailable();
@@ -79,13 +80,22 @@ async function until<T>(what: string, probe: () => T | undefined | false, timeou
   }
 }
 
-function jobRows(runDir: string): { id: number; status: string; failure_kind: string | null; error: string | null; raw: number | null }[] {
+function jobRows(runDir: string): { id: number; kind: string; status: string; failure_kind: string | null; error: string | null; raw: number | null }[] {
   const db = new Database(join(runDir, 'store.db'), { readonly: true });
   try {
-    return db.prepare('SELECT j.id, j.status, j.failure_kind, j.error, s.raw FROM jobs j LEFT JOIN scores s ON s.job_id = j.id ORDER BY j.id').all() as never;
+    return db.prepare('SELECT j.id, j.kind, j.status, j.failure_kind, j.error, s.raw FROM jobs j LEFT JOIN scores s ON s.job_id = j.id ORDER BY j.id').all() as never;
   } finally {
     db.close();
   }
+}
+
+/** A one-iteration run of two proposals: the baseline on each harness seed (a failed seed retried), the two proposals, and a confirmation's seeds for a bonus candidate. */
+function assertRunJobs(rows: { kind: string; status: string }[]): void {
+  const count = (kind: string): number => rows.filter((r) => r.kind === kind).length;
+  assert.equal(count('proposal'), 2, 'two proposals');
+  assert.ok(count('baseline') >= BASELINE_SEEDS, `the baseline on its ${BASELINE_SEEDS} harness seeds`);
+  assert.equal(count('confirm') % CONFIRM_SEEDS, 0, 'a confirmation trains on every seed');
+  assert.equal(rows.length, count('proposal') + count('baseline') + count('confirm'));
 }
 
 /** Slurm job ids recorded in each job directory (attempt by attempt). */
@@ -111,7 +121,7 @@ test('rrl train --executor slurm runs an RL run to completion on the cluster and
   const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
   assert.equal(summary.jobs, 2);
   const rows = jobRows(runDir);
-  assert.equal(rows.length, 3, 'one baseline and two proposals');
+  assertRunJobs(rows);
   for (const row of rows) {
     assert.ok(['succeeded', 'invalid', 'failed'].includes(row.status), `job ${row.id}: ${row.status}`);
     if (row.status === 'succeeded') assert.equal(typeof row.raw, 'number', 'scored by the harness');
@@ -133,7 +143,7 @@ test('the command trainer runs on the cluster; its hidden evaluation command sco
   const r = await finished(rrlTrain(runDir, []));
   assert.equal(r.code, 0, r.stderr);
   const rows = jobRows(runDir);
-  assert.equal(rows.length, 3);
+  assertRunJobs(rows);
   const ok = rows.filter((row) => row.status === 'succeeded');
   assert.ok(ok.length >= 1, JSON.stringify(rows));
   for (const row of ok) assert.ok(row.raw! >= 0 && row.raw! <= 1, 'accuracy from the evaluation command');
@@ -221,7 +231,7 @@ test('through slurmrestd: the API version is negotiated and a run completes', { 
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /executor: slurm-rest/);
   const rows = jobRows(runDir);
-  assert.equal(rows.length, 3);
+  assertRunJobs(rows);
   assert.ok(rows.some((row) => row.status === 'succeeded'), JSON.stringify(rows));
   const rec = JSON.parse(readFileSync(join(runDir, 'jobs', readdirSync(join(runDir, 'jobs'))[0], 'slurm', 'job.json'), 'utf8'));
   assert.equal(rec.backend, 'rest');
