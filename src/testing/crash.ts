@@ -14,6 +14,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Rng } from '../util/rng.js';
+import { BASELINE_SEEDS } from '../outer/noise.js';
 import { type JobView, type StoreView, progressOf, readStore } from './store-view.js';
 
 const BIN = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
@@ -33,7 +34,7 @@ export interface CrashRunConfig {
  * Small and deterministic: the embedded controller (it checkpoints and updates a network, the
  * state most at risk) on cartpole-short, whose jobs train in a second or two (iris-species jobs
  * became too quick for kills to land in every step once the fused engine trained them); 3
- * iterations of 2 proposals plus the baseline (7 jobs).
+ * iterations of 2 proposals plus the baseline on its harness seeds.
  */
 export const CRASH_RUN: CrashRunConfig = { tasks: 'cartpole-short', agent: 'controller', iterations: 3, group: 2, seed: 5, workers: 2 };
 
@@ -272,8 +273,12 @@ export function checkComplete(view: StoreView, config: CrashRunConfig): string[]
     if (row && !(Math.abs((row.meanReward ?? NaN) - mean) < 1e-9)) problems.push(`iteration ${it}: mean reward ${row.meanReward} but its jobs' rewards average ${mean}`);
   }
   for (const task of tasks) {
-    const n = view.jobs.filter((j) => j.kind === 'baseline' && j.task === task).length;
-    if (n !== 1) problems.push(`${task}: ${n} baseline jobs`);
+    // The baseline trains once on each harness seed (slots 0..S−1); slot s+S is the retry of a failed slot s.
+    const slots = view.jobs.filter((j) => j.kind === 'baseline' && j.task === task).map((j) => j.slot);
+    const failed = new Set(view.jobs.filter((j) => j.kind === 'baseline' && j.task === task && j.status === 'failed').map((j) => j.slot));
+    const expected = slots.every((s, i) => slots.indexOf(s) === i && (s < BASELINE_SEEDS || failed.has(s - BASELINE_SEEDS)));
+    const seeds = Array.from({ length: BASELINE_SEEDS }, (_, i) => i).every((i) => slots.includes(i));
+    if (!expected || !seeds) problems.push(`${task}: baseline jobs in slots ${slots.join(', ')} (one per harness seed, a retry only after a failure)`);
   }
   for (const j of view.jobs.filter((j) => j.artifactDir && !j.artifactStatus)) problems.push(`${describe(j)}: its artifact has no status.json`);
   return problems;
