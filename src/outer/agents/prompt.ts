@@ -10,6 +10,7 @@ import type { TaskBrief } from '../../spec/brief.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS } from '../../inner/expr.js';
 import { REWARD_RULE } from '../reward.js';
+import { patchPrompt } from './patch-prompt.js';
 
 /** One chat message as the chat.completions protocol carries it. */
 export interface ChatMessage {
@@ -36,7 +37,12 @@ export interface PromptOptions {
    * one line of what may change, instead of the brief, the catalog and the schema's fields; no history.
    */
   compact?: boolean;
-  /** A valid spec for the task shown in the compact form (the task's public baseline spec). */
+  /**
+   * The patch form for small models (outer/agents/patch-prompt.ts): the current job (`example`,
+   * the task's baseline spec), what may change, and the request for a JSON merge patch over it.
+   */
+  patch?: boolean;
+  /** A valid spec for the task shown in the compact and patch forms (the task's public baseline spec). */
   example?: unknown;
 }
 
@@ -263,6 +269,7 @@ function compactPrompt(brief: TaskBrief, example: unknown): ChatMessage[] {
  * spec's fields and (when `historyLimit` > 0) the agent's own earlier jobs with their rewards.
  */
 export function buildPrompt(brief: TaskBrief, options: PromptOptions = {}): ChatMessage[] {
+  if (options.patch) return patchPrompt(brief, compactExample(options.example ?? null, brief), options.example ?? null);
   if (options.compact) return compactPrompt(brief, options.example);
   const system = [
     'You are the trainer agent of recursive-rl. You read a task brief and design one complete training job for it:',
