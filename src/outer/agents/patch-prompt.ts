@@ -48,10 +48,10 @@ function algorithmOf(baseline: unknown): string {
 function choices(brief: TaskBrief, baseline: unknown): string[] {
   const algos = algorithmSchemas();
   const names = brief.algorithms.map((a) => `${a} (${clip(String((algos.get(a)?.name as Node | undefined)?.description ?? a), 40).replace(/ \(.*$/, '')})`);
-  const lines = [`- algorithm.name: ${names.join(', ')}${brief.algorithms.length > 1 ? '; to switch, set the current algorithm\'s other fields to null' : ''}`];
+  const lines = brief.algorithms.length > 1 ? [`- algorithm.name: ${names.join(', ')}; to switch, set the current algorithm's other fields to null`] : [];
   const step = stepField(algorithmOf(baseline));
   if (step) lines.push(`- algorithm.${step.name}: ${step.min} to ${step.max}`);
-  lines.push('- model.hidden: up to 4 layer widths, each 1 to 512 ([] is linear); model.activation: tanh or relu');
+  lines.push('- model.hidden: up to 4 widths of 1 to 512 ([] is linear); model.activation: tanh or relu');
   if (brief.kind === 'control') {
     lines.push(`- budget.envSteps: at most ${brief.budget.maxEnvSteps}`);
     if (brief.environment.params.length) {
@@ -61,7 +61,7 @@ function choices(brief: TaskBrief, baseline: unknown): string[] {
   } else {
     lines.push(`- budget.examples: at most ${brief.budget.maxExamples ?? 0}`);
     lines.push('- dataset.sources (a list, replaced whole; each {"id", "weight"}):');
-    for (const s of brief.supervised?.sources ?? []) lines.push(`  ${s.id} (${s.examples}): ${clip(s.description, 56)}`);
+    for (const s of brief.supervised?.sources ?? []) lines.push(`  ${s.id} (${s.examples}): ${clip(s.description, 44)}`);
   }
   return lines;
 }
@@ -95,14 +95,14 @@ export function examplePatch(brief: TaskBrief, baseline: unknown): JsonObject | 
 export function patchPrompt(brief: TaskBrief, current: unknown, baseline: unknown): ChatMessage[] {
   const example = examplePatch(brief, baseline);
   const user = [
-    `Task "${brief.title}": ${clip(brief.description, 140)}.`,
+    `Task "${brief.title}": ${clip(brief.description, 100)}.`,
     'The current training job:',
     JSON.stringify(current),
     'What you may change:',
     ...choices(brief, baseline),
-    'Reply with a JSON merge patch of the current job: only the fields you change, nested as in the job (null removes a field).' +
-      (example ? ` For example: ${JSON.stringify(example)}` : ''),
-    'Reply with the JSON only.',
+    'Reply with a JSON merge patch of the current job: only the fields to change, nested as in the job (null removes one).' +
+      (example ? ` Example: ${JSON.stringify(example)}` : ''),
+    'JSON only.',
   ].join('\n');
   return [
     { role: 'system', content: 'You are a helpful assistant that writes JSON.' },
