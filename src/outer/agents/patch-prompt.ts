@@ -94,8 +94,9 @@ export function examplePatch(brief: TaskBrief, baseline: unknown): JsonObject | 
  */
 export function patchPrompt(brief: TaskBrief, current: unknown, baseline: unknown): ChatMessage[] {
   const example = examplePatch(brief, baseline);
+  const what = clip(brief.description, 100);
   const user = [
-    `Task "${brief.title}": ${clip(brief.description, 100)}.`,
+    `Task "${brief.title}": ${what}${what.endsWith('…') ? '' : '.'}`,
     'The current training job:',
     JSON.stringify(current),
     'What you may change:',
