@@ -654,9 +654,11 @@ program
   .option('--run <dir>', "include this run's earlier jobs on the task with their rewards")
   .option('--llm-history <k>', 'how many earlier jobs to show', int('--llm-history', 0, 1000), LLM_DEFAULTS.historyLimit)
   .option('--compact', 'the compact form for small models: one valid spec to start from instead of the field list')
+  .option('--patch', 'the patch form for small models: the current job, what may change, and a JSON merge patch asked for')
   .option('--json', 'print the messages as a JSON array')
   .option('--task-dir <dir>', TASK_DIR_HELP)
-  .action(async (task: string, o: { run?: string; llmHistory: number; compact?: boolean; json?: boolean; taskDir?: string }) => {
+  .action(async (task: string, o: { run?: string; llmHistory: number; compact?: boolean; patch?: boolean; json?: boolean; taskDir?: string }) => {
+    if (o.compact && o.patch) throw new InvalidArgumentError('--compact and --patch are two forms; give one');
     await useTaskDir(o.taskDir);
     const { brief } = getPublicTask(task);
     let history: { spec: unknown; reward: number | null; status?: string; error?: string | null }[] = [];
@@ -670,7 +672,7 @@ program
         store.close();
       }
     }
-    const messages = buildPrompt(brief, { history, historyLimit: o.run ? o.llmHistory : 0, ...(o.compact ? { compact: true, example: getPublicTask(task).baseline } : {}) });
+    const messages = buildPrompt(brief, { history, historyLimit: o.run ? o.llmHistory : 0, ...(o.compact || o.patch ? { compact: o.compact, patch: o.patch, example: getPublicTask(task).baseline } : {}) });
     if (o.json) console.log(JSON.stringify(messages, null, 2));
     else console.log(messages.map((m) => `=== ${m.role} ===\n${m.content}`).join('\n\n'));
   });

@@ -104,6 +104,8 @@ export const MAX_CURVE_POINTS = 2000;
 export interface JobDetail {
   job: JobListRow & { runId: string; agent: string; artifactDir: string | null; finishedAt: string | null; advantage: number | null; groupId: string | null };
   spec: unknown;
+  /** The JSON merge patch over the baseline spec the spec was written as (outer/answer.ts); null for a full spec. */
+  patch: unknown;
   trace: unknown;
   rewardDetail: unknown;
   /** The task's baseline job in this run, and the best-scoring job on the task before this one. */
@@ -119,14 +121,14 @@ export interface JobDetail {
 /** True when an error only means the writer has not created the tables yet. */
 export const notYet = (err: unknown): boolean => /no such table/i.test(String((err as Error)?.message));
 
-const columnsCache = new WeakMap<Database.Database, { stderr: string; groupId: string; rung: boolean }>();
+const columnsCache = new WeakMap<Database.Database, { stderr: string; groupId: string; rung: boolean; patch: string }>();
 
 /** Column expressions that stores written by older versions lack. */
-function cols(db: Database.Database): { stderr: string; groupId: string; rung: boolean } {
+function cols(db: Database.Database): { stderr: string; groupId: string; rung: boolean; patch: string } {
   let c = columnsCache.get(db);
   if (!c) {
     const has = (table: string, column: string): boolean => (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((r) => r.name === column);
-    c = { stderr: has('scores', 'stderr') ? 's.stderr' : 'NULL', groupId: has('rewards', 'group_id') ? 'r.group_id' : 'NULL', rung: has('jobs', 'rung') };
+    c = { stderr: has('scores', 'stderr') ? 's.stderr' : 'NULL', groupId: has('rewards', 'group_id') ? 'r.group_id' : 'NULL', rung: has('jobs', 'rung'), patch: has('jobs', 'patch') ? 'j.patch' : 'NULL' };
     columnsCache.set(db, c);
   }
   return c;
@@ -303,16 +305,16 @@ function thin<T>(points: T[], max: number): T[] {
 /** One job in full, with what its spec is compared to; null when there is no such job. */
 export function jobDetail(db: Database.Database, id: number): JobDetail | null {
   try {
-    const { stderr, groupId } = cols(db);
+    const { stderr, groupId, patch: patchColumn } = cols(db);
     const row = db
       .prepare(
-        `SELECT ${LIST_COLUMNS(stderr)}, j.run_id AS runId, j.agent, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt, j.spec, j.trace,
+        `SELECT ${LIST_COLUMNS(stderr)}, j.run_id AS runId, j.agent, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt, j.spec, j.trace, ${patchColumn} AS patch,
                 r.advantage, ${groupId} AS groupId, r.detail AS rewardDetail
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id WHERE j.id = ?`,
       )
-      .get(id) as (JobDetail['job'] & { spec: string; trace: string | null; rewardDetail: string | null }) | undefined;
+      .get(id) as (JobDetail['job'] & { spec: string; trace: string | null; patch: string | null; rewardDetail: string | null }) | undefined;
     if (!row) return null;
-    const { spec: specText, trace: traceText, rewardDetail, ...job } = row;
+    const { spec: specText, trace: traceText, patch: patchText, rewardDetail, ...job } = row;
     const spec = parse(specText);
     const trace = parse(traceText);
     const base = db
@@ -351,6 +353,7 @@ export function jobDetail(db: Database.Database, id: number): JobDetail | null {
     return {
       job,
       spec,
+      patch: parse(patchText),
       trace,
       rewardDetail: parse(rewardDetail),
       baseline,

@@ -11,6 +11,7 @@ import { validateSpec } from '../inner/validate.js';
 import { MAX_REPLY_CHARS } from '../spec/bounds.js';
 import { extractJsonObject } from '../spec/extract.js';
 import { type GuardedProposal, guardProposal } from './guard.js';
+import { readAnswer } from './answer.js';
 import { type Executor, executorTimeoutMs } from '../run/executor.js';
 import type { Store, JobOutcome, JobRow } from '../store/store.js';
 import { type ResultCache, specKey } from '../store/cache.js';
@@ -83,16 +84,19 @@ function withFlatStop(spec: unknown): unknown {
 /**
  * Parses a completion as a language model writes it (prose, a code fence, a `<think>` block
  * around one JSON object) into a proposal as the store keeps it: the first complete JSON object,
+ * a full spec or a merge patch over `baseline` (the task's baseline spec, see outer/answer.ts),
  * within the limits of a job spec; no object, or one over the limits, is an invalid proposal
- * with a one-line reason. Never throws.
+ * with a one-line reason. The proposal keeps the patch as written. Never throws.
  */
-export function proposalFromCompletion(text: string): GuardedProposal {
+export function proposalFromCompletion(text: string, baseline: unknown): GuardedProposal {
   if (text.length > MAX_REPLY_CHARS) {
     return { spec: null, trace: null, rejected: { kind: 'invalid', error: `the completion is ${text.length} characters long; the limit is ${MAX_REPLY_CHARS}` } };
   }
   const found = extractJsonObject(text);
   if (!found.ok) return { spec: null, trace: null, rejected: { kind: 'invalid', error: found.error } };
-  return guardProposal({ spec: found.value, trace: null });
+  const read = readAnswer(found.value, baseline);
+  if (!read.ok) return { spec: null, trace: null, rejected: { kind: 'invalid', error: read.error } };
+  return guardProposal({ spec: read.spec, trace: null, patch: read.patch });
 }
 
 /** What an evaluator needs: where the run lives and what trains and scores its jobs. */

@@ -21,6 +21,7 @@ function row(kind: JobRow['kind'], o: Partial<JobRow> = {}): JobRow {
     agent: kind === 'proposal' ? 'test' : 'baseline',
     spec: { seed: 1 },
     trace: null,
+    patch: null,
     status: 'succeeded',
     failureKind: null,
     error: null,

@@ -33,17 +33,28 @@ test('a trace keeps a valid completion whole and an invalid one cut to 1 KiB wit
 });
 
 test('completions are parsed and validated in a worker; a worker that fails makes them invalid with its reason', async () => {
-  const brief = getPublicTask('cartpole-short').brief;
-  const [ok, none, bad] = await parseProposals([JSON.stringify(arsSpec('cartpole-short')), 'no spec here', JSON.stringify({ ...arsSpec('cartpole-short'), reward: { expression: 'r + foo' } })], brief);
+  const { brief, baseline } = getPublicTask('cartpole-short');
+  const [ok, none, bad, patch, badPatch] = await parseProposals(
+    [JSON.stringify(arsSpec('cartpole-short')), 'no spec here', JSON.stringify({ ...arsSpec('cartpole-short'), reward: { expression: 'r + foo' } }), '{"seed": 9}', '{"algorithm": {"learningRate": 5}}'],
+    brief,
+    baseline,
+  );
   assert.equal(ok.rejected, undefined);
   assert.deepEqual(ok.spec, arsSpec('cartpole-short'));
+  assert.equal(ok.patch ?? null, null);
+  assert.equal(ok.unchanged, false);
   assert.match(none.rejected?.error ?? '', /no JSON object/);
   assert.match(bad.rejected?.error ?? '', /reward\.expression.*foo/);
+  // The patch form: applied over the baseline spec, kept as written; a seed alone changes nothing.
+  assert.equal(patch.rejected, undefined);
+  assert.deepEqual(patch.patch, { seed: 9 });
+  assert.equal(patch.unchanged, true);
+  assert.match(badPatch.rejected?.error ?? '', /^the patch over the baseline spec gives an invalid spec: .*algorithm\.learningRate/);
   // A parse that throws in the worker (here: a brief without its fields) ...
-  const broken = await parseProposals([JSON.stringify(arsSpec('cartpole-short')), 'x'], {} as TaskBrief);
+  const broken = await parseProposals([JSON.stringify(arsSpec('cartpole-short')), 'x'], {} as TaskBrief, null);
   // ... and one past its time limit (the worker is ended and replaced): 256 completions that each take milliseconds, 10 ms allowed.
   const slow = Array.from({ length: 256 }, () => `${'{'.repeat(32)}${'x'.repeat(32_000)}`);
-  const late = await parseProposals(slow, brief, 10);
+  const late = await parseProposals(slow, brief, baseline, 10);
   for (const [out, kind, n] of [[broken, 'error', 2], [late, 'timeout', 256]] as const) {
     assert.equal(out.length, n);
     for (const p of out) {
@@ -51,7 +62,7 @@ test('completions are parsed and validated in a worker; a worker that fails make
       assert.match(p.rejected?.error ?? '', new RegExp(`^the completion could not be parsed \\(${kind}: .*\\)$`));
     }
   }
-  const [again] = await parseProposals(['{"a": 1}'], brief);
+  const [again] = await parseProposals(['{"a": 1}'], brief, baseline);
   assert.match(again.rejected?.error ?? '', /./, 'the replaced worker parses the next request');
   assert.doesNotMatch(again.rejected?.error ?? '', /could not be parsed/);
 });

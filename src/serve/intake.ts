@@ -90,14 +90,14 @@ export function requestsParsing(): number {
 }
 
 /**
- * The proposals of `completions` for the task of `brief`, parsed and validated in the worker
- * thread. When the worker fails (a time limit, its heap, a crash) every completion of the request
+ * The proposals of `completions` for the task of `brief`, parsed (a patch over `baseline`, the
+ * task's baseline spec, or a full spec) and validated in the worker thread. When the worker fails (a time limit, its heap, a crash) every completion of the request
  * comes back invalid with the reason.
  */
-export async function parseProposals(completions: string[], brief: TaskBrief, timeoutMs: number = INTAKE_DEFAULTS.parseTimeoutMs): Promise<GuardedProposal[]> {
+export async function parseProposals(completions: string[], brief: TaskBrief, baseline: unknown, timeoutMs: number = INTAKE_DEFAULTS.parseTimeoutMs): Promise<GuardedProposal[]> {
   parsing += 1;
   try {
-    const out = await intakePool().run({ completions, brief }, { timeoutMs });
+    const out = await intakePool().run({ completions, brief, baseline }, { timeoutMs });
     if (out.ok && Array.isArray(out.value) && out.value.length === completions.length) return out.value;
     const why = out.ok ? 'the parser answered with the wrong number of proposals' : `${out.kind}: ${out.message}`;
     const error = oneLine(`the completion could not be parsed (${why})`, 500);

@@ -17,7 +17,11 @@ export const RewardsRequest = z
   .object({
     task: z.string().min(1).max(MAX_TASK_CHARS).describe('the task id (see GET /v1/tasks)'),
     completions: z
-      .array(z.string().describe('raw model text; the job spec is the first complete JSON object in it'))
+      .array(
+        z
+          .string()
+          .describe('raw model text; its answer is the first complete JSON object in it: a full job spec (it has a "task" field) or a JSON Merge Patch (RFC 7396) over the task\'s baseline spec (any other object)'),
+      )
       .min(1)
       .max(MAX_COMPLETIONS)
       .describe('completions for the task, usually one GRPO group'),
@@ -47,12 +51,20 @@ export const Score = z
 /** Final status of one job. */
 export const JobStatus = z.enum(['succeeded', 'failed', 'invalid']).describe('invalid: no JSON object or a spec that fails validation');
 
+/** The merge patch an answer was written as. */
+export const Patch = z.record(z.string(), z.unknown()).nullable().describe('the JSON Merge Patch over the task\'s baseline spec the completion was written as; null for a full spec');
+
+/** Whether a job is the baseline's. */
+export const Unchanged = z.boolean().describe('the spec trains the same job as the task\'s baseline spec, seed aside (false for an invalid one)');
+
 /** One completion's outcome. */
 export const RewardResult = z.object({
   status: JobStatus,
   score: Score.nullable(),
   reason: z.string().nullable().describe('why a job is invalid or failed, one line; null when it succeeded'),
   job: z.number().int().describe('the job id (GET /v1/jobs/{id})'),
+  patch: Patch,
+  unchanged: Unchanged,
 });
 
 /** `POST /v1/rewards` answer. */
@@ -77,7 +89,10 @@ export const TaskRow = z.object({
 /** `GET /v1/tasks/{id}/prompt` answer. */
 export const PromptResponse = z.object({
   messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() })).describe('chat messages asking for one job spec'),
-  example: z.record(z.string(), z.unknown()).nullable().describe('the valid job spec the compact form shows (null in the full form): what a trainer-side format reward can compare structure with'),
+  example: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe('the valid job spec the compact form shows, or the example patch the patch form shows (null in the full form): what a trainer-side format reward can compare structure with'),
 });
 
 /** `GET /v1/jobs/{id}` answer. */
@@ -92,6 +107,8 @@ export const JobResponse = z.object({
   reason: z.string().nullable(),
   reward: z.number().nullable(),
   cached: z.boolean().describe('the result was reused from an identical earlier job'),
+  patch: Patch,
+  unchanged: Unchanged,
   cost: z.object({ envSteps: z.number().nullable(), examples: z.number().nullable(), wallSeconds: z.number().nullable() }),
 });
 
@@ -132,8 +149,16 @@ export function openApiDocument(version: string): Record<string, unknown> {
         get: {
           operationId: 'taskPrompt',
           summary: 'the chat messages that ask for a job spec for the task',
-          parameters: [idParam('task id'), { name: 'form', in: 'query', required: false, description: 'full (default) or compact (for small models)', schema: { type: 'string', enum: ['full', 'compact'] } }],
+          parameters: [idParam('task id'), { name: 'form', in: 'query', required: false, description: 'full (default), compact (one spec to edit, for small models) or patch (the current job and what may change; the answer is a merge patch)', schema: { type: 'string', enum: ['full', 'compact', 'patch'] } }],
           responses: { '200': json('PromptResponse', 'the messages'), '404': json('ErrorResponse', 'no such task'), ...errors },
+        },
+      },
+      '/v1/tasks/{id}/schema': {
+        get: {
+          operationId: 'taskSchema',
+          summary: 'a JSON Schema of the answer for guided decoding, narrowed to the task',
+          parameters: [idParam('task id'), { name: 'form', in: 'query', required: false, description: 'spec (default: the full job spec) or patch (a merge patch over the baseline: no task field, no field required)', schema: { type: 'string', enum: ['spec', 'patch'] } }],
+          responses: { '200': { description: 'a JSON Schema (plain features only, for grammar engines)', content: { 'application/json': { schema: { type: 'object' } } } }, '404': json('ErrorResponse', 'no such task'), ...errors },
         },
       },
       '/v1/rewards': {

@@ -43,7 +43,7 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
     components: { schemas: Record<string, unknown> };
   };
   assert.equal(doc.openapi, '3.1.0');
-  assert.deepEqual(Object.keys(doc.paths).sort(), ['/openapi.json', '/v1/jobs/{id}', '/v1/rewards', '/v1/tasks', '/v1/tasks/{id}/prompt']);
+  assert.deepEqual(Object.keys(doc.paths).sort(), ['/openapi.json', '/v1/jobs/{id}', '/v1/rewards', '/v1/tasks', '/v1/tasks/{id}/prompt', '/v1/tasks/{id}/schema']);
   // Every reference points at a schema the document defines.
   const refs = JSON.stringify(doc).match(/"\$ref":"[^"]*"/g) ?? [];
   assert.ok(refs.length > 5);

@@ -108,8 +108,14 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
     let m = /^\/v1\/tasks\/([^/]+)\/prompt$/.exec(path);
     if (method === 'GET' && m) {
       const form = url.searchParams.get('form') ?? 'full';
-      if (form !== 'full' && form !== 'compact') throw new HttpError(400, `form: expected full or compact, got "${oneLine(form, 40)}"`);
+      if (form !== 'full' && form !== 'compact' && form !== 'patch') throw new HttpError(400, `form: expected full, compact or patch, got "${oneLine(form, 40)}"`);
       return send(res, 200, service.prompt(decodeURIComponent(m[1]), form));
+    }
+    m = /^\/v1\/tasks\/([^/]+)\/schema$/.exec(path);
+    if (method === 'GET' && m) {
+      const form = url.searchParams.get('form') ?? 'spec';
+      if (form !== 'spec' && form !== 'patch') throw new HttpError(400, `form: expected spec or patch, got "${oneLine(form, 40)}"`);
+      return send(res, 200, service.schema(decodeURIComponent(m[1]), form));
     }
     m = /^\/v1\/jobs\/([^/]+)$/.exec(path);
     if (method === 'GET' && m) {

@@ -15,6 +15,10 @@ import { Store, type JobRow } from '../store/store.js';
 import { ResultCache } from '../store/cache.js';
 import { getPublicTask, listTasks } from '../tasks/briefs.js';
 import { buildPrompt, compactExample, type ChatMessage } from '../outer/agents/prompt.js';
+import { examplePatch } from '../outer/agents/patch-prompt.js';
+import { isUnchanged } from '../outer/answer.js';
+import { isJsonObject } from '../spec/patch.js';
+import { grammarSchema, patchGrammarSchema } from '../spec/grammar-schema.js';
 import type { RewardRuleName } from '../outer/reward.js';
 import { Scorer, type ScorerOptions } from '../outer/scorer.js';
 import { Evaluator, openRun } from '../outer/evaluate.js';
@@ -31,6 +35,9 @@ export interface ServeConfig {
   /** Where jobs run (absent: local worker threads). */
   executor?: ExecutorConfig;
 }
+
+/** The forms of `GET /v1/tasks/{id}/prompt`. */
+export type PromptForm = 'full' | 'compact' | 'patch';
 
 /** An error the HTTP layer answers with its status (and, for 429, a Retry-After). */
 export class HttpError extends Error {
@@ -140,12 +147,31 @@ export class RewardService {
     return listTasks().map(({ brief: b }) => ({ id: b.id, family: b.family, kind: b.kind, split: b.split, data: b.data }));
   }
 
-  /** The prompt for a task (as `rrl prompt` prints it, or its compact form). */
-  prompt(task: string, form: 'full' | 'compact' = 'full'): { messages: ChatMessage[]; example: Record<string, unknown> | null } {
+  /** The public task `id`, or 404. */
+  private known(task: string): ReturnType<typeof getPublicTask> {
     if (!this.taskIds.has(task)) throw new HttpError(404, `unknown task "${task.slice(0, 128)}"; see GET /v1/tasks`);
-    const t = getPublicTask(task);
+    return getPublicTask(task);
+  }
+
+  /** The prompt for a task (as `rrl prompt` prints it), its compact form, or its patch form (whose example is a patch). */
+  prompt(task: string, form: PromptForm = 'full'): { messages: ChatMessage[]; example: Record<string, unknown> | null } {
+    const t = this.known(task);
     if (form === 'full') return { messages: buildPrompt(t.brief), example: null };
+    if (form === 'patch') return { messages: buildPrompt(t.brief, { patch: true, example: t.baseline }), example: examplePatch(t.brief, t.baseline) };
     return { messages: buildPrompt(t.brief, { compact: true, example: t.baseline }), example: compactExample(t.baseline, t.brief) as Record<string, unknown> };
+  }
+
+  /** The answer's JSON Schema for guided decoding: the full spec narrowed to the task, or a merge patch over its baseline. */
+  schema(task: string, form: 'spec' | 'patch' = 'spec'): Record<string, unknown> {
+    const { brief } = this.known(task);
+    return form === 'patch' ? patchGrammarSchema(brief) : grammarSchema(brief);
+  }
+
+  /** What a stored job was written as: the patch (null for a full spec) and whether it is the baseline's job. */
+  private answerFields(r: JobRow): { patch: Record<string, unknown> | null; unchanged: boolean } {
+    const patch = isJsonObject(r.patch) ? r.patch : null;
+    const t = getPublicTask(r.task);
+    return { patch, unchanged: r.status !== 'invalid' && isUnchanged(r.spec, t.brief, t.baseline) };
   }
 
   /** One job of the run, or 404. */
@@ -163,6 +189,7 @@ export class RewardService {
       reason: r.error,
       reward: r.reward,
       cached: r.cacheHit !== null,
+      ...this.answerFields(r),
       cost: { envSteps: r.envSteps, examples: r.examples, wallSeconds: r.wallSeconds },
     };
   }
@@ -205,7 +232,7 @@ export class RewardService {
     this.budget ??= new CompletionBudget(this.options.completionBytes ?? INTAKE_DEFAULTS.completionBytes, this.options.completionWindowMs ?? INTAKE_DEFAULTS.windowMs);
     const admitted = this.budget.admit(completions);
     if (!admitted.ok) throw new HttpError(429, admitted.message, admitted.retryAfterSeconds);
-    const parsed = await parseProposals(completions, getPublicTask(task).brief);
+    const parsed = await parseProposals(completions, getPublicTask(task).brief, getPublicTask(task).baseline);
     const meanwhile = replay();
     if (meanwhile) return meanwhile;
     room(); // again: the queue and the service may have changed while the worker parsed
@@ -312,6 +339,7 @@ export class RewardService {
         score: r.normalized === null ? null : { normalized: r.normalized, stderr: r.stderr, uncertainty: (group[i].detail.uncertainty as number | null) ?? null },
         reason: r.status === 'succeeded' ? (group[i].detail.unscored ? `not rewarded: ${group[i].detail.unscored as string}` : null) : (r.error ?? r.failureKind ?? 'failed'),
         job: r.id,
+        ...this.answerFields(r),
       })),
     };
     this.store.finishRequest(

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { REFERENCE_SPECS } from '../tasks/reference-specs.js';
 import { compactExample } from '../outer/agents/prompt.js';
-import { KIND_ONLY_FIELDS, MAX_GRAMMAR_STRING, grammarSchema, nodeAt, schemaKeywords } from './grammar-schema.js';
+import { KIND_ONLY_FIELDS, MAX_GRAMMAR_STRING, grammarSchema, nodeAt, patchGrammarSchema, schemaKeywords } from './grammar-schema.js';
+import { applyMergePatch, mergePatchBetween } from './patch.js';
+import { validateSpec } from '../inner/validate.js';
 import { jobSpecJsonSchema } from './schema.js';
 
 /** Keywords grammar engines reject or ignore unevenly (see docs/llm-agent.md); none is in the grammar form. */
@@ -74,4 +76,35 @@ test('a [low, high] pair is written with items and a fixed length', () => {
   const arr = pair.anyOf.find((a) => a.type === 'array');
   assert.deepEqual([arr?.minItems, arr?.maxItems], [2, 2]);
   assert.equal((arr?.items as { type: string }).type, 'number');
+});
+
+test('the patch form: no task field, nothing required, closed objects; every one-field edit of a baseline, as a patch, passes it', () => {
+  for (const { brief, baseline } of listTasks()) {
+    const schema = patchGrammarSchema(brief);
+    const used = schemaKeywords(schema);
+    for (const k of AVOIDED) assert.ok(!used.has(k), `${brief.id}: ${k} is in the patch form`);
+    assert.equal(nodeAt(schema, 'task'), undefined);
+    assert.equal(schema.required, undefined);
+    assert.equal(schema.additionalProperties, false);
+    const v = validator(schema);
+    assert.ok(v.safeParse({}).success, `${brief.id}: the empty patch`);
+    assert.equal(v.safeParse({ task: brief.id }).success, false, `${brief.id}: a patch names no task`);
+    assert.equal(v.safeParse({ colour: 'red' }).success, false, `${brief.id}: an unknown field`);
+    const base = baseline as unknown as Record<string, Record<string, unknown>>;
+    const edits: Record<string, unknown>[] = [
+      { ...base, seed: 7 },
+      { ...base, model: { ...base.model, hidden: [16] } },
+      { ...base, algorithm: { ...base.algorithm, ...('learningRate' in base.algorithm ? { learningRate: 0.002 } : { stepSize: 0.05 }) } },
+      brief.kind === 'control' ? { ...base, budget: { ...base.budget, envSteps: 1000 } } : { ...base, dataset: { ...base.dataset, sources: [{ id: brief.supervised!.sources[0].id, weight: 1 }] } },
+    ];
+    for (const edited of edits) {
+      const patch = mergePatchBetween(baseline, edited);
+      const r = v.safeParse(patch);
+      assert.ok(r.success, `${brief.id} ${JSON.stringify(patch)}: ${JSON.stringify(r.error?.issues.slice(0, 2))}`);
+      assert.equal(validateSpec(applyMergePatch(baseline, patch), brief).ok, true, `${brief.id}: ${JSON.stringify(patch)}`);
+    }
+  }
+  const lr = validator(patchGrammarSchema(getPublicTask('iris-species').brief));
+  assert.equal(lr.safeParse({ algorithm: { learningRate: 5 } }).success, false, 'numeric bounds are kept');
+  assert.equal(lr.safeParse({ dataset: { sources: [{ id: 'clean-small' }] } }).success, false, 'array items stay whole');
 });

@@ -198,3 +198,24 @@ export function schemaKeywords(node: unknown, out = new Set<string>()): Set<stri
   }
   return out;
 }
+
+/** Drops `required` from `node` and every object it nests by property or alternative (not array items: arrays are replaced whole). */
+function loosen(node: SchemaNode): void {
+  delete node.required;
+  if (isNode(node.properties)) for (const sub of Object.values(node.properties)) if (isNode(sub)) loosen(sub);
+  if (Array.isArray(node.anyOf)) for (const alt of node.anyOf) if (isNode(alt)) loosen(alt);
+}
+
+/**
+ * The JSON Schema of a merge patch over the task's baseline spec (the patch form of an answer,
+ * outer/answer.ts), for a grammar engine: `grammarSchema(brief)` without the `task` field (a
+ * patch has none) and with no field required at any level (a patch names only what it changes),
+ * `additionalProperties: false` and the bounds kept. The items of an array stay whole (a patch
+ * replaces an array whole). Removals (`null`) are not in it: a guided patch sets values.
+ */
+export function patchGrammarSchema(brief: TaskBrief): SchemaNode {
+  const root = grammarSchema(brief);
+  if (isNode(root.properties)) delete root.properties.task;
+  loosen(root);
+  return root;
+}

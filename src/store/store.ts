@@ -53,6 +53,8 @@ export interface JobRow {
    * null when the job itself trained at the budget it was written with.
    */
   share: number | null;
+  /** The merge patch over the task's baseline spec the answer was written as (outer/answer.ts); null for a full spec. */
+  patch: unknown;
 }
 
 /** What a job's execution produced, as recorded. */
@@ -115,6 +117,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   rung INTEGER,
   parent_id INTEGER,
   share REAL,
+  patch TEXT,
   created_at TEXT NOT NULL,
   finished_at TEXT,
   UNIQUE (run_id, kind, iteration, task, slot)
@@ -201,6 +204,8 @@ export class Store {
     if (!has('jobs', 'rung')) this.db.exec('ALTER TABLE jobs ADD COLUMN rung INTEGER');
     if (!has('jobs', 'parent_id')) this.db.exec('ALTER TABLE jobs ADD COLUMN parent_id INTEGER');
     if (!has('jobs', 'share')) this.db.exec('ALTER TABLE jobs ADD COLUMN share REAL');
+    // The patch form of an answer (outer/answer.ts): the merge patch as written.
+    if (!has('jobs', 'patch')) this.db.exec('ALTER TABLE jobs ADD COLUMN patch TEXT');
     // Idempotent requests of `rrl serve`: the client's key and the digest of task and completions.
     if (!has('requests', 'idem_key')) this.db.exec('ALTER TABLE requests ADD COLUMN idem_key TEXT');
     if (!has('requests', 'digest')) this.db.exec('ALTER TABLE requests ADD COLUMN digest TEXT');
@@ -213,7 +218,7 @@ export class Store {
   addRequest(
     runId: string,
     task: string,
-    jobs: { spec: unknown; trace: unknown; rejected?: { kind: string; error: string } }[],
+    jobs: { spec: unknown; trace: unknown; rejected?: { kind: string; error: string }; patch?: unknown }[],
     match: { key: string | null; digest: string | null } = { key: null, digest: null },
   ): number {
     return this.db.transaction(() => {
@@ -350,17 +355,19 @@ export class Store {
       rung?: number;
       parentId?: number;
       share?: number;
+      /** The merge patch the spec was written as (null or absent: a full spec). */
+      patch?: unknown;
     }[],
   ): number[] {
     const ins = this.db.prepare(
-      'INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, trace, status, failure_kind, error, created_at, finished_at, rung, parent_id, share) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, trace, status, failure_kind, error, created_at, finished_at, rung, parent_id, share, patch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     );
     return this.db.transaction(() =>
       jobs.map((j) => {
         const t = now();
         const r = j.rejected;
         return Number(
-          ins.run(runId, j.iteration, j.slot, j.task, j.kind, j.agent, JSON.stringify(j.spec ?? null), JSON.stringify(j.trace ?? null), r ? 'invalid' : 'pending', r?.kind ?? null, r?.error ?? null, t, r ? t : null, j.rung ?? null, j.parentId ?? null, j.share ?? null)
+          ins.run(runId, j.iteration, j.slot, j.task, j.kind, j.agent, JSON.stringify(j.spec ?? null), JSON.stringify(j.trace ?? null), r ? 'invalid' : 'pending', r?.kind ?? null, r?.error ?? null, t, r ? t : null, j.rung ?? null, j.parentId ?? null, j.share ?? null, j.patch == null ? null : JSON.stringify(j.patch))
             .lastInsertRowid,
         );
       }),
@@ -421,13 +428,13 @@ export class Store {
         `SELECT j.id, j.run_id AS runId, j.iteration, j.slot, j.task, j.kind, j.agent, j.spec, j.trace, j.status,
                 j.failure_kind AS failureKind, j.error, j.env_steps AS envSteps, j.examples, j.wall_seconds AS wallSeconds,
                 j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.cache_hit AS cacheHit, j.finished_at AS finishedAt,
-                j.rung, j.parent_id AS parentId, j.share,
+                j.rung, j.parent_id AS parentId, j.share, j.patch,
                 s.raw, s.normalized, s.stderr, r.reward, r.advantage, r.group_id AS groupId
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id
           WHERE ${where.join(' AND ')} ORDER BY j.id`,
       )
-      .all(...args) as (Omit<JobRow, 'spec' | 'trace'> & { spec: string; trace: string | null })[];
-    return rows.map((r) => ({ ...r, spec: JSON.parse(r.spec), trace: r.trace === null ? null : JSON.parse(r.trace) }));
+      .all(...args) as (Omit<JobRow, 'spec' | 'trace' | 'patch'> & { spec: string; trace: string | null; patch: string | null })[];
+    return rows.map((r) => ({ ...r, spec: JSON.parse(r.spec), trace: r.trace === null ? null : JSON.parse(r.trace), patch: r.patch === null ? null : JSON.parse(r.patch) }));
   }
 
   /**

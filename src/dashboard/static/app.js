@@ -396,6 +396,7 @@ async function jobPage(key, id) {
           &nbsp; <span class="legend-box" style="box-shadow: inset 3px 0 0 #7c3aed"></span>differs from the best job before it${d.bestBefore ? ` (<a href="/runs/${esc(key)}/jobs/${d.bestBefore.id}">job ${d.bestBefore.id}</a>, ${num(d.bestBefore.normalized)})` : ' (none yet)'}</p>
           <pre class="spec" id="spec">${spec.html}</pre>
           ${spec.absent.length ? `<p class="muted">Fields the others have and this spec lacks: ${spec.absent.map((p) => `<code>${esc(p)}</code>`).join(', ')}</p>` : ''}
+          ${d.patch ? `<h2>Written as a patch</h2><p class="muted">The answer was a JSON merge patch over the task's baseline spec; the spec above is the patch applied.</p><pre class="spec" id="patch">${esc(JSON.stringify(d.patch, null, 2))}</pre>` : ''}
         </div>
         <div><h2>Training curve</h2>
           ${names.length ? `<select id="curve">${names.map((n) => `<option${n === curveName ? ' selected' : ''}>${esc(n)}</option>`).join('')}</select><div class="panel"><div id="c-curve"></div></div>` : '<p class="muted">No curve recorded.</p>'}

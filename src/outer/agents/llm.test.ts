@@ -377,3 +377,15 @@ test('context overflow messages of OpenAI, vLLM, llama-cpp-python and llama-serv
   assert.deepEqual(contextOverflow('HTTP 400: the request exceeds the available context size, try increasing it'), { overflow: true, contextTokens: null });
   assert.deepEqual(contextOverflow('HTTP 400: response_format: unknown type json_schema'), { overflow: false, contextTokens: null });
 });
+
+test('a reply may be a JSON merge patch over the task\'s baseline spec; the check keeps the patch', () => {
+  const brief = getPublicTask('cartpole-short').brief;
+  const r = checkReply('```json\n{"algorithm": {"learningRate": 0.002}}\n```', brief);
+  assert.equal(r.ok, true);
+  assert.deepEqual(r.patch, { algorithm: { learningRate: 0.002 } });
+  assert.equal((r.spec as { task: string }).task, 'cartpole-short');
+  const bad = checkReply('{"budget": {"envSteps": 0}}', brief);
+  assert.equal(bad.ok, false);
+  assert.match(!bad.ok ? bad.error : '', /^the patch over the baseline spec gives an invalid spec: .*budget\.envSteps/);
+  assert.equal(checkReply(JSON.stringify(getPublicTask('cartpole-short').baseline), brief).patch, null);
+});

@@ -21,6 +21,8 @@ import type { TaskBrief } from '../../spec/brief.js';
 import { grammarSchema } from '../../spec/grammar-schema.js';
 import { getPublicTask } from '../../tasks/briefs.js';
 import { validateSpec } from '../../inner/validate.js';
+import { checkAnswer, readAnswer } from '../answer.js';
+import type { JsonObject } from '../../spec/patch.js';
 import { jobEnvironment } from '../../inner/job-env.js';
 import { MAX_ISSUE_CHARS, MAX_REPLY_CHARS, SPEC_BOUNDS, checkBounds, describeViolation, oneLine } from '../../spec/bounds.js';
 import type { Rng } from '../../util/rng.js';
@@ -258,29 +260,46 @@ function unfence(text: string): string {
   return m ? m[1] : body;
 }
 
+/** The public baseline spec of a task (what a patch reply applies to); null for a task without one. */
+function publicBaseline(task: string): unknown {
+  try {
+    return getPublicTask(task).baseline;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Checks one reply: JSON, an object, and a spec that fits the schema and the brief (ranges,
- * catalog, budget cap, the reward-expression compiler). Returns the parsed value either way.
+ * catalog, budget cap, the reward-expression compiler). The reply may be a full spec or a JSON
+ * merge patch over the task's baseline spec (outer/answer.ts); `patch` is the patch as written
+ * (null for a full spec) and `spec` the spec it stands for, returned either way.
  */
-export function checkReply(content: string | null, brief: TaskBrief): { ok: true; spec: unknown } | { ok: false; spec: unknown; error: string } {
-  if (typeof content !== 'string' || !content.trim()) return { ok: false, spec: null, error: 'the reply is empty; expected one JSON object, the job spec' };
+export function checkReply(
+  content: string | null,
+  brief: TaskBrief,
+  baseline: unknown = publicBaseline(brief.id),
+): { ok: true; spec: unknown; patch: JsonObject | null } | { ok: false; spec: unknown; patch: JsonObject | null; error: string } {
+  if (typeof content !== 'string' || !content.trim()) return { ok: false, spec: null, patch: null, error: 'the reply is empty; expected one JSON object, the job spec' };
   // Limits first: nothing parses, formats or stores a reply over them.
   if (content.length > MAX_REPLY_CHARS) {
-    return { ok: false, spec: null, error: `the reply is ${content.length} characters long; the limit is ${MAX_REPLY_CHARS} (one JSON object, the job spec)` };
+    return { ok: false, spec: null, patch: null, error: `the reply is ${content.length} characters long; the limit is ${MAX_REPLY_CHARS} (one JSON object, the job spec)` };
   }
   let parsed: unknown;
   try {
     parsed = JSON.parse(unfence(content));
   } catch (err) {
-    return { ok: false, spec: oneLine(content, 200), error: oneLine(`the reply is not JSON (${(err as Error).message}); expected one JSON object, the job spec`, MAX_ISSUE_CHARS) };
+    return { ok: false, spec: oneLine(content, 200), patch: null, error: oneLine(`the reply is not JSON (${(err as Error).message}); expected one JSON object, the job spec`, MAX_ISSUE_CHARS) };
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
-    return { ok: false, spec: null, error: `the reply is JSON but not an object (got ${Array.isArray(parsed) ? 'an array' : typeof parsed}); expected the job spec object` };
+    return { ok: false, spec: null, patch: null, error: `the reply is JSON but not an object (got ${Array.isArray(parsed) ? 'an array' : typeof parsed}); expected the job spec object` };
   }
-  const over = checkBounds(parsed, SPEC_BOUNDS);
-  if (over) return { ok: false, spec: null, error: describeViolation('the reply is over the size limits of a job spec:', over) };
-  const checked = validateSpec(parsed, brief);
-  return checked.ok ? { ok: true, spec: parsed } : { ok: false, spec: parsed, error: checked.error.message };
+  const read = readAnswer(parsed, baseline);
+  if (!read.ok) return { ok: false, spec: null, patch: null, error: read.error };
+  const over = checkBounds(read.spec, SPEC_BOUNDS);
+  if (over) return { ok: false, spec: null, patch: null, error: describeViolation('the reply is over the size limits of a job spec:', over) };
+  const checked = checkAnswer(read, brief, baseline);
+  return checked.ok ? { ok: true, spec: read.spec, patch: read.patch } : { ok: false, spec: read.spec, patch: read.patch, error: checked.error };
 }
 
 /** A completion as stored in the trace and sent back in the repair turn: clipped at the reply limit. */
@@ -543,7 +562,7 @@ export class LlmAgent implements Agent {
         if (!second.ok) {
           trace.turns.push({ turn: 'repair', requestId: null, choiceIndex: 0, attempts: second.attempts, completion: null, logprobs: null, finishReason: null, error: second.error });
           trace.error = `${check.error} (the repair turn failed: ${second.error})`;
-          return { spec: check.spec, trace, rejected: { kind: 'invalid', error: trace.error } };
+          return { spec: check.spec, patch: check.patch, trace, rejected: { kind: 'invalid', error: trace.error } };
         }
         sample = second.samples[0];
         check = checkReply(sample.content, brief);
@@ -553,10 +572,10 @@ export class LlmAgent implements Agent {
         trace.logprobs = sample.logprobs;
         if (!check.ok) {
           trace.error = check.error;
-          return { spec: check.spec, trace, rejected: { kind: 'invalid', error: `after a repair turn: ${check.error}` } };
+          return { spec: check.spec, patch: check.patch, trace, rejected: { kind: 'invalid', error: `after a repair turn: ${check.error}` } };
         }
       }
-      return { spec: check.spec, trace };
+      return { spec: check.spec, patch: check.patch, trace };
     }
   }
 
@@ -569,11 +588,7 @@ export class LlmAgent implements Agent {
       .filter((h) => h.reward !== null && h.spec !== null && typeof h.spec === 'object' && validateSpec(h.spec, brief).ok)
       .sort((a, b) => (b.reward as number) - (a.reward as number))[0];
     if (best) return best.spec;
-    try {
-      return getPublicTask(brief.id).baseline;
-    } catch {
-      return null;
-    }
+    return publicBaseline(brief.id);
   }
 
   /**

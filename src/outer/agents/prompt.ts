@@ -10,6 +10,7 @@ import type { TaskBrief } from '../../spec/brief.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS } from '../../inner/expr.js';
 import { REWARD_RULE } from '../reward.js';
+import { patchPrompt } from './patch-prompt.js';
 
 /** One chat message as the chat.completions protocol carries it. */
 export interface ChatMessage {
@@ -36,7 +37,12 @@ export interface PromptOptions {
    * one line of what may change, instead of the brief, the catalog and the schema's fields; no history.
    */
   compact?: boolean;
-  /** A valid spec for the task shown in the compact form (the task's public baseline spec). */
+  /**
+   * The patch form for small models (outer/agents/patch-prompt.ts): the current job (`example`,
+   * the task's baseline spec), what may change, and the request for a JSON merge patch over it.
+   */
+  patch?: boolean;
+  /** A valid spec for the task shown in the compact and patch forms (the task's public baseline spec). */
   example?: unknown;
 }
 
@@ -220,17 +226,35 @@ function withoutPath(value: unknown, path: string[]): unknown {
   return copy;
 }
 
+/** Whether `value` has a field at `path`. */
+function hasPath(value: unknown, path: string[]): boolean {
+  let cur = value;
+  for (const k of path) {
+    if (cur === null || typeof cur !== 'object' || !Object.hasOwn(cur, k)) return false;
+    cur = (cur as Record<string, unknown>)[k];
+  }
+  return true;
+}
+
+/** The paths of `value`'s fields (arrays as one field), deepest first. */
+function fieldPaths(value: unknown, at: string[] = []): string[][] {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
+  return Object.entries(value).flatMap(([k, v]) => [...fieldPaths(v, [...at, k]), [...at, k]]);
+}
+
 /**
  * The example the compact prompt shows: `spec` without each empty object, empty array and null
  * that the schema's defaults fill back in (the spec parses to the same job without it). A required
  * or meaningful empty value stays (`"hidden": []` is a linear model). Small models copy
- * `"params":{}` badly (they fill it with the fields that follow).
+ * `"params":{}` badly (they fill it with the fields that follow). With `drop: 'defaults'`, every
+ * field the defaults fill back in goes (the patch prompt's shorter view of the current job).
  */
-export function compactExample(spec: unknown, brief: TaskBrief): unknown {
+export function compactExample(spec: unknown, brief: TaskBrief, drop: 'empty' | 'defaults' = 'empty'): unknown {
   const full = validateSpec(spec, brief);
   if (!full.ok) return spec;
   let lean = spec;
-  for (const path of emptyPaths(spec)) {
+  for (const path of drop === 'empty' ? emptyPaths(spec) : fieldPaths(spec)) {
+    if (!hasPath(lean, path)) continue; // gone with an emptied parent
     const candidate = withoutPath(lean, path);
     const parsed = validateSpec(candidate, brief);
     if (parsed.ok && isDeepStrictEqual(parsed.spec, full.spec)) lean = candidate;
@@ -263,6 +287,7 @@ function compactPrompt(brief: TaskBrief, example: unknown): ChatMessage[] {
  * spec's fields and (when `historyLimit` > 0) the agent's own earlier jobs with their rewards.
  */
 export function buildPrompt(brief: TaskBrief, options: PromptOptions = {}): ChatMessage[] {
+  if (options.patch) return patchPrompt(brief, compactExample(options.example ?? null, brief, 'defaults'), options.example ?? null);
   if (options.compact) return compactPrompt(brief, options.example);
   const system = [
     'You are the trainer agent of recursive-rl. You read a task brief and design one complete training job for it:',

@@ -22,6 +22,8 @@ export interface Proposal {
    * recorded as invalid with this kind and error, and paid the penalty.
    */
   rejected?: { kind: string; error: string };
+  /** The JSON merge patch over the task's baseline spec the spec was written as (outer/answer.ts); absent or null for a full spec. */
+  patch?: Record<string, unknown> | null;
 }
 
 /** Where an update happens: the run and the iteration whose scored proposals it receives. */

@@ -1,0 +1,61 @@
+/**
+ * The two forms of an answer (a completion's JSON object), in one place:
+ *
+ * - an object with a `task` field is a full job spec, read as it is;
+ * - any other object is a JSON Merge Patch (RFC 7396, spec/patch.ts) over the baseline spec of
+ *   the task the request is for: `{"algorithm": {"learningRate": 0.003}}` names only what changes.
+ *
+ * The patch is bounded like a spec before it is applied; the merged spec is then guarded and
+ * validated as a full one is. An answer is `unchanged` when it trains the same job as the
+ * baseline, seed aside (the validated specs compared without their seeds).
+ */
+import type { TaskBrief } from '../spec/brief.js';
+import type { JobSpec } from '../spec/schema.js';
+import { SPEC_BOUNDS, checkBounds, describeViolation } from '../spec/bounds.js';
+import { type JsonObject, applyMergePatch, isJsonObject } from '../spec/patch.js';
+import { validateSpec } from '../inner/validate.js';
+import { seedlessKey } from './noise.js';
+
+/** What an answer stands for: the spec to validate and, for the patch form, the patch as written. */
+export type ReadAnswer = { ok: true; spec: unknown; patch: JsonObject | null } | { ok: false; error: string };
+
+/** Whether a parsed answer is a full spec (an object naming its task) rather than a patch. */
+export function isFullSpec(value: unknown): boolean {
+  return !isJsonObject(value) || Object.hasOwn(value, 'task');
+}
+
+/**
+ * Reads a parsed answer: a full spec (or anything not an object) as it is, any other object as a
+ * merge patch over `baseline`, bounded like a spec first. Never throws.
+ */
+export function readAnswer(value: unknown, baseline: unknown): ReadAnswer {
+  if (isFullSpec(value)) return { ok: true, spec: value, patch: null };
+  const patch = value as JsonObject;
+  const over = checkBounds(patch, SPEC_BOUNDS);
+  if (over) return { ok: false, error: describeViolation('the patch (an answer without a "task" field) was not applied, it is over the limits of a job spec:', over) };
+  if (!isJsonObject(baseline)) return { ok: false, error: 'the answer is a patch (it has no "task" field) but the task has no baseline spec to apply it to; send the full job spec' };
+  return { ok: true, spec: applyMergePatch(baseline, patch), patch };
+}
+
+/** Whether a valid `spec` trains the same job as the task's `baseline`, seed aside (false when either is invalid). */
+export function isUnchanged(spec: unknown, brief: TaskBrief, baseline: unknown): boolean {
+  const a = validateSpec(spec, brief);
+  if (!a.ok) return false;
+  const b = validateSpec(baseline, brief);
+  return b.ok && seedlessKey(a.spec) === seedlessKey(b.spec);
+}
+
+/**
+ * Validates the spec an answer stands for against the task's brief. A spec made by a patch that
+ * fails says so, with validation's reason (which names the field); a valid one says whether it
+ * is unchanged from the baseline.
+ */
+export function checkAnswer(
+  answer: { spec: unknown; patch?: JsonObject | null },
+  brief: TaskBrief,
+  baseline: unknown,
+): { ok: true; spec: JobSpec; unchanged: boolean } | { ok: false; error: string } {
+  const checked = validateSpec(answer.spec, brief);
+  if (!checked.ok) return { ok: false, error: answer.patch ? `the patch over the baseline spec gives an invalid spec: ${checked.error.message}` : checked.error.message };
+  return { ok: true, spec: checked.spec, unchanged: isUnchanged(checked.spec, brief, baseline) };
+}
