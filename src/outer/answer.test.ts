@@ -3,9 +3,8 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { getPublicTask } from '../tasks/briefs.js';
 import { validateSpec } from '../inner/validate.js';
-import { mergePatchBetween } from '../spec/patch.js';
 import { controlSpecArb, deepValue, notOneLine, supervisedSpecArb } from '../testing/arbitraries.js';
-import { checkAnswer, isFullSpec, readAnswer } from './answer.js';
+import { answerPatch, checkAnswer, isFullSpec, readAnswer } from './answer.js';
 import { proposalFromCompletion } from './evaluate.js';
 import parseCompletions from '../serve/intake-worker.js';
 
@@ -39,7 +38,7 @@ test('for any spec S, the patch between the baseline and S gives the same job as
     fc.assert(
       fc.property(arb, (spec) => {
         const full = jobOf(JSON.stringify(spec), t);
-        const patched = jobOf(JSON.stringify(mergePatchBetween(t.baseline, spec)), t);
+        const patched = jobOf(JSON.stringify(answerPatch(t.baseline, spec)), t);
         // The generators may make a spec the brief refuses (a constant that is not finite): both forms refuse it then.
         assert.equal(patched.ok, full.ok, !patched.ok ? patched.error : '');
         if (full.ok && patched.ok) {
@@ -111,4 +110,17 @@ test('the intake worker reads both forms and says which jobs are unchanged', () 
   assert.equal(validateSpec(patch.spec, iris.brief).ok, true);
   assert.deepEqual([same.unchanged, full.unchanged, full.patch ?? null], [true, true, null]);
   assert.match(bad.rejected?.error ?? '', /^the patch over the baseline spec gives an invalid spec: .*dataset\.sources/);
+});
+
+test('a patch naming another algorithm replaces the algorithm section; the same name merges field by field', () => {
+  const dqnAlgorithm = { name: 'dqn', learningRate: 0.0005, gamma: 0.99, bufferSize: 10000, batchSize: 64, learningStarts: 500, trainFrequency: 4, targetUpdateInterval: 500, explorationFraction: 0.2, explorationFinal: 0.05 };
+  const dqn = jobOf(JSON.stringify({ algorithm: dqnAlgorithm }), cartpole);
+  assert.ok(dqn.ok, !dqn.ok ? dqn.error : '');
+  const ref = validateSpec({ ...(cartpole.baseline as object), algorithm: dqnAlgorithm }, cartpole.brief);
+  assert.ok(ref.ok);
+  assert.deepEqual(dqn.ok && dqn.spec, ref.spec);
+  const bare = jobOf('{"algorithm": {"name": "dqn"}}', cartpole);
+  assert.ok(!bare.ok && /algorithm\.learningRate: missing/.test(bare.error), 'the PPO fields are not carried into DQN; its own are named');
+  const lr = jobOf('{"algorithm": {"name": "ppo", "learningRate": 0.0005}}', cartpole);
+  assert.ok(lr.ok && (lr.spec as { algorithm: { clip: number } }).algorithm.clip === (cartpole.baseline as { algorithm: { clip: number } }).algorithm.clip);
 });

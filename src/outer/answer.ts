@@ -5,14 +5,16 @@
  * - any other object is a JSON Merge Patch (RFC 7396, spec/patch.ts) over the baseline spec of
  *   the task the request is for: `{"algorithm": {"learningRate": 0.003}}` names only what changes.
  *
- * The patch is bounded like a spec before it is applied; the merged spec is then guarded and
+ * One rule beyond RFC 7396: a patch that names another algorithm (`{"algorithm": {"name": "dqn"}}`)
+ * replaces the algorithm section: the old algorithm's own fields are not carried over, and the
+ * patch gives the new one's. The patch is bounded like a spec before it is applied; the merged spec is then guarded and
  * validated as a full one is. An answer is `unchanged` when it trains the same job as the
  * baseline, seed aside (the validated specs compared without their seeds).
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { SPEC_BOUNDS, checkBounds, describeViolation } from '../spec/bounds.js';
-import { type JsonObject, applyMergePatch, isJsonObject } from '../spec/patch.js';
+import { type JsonObject, applyMergePatch, isJsonObject, mergePatchBetween } from '../spec/patch.js';
 import { validateSpec } from '../inner/validate.js';
 import { seedlessKey } from './noise.js';
 
@@ -34,7 +36,20 @@ export function readAnswer(value: unknown, baseline: unknown): ReadAnswer {
   const over = checkBounds(patch, SPEC_BOUNDS);
   if (over) return { ok: false, error: describeViolation('the patch (an answer without a "task" field) was not applied, it is over the limits of a job spec:', over) };
   if (!isJsonObject(baseline)) return { ok: false, error: 'the answer is a patch (it has no "task" field) but the task has no baseline spec to apply it to; send the full job spec' };
-  return { ok: true, spec: applyMergePatch(baseline, patch), patch };
+  return { ok: true, spec: applyMergePatch(switchedAlgorithm(baseline, patch), patch), patch };
+}
+
+/**
+ * The baseline a patch applies to: as it is, or without its algorithm section when the patch
+ * names another algorithm. Each algorithm has fields of its own; a switch takes the new
+ * algorithm's fields from the patch rather than carrying the old one's.
+ */
+function switchedAlgorithm(baseline: JsonObject, patch: JsonObject): JsonObject {
+  const to = isJsonObject(patch.algorithm) ? patch.algorithm.name : undefined;
+  const from = isJsonObject(baseline.algorithm) ? baseline.algorithm.name : undefined;
+  if (typeof to !== 'string' || to === from) return baseline;
+  const { algorithm: _, ...rest } = baseline;
+  return rest;
 }
 
 /** Whether a valid `spec` trains the same job as the task's `baseline`, seed aside (false when either is invalid). */
@@ -58,4 +73,19 @@ export function checkAnswer(
   const checked = validateSpec(answer.spec, brief);
   if (!checked.ok) return { ok: false, error: answer.patch ? `the patch over the baseline spec gives an invalid spec: ${checked.error.message}` : checked.error.message };
   return { ok: true, spec: checked.spec, unchanged: isUnchanged(checked.spec, brief, baseline) };
+}
+
+/**
+ * The patch an answer would write to turn `baseline` into `spec` under the rule above: the
+ * smallest merge patch, with the whole algorithm section when the algorithm changes.
+ * `readAnswer(answerPatch(b, s), b)` stands for `s` (its nulls read as defaults).
+ */
+export function answerPatch(baseline: unknown, spec: unknown): JsonObject {
+  const patch = mergePatchBetween(baseline, spec);
+  if (!isJsonObject(patch) || !isJsonObject(baseline) || !isJsonObject(spec)) return isJsonObject(patch) ? patch : {};
+  const algorithm = spec.algorithm;
+  if (isJsonObject(algorithm) && isJsonObject(baseline.algorithm) && algorithm.name !== baseline.algorithm.name) {
+    patch.algorithm = Object.fromEntries(Object.entries(algorithm).filter(([, v]) => v !== null));
+  }
+  return patch;
 }

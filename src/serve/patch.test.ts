@@ -32,7 +32,7 @@ test('the patch prompt and the schema forms', async () => {
   assert.match(prompt.messages[1].content, /JSON merge patch/);
   assert.ok(prompt.example && !('task' in prompt.example), 'the example is a patch');
   const patch = await (await fetch(`${server.url}/v1/tasks/${task}/schema?form=patch`)).json();
-  assert.deepEqual(patch, patchGrammarSchema(getPublicTask(task).brief));
+  assert.deepEqual(patch, patchGrammarSchema(getPublicTask(task).brief, getPublicTask(task).baseline));
   const spec = (await (await fetch(`${server.url}/v1/tasks/${task}/schema`)).json()) as { properties: Record<string, unknown> };
   assert.ok(spec.properties.task);
   assert.equal((await fetch(`${server.url}/v1/tasks/${task}/schema?form=yaml`)).status, 400);

@@ -163,8 +163,8 @@ export class RewardService {
 
   /** The answer's JSON Schema for guided decoding: the full spec narrowed to the task, or a merge patch over its baseline. */
   schema(task: string, form: 'spec' | 'patch' = 'spec'): Record<string, unknown> {
-    const { brief } = this.known(task);
-    return form === 'patch' ? patchGrammarSchema(brief) : grammarSchema(brief);
+    const { brief, baseline } = this.known(task);
+    return form === 'patch' ? patchGrammarSchema(brief, baseline) : grammarSchema(brief);
   }
 
   /** What a stored job was written as: the patch (null for a full spec) and whether it is the baseline's job. */

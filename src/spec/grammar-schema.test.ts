@@ -80,7 +80,7 @@ test('a [low, high] pair is written with items and a fixed length', () => {
 
 test('the patch form: no task field, nothing required, closed objects; every one-field edit of a baseline, as a patch, passes it', () => {
   for (const { brief, baseline } of listTasks()) {
-    const schema = patchGrammarSchema(brief);
+    const schema = patchGrammarSchema(brief, baseline);
     const used = schemaKeywords(schema);
     for (const k of AVOIDED) assert.ok(!used.has(k), `${brief.id}: ${k} is in the patch form`);
     assert.equal(nodeAt(schema, 'task'), undefined);
@@ -104,7 +104,12 @@ test('the patch form: no task field, nothing required, closed objects; every one
       assert.equal(validateSpec(applyMergePatch(baseline, patch), brief).ok, true, `${brief.id}: ${JSON.stringify(patch)}`);
     }
   }
-  const lr = validator(patchGrammarSchema(getPublicTask('iris-species').brief));
+  // Another algorithm than the baseline's replaces the section: its fields are required; the baseline's own merge.
+  const cart = getPublicTask('cartpole-short');
+  const sw = validator(patchGrammarSchema(cart.brief, cart.baseline));
+  assert.equal(sw.safeParse({ algorithm: { name: 'dqn' } }).success, false, 'a switch names every field of the new algorithm');
+  assert.equal(sw.safeParse({ algorithm: { learningRate: 0.002 } }).success, true, 'the baseline algorithm merges');
+  const lr = validator(patchGrammarSchema(getPublicTask('iris-species').brief, getPublicTask('iris-species').baseline));
   assert.equal(lr.safeParse({ algorithm: { learningRate: 5 } }).success, false, 'numeric bounds are kept');
   assert.equal(lr.safeParse({ dataset: { sources: [{ id: 'clean-small' }] } }).success, false, 'array items stay whole');
 });

@@ -200,10 +200,11 @@ export function schemaKeywords(node: unknown, out = new Set<string>()): Set<stri
 }
 
 /** Drops `required` from `node` and every object it nests by property or alternative (not array items: arrays are replaced whole). */
-function loosen(node: SchemaNode): void {
+function loosen(node: SchemaNode, keep: Set<SchemaNode> = new Set()): void {
+  if (keep.has(node)) return;
   delete node.required;
-  if (isNode(node.properties)) for (const sub of Object.values(node.properties)) if (isNode(sub)) loosen(sub);
-  if (Array.isArray(node.anyOf)) for (const alt of node.anyOf) if (isNode(alt)) loosen(alt);
+  if (isNode(node.properties)) for (const sub of Object.values(node.properties)) if (isNode(sub)) loosen(sub, keep);
+  if (Array.isArray(node.anyOf)) for (const alt of node.anyOf) if (isNode(alt)) loosen(alt, keep);
 }
 
 /**
@@ -211,11 +212,20 @@ function loosen(node: SchemaNode): void {
  * outer/answer.ts), for a grammar engine: `grammarSchema(brief)` without the `task` field (a
  * patch has none) and with no field required at any level (a patch names only what it changes),
  * `additionalProperties: false` and the bounds kept. The items of an array stay whole (a patch
- * replaces an array whole). Removals (`null`) are not in it: a guided patch sets values.
+ * replaces an array whole). Removals (`null`) are not in it: a guided patch sets values. A patch
+ * that names another algorithm than `baseline`'s replaces the algorithm
+ * section, so those alternatives keep their required fields; only the baseline's own is loosened.
  */
-export function patchGrammarSchema(brief: TaskBrief): SchemaNode {
+export function patchGrammarSchema(brief: TaskBrief, baseline?: unknown): SchemaNode {
   const root = grammarSchema(brief);
+  const base = isNode(baseline) && isNode(baseline.algorithm) ? baseline.algorithm.name : undefined;
   if (isNode(root.properties)) delete root.properties.task;
-  loosen(root);
+  const algorithm = isNode(root.properties) ? root.properties.algorithm : undefined;
+  const alternatives = isNode(algorithm) && Array.isArray(algorithm.anyOf) ? algorithm.anyOf.filter(isNode) : [];
+  const switches = alternatives.filter((alt) => {
+    const name = isNode(alt.properties) && isNode(alt.properties.name) ? alt.properties.name.const : undefined;
+    return name !== base;
+  });
+  loosen(root, new Set(switches));
   return root;
 }

@@ -48,7 +48,7 @@ function algorithmOf(baseline: unknown): string {
 function choices(brief: TaskBrief, baseline: unknown): string[] {
   const algos = algorithmSchemas();
   const names = brief.algorithms.map((a) => `${a} (${clip(String((algos.get(a)?.name as Node | undefined)?.description ?? a), 40).replace(/ \(.*$/, '')})`);
-  const lines = brief.algorithms.length > 1 ? [`- algorithm.name: ${names.join(', ')}; to switch, set the current algorithm's other fields to null`] : [];
+  const lines = brief.algorithms.length > 1 ? [`- algorithm.name: ${names.join(', ')}; another needs all its own fields`] : [];
   const step = stepField(algorithmOf(baseline));
   if (step) lines.push(`- algorithm.${step.name}: ${step.min} to ${step.max}`);
   lines.push('- model.hidden: up to 4 widths of 1 to 512 ([] is linear); model.activation: tanh or relu');
