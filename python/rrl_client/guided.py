@@ -98,6 +98,27 @@ class _XgrMatcher:
         return bool(self.m.is_terminated())
 
 
+class _TokenList:
+    """What llguidance's ``TokenizerWrapper`` reads: every token's bytes, the special ids, an encoder."""
+
+    def __init__(self, tokenizer: Any, vocab_size: int, eos: int) -> None:
+        self.eos_token_id = eos
+        self.bos_token_id = tokenizer.bos_token_id
+        self.special_token_ids = sorted(set(tokenizer.all_special_ids))
+        self.tokens = [tokenizer.decode([i]).encode("utf-8") if i < len(tokenizer) else b"" for i in range(vocab_size)]
+        self._tokenizer = tokenizer
+
+    def __call__(self, text: str) -> list[int]:
+        return list(self._tokenizer.encode(text, add_special_tokens=False))
+
+
+def _llg_from_token_list(tokenizer: Any, vocab_size: int, eos: int) -> Any:
+    import llguidance
+    from llguidance._tokenizer import TokenizerWrapper
+
+    return llguidance.LLTokenizer(TokenizerWrapper(_TokenList(tokenizer, vocab_size, eos)), n_vocab=vocab_size, eos_token=eos)
+
+
 class GuidedDecoding:
     """Schemas compiled for one tokenizer, and logits processors that apply them.
 
@@ -119,7 +140,10 @@ class GuidedDecoding:
         if engine == "llguidance":
             import llguidance.hf
 
-            self._tok: Any = llguidance.hf.from_tokenizer(tokenizer, n_vocab=self.vocab_size, eos_token=int(eos))
+            try:
+                self._tok: Any = llguidance.hf.from_tokenizer(tokenizer, n_vocab=self.vocab_size, eos_token=int(eos))
+            except ValueError:  # a decoder llguidance does not read (e.g. a word-level one): list the tokens' bytes
+                self._tok = _llg_from_token_list(tokenizer, self.vocab_size, int(eos))
         else:
             import xgrammar
 
