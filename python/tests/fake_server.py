@@ -125,9 +125,8 @@ class FakeRrl:
         if not isinstance(obj, dict):
             result = {"status": "invalid", "score": None, "reason": "no JSON object in the completion", "job": None}
             return {"reward": PENALTY, "result": result}
-        if "task" not in obj:  # the patch form: a JSON Merge Patch over the baseline the prompt shows
-            obj = merge_patch(baseline(task), obj)
-        seed = obj.get("seed")
+        # an object without task: the patch form, a JSON Merge Patch over the baseline the prompt shows
+        seed = (obj if "task" in obj else merge_patch(baseline(task), obj)).get("seed")
         if not isinstance(seed, int) or isinstance(seed, bool):
             result = {"status": "invalid", "score": None, "reason": "seed: expected an integer", "job": None}
             return {"reward": PENALTY, "result": result}
