@@ -44,7 +44,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--frozen", action="store_true", help="the control run: the same prompts, sampling and rewards from the model as loaded, never updated (no GRPOTrainer)")
     p.add_argument("--prompt-form", default="compact", choices=["compact", "full", "patch"], help="the prompt's form (compact: a few hundred tokens and an example spec, for small models; patch: the same, answered with a JSON Merge Patch over it)")
     p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None, help="constrain sampling to each task's answer schema (GET /v1/tasks/{id}/schema: form=patch for --prompt-form patch, else form=spec); default on for --prompt-form patch, off otherwise; not with --use-vllm")
-    p.add_argument("--guided-engine", default="llguidance", choices=["llguidance", "xgrammar"], help="grammar engine of --guided (llguidance: measured, docs/llm-training.md)")
+    p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)")
     p.add_argument("--format-weight", type=float, default=0.5, help="weight of the trainer-side format reward beside the harness's reward (0: off; needs --prompt-form compact)")
     p.add_argument("--beta", type=float, default=0.04, help="KL coefficient to the model as loaded (0: none; with LoRA the reference is the adapter switched off)")
     p.add_argument("--lora-r", type=int, default=16)

@@ -5,8 +5,8 @@ at every step, the tokens that would take a row's text outside its JSON Schema.
     guided = GuidedDecoding(tokenizer, vocab_size=model.config.vocab_size)
     out = model.generate(**inputs, logits_processor=[guided.processor(schema)], do_sample=True)
 
-The grammar engine is llguidance (pinned in python/requirements.txt; xgrammar also works, pass
-``engine="xgrammar"``; see docs/llm-training.md for the measurement that chose it). Both compile
+The grammar engine is xgrammar (pinned, installed by python/setup-venv.sh; llguidance also works,
+pass ``engine="llguidance"``; see docs/llm-training.md for the measurement that chose it). Both compile
 the schema to a token-level grammar once per schema (cached here) and answer a bitmask of allowed
 tokens per step; the JSON is written compact (no whitespace, ``,`` and ``:`` separators). Once a
 row's value is complete only the end-of-sequence token is allowed.
@@ -26,10 +26,10 @@ from typing import Any, Callable, Literal, Optional, Protocol, Sequence, Union
 
 Engine = Literal["llguidance", "xgrammar"]
 ENGINES: tuple[Engine, ...] = ("llguidance", "xgrammar")
-DEFAULT_ENGINE: Engine = "llguidance"
+DEFAULT_ENGINE: Engine = "xgrammar"
 INSTALL = {
     "llguidance": "pip install llguidance==1.9.1",
-    "xgrammar": "pip install --no-deps xgrammar==0.2.8 apache-tvm-ffi==0.1.15.post2",
+    "xgrammar": "pip install --no-deps xgrammar==0.2.8 apache-tvm-ffi==0.1.15.post2 (python/setup-venv.sh does)",
 }
 
 Schema = dict[str, Any]

@@ -63,7 +63,7 @@ def test_guided_samples_of_a_tiny_random_model_all_satisfy_the_schema(engine: st
 
 
 def test_a_row_may_have_its_own_schema() -> None:
-    engine_or_skip("llguidance")
+    engine_or_skip("xgrammar")
     tok = tiny_tokenizer()
     model = tiny_model(tok, seed=1)
     guided = GuidedDecoding(tok, vocab_size=model.config.vocab_size)
@@ -91,7 +91,7 @@ def test_client_fetches_the_schemas_and_the_patch_prompt(fake: FakeRrl) -> None:
 
 
 def test_grpo_with_guided_patch_form_trains_and_the_frozen_run_is_guided_too(fake: FakeRrl, tmp_path: pytest.TempPathFactory) -> None:
-    engine_or_skip("llguidance")
+    engine_or_skip("xgrammar")
     from rrl_client.grpo import build_trainer, parse_args, run_frozen, step_line
 
     torch.set_num_threads(1)
