@@ -31,6 +31,10 @@ interface StepLine {
   'outer/reward': number | null;
   'outer/valid_share': number | null;
   'outer/score_best': number | null;
+  /** Distinct accepted specs this step per task, averaged over the step's tasks (absent in older logs). */
+  'outer/distinct_specs'?: number | null;
+  /** Mean hidden normalised score of the step's scored jobs (absent in older logs). */
+  'outer/score_mean_step'?: number | null;
   'train/format_reward': number | null;
   tokens_per_s: number | null;
 }
@@ -109,17 +113,22 @@ export function summarise(lines: StepLine[], steps: number): Record<string, numb
     lastFiveFormat: mean(values(last, 'train/format_reward')),
     lastFiveValidShare: mean(values(last, 'outer/valid_share')),
     bestScore: Math.max(-Infinity, ...values(used, 'outer/score_best')) === -Infinity ? null : Math.max(...values(used, 'outer/score_best')),
+    distinctSpecs: mean(values(used, 'outer/distinct_specs')),
+    meanScore: mean(values(used, 'outer/score_mean_step')),
     tokensPerSecond: median(values(used, 'tokens_per_s')),
     secondsPerStep: median(values(used, 'step_s')),
   };
 }
 
-/** Outer reward and valid share per step, both arms, as a two-row Vega-Lite chart. */
+/** Outer reward, valid share and (when logged) distinct valid specs per step, both arms, as a Vega-Lite chart with a row each. */
 function curveSpec(logs: Record<Arm, StepLine[]>, steps: number): TopLevelSpec {
   const rows = ARMS.flatMap((arm) =>
     logs[arm].slice(0, steps).flatMap((l) => [
       { step: l.step, arm: arm === 'grpo' ? 'GRPO (LoRA)' : 'frozen', metric: 'outer reward (harness)', value: l['outer/reward'] },
       { step: l.step, arm: arm === 'grpo' ? 'GRPO (LoRA)' : 'frozen', metric: 'share of valid specs', value: l['outer/valid_share'] },
+      ...(typeof l['outer/distinct_specs'] === 'number'
+        ? [{ step: l.step, arm: arm === 'grpo' ? 'GRPO (LoRA)' : 'frozen', metric: 'distinct valid specs per task', value: l['outer/distinct_specs'] }]
+        : []),
     ]),
   );
   return {
@@ -182,6 +191,8 @@ export async function grpo(): Promise<Record<string, unknown>> {
     ['format reward (trainer side), first 5 steps', 'firstFiveFormat', 3],
     ['format reward (trainer side), last 5 steps', 'lastFiveFormat', 3],
     ['best hidden normalised score', 'bestScore', 3],
+    ['distinct valid specs per task per step (mean)', 'distinctSpecs', 2],
+    ['hidden normalised score of scored jobs, per step (mean)', 'meanScore', 3],
     ['generation tokens/s (median)', 'tokensPerSecond', 1],
     ['seconds per step (median)', 'secondsPerStep', 1],
   ];

@@ -14,5 +14,7 @@ fi
 # caches in ~/.cache/pip runs on any x86-64 with AVX2), without llama.cpp's tests and examples.
 export CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF}"
 "$root/.venv/bin/python" -m pip install --disable-pip-version-check -q -r "$root/python/requirements.txt" 2> >(grep -v "is ignored" >&2)
+# xgrammar==0.2.8 without its triton requirement (see requirements.txt); its other dependencies are pinned there.
+"$root/.venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps xgrammar==0.2.8 2> >(grep -v "is ignored" >&2)
 "$root/.venv/bin/python" -m pip install --disable-pip-version-check -q --no-deps -e "$root/python"
 echo "python venv ready: $root/.venv ($("$root/.venv/bin/python" --version))"

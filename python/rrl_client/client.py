@@ -3,7 +3,8 @@
 Standard library only (urllib), so the reward functions import nothing heavy. The server's API:
 
 - ``GET /v1/tasks`` -> the rows of ``rrl tasks --json``
-- ``GET /v1/tasks/{id}/prompt`` -> ``{"messages": [...]}``
+- ``GET /v1/tasks/{id}/prompt`` -> ``{"messages": [...]}`` (``?form=compact|patch`` for small models)
+- ``GET /v1/tasks/{id}/schema?form=patch|spec`` -> the JSON Schema of a valid answer (plain features, for guided decoding)
 - ``POST /v1/rewards`` with ``{"task": ID, "completions": [TEXT, ...]}`` ->
   ``{"rewards": [...], "results": [{"status", "score", "reason", "job"}]}`` once the jobs are done
 - ``GET /v1/jobs/{id}``
@@ -19,6 +20,12 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any, Callable, Optional, TypedDict, cast
+
+
+PROMPT_FORMS = ("full", "compact", "patch")
+"""``full``: the whole brief; ``compact``: a short prompt showing the baseline spec to send back edited;
+``patch``: the same, asking for a JSON Merge Patch (RFC 7396) over the baseline instead."""
+SCHEMA_FORMS = ("patch", "spec")
 
 
 class Message(TypedDict):
@@ -52,7 +59,7 @@ class RewardsResponse(TypedDict):
 
 
 class PromptResponse(TypedDict):
-    """``GET /v1/tasks/{id}/prompt``: chat messages and the example spec of the compact form (else None)."""
+    """``GET /v1/tasks/{id}/prompt``: chat messages and the example spec of the compact and patch forms (else None)."""
 
     messages: list[Message]
     example: Optional[dict[str, Any]]
@@ -125,19 +132,30 @@ class RrlClient:
         return cast(list[dict[str, Any]], body)
 
     def prompt(self, task_id: str, form: str = "full") -> list[Message]:
-        """The chat messages the agent sees for one task (``form``: ``full``, or ``compact`` for small models)."""
+        """The chat messages the agent sees for one task (``form``: ``full``, or ``compact`` / ``patch`` for small models)."""
         return self.prompt_response(task_id, form)["messages"]
 
     def prompt_response(self, task_id: str, form: str = "full") -> PromptResponse:
         """``GET /v1/tasks/{id}/prompt``: the messages and, in the compact form, the valid example spec they show."""
-        if form not in ("full", "compact"):
-            raise ValueError(f"form: expected 'full' or 'compact', got {form!r}")
-        body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/prompt" + ("?form=compact" if form == "compact" else ""))
+        if form not in PROMPT_FORMS:
+            raise ValueError(f"form: expected one of {', '.join(PROMPT_FORMS)}, got {form!r}")
+        body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/prompt" + ("" if form == "full" else f"?form={form}"))
         messages = body.get("messages") if isinstance(body, dict) else None
         if not isinstance(messages, list):
             raise RrlError(f"GET /v1/tasks/{task_id}/prompt: expected {{\"messages\": [...]}}")
         example = body.get("example")
         return {"messages": cast(list[Message], messages), "example": example if isinstance(example, dict) else None}
+
+    def schema(self, task_id: str, form: str = "patch") -> dict[str, Any]:
+        """``GET /v1/tasks/{id}/schema?form=...``: the JSON Schema of a valid answer for the task, in plain
+        features (for a grammar engine): ``patch``, a JSON Merge Patch over the task's baseline spec (no
+        required fields), or ``spec``, the whole spec."""
+        if form not in SCHEMA_FORMS:
+            raise ValueError(f"form: expected one of {', '.join(SCHEMA_FORMS)}, got {form!r}")
+        body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/schema?form={form}")
+        if not isinstance(body, dict):
+            raise RrlError(f"GET /v1/tasks/{task_id}/schema: expected a JSON Schema object")
+        return cast(dict[str, Any], body)
 
     def rewards(self, task_id: str, completions: list[str]) -> RewardsResponse:
         """Score a group of completions for one task in one call; waits until the jobs are done."""

@@ -19,7 +19,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence, cast
+from typing import Any, Callable, Optional, Sequence, cast
 
 from .client import RrlClient
 from .rewards import TrlReward
@@ -42,7 +42,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=2e-4, help="LoRA learning rate (2e-4: measured; 1e-3 collapsed)")
     p.add_argument("--frozen", action="store_true", help="the control run: the same prompts, sampling and rewards from the model as loaded, never updated (no GRPOTrainer)")
-    p.add_argument("--prompt-form", default="compact", choices=["compact", "full"], help="the prompt's form (compact: a few hundred tokens and an example spec, for small models)")
+    p.add_argument("--prompt-form", default="compact", choices=["compact", "full", "patch"], help="the prompt's form (compact: a few hundred tokens and an example spec, for small models; patch: the same, answered with a JSON Merge Patch over it)")
+    p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None, help="constrain sampling to each task's answer schema (GET /v1/tasks/{id}/schema: form=patch for --prompt-form patch, else form=spec); default on for --prompt-form patch, off otherwise; not with --use-vllm")
+    p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)")
     p.add_argument("--format-weight", type=float, default=0.5, help="weight of the trainer-side format reward beside the harness's reward (0: off; needs --prompt-form compact)")
     p.add_argument("--beta", type=float, default=0.04, help="KL coefficient to the model as loaded (0: none; with LoRA the reference is the adapter switched off)")
     p.add_argument("--lora-r", type=int, default=16)
@@ -57,6 +59,10 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     for name in ("steps", "num_generations", "prompts_per_step", "max_completion_length"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.guided is None:
+        args.guided = args.prompt_form == "patch"
+    if args.guided and args.use_vllm:
+        p.error("--guided constrains transformers' generate (the CPU path); with vLLM use its own structured outputs (--no-guided)")
     if args.num_generations < 2:
         p.error("--num-generations must be at least 2 (GRPO compares completions within a group)")
     return args
@@ -107,6 +113,55 @@ def build_dataset(client: RrlClient, task_ids: Sequence[str], rows: int, form: s
     return Dataset.from_list(rows_), examples
 
 
+def prompt_router(tokenizer: Any, markers: dict[str, str]) -> Callable[[Sequence[int]], str]:
+    """A function from a prompt's token ids to its task: the task whose marker (its prompt's last message
+    text, unique per task) occurs in the decoded prompt. Cached per prompt."""
+    cache: dict[tuple[int, ...], str] = {}
+
+    def task_of(ids: Sequence[int]) -> str:
+        key = tuple(ids)
+        if key not in cache:
+            text = tokenizer.decode(list(ids), skip_special_tokens=False)
+            found = [t for t, marker in markers.items() if marker in text]
+            if len(found) != 1:
+                raise ValueError(f"--guided: cannot tell this prompt's task ({'no' if not found else len(found)} task prompts match): {text[-200:]!r}")
+            cache[key] = found[0]
+        return cache[key]
+
+    return task_of
+
+
+def install_guided(args: argparse.Namespace, client: RrlClient, model: Any, tokenizer: Any, dataset: Any) -> Any:
+    """Constrain every ``model.generate`` call (GRPOTrainer's and the frozen run's) to each row's task schema.
+
+    TRL 1.13's GRPOTrainer builds its transformers ``generate`` call from a GenerationConfig and has no
+    way to pass a logits processor, so this wraps the model's own ``generate`` (an instance attribute,
+    as transformers does for ``custom_generate``), adding one ``SchemaLogitsProcessor`` that picks each
+    row's schema from its prompt. Returns that processor."""
+    from .guided import GuidedDecoding
+
+    form = "patch" if args.prompt_form == "patch" else "spec"
+    tasks = sorted(set(dataset["task"]))
+    schemas = {t: client.schema(t, form) for t in tasks}
+    markers: dict[str, str] = {}
+    for row in dataset:
+        markers.setdefault(row["task"], row["prompt"][-1]["content"])
+    guided = GuidedDecoding(tokenizer, vocab_size=getattr(model.config, "vocab_size", None) or len(tokenizer), engine=args.guided_engine)
+    for s in schemas.values():
+        guided.compile(s)
+    task_of = prompt_router(tokenizer, markers)
+    processor = guided.processor(lambda ids: schemas[task_of(ids)])
+    plain_generate = model.generate
+
+    def generate(*a: Any, **kw: Any) -> Any:
+        extra = kw.pop("logits_processor", None) or []
+        return plain_generate(*a, logits_processor=[*extra, processor], **kw)
+
+    model.generate = generate
+    model.rrl_guided = processor
+    return processor
+
+
 def grpo_config(args: argparse.Namespace, cpu: bool) -> Any:
     """TRL's GRPOConfig for these flags; one optimiser step sees ``prompts_per_step`` groups."""
     from trl.trainer.grpo_config import GRPOConfig
@@ -148,10 +203,12 @@ def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, token
     peft_config = LoraConfig(r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=0.0, target_modules=targets, task_type="CAUSAL_LM")
     reward = TrlReward(client)
     dataset, examples = build_dataset(client, task_ids, args.steps * args.prompts_per_step, args.prompt_form)
+    if args.guided:
+        install_guided(args, client, model, tokenizer, dataset)
     funcs: list[Any] = [reward]
     if args.format_weight > 0:
         if not examples:
-            raise ValueError("--format-weight needs the example specs of --prompt-form compact (or pass --format-weight 0)")
+            raise ValueError("--format-weight needs the example specs of --prompt-form compact or patch (or pass --format-weight 0)")
         funcs.append(FormatReward(reward, examples))
     trainer = GRPOTrainer(
         model=model,
@@ -213,12 +270,29 @@ def run_frozen(args: argparse.Namespace, model: Any, tokenizer: Any, dataset: An
         log(step + 1, time.time() - began, gen_s, logs)
 
 
+def spec_key(text: str) -> str:
+    """What makes two accepted completions the same spec: the first JSON object's content (keys sorted), else the text."""
+    decoder = json.JSONDecoder()
+    for i, ch in enumerate(text):
+        if ch == "{":
+            try:
+                return json.dumps(decoder.raw_decode(text, i)[0], sort_keys=True)
+            except ValueError:
+                continue
+    return text.strip()
+
+
 def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], logs: dict[str, Any], reward: TrlReward, best: list[float]) -> dict[str, Any]:
     """One line of ``log.jsonl``: the harness's reward for this step's completions (not the shaped sum), the
-    share of valid specs, the best hidden score this step and so far, and the step's timing."""
+    share of valid specs, the best and mean hidden score this step, the best so far, the distinct accepted
+    specs per task (averaged over the step's tasks), and the step's timing."""
     results = reward.last_results
     scores = [r["score"]["normalized"] for r in results if r["score"] is not None]
     best.extend(scores)
+    accepted: dict[str, set[str]] = {t: set() for t in reward.last_tasks}
+    for r, t, text in zip(results, reward.last_tasks, reward.last_texts):
+        if r["status"] != "invalid":
+            accepted[t].add(spec_key(text))
     n = len(results)
     mean_len = logs.get("completions/mean_length")
     tokens = mean_len * n if isinstance(mean_len, (int, float)) else None
@@ -231,6 +305,8 @@ def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], l
         "outer/failed_share": (sum(r["status"] == "failed" for r in results) / n) if n else None,
         "outer/score_best_step": max(scores, default=None),
         "outer/score_best": max(best, default=None),
+        "outer/score_mean_step": (sum(scores) / len(scores)) if scores else None,
+        "outer/distinct_specs": (sum(len(v) for v in accepted.values()) / len(accepted)) if accepted else None,
         "train/reward_total": logs.get("reward"),
         "train/format_reward": logs.get("rewards/format/mean"),
         "completion_length": mean_len,

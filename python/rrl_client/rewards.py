@@ -85,6 +85,8 @@ class TrlReward:
         self.__name__ = name  # TRL names the reward's log columns after it
         self.last_results: list[RewardResult] = []
         self.last_rewards: list[float] = []
+        self.last_tasks: list[str] = []
+        self.last_texts: list[str] = []
         self.last_call_started = 0.0
         self.last_call_seconds = 0.0
         self.totals: dict[str, int] = {}
@@ -99,6 +101,8 @@ class TrlReward:
         self.last_call_seconds = time.time() - self.last_call_started
         self.last_results = results
         self.last_rewards = rewards
+        self.last_tasks = [str(t) for t in tasks]
+        self.last_texts = [completion_text(c) for c in completions]
         for r in results:
             self.totals[r["status"]] = self.totals.get(r["status"], 0) + 1
         return rewards

@@ -7,7 +7,9 @@ its internals (the calls it received, a forced 429).
 Its scoring is deliberately simple and NOT the harness's: a completion's first JSON object (found
 inside prose or a code fence) that is a JSON object with an integer ``seed`` is a "valid spec" with
 normalised score ``1 / (1 + |seed - 3|)`` and that as its reward; anything else is ``invalid`` with
-reward -1 and a one-line reason.
+reward -1 and a one-line reason. An object without ``task`` is read as a JSON Merge Patch over the
+baseline the compact and patch prompts show (``{"task", "model": {"hidden": [8]}, "seed": 1}``).
+``GET /v1/tasks/{id}/schema?form=patch|spec`` serves a small schema in the harness's plain features.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 
@@ -24,6 +27,30 @@ TASKS = [
     {"id": "acrobot-swingup", "family": "acrobot", "kind": "control", "split": "test", "data": None},
 ]
 PENALTY = -1.0
+
+# The stand-in's answer schemas: small, in the plain features the harness's grammar schemas use
+# (GET /v1/tasks/{id}/schema); the patch form has no required field, the spec form requires seed.
+PATCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "model": {"type": "object", "properties": {
+            "hidden": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 64}, "minItems": 1, "maxItems": 2},
+            "activation": {"type": "string", "enum": ["relu", "tanh"]},
+        }, "additionalProperties": False},
+        "algorithm": {"type": "object", "properties": {
+            "name": {"const": "ppo"},
+            "learningRate": {"type": "number", "minimum": 0.0001, "maximum": 0.1},
+        }, "additionalProperties": False},
+        "seed": {"type": "integer", "minimum": 0, "maximum": 9},
+    },
+    "additionalProperties": False,
+}
+
+
+def spec_schema(task: str) -> dict[str, Any]:
+    props = dict(PATCH_SCHEMA["properties"])
+    props["task"] = {"const": task}
+    return {**PATCH_SCHEMA, "properties": props, "required": ["task", "seed"]}
 
 
 def first_json_object(text: str) -> Optional[Any]:
@@ -38,6 +65,24 @@ def first_json_object(text: str) -> Optional[Any]:
     return None
 
 
+def baseline(task: str) -> dict[str, Any]:
+    """The example spec the compact and patch prompts show."""
+    return {"task": task, "model": {"hidden": [8]}, "seed": 1}
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7396: objects merge key by key, null deletes, anything else replaces."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out
+
+
 class FakeRrl:
     """The stand-in's state: calls received, jobs, an optional token, a bounded number of requests in flight."""
 
@@ -49,6 +94,8 @@ class FakeRrl:
         self.in_flight = 0
         self.reward_calls: list[dict[str, Any]] = []
         self.jobs: dict[str, dict[str, Any]] = {}
+        self.prompt_forms: list[str] = []
+        self.schema_calls: list[tuple[str, str]] = []
         self.lock = threading.Lock()
         self.release = threading.Event()  # rewards calls wait on this when hold is set
         self.hold = False
@@ -78,7 +125,8 @@ class FakeRrl:
         if not isinstance(obj, dict):
             result = {"status": "invalid", "score": None, "reason": "no JSON object in the completion", "job": None}
             return {"reward": PENALTY, "result": result}
-        seed = obj.get("seed")
+        # an object without task: the patch form, a JSON Merge Patch over the baseline the prompt shows
+        seed = (obj if "task" in obj else merge_patch(baseline(task), obj)).get("seed")
         if not isinstance(seed, int) or isinstance(seed, bool):
             result = {"status": "invalid", "score": None, "reason": "seed: expected an integer", "job": None}
             return {"reward": PENALTY, "result": result}
@@ -114,6 +162,7 @@ class FakeRrl:
                 if not self._authorised():
                     return
                 path = self.path.split("?")[0]
+                query = dict(urllib.parse.parse_qsl(self.path.partition("?")[2]))
                 if path == "/v1/tasks":
                     return self._send(200, TASKS)
                 m = re.fullmatch(r"/v1/tasks/([^/]+)/prompt", path)
@@ -121,12 +170,27 @@ class FakeRrl:
                     task = m.group(1)
                     if task not in {t["id"] for t in TASKS}:
                         return self._send(404, {"error": f"task: unknown task {task!r}"})
-                    compact = "form=compact" in self.path
-                    example = {"task": task, "model": {"hidden": [8]}, "seed": 1} if compact else None
+                    form = query.get("form", "full")
+                    if form not in ("full", "compact", "patch"):
+                        return self._send(400, {"error": f"form: expected full, compact or patch, got {form!r}"})
+                    example = baseline(task) if form != "full" else None
+                    ask = {"full": "", "compact": f" Example: {json.dumps(example)}",
+                           "patch": f" Baseline: {json.dumps(example)} Reply with a JSON merge patch of it."}[form]
+                    fake.prompt_forms.append(form)
                     return self._send(200, {"messages": [
                         {"role": "system", "content": "You write training jobs as one JSON object."},
-                        {"role": "user", "content": f"Task {task}: write a job spec." + (f" Example: {json.dumps(example)}" if compact else "")},
+                        {"role": "user", "content": f"Task {task}: write a job spec." + ask},
                     ], "example": example})
+                m = re.fullmatch(r"/v1/tasks/([^/]+)/schema", path)
+                if m:
+                    task = m.group(1)
+                    if task not in {t["id"] for t in TASKS}:
+                        return self._send(404, {"error": f"task: unknown task {task!r}"})
+                    form = query.get("form", "spec")
+                    if form not in ("patch", "spec"):
+                        return self._send(400, {"error": f"form: expected patch or spec, got {form!r}"})
+                    fake.schema_calls.append((task, form))
+                    return self._send(200, PATCH_SCHEMA if form == "patch" else spec_schema(task))
                 m = re.fullmatch(r"/v1/jobs/([^/]+)", path)
                 if m:
                     job = fake.jobs.get(m.group(1))
