@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Optional, Sequence, cast
 
+from .chat import ensure_chat_template
 from .client import RrlClient
 from .rewards import TrlReward
 from .shaping import FormatReward
@@ -81,6 +82,8 @@ def load_model(model: str, tokenizer: Optional[str] = None, dtype: Any = None) -
         tok = AutoTokenizer.from_pretrained(tokenizer or model)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
+    if ensure_chat_template(tok):
+        print(f"{model}: the tokenizer has no chat template; using the plain one (rrl_client.chat.PLAIN_TEMPLATE)", file=sys.stderr)
     return m, tok
 
 
