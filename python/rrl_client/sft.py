@@ -56,7 +56,7 @@ def read_rows(path: str) -> list[dict[str, Any]]:
                 row = json.loads(line)
             except json.JSONDecodeError as e:
                 raise ValueError(f"{path}:{n}: not JSON ({e.msg})") from None
-            messages = row.get("messages") if isinstance(row, dict) else None
+            messages: Any = row.get("messages") if isinstance(row, dict) else None
             ok = isinstance(messages, list) and len(messages) >= 2 and all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in messages)
             if not ok or messages[-1]["role"] != "assistant":
                 raise ValueError(f"{path}:{n}: expected messages ending with an assistant turn, as `rrl export sft` writes")
@@ -69,9 +69,9 @@ def read_rows(path: str) -> list[dict[str, Any]]:
 def sft_config(args: argparse.Namespace) -> Any:
     """TRL's SFTConfig for these flags: CPU, completion-only loss, no checkpoints."""
     import torch
-    from trl import SFTConfig
+    from trl.trainer.sft_config import SFTConfig
 
-    cpu = not torch.cuda.is_available()
+    extra: dict[str, Any] = {} if torch.cuda.is_available() else {"use_cpu": True, "bf16": False, "fp16": False}
     return SFTConfig(
         output_dir=args.output_dir,
         num_train_epochs=args.epochs,
@@ -84,7 +84,7 @@ def sft_config(args: argparse.Namespace) -> Any:
         save_strategy="no",
         report_to="none",
         disable_tqdm=True,
-        **({"use_cpu": True, "bf16": False, "fp16": False} if cpu else {}),
+        **extra,
     )
 
 
@@ -92,7 +92,7 @@ def build_trainer(args: argparse.Namespace, model: Any, tokenizer: Any, rows: Se
     """The SFTTrainer: a new LoRA adapter on ``model``, trained on ``rows``."""
     from datasets import Dataset
     from peft import LoraConfig
-    from trl import SFTTrainer
+    from trl.trainer.sft_trainer import SFTTrainer
 
     targets: Any = args.lora_targets if args.lora_targets == "all-linear" else args.lora_targets.split(",")
     peft_config = LoraConfig(r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=0.0, target_modules=targets, task_type="CAUSAL_LM")

@@ -7,7 +7,8 @@ its internals (the calls it received, a forced 429).
 Its scoring is deliberately simple and NOT the harness's: a completion's first JSON object (found
 inside prose or a code fence) that is a JSON object with an integer ``seed`` is a "valid spec" with
 normalised score ``1 / (1 + |seed - 3|)`` and that as its reward; anything else is ``invalid`` with
-reward -1 and a one-line reason.
+reward -1 and a one-line reason. A valid completion equal to the compact form's example spec but for
+its seed is marked ``unchanged: true``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ TASKS = [
     {"id": "acrobot-swingup", "family": "acrobot", "kind": "control", "split": "test", "data": None},
 ]
 PENALTY = -1.0
+
+
+def example_spec(task: str) -> dict[str, Any]:
+    """The stand-in's baseline spec of a task: what the compact prompt shows; a completion equal to it
+    but for the seed is ``unchanged`` (as the real harness marks a patch that changes nothing)."""
+    return {"task": task, "model": {"hidden": [8]}, "seed": 1}
 
 
 def first_json_object(text: str) -> Optional[Any]:
@@ -83,9 +90,11 @@ class FakeRrl:
             result = {"status": "invalid", "score": None, "reason": "seed: expected an integer", "job": None}
             return {"reward": PENALTY, "result": result}
         normalized = 1.0 / (1.0 + abs(seed - 3))
+        unchanged = {k: v for k, v in obj.items() if k != "seed"} == {k: v for k, v in example_spec(task).items() if k != "seed"}
         with self.lock:
             self.jobs[job] = {"id": job, "task": task, "status": "ok", "spec": obj, "score": {"normalized": normalized, "stderr": 0.01}}
-        return {"reward": normalized, "result": {"status": "ok", "score": {"normalized": normalized, "stderr": 0.01}, "reason": None, "job": job}}
+        result = {"status": "ok", "score": {"normalized": normalized, "stderr": 0.01}, "reason": None, "job": job, "unchanged": unchanged}
+        return {"reward": normalized, "result": result}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -122,7 +131,7 @@ class FakeRrl:
                     if task not in {t["id"] for t in TASKS}:
                         return self._send(404, {"error": f"task: unknown task {task!r}"})
                     compact = "form=compact" in self.path
-                    example = {"task": task, "model": {"hidden": [8]}, "seed": 1} if compact else None
+                    example = example_spec(task) if compact else None
                     return self._send(200, {"messages": [
                         {"role": "system", "content": "You write training jobs as one JSON object."},
                         {"role": "user", "content": f"Task {task}: write a job spec." + (f" Example: {json.dumps(example)}" if compact else "")},
