@@ -105,18 +105,13 @@ def losses(trainer: Any) -> list[float]:
     return [float(h["loss"]) for h in trainer.state.log_history if "loss" in h]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Fine-tune; writes ``OUTPUT_DIR/adapter`` and ``OUTPUT_DIR/log.jsonl`` (one line per step), prints a summary line."""
-    args = parse_args(argv)
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Fine-tune as ``args`` say; writes ``OUTPUT_DIR/adapter`` and ``OUTPUT_DIR/log.jsonl`` (one line per step) and returns the summary."""
     import torch
 
     if args.threads:
         torch.set_num_threads(args.threads)
-    try:
-        rows = read_rows(args.data)
-    except (OSError, ValueError) as e:
-        print(f"--data: {e}", file=sys.stderr)
-        return 2
+    rows = read_rows(args.data)
     model, tokenizer = load_model(args.model, args.tokenizer, None if torch.cuda.is_available() else torch.float32)
     trainer = build_trainer(args, model, tokenizer, rows)
     trainer.train()
@@ -126,8 +121,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     steps = [h for h in trainer.state.log_history if "loss" in h]
     (out / "log.jsonl").write_text("".join(json.dumps({"step": h.get("step"), "loss": h["loss"], "epoch": h.get("epoch")}) + "\n" for h in steps))
     seen = losses(trainer)
-    print(json.dumps({"rows": len(rows), "tasks": sorted({r["task"] for r in rows}), "steps": trainer.state.global_step,
-                      "loss_first": seen[0] if seen else None, "loss_last": seen[-1] if seen else None, "adapter": str(out / "adapter")}), flush=True)
+    return {"rows": len(rows), "tasks": sorted({r["task"] for r in rows}), "steps": trainer.state.global_step,
+            "loss_first": seen[0] if seen else None, "loss_last": seen[-1] if seen else None, "adapter": str(out / "adapter")}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Fine-tune and print the summary line; a bad --data file is a one-line error (exit 2)."""
+    args = parse_args(argv)
+    try:
+        read_rows(args.data)
+    except (OSError, ValueError) as e:
+        print(f"--data: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(run(args)), flush=True)
     return 0
 
 
