@@ -275,6 +275,7 @@ def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], l
         "outer/score_best": max(best, default=None),
         "train/reward_total": logs.get("reward"),
         "train/format_reward": logs.get("rewards/format/mean"),
+        "train/flat_group_share": logs.get("flat_group_share"),
         "completion_length": mean_len,
         "reward_call_s": round(reward.last_call_seconds, 2),
         "generation_s": round(gen_s, 2) if gen_s else None,
