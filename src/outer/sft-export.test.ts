@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import { spawnSync } from 'node:child_process';
 import { train } from './loop.js';
 import { LocalExecutor } from '../run/local.js';
 import { validateSpec } from '../inner/validate.js';
@@ -118,4 +119,15 @@ test('rrl export sft: a missing, foreign or empty store is a one-line error', ()
   new Store(join(dir, 'empty')).close();
   assert.throws(() => exportSft([join(dir, 'empty')], { out }), (e: Error) => /the store has no run/.test(e.message));
   assert.throws(() => exportSft([], { out }), /no run given/);
+});
+
+test('rrl export sft on the command line: a bad run or flag is one line and a non-zero exit', () => {
+  const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'rrl.js');
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-sft-cli-'));
+  const missing = spawnSync(process.execPath, [bin, 'export', 'sft', join(dir, 'nothing'), '--out', join(dir, 'x.jsonl')], { encoding: 'utf8' });
+  assert.notEqual(missing.status, 0);
+  assert.match(missing.stderr.trim(), /^[^\n]*no run in .*store\.db not found[^\n]*$/);
+  const split = spawnSync(process.execPath, [bin, 'export', 'sft', dir, '--out', join(dir, 'x.jsonl'), '--split', 'test'], { encoding: 'utf8' });
+  assert.notEqual(split.status, 0);
+  assert.match(split.stderr, /--split must be one of train, held-out, example/);
 });
