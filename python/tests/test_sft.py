@@ -59,3 +59,17 @@ def test_bad_rows_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="no rows"):
         read_rows(str(bad))
     assert main(["--model", "unused", "--data", str(bad)]) == 2
+
+
+def test_a_tokenizer_without_a_chat_template_gets_the_plain_one() -> None:
+    from rrl_client.chat import PLAIN_TEMPLATE, ensure_chat_template
+
+    tok = tiny_tokenizer()
+    tok.chat_template = None
+    assert ensure_chat_template(tok) and tok.chat_template == PLAIN_TEMPLATE
+    assert not ensure_chat_template(tok), "a template already there is kept"
+    prompt = [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}]
+    head = tok.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
+    full = tok.apply_chat_template(prompt + [{"role": "assistant", "content": "{}"}], tokenize=False)
+    assert head == "### system\nS\n\n### user\nU\n\n### assistant\n"
+    assert full.startswith(head) and full[len(head):] == "{}<|im_end|>\n", "the answer follows the prompt and ends with end of sequence"
