@@ -19,7 +19,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, Optional, TypedDict, cast
+from typing import Any, Callable, NotRequired, Optional, TypedDict, cast
 
 
 PROMPT_FORMS = ("full", "compact", "patch")
@@ -49,6 +49,8 @@ class RewardResult(TypedDict):
     score: Optional[Score]
     reason: Optional[str]
     job: Optional[str]
+    unchanged: NotRequired[bool]
+    """True when the completion, applied to the task's baseline, changes nothing but the seed (a no-op patch)."""
 
 
 class RewardsResponse(TypedDict):

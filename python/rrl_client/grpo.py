@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, cast
 
+from .chat import ensure_chat_template
 from .client import RrlClient
 from .rewards import TrlReward
 from .shaping import FormatReward
@@ -47,6 +48,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)")
     p.add_argument("--format-weight", type=float, default=0.5, help="weight of the trainer-side format reward beside the harness's reward (0: off; needs --prompt-form compact)")
     p.add_argument("--beta", type=float, default=0.04, help="KL coefficient to the model as loaded (0: none; with LoRA the reference is the adapter switched off)")
+    p.add_argument("--adapter", default=None, help="start from this LoRA adapter (e.g. rrl_client.sft's OUTPUT_DIR/adapter) instead of a new one")
+    p.add_argument("--keep-flat-groups", action="store_true", help="train on groups whose rewards are all equal too (by default they are left out of the loss: no advantage, only KL drift)")
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=32)
     p.add_argument("--lora-targets", default="all-linear", help="LoRA target modules: 'all-linear' or a comma list")
@@ -87,6 +90,8 @@ def load_model(model: str, tokenizer: Optional[str] = None, dtype: Any = None) -
         tok = AutoTokenizer.from_pretrained(tokenizer or model)
     if tok.pad_token is None:
         tok.pad_token = tok.eos_token
+    if ensure_chat_template(tok):
+        print(f"{model}: the tokenizer has no chat template; using the plain one (rrl_client.chat.PLAIN_TEMPLATE)", file=sys.stderr)
     return m, tok
 
 
@@ -210,15 +215,52 @@ def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, token
         if not examples:
             raise ValueError("--format-weight needs the example specs of --prompt-form compact or patch (or pass --format-weight 0)")
         funcs.append(FormatReward(reward, examples))
-    trainer = GRPOTrainer(
+    if args.adapter:
+        from peft import PeftModel
+
+        # The adapter trains on; TRL keeps a frozen copy of it (adapter "ref") as the KL reference when beta > 0.
+        model = PeftModel.from_pretrained(model, args.adapter, is_trainable=True)
+    trainer = (GRPOTrainer if args.keep_flat_groups else SkipFlatGroups)(
         model=model,
         reward_funcs=funcs,
         args=grpo_config(args, cpu),
         train_dataset=dataset,
         processing_class=tokenizer,
-        peft_config=peft_config,
+        peft_config=None if args.adapter else peft_config,
     )
     return trainer, reward
+
+
+def flat_groups(advantages: Any, group: int) -> Any:
+    """Per completion: whether its group's advantages are all zero (its rewards were all equal)."""
+    import torch
+
+    flat = torch.isclose(advantages.view(-1, group), torch.zeros_like(advantages.view(-1, group)), atol=1e-6).all(dim=1)
+    return flat.repeat_interleave(group)
+
+
+try:
+    from trl.trainer.grpo_trainer import GRPOTrainer as _GRPOTrainer
+except ImportError:  # pragma: no cover - the trainer needs TRL; the client and rewards do not
+    _GRPOTrainer = object  # type: ignore[misc,assignment]
+
+
+class SkipFlatGroups(_GRPOTrainer):
+    """GRPOTrainer that leaves groups whose rewards are all equal out of the loss.
+
+    TRL 1.13 gives such a group zero advantages (so no policy-gradient term) but keeps its tokens in
+    the loss mask: with beta > 0 their KL term still pulls the policy towards the reference, and they
+    count in the token normaliser, shrinking the other groups' step. Here their completion mask is
+    zeroed and the normaliser recounted, so a flat group moves nothing."""
+
+    def _generate_and_score_completions(self, inputs: Any) -> Any:
+        out = super()._generate_and_score_completions(inputs)
+        flat = flat_groups(out["advantages"], cast(int, self.num_generations))
+        if bool(flat.any()):
+            out["completion_mask"] = out["completion_mask"] * (~flat).unsqueeze(1).int()
+            out["num_items_in_batch"] = self.accelerator.gather(out["completion_mask"].sum()).sum()
+        self._metrics["train"]["flat_group_share"].append(float(flat.float().mean().item()))
+        return out
 
 
 def generation_kwargs(args: argparse.Namespace, tokenizer: Any) -> dict[str, Any]:
@@ -309,6 +351,7 @@ def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], l
         "outer/distinct_specs": (sum(len(v) for v in accepted.values()) / len(accepted)) if accepted else None,
         "train/reward_total": logs.get("reward"),
         "train/format_reward": logs.get("rewards/format/mean"),
+        "train/flat_group_share": logs.get("flat_group_share"),
         "completion_length": mean_len,
         "reward_call_s": round(reward.last_call_seconds, 2),
         "generation_s": round(gen_s, 2) if gen_s else None,

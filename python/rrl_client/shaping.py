@@ -7,7 +7,8 @@ usual remedy in GRPO recipes is a second, format reward beside the task reward (
 with the valid example spec that the compact prompt shows (``GET /v1/tasks/{id}/prompt?form=compact``
 returns it as ``example``): the share of the example's fields present with the same JSON type, or of
 its keys written in its order when the text does not parse, less a penalty for fields the example
-does not have. A completion the harness accepted scores 1.
+does not have. A completion the harness accepted scores 1, unless the harness marked it ``unchanged``
+(a patch that changes nothing): that scores 0.
 
 It uses only what the prompt already shows; the hidden evaluation is not involved. The harness's
 own reward (``outer/reward`` in the trainer's log) is unchanged and is what the measurements report.
@@ -151,7 +152,9 @@ class FormatReward:
     """A TRL ``reward_funcs`` entry for the shape of a completion; list it *after* ``outer``.
 
     TRL calls synchronous reward functions in order with the same completions, so this one reads
-    the statuses the harness just returned to ``outer``: an accepted spec scores 1; otherwise
+    the statuses the harness just returned to ``outer``: a completion the harness marked ``unchanged``
+    (it changes nothing but the seed) scores 0, so its total never exceeds the harness's reward; an
+    accepted spec scores 1; otherwise
     0.8 times the larger of ``structure_score`` (the first JSON object against the task's example)
     and ``key_order_score`` (the text, parsed or not).
     """
@@ -173,6 +176,9 @@ class FormatReward:
             raise RuntimeError("FormatReward must come after the TrlReward it reads in reward_funcs (it reuses that call's results)")
         scores: list[float] = []
         for task, completion, result in zip(tasks, completions, results):
+            if result.get("unchanged"):
+                scores.append(0.0)  # a patch that changes nothing earns no format credit: the total is the harness's reward alone
+                continue
             if result["status"] != "invalid":
                 scores.append(1.0)
                 continue

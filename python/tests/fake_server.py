@@ -10,6 +10,8 @@ normalised score ``1 / (1 + |seed - 3|)`` and that as its reward; anything else 
 reward -1 and a one-line reason. An object without ``task`` is read as a JSON Merge Patch over the
 baseline the compact and patch prompts show (``{"task", "model": {"hidden": [8]}, "seed": 1}``).
 ``GET /v1/tasks/{id}/schema?form=patch|spec`` serves a small schema in the harness's plain features.
+A valid completion whose spec (merged, for a patch) equals that baseline but for its seed is marked
+``unchanged: true``.
 """
 
 from __future__ import annotations
@@ -126,14 +128,17 @@ class FakeRrl:
             result = {"status": "invalid", "score": None, "reason": "no JSON object in the completion", "job": None}
             return {"reward": PENALTY, "result": result}
         # an object without task: the patch form, a JSON Merge Patch over the baseline the prompt shows
-        seed = (obj if "task" in obj else merge_patch(baseline(task), obj)).get("seed")
+        spec = obj if "task" in obj else merge_patch(baseline(task), obj)
+        seed = spec.get("seed")
         if not isinstance(seed, int) or isinstance(seed, bool):
             result = {"status": "invalid", "score": None, "reason": "seed: expected an integer", "job": None}
             return {"reward": PENALTY, "result": result}
         normalized = 1.0 / (1.0 + abs(seed - 3))
+        unchanged = {k: v for k, v in spec.items() if k != "seed"} == {k: v for k, v in baseline(task).items() if k != "seed"}
         with self.lock:
             self.jobs[job] = {"id": job, "task": task, "status": "ok", "spec": obj, "score": {"normalized": normalized, "stderr": 0.01}}
-        return {"reward": normalized, "result": {"status": "ok", "score": {"normalized": normalized, "stderr": 0.01}, "reason": None, "job": job}}
+        result = {"status": "ok", "score": {"normalized": normalized, "stderr": 0.01}, "reason": None, "job": job, "unchanged": unchanged}
+        return {"reward": normalized, "result": result}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self

@@ -77,3 +77,18 @@ def test_format_reward_reads_the_harness_statuses() -> None:
         fmt(prompts=[""], completions=["x"], task=["t"])
     with pytest.raises(KeyError, match="task"):
         fmt(prompts=[""] * 4, completions=texts)
+
+
+def test_an_unchanged_completion_earns_no_format_credit(fake: Any) -> None:
+    from rrl_client.client import RrlClient
+
+    outer = TrlReward(RrlClient(fake.url))
+    fmt = FormatReward(outer, {"iris-classify": {"task": "iris-classify", "model": {"hidden": [8]}, "seed": 1}})
+    texts = ['{"task": "iris-classify", "model": {"hidden": [8]}, "seed": 3}', '{"task": "iris-classify", "model": {"hidden": [16]}, "seed": 3}']
+    kw = {"task": ["iris-classify"] * 2}
+    harness = outer(prompts=[""] * 2, completions=texts, **kw)
+    shaped = fmt(prompts=[""] * 2, completions=texts, **kw)
+    assert [r.get("unchanged") for r in outer.last_results] == [True, False]
+    assert shaped == [0.0, 1.0]
+    total = [h + 0.5 * f for h, f in zip(harness, shaped)]
+    assert total[0] == harness[0], "the trainer never pays an unchanged completion more than the harness does"

@@ -21,6 +21,7 @@ import { SpecError, formatIssues } from '../spec/validate.js';
 import { buildPrompt } from '../outer/agents/prompt.js';
 import { LLM_DEFAULTS, PROMPT_FORMS, type LlmOptions, type PromptForm } from '../outer/agents/llm.js';
 import { EXPORT_FORMATS, type ExportFormat, exportGrpo } from '../outer/export.js';
+import { SPLITS, type Split, exportSft, summaryLine } from '../outer/sft-export.js';
 import { num, progressBar, table } from './format.js';
 import { RewardService, type ServeConfig } from '../serve/service.js';
 import { startServer } from '../serve/server.js';
@@ -688,6 +689,23 @@ exporter
   .action((runDir: string, o: { format: string; out: string; iteration?: number }) => {
     if (!(EXPORT_FORMATS as readonly string[]).includes(o.format)) throw new InvalidArgumentError(`--format must be one of ${EXPORT_FORMATS.join(', ')}, got "${o.format}"`);
     const r = exportGrpo(resolve(runDir), { format: o.format as ExportFormat, out: resolve(o.out), iteration: o.iteration === undefined ? undefined : o.iteration - 1 });
+    console.error(`${r.rows} row(s) written to ${r.path}`);
+  });
+
+exporter
+  .command('sft')
+  .argument('<runs...>', 'run directories (rrl train or rrl serve runs)')
+  .description("the best jobs of each train task as supervised fine-tuning data: (prompt, merge patch over the baseline) in TRL's conversational format")
+  .requiredOption('--out <file>', 'output file (JSON Lines)')
+  .option('--per-task <k>', 'at most K distinct patches per task', int('--per-task', 1, 1_000_000), 4)
+  .option('--min-margin <m>', "a floor on a kept job's lead over the reference (normalised units), beside the reward's noise rule", real('--min-margin', 0, 100), 0)
+  .option('--split <split>', 'only tasks of this split: train | held-out | example', 'train')
+  .option('--task-dir <dir>', TASK_DIR_HELP)
+  .action(async (runDirs: string[], o: { out: string; perTask: number; minMargin: number; split: string; taskDir?: string }) => {
+    if (!(SPLITS as readonly string[]).includes(o.split)) throw new InvalidArgumentError(`--split must be one of ${SPLITS.join(', ')}, got "${o.split}"`);
+    await useTaskDir(o.taskDir);
+    const r = exportSft(runDirs.map((d) => resolve(d)), { out: resolve(o.out), perTask: o.perTask, minMargin: o.minMargin, split: o.split as Split });
+    for (const t of r.tasks) console.error(summaryLine(t));
     console.error(`${r.rows} row(s) written to ${r.path}`);
   });
 

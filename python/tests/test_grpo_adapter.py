@@ -1,0 +1,73 @@
+"""GRPO from an SFT adapter, and flat groups (all rewards equal) left out of the loss."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from fake_server import FakeRrl
+from rrl_client.client import RrlClient
+from rrl_client.grpo import build_trainer, flat_groups, parse_args
+from tiny_model import tiny_model, tiny_tokenizer
+
+
+def sft_adapter(tmp_path: Path, tok: Any) -> Path:
+    """A LoRA adapter with non-zero weights, saved the way rrl_client.sft saves one."""
+    from peft import LoraConfig, get_peft_model
+
+    model = get_peft_model(tiny_model(tok), LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", task_type="CAUSAL_LM"))
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if "lora_B" in n:
+                p.normal_(0, 0.05)
+    model.save_pretrained(str(tmp_path / "adapter"))
+    return tmp_path / "adapter"
+
+
+def test_grpo_trains_on_from_the_sft_adapter(fake: FakeRrl, tmp_path: Path) -> None:
+    tok = tiny_tokenizer()
+    adapter = sft_adapter(tmp_path, tok)
+    args = parse_args(["--model", "unused", "--adapter", str(adapter), "--steps", "1", "--num-generations", "4", "--prompts-per-step", "2",
+                       "--max-completion-length", "12", "--learning-rate", "0.05", "--output-dir", str(tmp_path / "grpo"), "--cpu", "--seed", "1",
+                       "--keep-flat-groups"])
+    trainer, _ = build_trainer(args, RrlClient(fake.url), tiny_model(tok), tok, ["cartpole-balance", "iris-classify"])
+    params = dict(trainer.model.named_parameters())
+    loaded = {n: p.detach().clone() for n, p in params.items() if "lora_B" in n and ".default." in n}
+    assert loaded and all(p.abs().sum() > 0 for p in loaded.values()), "the SFT adapter's weights were loaded, not a new zero adapter"
+    assert all(params[n].requires_grad for n in loaded), "the loaded adapter trains"
+    # TRL 1.13 keeps a frozen copy of a pretrained adapter as the KL reference (adapter "ref"), not the bare base model
+    assert "ref" in trainer.model.peft_config
+    ref = {n.replace(".ref.", ".default."): p.detach().clone() for n, p in params.items() if ".ref." in n}
+    assert all(torch.equal(ref[n], p) for n, p in loaded.items())
+    trainer.train()
+    after = dict(trainer.model.named_parameters())
+    assert any(not torch.equal(p, after[n].detach()) for n, p in loaded.items()), "GRPO moved the adapter"
+    assert all(torch.equal(p, after[n.replace(".default.", ".ref.")].detach()) for n, p in ref.items()), "the reference stayed put"
+
+
+def test_flat_groups_are_the_groups_of_equal_rewards() -> None:
+    adv = torch.tensor([0.0, 0.0, 0.0, 0.0, 1.2, -1.2, 0.0, 0.0])
+    assert flat_groups(adv, 4).tolist() == [True] * 4 + [False] * 4
+
+
+def test_a_step_of_flat_groups_moves_nothing(fake: FakeRrl, tmp_path: Path) -> None:
+    tok = tiny_tokenizer()
+    # every completion gets the same reward: each group is flat
+    fake.score = lambda task, text: {"reward": 0.0, "result": {"status": "invalid", "score": None, "reason": "x", "job": None}}  # type: ignore[method-assign]
+    common = ["--model", "unused", "--steps", "1", "--num-generations", "2", "--prompts-per-step", "1", "--max-completion-length", "8",
+              "--learning-rate", "0.05", "--output-dir", str(tmp_path), "--cpu", "--seed", "1", "--beta", "0.5", "--format-weight", "0"]
+    moved = {}
+    for keep in (False, True):
+        trainer, _ = build_trainer(parse_args(common + (["--keep-flat-groups"] if keep else [])), RrlClient(fake.url), tiny_model(tok), tok, ["iris-classify"])
+        # a non-zero adapter, so that the KL term to the adapter-free reference has a gradient
+        with torch.no_grad():
+            for n, p in trainer.model.named_parameters():
+                if "lora_B" in n:
+                    p.normal_(0, 0.05)
+        before = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if "lora_" in n}
+        trainer.train()
+        after = dict(trainer.model.named_parameters())
+        moved[keep] = any(not torch.equal(p, after[n].detach()) for n, p in before.items())
+    assert moved == {False: False, True: True}, "a flat group moves the model through the KL term unless it is skipped"
