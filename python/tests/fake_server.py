@@ -6,7 +6,8 @@ its internals (the calls it received, a forced 429).
 
 Its scoring is deliberately simple and NOT the harness's: a completion's first JSON object (found
 inside prose or a code fence) that is a JSON object with an integer ``seed`` is a "valid spec" with
-normalised score ``1 / (1 + |seed - 3|)`` and that as its reward; anything else is ``invalid`` with
+normalised score ``1 / (1 + |seed - 3|)`` (divided by ``1 + |log10(lr) + 2|`` when the spec sets
+``algorithm.learningRate`` to ``lr``) and that as its reward; anything else is ``invalid`` with
 reward -1 and a one-line reason. An object without ``task`` is read as a JSON Merge Patch over the
 baseline the compact and patch prompts show (``{"task", "model": {"hidden": [8]}, "seed": 1}``).
 ``GET /v1/tasks/{id}/schema?form=patch|spec`` serves a small schema in the harness's plain features.
@@ -15,6 +16,7 @@ baseline the compact and patch prompts show (``{"task", "model": {"hidden": [8]}
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 import urllib.parse
@@ -126,11 +128,15 @@ class FakeRrl:
             result = {"status": "invalid", "score": None, "reason": "no JSON object in the completion", "job": None}
             return {"reward": PENALTY, "result": result}
         # an object without task: the patch form, a JSON Merge Patch over the baseline the prompt shows
-        seed = (obj if "task" in obj else merge_patch(baseline(task), obj)).get("seed")
+        spec = obj if "task" in obj else merge_patch(baseline(task), obj)
+        seed = spec.get("seed")
         if not isinstance(seed, int) or isinstance(seed, bool):
             result = {"status": "invalid", "score": None, "reason": "seed: expected an integer", "job": None}
             return {"reward": PENALTY, "result": result}
         normalized = 1.0 / (1.0 + abs(seed - 3))
+        lr = spec.get("algorithm", {}).get("learningRate") if isinstance(spec.get("algorithm"), dict) else None
+        if isinstance(lr, (int, float)) and not isinstance(lr, bool) and lr > 0:  # a learning rate, when given, matters too: best at 0.01
+            normalized /= 1.0 + abs(math.log10(lr) + 2)
         with self.lock:
             self.jobs[job] = {"id": job, "task": task, "status": "ok", "spec": obj, "score": {"normalized": normalized, "stderr": 0.01}}
         return {"reward": normalized, "result": {"status": "ok", "score": {"normalized": normalized, "stderr": 0.01}, "reason": None, "job": job}}
