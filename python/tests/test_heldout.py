@@ -166,3 +166,14 @@ def test_transfer_rows_join_the_tables(fake: FakeRrl, tmp_path: Path) -> None:
     md = (out / "heldout.md").read_text()
     assert "| transfer: controller | 0.600 ± 0.141 (1/2 tasks) |" in md
     assert "no row for: cartpole-balance" in md
+
+
+def test_from_transfer_alone_picks_its_tasks_the_server_lists(fake: FakeRrl, tmp_path: Path) -> None:
+    transfer = tmp_path / "transfer"
+    transfer.mkdir()
+    rows = [{"task": TASK, "zeroShot": 0.7, "baseline": 0.1}, {"task": "rings-fam-1-0", "zeroShot": 0.2}]
+    (transfer / "transfer.json").write_text(json.dumps({"rows": rows, "perSeed": [{"seed": 1, "rows": rows}]}))
+    assert main(["--url", fake.url, "--from-transfer", str(transfer), "--out", str(tmp_path / "out")]) == 0
+    result = json.loads((tmp_path / "out" / "heldout.json").read_text())
+    assert result["tasks"] == [TASK]
+    assert result["arms"]["transfer: baseline"]["summary"]["greedy"]["mean"] == pytest.approx(0.1)

@@ -24,14 +24,14 @@ from typing import Any, Optional, Sequence
 from ..client import RrlClient
 from .harness import Outcome, best_of, post, valid_share
 from .models import ArmSpec, ModelArm, guided_unavailable, load_arm, parse_arm, warn
-from .report import Metrics, metric_keys, read_transfer, summarise, write
+from .report import Metrics, metric_keys, read_transfer, summarise, transfer_tasks, write
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m rrl_client.heldout", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", default=os.environ.get("RRL_URL", "http://127.0.0.1:8377"), help="rrl serve's address (env RRL_URL)")
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding the bearer token, if any")
-    p.add_argument("--tasks", default="", help="comma-separated task ids (default: every task of split 'held-out' in GET /v1/tasks)")
+    p.add_argument("--tasks", default="", help="comma-separated task ids (default: the held-out tasks of --from-transfer that the server lists, else every task of split 'held-out' in GET /v1/tasks)")
     p.add_argument("--arm", action="append", default=[], metavar="NAME=MODEL[:ADAPTER]", help="a model arm (repeatable): a model directory or .gguf file, and optionally a PEFT adapter directory")
     p.add_argument("--samples", default="4,16", help="the N of the best-of-N columns, comma-separated (sampled once at the largest)")
     p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature of the best-of-N completions")
@@ -130,7 +130,15 @@ def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int]
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
     client = RrlClient(args.url, os.environ.get(args.token_env) or None)
-    tasks = [t for t in args.tasks.split(",") if t] or held_out_tasks(client.tasks())
+    tasks = [t for t in args.tasks.split(",") if t]
+    if not tasks and args.from_transfer:
+        served = {str(r["id"]) for r in client.tasks()}
+        theirs = transfer_tasks(args.from_transfer)
+        tasks = [t for t in theirs if t in served]
+        if len(tasks) < len(theirs):
+            warn(f"not served here (start rrl serve with the same --family draws): {', '.join(t for t in theirs if t not in served)}")
+    if not tasks:
+        tasks = held_out_tasks(client.tasks())
     if not tasks:
         print("no tasks: pass --tasks or start rrl serve with held-out tasks (e.g. --family acrobot:2)", file=sys.stderr)
         return 2

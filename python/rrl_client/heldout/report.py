@@ -62,6 +62,12 @@ TRANSFER_ROWS: dict[str, dict[str, str]] = {
 """The rows `rrl experiment transfer` measured (its zero-shot job is the controller's mode, its greedy answer)."""
 
 
+def transfer_tasks(directory: str) -> list[str]:
+    """The held-out task ids of the transfer experiment in ``directory`` (its ``rows``, in order)."""
+    data = json.loads((Path(directory) / "transfer.json").read_text())
+    return [str(r["task"]) for r in data.get("rows", []) if isinstance(r, dict) and "task" in r]
+
+
 def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> tuple[dict[str, dict[int, dict[str, Metrics]]], list[str]]:
     """The transfer experiment's rows for ``tasks`` from ``DIR/transfer.json``, per arm and seed (its own
     seeds), and the tasks it has no row for. Only best of 4 and 16 exist there (and failed jobs scored 0)."""
