@@ -6,7 +6,8 @@ its internals (the calls it received, a forced 429).
 
 Its scoring is deliberately simple and NOT the harness's: a completion's first JSON object (found
 inside prose or a code fence) that is a JSON object with an integer ``seed`` is a "valid spec" with
-normalised score ``1 / (1 + |seed - 3|)`` and that as its reward; anything else is ``invalid`` with
+normalised score ``1 / (1 + |seed - 3|)`` (divided by ``1 + |log10(lr) + 2|`` when the spec sets
+``algorithm.learningRate`` to ``lr``) and that as its reward; anything else is ``invalid`` with
 reward -1 and a one-line reason. An object without ``task`` is read as a JSON Merge Patch over the
 baseline the compact and patch prompts show (``{"task", "model": {"hidden": [8]}, "seed": 1}``).
 ``GET /v1/tasks/{id}/schema?form=patch|spec`` serves a small schema in the harness's plain features.
@@ -17,6 +18,7 @@ A valid completion whose spec (merged, for a patch) equals that baseline but for
 from __future__ import annotations
 
 import json
+import math
 import re
 import threading
 import urllib.parse
@@ -135,6 +137,9 @@ class FakeRrl:
             return {"reward": PENALTY, "result": result}
         normalized = 1.0 / (1.0 + abs(seed - 3))
         unchanged = {k: v for k, v in spec.items() if k != "seed"} == {k: v for k, v in baseline(task).items() if k != "seed"}
+        lr = spec.get("algorithm", {}).get("learningRate") if isinstance(spec.get("algorithm"), dict) else None
+        if isinstance(lr, (int, float)) and not isinstance(lr, bool) and lr > 0:  # a learning rate, when given, matters too: best at 0.01
+            normalized /= 1.0 + abs(math.log10(lr) + 2)
         with self.lock:
             self.jobs[job] = {"id": job, "task": task, "status": "ok", "spec": obj, "score": {"normalized": normalized, "stderr": 0.01}}
         result = {"status": "ok", "score": {"normalized": normalized, "stderr": 0.01}, "reason": None, "job": job, "unchanged": unchanged}

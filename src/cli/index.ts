@@ -598,15 +598,22 @@ const serveCommand = program
   .option('--cost-weight <lambda>', 'weight of compute in the cost rule', real('--cost-weight', 0, 10), 0.5)
   .option('--cache <file>', "reuse results of identical jobs from this SQLite file (default: the run's own store)")
   .option('--no-cache', 'train every job even when an identical one was recorded')
-  .option('--task-dir <dir>', TASK_DIR_HELP);
-addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { taskDir?: string; host: string; port: number; run?: string; resume?: boolean; tokenEnv?: string; maxQueue: number; maxCompletionBytes: number; maxConnections: number; bodyTimeout: number; reward: string; costWeight: number; cache: string | boolean }, cmd: Command) => {
+  .option('--task-dir <dir>', TASK_DIR_HELP)
+  .option('--family <name[:count]>', `${FAMILY_HELP}; served beside the built-in tasks (a held-out family's tasks are split held-out)`, familyFlag)
+  .option('--family-seed <s>', 'seed of the family draws (the same seed draws the same tasks as `rrl train` and `rrl experiment transfer`)', int('--family-seed', 0, 2 ** 31 - 1), 1);
+addExecutorOptions(serveCommand).action(async (o: ExecutorFlags & { taskDir?: string; family?: { family: string; count: number }[]; familySeed: number; host: string; port: number; run?: string; resume?: boolean; tokenEnv?: string; maxQueue: number; maxCompletionBytes: number; maxConnections: number; bodyTimeout: number; reward: string; costWeight: number; cache: string | boolean }, cmd: Command) => {
   if (!(REWARD_RULES as readonly string[]).includes(o.reward)) throw new InvalidArgumentError(`--reward must be one of ${REWARD_RULES.join(', ')}, got "${o.reward}"`);
   if (o.resume && !o.run) throw new InvalidArgumentError('--resume needs the run directory: --run DIR --resume');
   const token = tokenFromEnv(o.tokenEnv, o.host);
   await useTaskDir(o.taskDir);
   const dir = resolve(o.run ?? join('runs', `serve-${new Date().toISOString().replace(/[:.]/g, '-')}`));
+  if (o.resume && o.family?.length) throw new InvalidArgumentError('--resume serves the family draws stored with the run; give no --family');
+  // Family draws: stored with the run; RewardService.open registers them (the stored ones on resume).
+  const families = (o.family ?? []).map((d) => ({ ...d, seed: o.familySeed }));
   let executorConfig = executorConfigFrom(o, cmd);
-  const config: ServeConfig | null = o.resume ? null : { mode: 'serve', seed: 0, reward: { rule: o.reward as RewardRuleName, lambda: o.costWeight }, ...(executorConfig ? { executor: executorConfig } : {}) };
+  const config: ServeConfig | null = o.resume
+    ? null
+    : { mode: 'serve', seed: 0, reward: { rule: o.reward as RewardRuleName, lambda: o.costWeight }, ...(families.length ? { families } : {}), ...(executorConfig ? { executor: executorConfig } : {}) };
   if (o.resume) executorConfig = storedExecutor(dir);
   const executor = makeExecutor(executorConfig, { runDir: dir, workers: o.workers, memoryMb: o.jobMemory });
   const log = (m: string): void => void process.stderr.write(`${m}\n`);

@@ -14,6 +14,7 @@ import type { ExecutorConfig } from '../run/config.js';
 import { Store, type JobRow } from '../store/store.js';
 import { ResultCache } from '../store/cache.js';
 import { getPublicTask, listTasks } from '../tasks/briefs.js';
+import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { buildPrompt, compactExample, type ChatMessage } from '../outer/agents/prompt.js';
 import { examplePatch } from '../outer/agents/patch-prompt.js';
 import { isUnchanged } from '../outer/answer.js';
@@ -34,6 +35,8 @@ export interface ServeConfig {
   reward: { rule: RewardRuleName; lambda: number };
   /** Where jobs run (absent: local worker threads). */
   executor?: ExecutorConfig;
+  /** Generated tasks served beside the built-in ones (`rrl serve --family`); registered again on resume. */
+  families?: FamilyDraw[];
 }
 
 /** The forms of `GET /v1/tasks/{id}/prompt`. */
@@ -121,6 +124,8 @@ export class RewardService {
       if (existing && config) throw new Error(`${dir} already holds a run; continue it with --resume`);
       const { runId, config: stored, secret, evalId } = openRun(store, dir, config, log);
       if ((stored as { mode?: string }).mode !== 'serve') throw new Error(`the run in ${dir} is a training run, not a serve run`);
+      // Generated tasks of the run (`rrl serve --family`), new or resumed: registered before anything looks a task up.
+      for (const d of (stored as ServeConfig).families ?? []) registerFamilyTasks(d.family, d.count, d.seed);
       pinTaskFingerprints(store, runId, listTasks().map((t) => t.brief.id)); // a resumed run refuses tasks whose files changed
       store.setRunStatus(runId, 'running');
       cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));

@@ -1,0 +1,205 @@
+"""``python -m rrl_client.heldout``: the LLM on tasks it never trained on, against a running `rrl serve`.
+
+    python -m rrl_client.heldout --url http://127.0.0.1:8377 \\
+        --arm base=models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf \\
+        --arm grpo=models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf:runs/grpo/adapter \\
+        --optuna --seeds 2 --out runs/heldout
+
+Per task (default: every task of split ``held-out`` the server lists) and model arm: the greedy job's
+hidden normalised score, and the best of N sampled completions for each N of ``--samples``; beside
+them the baseline (the empty patch ``{}``), with ``--optuna`` a seeded Optuna TPE study per task, and
+with ``--from-transfer DIR`` the rows of `rrl experiment transfer` for the same tasks. Mean ± sd over
+the seeds; ``OUT/heldout.json`` holds every number, ``OUT/heldout.md`` the tables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any, Optional, Sequence
+
+from ..client import RrlClient
+from .harness import Outcome, best_of, post, valid_share
+from .models import ArmSpec, ModelArm, guided_unavailable, load_arm, parse_arm, warn
+from .report import Metrics, metric_keys, read_transfer, summarise, transfer_tasks, write
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m rrl_client.heldout", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--url", default=os.environ.get("RRL_URL", "http://127.0.0.1:8377"), help="rrl serve's address (env RRL_URL)")
+    p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding the bearer token, if any")
+    p.add_argument("--tasks", default="", help="comma-separated task ids (default: the held-out tasks of --from-transfer that the server lists, else every task of split 'held-out' in GET /v1/tasks)")
+    p.add_argument("--arm", action="append", default=[], metavar="NAME=MODEL[:ADAPTER]", help="a model arm (repeatable): a model directory or .gguf file, and optionally a PEFT adapter directory")
+    p.add_argument("--samples", default="4,16", help="the N of the best-of-N columns, comma-separated (sampled once at the largest)")
+    p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature of the best-of-N completions")
+    p.add_argument("--seeds", type=int, default=2, help="repetitions (at least 2): seeds --seed, --seed+1, ...; they change sampling and Optuna's sampler seed")
+    p.add_argument("--seed", type=int, default=1, help="the first seed")
+    p.add_argument("--max-new-tokens", type=int, default=160, help="generation cap per completion")
+    p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None, help="constrain generation to each task's patch schema (default: on when the engine is installed)")
+    p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"])
+    p.add_argument("--optuna", action="store_true", help="also an Optuna TPE study per task (no model), its best of N over N trials")
+    p.add_argument("--optuna-batch", type=int, default=4, help="trials asked, posted and told together")
+    p.add_argument("--from-transfer", default=None, metavar="DIR", help="add the rows of `rrl experiment transfer`'s DIR/transfer.json for the same tasks")
+    p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument("--out", default="runs/heldout", help="where heldout.json and heldout.md go")
+    args = p.parse_args(argv)
+    try:
+        args.samples = sorted({int(s) for s in args.samples.split(",") if s.strip()})
+    except ValueError:
+        p.error(f"--samples takes comma-separated integers, got {args.samples!r}")
+    if not args.samples or args.samples[0] < 1:
+        p.error("--samples: every N must be at least 1")
+    if args.seeds < 2:
+        p.error("--seeds must be at least 2 (the tables give mean ± sd over seeds)")
+    if args.optuna_batch < 1 or args.max_new_tokens < 1:
+        p.error("--optuna-batch and --max-new-tokens must be at least 1")
+    try:
+        args.arms = [parse_arm(a) for a in args.arm]
+    except ValueError as err:
+        p.error(str(err))
+    names = [a.name for a in args.arms]
+    if len(set(names)) != len(names):
+        p.error(f"--arm: names must differ, got {names}")
+    return args
+
+
+def held_out_tasks(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """The ids of split ``held-out``, in the server's order."""
+    return [str(r["id"]) for r in rows if r.get("split") == "held-out"]
+
+
+def cell(greedy: Optional[Outcome], sampled: Sequence[Outcome], samples: Sequence[int]) -> Metrics:
+    """One task's metrics for one arm and seed."""
+    m: Metrics = {"greedy": greedy.normalized if greedy is not None else None}
+    for n in samples:
+        m[f"best_{n}"] = best_of(sampled, n) if len(sampled) >= n else None
+    m["valid_share"] = valid_share(sampled)
+    return m
+
+
+def _unchanged(outcomes: Sequence[Outcome]) -> Optional[float]:
+    return sum(bool(o.unchanged) for o in outcomes) / len(outcomes) if outcomes else None
+
+
+def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], guided: bool) -> dict[str, Any]:
+    """One model arm over every task and seed: the greedy completion once per task (it does not depend
+    on the seed), ``max(samples)`` sampled completions per task and seed."""
+    started = time.time()
+    model, tok = load_arm(spec)
+    arm = ModelArm(model, tok, guided=guided, engine=args.guided_engine, max_new_tokens=args.max_new_tokens, temperature=args.temperature)
+    n = max(args.samples)
+    per_seed: dict[int, dict[str, Metrics]] = {s: {} for s in seeds}
+    raw: dict[str, Any] = {}
+    for task, inp in inputs.items():
+        schema = inp["schema"] if arm.guided is not None else None
+        [greedy_text] = arm.generate(inp["messages"], schema, 1, None)
+        [greedy] = post(client, task, [greedy_text])
+        raw[task] = {"greedy": {"completion": greedy_text, **greedy.as_json()}, "seeds": {}}
+        for seed in seeds:
+            texts = arm.generate(inp["messages"], schema, n, seed)
+            outs = post(client, task, texts)
+            per_seed[seed][task] = cell(greedy, outs, args.samples)
+            raw[task]["seeds"][str(seed)] = {"unchanged_share": _unchanged(outs), "results": [{"completion": t, **o.as_json()} for t, o in zip(texts, outs)]}
+        print(json.dumps({"arm": spec.name, "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
+    return {"kind": "model", "model": spec.model, "adapter": spec.adapter, "guided": arm.guided is not None,
+            "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
+
+
+def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    from .space import derive
+    from .study import run_study
+
+    started = time.time()
+    n = max(args.samples)
+    per_seed: dict[int, dict[str, Metrics]] = {s: {} for s in seeds}
+    raw: dict[str, Any] = {}
+    for task, inp in inputs.items():
+        space = derive(inp["schema"], inp["baseline"])
+        raw[task] = {"space": [p.__dict__ for p in space.params], "seeds": {}}
+        for seed in seeds:
+            res = run_study(client, task, space, n, seed, args.optuna_batch)
+            per_seed[seed][task] = cell(None, res.outcomes, args.samples)
+            raw[task]["seeds"][str(seed)] = [t.as_json() for t in res.trials]
+        print(json.dumps({"arm": "optuna", "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
+    return {"kind": "optuna", "trials": n, "batch": args.optuna_batch, "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = parse_args(argv)
+    client = RrlClient(args.url, os.environ.get(args.token_env) or None)
+    tasks = [t for t in args.tasks.split(",") if t]
+    if not tasks and args.from_transfer:
+        served = {str(r["id"]) for r in client.tasks()}
+        theirs = transfer_tasks(args.from_transfer)
+        tasks = [t for t in theirs if t in served]
+        if len(tasks) < len(theirs):
+            warn(f"not served here (start rrl serve with the same --family draws): {', '.join(t for t in theirs if t not in served)}")
+    if not tasks:
+        tasks = held_out_tasks(client.tasks())
+    if not tasks:
+        print("no tasks: pass --tasks or start rrl serve with held-out tasks (e.g. --family acrobot:2)", file=sys.stderr)
+        return 2
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    seeds = [args.seed + k for k in range(args.seeds)]
+    keys = metric_keys(args.samples)
+    notes: list[str] = []
+    guided = args.guided is not False
+    if guided and args.arms:
+        reason = guided_unavailable(args.guided_engine)
+        if reason:
+            if args.guided:
+                print(f"--guided: {reason}", file=sys.stderr)
+                return 2
+            warn(f"UNGUIDED: {reason}")
+            guided = False
+            notes.append(f"generation unguided: {reason}")
+    inputs = {t: {"messages": client.prompt(t, "patch"), "schema": client.schema(t, "patch"),
+                  "baseline": client.prompt_response(t, "compact")["example"] or {}} for t in tasks}
+
+    arms: dict[str, dict[str, Any]] = {}
+    started = time.time()
+    base = {t: post(client, t, ["{}"])[0] for t in tasks}
+    per_seed_base: dict[int, dict[str, Metrics]] = {s: {t: {**{k: None for k in keys}, "greedy": o.normalized, "valid_share": 1.0 if o.valid else 0.0} for t, o in base.items()} for s in seeds}
+    arms["baseline"] = {"kind": "baseline", "per_seed_tasks": per_seed_base, "raw": {t: o.as_json() for t, o in base.items()}, "seconds": time.time() - started}
+    for spec in args.arms:
+        arms[spec.name] = run_model_arm(client, spec, args, seeds, inputs, guided)
+    if args.optuna:
+        from .study import optuna_missing
+
+        missing = optuna_missing()
+        if missing:
+            warn(f"SKIPPED LOUDLY: the Optuna arm: {missing}")
+            notes.append(f"Optuna arm skipped: {missing}")
+        else:
+            arms["optuna"] = run_optuna_arm(client, args, seeds, inputs)
+    if args.from_transfer:
+        rows, absent = read_transfer(args.from_transfer, tasks, keys)
+        if absent:
+            notes.append(f"transfer.json in {args.from_transfer} has no row for: {', '.join(absent)}")
+        notes.append(f"transfer rows: `rrl experiment transfer` in {args.from_transfer}, over its own seeds and tasks found there (a failed job scores 0 there).")
+        for name, per_seed in rows.items():
+            if per_seed:
+                arms[name] = {"kind": "transfer", "per_seed_tasks": per_seed, "seconds": None}
+
+    for arm in arms.values():
+        per_seed_tasks = arm.pop("per_seed_tasks")
+        arm.update(summarise(per_seed_tasks, tasks, keys))
+        arm["per_seed"] = {str(s): cells for s, cells in per_seed_tasks.items()}
+    result = {
+        "settings": {"url": args.url, "samples": args.samples, "seeds": seeds, "temperature": args.temperature, "guided": guided,
+                     "guided_engine": args.guided_engine, "max_new_tokens": args.max_new_tokens, "optuna": args.optuna,
+                     "from_transfer": args.from_transfer},
+        "tasks": tasks,
+        "arms": arms,
+        "notes": notes,
+    }
+    js, md = write(args.out, result)
+    print(md.read_text())
+    print(f"wrote {js} and {md}", flush=True)
+    return 0

@@ -1,0 +1,150 @@
+"""Aggregating the held-out evaluation (mean ± sd over seeds of the means over tasks) and writing
+``heldout.json`` and ``heldout.md``; reading the rows of `rrl experiment transfer`'s ``transfer.json``."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+Metrics = dict[str, Optional[float]]
+"""One task's numbers for one arm and seed: ``greedy``, ``best_N`` per N, ``valid_share``."""
+
+
+def metric_keys(samples: Sequence[int]) -> list[str]:
+    return ["greedy", *[f"best_{n}" for n in samples], "valid_share"]
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def _sd(xs: Sequence[float]) -> float:
+    if len(xs) < 2:
+        return 0.0
+    m = _mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def spread(values: Sequence[Optional[float]]) -> dict[str, Any]:
+    """``{"mean", "sd", "n"}`` of the values that are not None (mean and sd None when none is)."""
+    xs = [v for v in values if v is not None]
+    return {"mean": _mean(xs) if xs else None, "sd": _sd(xs) if xs else None, "n": len(xs)}
+
+
+def summarise(per_seed: dict[int, dict[str, Metrics]], tasks: Sequence[str], keys: Sequence[str]) -> dict[str, Any]:
+    """Per seed the mean over tasks of each metric (over the tasks where it is defined, counted in
+    ``tasks_scored``); then mean ± sd of those over seeds, and per task mean ± sd over seeds."""
+    seed_means: dict[int, dict[str, Any]] = {}
+    for seed, cells in per_seed.items():
+        row: dict[str, Any] = {}
+        for k in keys:
+            xs = [cells[t][k] for t in tasks if t in cells and cells[t].get(k) is not None]
+            row[k] = _mean([x for x in xs if x is not None]) if xs else None
+            row[f"{k}_tasks_scored"] = len(xs)
+        seed_means[seed] = row
+    summary = {k: spread([m[k] for m in seed_means.values()]) for k in keys}
+    for k in keys:
+        summary[k]["tasks_scored"] = min((m[f"{k}_tasks_scored"] for m in seed_means.values()), default=0)
+    per_task = {t: {k: spread([cells.get(t, {}).get(k) for cells in per_seed.values()]) for k in keys} for t in tasks}
+    return {"seed_means": {str(s): m for s, m in seed_means.items()}, "summary": summary, "per_task": per_task}
+
+
+# -- transfer.json -------------------------------------------------------------------------------
+
+TRANSFER_ROWS: dict[str, dict[str, str]] = {
+    "transfer: controller": {"greedy": "zeroShot", "best_4": "controllerBest4", "best_16": "controllerBest16"},
+    "transfer: random search": {"best_4": "randomBest4", "best_16": "randomBest16"},
+    "transfer: model-based search": {"best_4": "searchBest4", "best_16": "searchBest16"},
+    "transfer: baseline": {"greedy": "baseline"},
+}
+"""The rows `rrl experiment transfer` measured (its zero-shot job is the controller's mode, its greedy answer)."""
+
+
+def transfer_tasks(directory: str) -> list[str]:
+    """The held-out task ids of the transfer experiment in ``directory`` (its ``rows``, in order)."""
+    data = json.loads((Path(directory) / "transfer.json").read_text())
+    return [str(r["task"]) for r in data.get("rows", []) if isinstance(r, dict) and "task" in r]
+
+
+def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> tuple[dict[str, dict[int, dict[str, Metrics]]], list[str]]:
+    """The transfer experiment's rows for ``tasks`` from ``DIR/transfer.json``, per arm and seed (its own
+    seeds), and the tasks it has no row for. Only best of 4 and 16 exist there (and failed jobs scored 0)."""
+    data = json.loads((Path(directory) / "transfer.json").read_text())
+    per_seed = data.get("perSeed") or [{"seed": 0, "rows": data.get("rows", [])}]
+    arms: dict[str, dict[int, dict[str, Metrics]]] = {name: {} for name in TRANSFER_ROWS}
+    seen: set[str] = set()
+    for entry in per_seed:
+        seed = int(entry.get("seed", 0))
+        for row in entry.get("rows", []):
+            task = row.get("task")
+            if task not in tasks:
+                continue
+            seen.add(task)
+            for name, fields in TRANSFER_ROWS.items():
+                cell: Metrics = {k: None for k in keys}
+                for k, src in fields.items():
+                    if k in cell:
+                        v = row.get(src)
+                        cell[k] = float(v) if isinstance(v, (int, float)) else None
+                arms[name].setdefault(seed, {})[task] = cell
+    return arms, [t for t in tasks if t not in seen]
+
+
+# -- writing -------------------------------------------------------------------------------------
+
+def _cell(s: Optional[dict[str, Any]], n_tasks: int, seeds: bool = True) -> str:
+    if not s or s.get("mean") is None:
+        return "–"
+    text = f"{s['mean']:.3f}"
+    if seeds and s.get("n", 0) > 1:
+        text += f" ± {s['sd']:.3f}"
+    scored = s.get("tasks_scored")
+    if isinstance(scored, int) and scored < n_tasks:
+        text += f" ({scored}/{n_tasks} tasks)"
+    return text
+
+
+def markdown(result: dict[str, Any]) -> str:
+    """``heldout.md``: the arms' table and the per-task table."""
+    samples: list[int] = result["settings"]["samples"]
+    keys = metric_keys(samples)
+    tasks: list[str] = result["tasks"]
+    heads = ["greedy", *[f"best of {n}" for n in samples], "valid share"]
+    lines = [
+        "# Held-out evaluation",
+        "",
+        f"Tasks ({len(tasks)}): {', '.join(f'`{t}`' for t in tasks)}. Seeds: {', '.join(map(str, result['settings']['seeds']))}; "
+        f"temperature {result['settings']['temperature']}; guided: {result['settings']['guided']}. "
+        "Hidden normalised score (0: the random/trivial reference, 1: the solved one), mean over tasks, then mean ± sd over seeds; "
+        "an invalid or failed job has no score (missing from best-of; see valid share).",
+        "",
+        "| arm | " + " | ".join(heads) + " | seconds |",
+        "| --- | " + " | ".join("---:" for _ in heads) + " | ---: |",
+    ]
+    for name, arm in result["arms"].items():
+        cells = [_cell(arm["summary"][k], len(tasks)) for k in keys]
+        secs = arm.get("seconds")
+        lines.append(f"| {name} | " + " | ".join(cells) + f" | {'–' if secs is None else f'{secs:.1f}'} |")
+    lines += ["", "Per task (mean ± sd over seeds):", "", "| task | arm | " + " | ".join(heads) + " |", "| --- | --- | " + " | ".join("---:" for _ in heads) + " |"]
+    for t in tasks:
+        for name, arm in result["arms"].items():
+            pt = arm["per_task"].get(t)
+            if pt is None:
+                continue
+            lines.append(f"| `{t}` | {name} | " + " | ".join(_cell(pt[k], 1) for k in keys) + " |")
+    notes = result.get("notes") or []
+    if notes:
+        lines += ["", *[f"- {n}" for n in notes]]
+    return "\n".join(lines) + "\n"
+
+
+def write(out: str, result: dict[str, Any]) -> tuple[Path, Path]:
+    """Writes ``OUT/heldout.json`` and ``OUT/heldout.md``; returns their paths."""
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    js, md = d / "heldout.json", d / "heldout.md"
+    js.write_text(json.dumps(result, indent=1))
+    md.write_text(markdown(result))
+    return js, md
