@@ -60,7 +60,7 @@ test('a store written before standard errors and evaluation identities opens, ke
   store.close();
 });
 
-test('a store written before successive halving gains the rung columns; its jobs read and finish as before', () => {
+test('a store written before successive halving and the patch form gains the rung and patch columns; its jobs read and finish as before', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-store-'));
   const old = new Database(join(dir, 'store.db'));
   // The jobs table as stores were written before rung jobs existed.
@@ -74,10 +74,10 @@ test('a store written before successive halving gains the rung columns; its jobs
   old.close();
   const store = new Store(dir);
   const cols = (store.db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
-  assert.deepEqual(cols.slice(-3), ['rung', 'parent_id', 'share']);
+  assert.deepEqual(cols.slice(-4), ['rung', 'parent_id', 'share', 'patch']);
   const [row] = store.jobs('r');
   assert.equal(row.status, 'pending');
-  assert.deepEqual([row.rung, row.parentId, row.share], [null, null, null]);
+  assert.deepEqual([row.rung, row.parentId, row.share, row.patch], [null, null, null, null]);
   store.finishJob(row.id, { status: 'succeeded', examples: 10, score: { raw: 1, normalized: 0.5 } });
   // Rung jobs of one proposal share its slot space: rung and parent are their own columns.
   const [a, b] = store.addJobs('r', [
