@@ -6,7 +6,7 @@
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { skipWithoutPython } from './testing/python.js';
@@ -15,19 +15,34 @@ const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const python = join(root, '.venv', 'bin', 'python');
 const skip = skipWithoutPython('the Python tests (pytest and mypy in .venv)', ['pytest', 'mypy', 'gymnasium', 'torch'], python);
 
-/** Run a module of the venv's Python in python/, echoing its output; returns the exit status. */
-function runPython(args: string[]): number | null {
-  const r = spawnSync(python, args, { cwd: join(root, 'python'), encoding: 'utf8', timeout: 600_000, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
-  process.stdout.write(r.stdout ?? '');
-  process.stderr.write(r.stderr ?? '');
-  if (r.error) throw r.error;
-  return r.status;
+/** Starts a module of the venv's Python in python/; resolves with its exit status and output. */
+function startPython(args: string[]): Promise<{ status: number | null; output: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(python, args, { cwd: join(root, 'python'), env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => (output += b));
+    child.stderr.on('data', (b: Buffer) => (output += b));
+    const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
+    child.once('error', fail);
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      done({ status, output });
+    });
+  });
 }
 
-test('python: pytest (client, TRL and verl rewards, GRPO smoke test with LoRA)', { skip }, () => {
-  assert.equal(runPython(['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests']), 0, 'pytest failed (output above)');
+// pytest and mypy are single-threaded and independent: both start at once, each test waits for its own.
+const pytest = skip ? null : startPython(['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests']);
+const mypy = skip ? null : startPython(['-m', 'mypy', '--cache-dir', join(root, '.venv', '.mypy_cache')]);
+
+test('python: pytest (client, TRL and verl rewards, GRPO smoke test with LoRA)', { skip }, async () => {
+  const r = await pytest!;
+  process.stdout.write(r.output);
+  assert.equal(r.status, 0, 'pytest failed (output above)');
 });
 
-test('python: rrl_client type-checks under mypy --strict', { skip }, () => {
-  assert.equal(runPython(['-m', 'mypy', '--cache-dir', join(root, '.venv', '.mypy_cache')]), 0, 'mypy found errors (output above)');
+test('python: rrl_client type-checks under mypy --strict', { skip }, async () => {
+  const r = await mypy!;
+  process.stdout.write(r.output);
+  assert.equal(r.status, 0, 'mypy found errors (output above)');
 });
