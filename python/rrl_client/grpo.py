@@ -46,7 +46,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--prompt-form", default="compact", choices=["compact", "full", "patch"], help="the prompt's form (compact: a few hundred tokens and an example spec, for small models; patch: the same, answered with a JSON Merge Patch over it)")
     p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None, help="constrain sampling to each task's answer schema (GET /v1/tasks/{id}/schema: form=patch for --prompt-form patch, else form=spec); default on for --prompt-form patch, off otherwise; not with --use-vllm")
     p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)")
-    p.add_argument("--format-weight", type=float, default=0.5, help="weight of the trainer-side format reward beside the harness's reward (0: off; needs --prompt-form compact)")
+    p.add_argument("--format-weight", type=float, default=None, help="weight of the trainer-side format reward beside the harness's reward (0: off; default 0.5 for --prompt-form compact, 0 for patch: it scores a completion by the example's fields, which would pull patches towards the example)")
     p.add_argument("--beta", type=float, default=0.04, help="KL coefficient to the model as loaded (0: none; with LoRA the reference is the adapter switched off)")
     p.add_argument("--adapter", default=None, help="start from this LoRA adapter (e.g. rrl_client.sft's OUTPUT_DIR/adapter) instead of a new one")
     p.add_argument("--keep-flat-groups", action="store_true", help="train on groups whose rewards are all equal too (by default they are left out of the loss: no advantage, only KL drift)")
@@ -64,6 +64,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
     if args.guided is None:
         args.guided = args.prompt_form == "patch"
+    if args.format_weight is None:
+        args.format_weight = 0.0 if args.prompt_form == "patch" else 0.5
     if args.guided and args.use_vllm:
         p.error("--guided constrains transformers' generate (the CPU path); with vLLM use its own structured outputs (--no-guided)")
     if args.num_generations < 2:

@@ -102,6 +102,8 @@ def test_grpo_with_guided_patch_form_trains_and_the_frozen_run_is_guided_too(fak
               "--output-dir", str(tmp_path), "--cpu", "--seed", "1", "--prompt-form", "patch"]
     args = parse_args(common)
     assert args.guided and parse_args(common + ["--no-guided"]).guided is False and parse_args(common[:-2]).guided is False
+    # the format reward scores by the example's fields: off by default for patches, which should not copy the example
+    assert args.format_weight == 0.0 and parse_args(common[:-2]).format_weight == 0.5
     trainer, reward = build_trainer(args, RrlClient(fake.url), model, tok, ["cartpole-balance", "iris-classify"])
     assert sorted(fake.schema_calls) == [("cartpole-balance", "patch"), ("iris-classify", "patch")]
     trainer.train()
