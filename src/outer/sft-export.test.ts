@@ -131,3 +131,18 @@ test('rrl export sft on the command line: a bad run or flag is one line and a no
   assert.notEqual(split.status, 0);
   assert.match(split.stderr, /--split must be one of train, held-out, example/);
 });
+
+test('rrl export sft reads the family draws a run recorded: their tasks are known and exported, not skipped', { timeout: 600_000 }, () => {
+  const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'rrl.js');
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-sft-fam-'));
+  const run = join(dir, 'run');
+  const trained = spawnSync(process.execPath, [bin, 'train', '--family', 'synthetic:1', '--family-seed', '3', '--agent', 'random', '--iterations', '1', '--group', '3', '--seed', '1', '--run', run, '--workers', '2'], { encoding: 'utf8' });
+  assert.equal(trained.status, 0, trained.stderr.slice(-500));
+  // another process: the draw is registered from the run's stored config alone
+  const exported = spawnSync(process.execPath, [bin, 'export', 'sft', run, '--out', join(dir, 'sft.jsonl')], { encoding: 'utf8' });
+  assert.equal(exported.status, 0, exported.stderr);
+  const lines = exported.stderr.split('\n').filter((l) => /kept \d+ of/.test(l));
+  assert.equal(lines.length, 1, exported.stderr);
+  assert.match(lines[0], /^synthetic-\S+ \(train\): kept \d+ of 3 succeeded job\(s\)/);
+  assert.doesNotMatch(lines[0], /unknown/);
+});

@@ -22,6 +22,7 @@ import { type JsonObject, isJsonObject } from '../spec/patch.js';
 import { answerPatch, readAnswer } from './answer.js';
 import { type JobRow, Store } from '../store/store.js';
 import { getPublicTask } from '../tasks/briefs.js';
+import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { type ChatMessage, buildPrompt } from './agents/prompt.js';
 import { scoreUncertainty, seedlessKey, taskReference, withSeed } from './noise.js';
 import { bonusThreshold } from './reward.js';
@@ -119,6 +120,19 @@ interface Candidate {
   beats: boolean;
 }
 
+/**
+ * Registers the family draws a run recorded (`rrl train --family`, `rrl serve --family`: both store
+ * `families` in the run's config), so that their tasks are known here as they were to the run.
+ */
+function registerRunFamilies(config: unknown): void {
+  const families = isJsonObject(config) && Array.isArray(config.families) ? (config.families as unknown[]) : [];
+  for (const d of families) {
+    if (!isJsonObject(d)) continue;
+    const { family, count, seed } = d as Partial<FamilyDraw>;
+    if (typeof family === 'string' && Number.isInteger(count) && Number.isInteger(seed)) registerFamilyTasks(family, count as number, seed as number);
+  }
+}
+
 /** One run's succeeded full-budget proposals per task, scored against that run's own reference. */
 function runCandidates(runDir: string, minMargin: number): { runId: string; byTask: Map<string, Candidate[]>; noReference: Set<string> } {
   if (!existsSync(join(runDir, 'store.db'))) throw new Error(`no run in ${runDir}: store.db not found`);
@@ -127,6 +141,7 @@ function runCandidates(runDir: string, minMargin: number): { runId: string; byTa
     store = new Store(runDir);
     const run = store.getRun();
     if (!run) throw new Error('the store has no run');
+    registerRunFamilies(run.config);
     const jobs = store.jobs(run.id);
     const of = (kind: JobRow['kind'], task: string): JobRow[] => jobs.filter((j) => j.kind === kind && j.task === task);
     const byTask = new Map<string, Candidate[]>();
@@ -182,7 +197,7 @@ export function sftRows(runDirs: string[], options: SftOptions = {}): { rows: Sf
     const summary: SftTaskSummary = { task, split: brief?.split ?? null, seen: cands.length, better: 0, kept: 0, note: null };
     tasks.push(summary);
     if (!brief) {
-      summary.note = 'unknown task here (a task file or a family draw? pass --task-dir), skipped';
+      summary.note = 'unknown task here (from a task file? pass --task-dir), skipped';
       continue;
     }
     if (brief.split !== split) {
