@@ -10,7 +10,9 @@ Each round ``k`` (in ``OUTPUT_DIR/round-k/``):
 2. ``rrl_client.sft`` on those rows, starting from the base model (``sft/adapter``); a round whose
    export kept no row skips it and starts GRPO from the previous round's adapter (or a new one);
 3. ``rrl_client.grpo --adapter`` against ``--url``, or, without ``--url``, against an ``rrl serve``
-   it starts itself with a run directory of its own (``serve/``), which the next round exports;
+   it starts itself with a run directory of its own (``serve/``; ``--family`` draws are served
+   there), which the next round exports. GRPO sees the prompt SFT trained on: the patch form
+   (``--prompt-form patch``, guided by each task's patch schema: xgrammar, installed by setup-venv.sh);
 4. a summary line appended to ``OUTPUT_DIR/rounds.jsonl``.
 
 The ``rrl`` command is ``node bin/rrl.js`` of the repository this package sits in (``--rrl`` to name
@@ -53,14 +55,25 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--prompts-per-step", type=int, default=2)
     p.add_argument("--max-completion-length", type=int, default=256)
     p.add_argument("--temperature", type=float, default=0.7)
+    p.add_argument("--learning-rate", type=float, default=2e-4, help="GRPO's LoRA learning rate")
+    p.add_argument("--beta", type=float, default=0.04, help="GRPO's KL coefficient (the reference is the round's SFT adapter)")
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=32)
-    p.add_argument("--format-weight", type=float, default=0.5)
+    p.add_argument("--prompt-form", default="patch", choices=["compact", "full", "patch"],
+                   help="GRPO's prompt form (patch: the form rrl export sft writes its rows in)")
+    p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None,
+                   help="GRPO's guided decoding (default: rrl_client.grpo's, on for --prompt-form patch)")
+    p.add_argument("--format-weight", type=float, default=None, help="GRPO's format reward weight (default: rrl_client.grpo's for the prompt form)")
+    p.add_argument("--family", action="append", default=[], metavar="NAME[:COUNT]",
+                   help="family draws the rounds' own rrl serve registers (repeatable; as rrl serve --family); not with --url")
+    p.add_argument("--family-seed", type=int, default=1, help="seed of the --family draws")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0)
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
+    if args.family and args.url:
+        p.error("--family is for the rrl serve each round starts; with --url, start that server with --family yourself")
     return args
 
 
@@ -92,13 +105,28 @@ def start_serve(cmd: Sequence[str], timeout_s: float = 120.0) -> tuple[subproces
     raise RuntimeError(f"{' '.join(cmd)}: no 'listening on' line (exit {proc.returncode})")
 
 
+def serve_argv(args: argparse.Namespace, run: Path) -> list[str]:
+    """The ``rrl serve`` a round starts without ``--url``: a port of its own, the round's run directory, the family draws."""
+    argv = [args.node, args.rrl, "serve", "--port", "0", "--run", str(run)]
+    for d in args.family:
+        argv += ["--family", d]
+    if args.family:
+        argv += ["--family-seed", str(args.family_seed)]
+    return argv
+
+
 def grpo_argv(args: argparse.Namespace, url: str, out: Path, adapter: Optional[str]) -> list[str]:
     """The flags of ``rrl_client.grpo`` for one round."""
     argv = ["--url", url, "--model", args.model, "--output-dir", str(out), "--steps", str(args.steps),
             "--num-generations", str(args.num_generations), "--prompts-per-step", str(args.prompts_per_step),
             "--max-completion-length", str(args.max_completion_length), "--temperature", str(args.temperature),
-            "--lora-r", str(args.lora_r), "--lora-alpha", str(args.lora_alpha), "--format-weight", str(args.format_weight),
+            "--learning-rate", str(args.learning_rate), "--beta", str(args.beta),
+            "--lora-r", str(args.lora_r), "--lora-alpha", str(args.lora_alpha), "--prompt-form", args.prompt_form,
             "--seed", str(args.seed), "--threads", str(args.threads)]
+    if args.format_weight is not None:
+        argv += ["--format-weight", str(args.format_weight)]
+    if args.guided is not None:
+        argv.append("--guided" if args.guided else "--no-guided")
     if args.tasks:
         argv += ["--tasks", args.tasks]
     if adapter:
@@ -131,7 +159,7 @@ def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: 
     url = args.url
     if url is None:
         serve_run = here / "serve"
-        proc, url = start_serve([args.node, args.rrl, "serve", "--port", "0", "--run", str(serve_run)])
+        proc, url = start_serve(serve_argv(args, serve_run))
         summary["serve_run"] = str(serve_run)
     try:
         code = grpo.main(grpo_argv(args, url, here / "grpo", adapter))
