@@ -177,3 +177,25 @@ def test_from_transfer_alone_picks_its_tasks_the_server_lists(fake: FakeRrl, tmp
     result = json.loads((tmp_path / "out" / "heldout.json").read_text())
     assert result["tasks"] == [TASK]
     assert result["arms"]["transfer: baseline"]["summary"]["greedy"]["mean"] == pytest.approx(0.1)
+
+
+def test_transfer_rows_missing_at_first_are_skipped_loudly_then_added_later(fake: FakeRrl, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    transfer = tmp_path / "transfer"
+    out = tmp_path / "out"
+    assert main(["--url", fake.url, "--tasks", TASK, "--from-transfer", str(transfer), "--out", str(out)]) == 0
+    assert "SKIPPED LOUDLY: the transfer rows" in capsys.readouterr().err
+    first = json.loads((out / "heldout.json").read_text())
+    assert not [a for a in first["arms"].values() if a["kind"] == "transfer"]
+    assert any("transfer rows left out" in n for n in first["notes"])
+    calls = len(fake.reward_calls)
+    transfer.mkdir()
+    rows = [{"task": TASK, "zeroShot": 0.7, "randomBest4": 0.6, "baseline": 0.1}]
+    (transfer / "transfer.json").write_text(json.dumps({"rows": rows, "perSeed": [{"seed": 1, "rows": rows}]}))
+    assert main(["--add-transfer", str(out), "--from-transfer", str(transfer)]) == 0
+    assert len(fake.reward_calls) == calls, "adding the rows runs no job"
+    after = json.loads((out / "heldout.json").read_text())
+    assert after["arms"]["baseline"] == first["arms"]["baseline"]
+    assert after["arms"]["transfer: controller"]["summary"]["greedy"]["mean"] == pytest.approx(0.7)
+    assert not any("left out" in n for n in after["notes"])
+    assert "| transfer: controller |" in (out / "heldout.md").read_text()
+    assert main(["--add-transfer", str(tmp_path / "nowhere"), "--from-transfer", str(transfer)]) == 2

@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from ..client import RrlClient
@@ -43,6 +44,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--optuna", action="store_true", help="also an Optuna TPE study per task (no model), its best of N over N trials")
     p.add_argument("--optuna-batch", type=int, default=4, help="trials asked, posted and told together")
     p.add_argument("--from-transfer", default=None, metavar="DIR", help="add the rows of `rrl experiment transfer`'s DIR/transfer.json for the same tasks")
+    p.add_argument("--add-transfer", default=None, metavar="OUT", help="with --from-transfer: add its rows to the evaluation already in OUT (heldout.json), running nothing")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     p.add_argument("--out", default="runs/heldout", help="where heldout.json and heldout.md go")
     args = p.parse_args(argv)
@@ -60,6 +62,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
         args.arms = [parse_arm(a) for a in args.arm]
     except ValueError as err:
         p.error(str(err))
+    if args.add_transfer and not args.from_transfer:
+        p.error("--add-transfer OUT needs --from-transfer DIR (the transfer experiment whose rows to add)")
     names = [a.name for a in args.arms]
     if len(set(names)) != len(names):
         p.error(f"--arm: names must differ, got {names}")
@@ -127,11 +131,64 @@ def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int]
     return {"kind": "optuna", "trials": n, "batch": args.optuna_batch, "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
 
 
+def transfer_ready(directory: str) -> bool:
+    """Whether ``rrl experiment transfer`` has written its ``transfer.json`` in ``directory``."""
+    return (Path(directory) / "transfer.json").is_file()
+
+
+def add_transfer_rows(arms: dict[str, dict[str, Any]], notes: list[str], directory: str, tasks: Sequence[str], keys: Sequence[str]) -> None:
+    """The transfer experiment's rows for ``tasks`` as arms (not yet summarised), with their notes."""
+    rows, absent = read_transfer(directory, tasks, keys)
+    if absent:
+        notes.append(f"transfer.json in {directory} has no row for: {', '.join(absent)}")
+    notes.append(f"transfer rows: `rrl experiment transfer` in {directory}, over its own seeds and tasks found there (a failed job scores 0 there).")
+    for name, per_seed in rows.items():
+        if per_seed:
+            arms[name] = {"kind": "transfer", "per_seed_tasks": per_seed, "seconds": None}
+
+
+def summarise_arm(arm: dict[str, Any], tasks: Sequence[str], keys: Sequence[str]) -> None:
+    """Replaces an arm's ``per_seed_tasks`` cells by its summary (means over tasks, then mean ± sd over seeds) and ``per_seed``."""
+    per_seed_tasks = arm.pop("per_seed_tasks")
+    arm.update(summarise(per_seed_tasks, tasks, keys))
+    arm["per_seed"] = {str(s): cells for s, cells in per_seed_tasks.items()}
+
+
+def attach_transfer(out: str, directory: str) -> int:
+    """``--add-transfer OUT --from-transfer DIR``: the transfer rows added to an evaluation already written in OUT (no job is run)."""
+    path = Path(out) / "heldout.json"
+    if not path.is_file():
+        print(f"--add-transfer: no heldout.json in {out}", file=sys.stderr)
+        return 2
+    if not transfer_ready(directory):
+        print(f"--from-transfer: no transfer.json in {directory}", file=sys.stderr)
+        return 2
+    result = json.loads(path.read_text())
+    tasks, keys = result["tasks"], metric_keys(result["settings"]["samples"])
+    arms: dict[str, dict[str, Any]] = {}
+    notes = [n for n in result["notes"] if not n.startswith("transfer")]
+    add_transfer_rows(arms, notes, directory, tasks, keys)
+    for arm in arms.values():
+        summarise_arm(arm, tasks, keys)
+    result["arms"] = {**{k: v for k, v in result["arms"].items() if v.get("kind") != "transfer"}, **arms}
+    result["notes"] = notes
+    result["settings"]["from_transfer"] = directory
+    js, md = write(out, result)
+    print(md.read_text())
+    print(f"wrote {js} and {md}", flush=True)
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     args = parse_args(argv)
+    if args.add_transfer:
+        return attach_transfer(args.add_transfer, args.from_transfer)
     client = RrlClient(args.url, os.environ.get(args.token_env) or None)
     tasks = [t for t in args.tasks.split(",") if t]
-    if not tasks and args.from_transfer:
+    if args.from_transfer and not transfer_ready(args.from_transfer):
+        warn(f"no transfer.json in {args.from_transfer} yet (is `rrl experiment transfer` still running?): its rows are left out unless it is there "
+             f"when the models are done; add them later with --add-transfer {args.out}")
+    if not tasks and args.from_transfer and transfer_ready(args.from_transfer):
         served = {str(r["id"]) for r in client.tasks()}
         theirs = transfer_tasks(args.from_transfer)
         tasks = [t for t in theirs if t in served]
@@ -179,18 +236,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         else:
             arms["optuna"] = run_optuna_arm(client, args, seeds, inputs)
     if args.from_transfer:
-        rows, absent = read_transfer(args.from_transfer, tasks, keys)
-        if absent:
-            notes.append(f"transfer.json in {args.from_transfer} has no row for: {', '.join(absent)}")
-        notes.append(f"transfer rows: `rrl experiment transfer` in {args.from_transfer}, over its own seeds and tasks found there (a failed job scores 0 there).")
-        for name, per_seed in rows.items():
-            if per_seed:
-                arms[name] = {"kind": "transfer", "per_seed_tasks": per_seed, "seconds": None}
+        if transfer_ready(args.from_transfer):
+            add_transfer_rows(arms, notes, args.from_transfer, tasks, keys)
+        else:
+            warn(f"SKIPPED LOUDLY: the transfer rows: no transfer.json in {args.from_transfer}; add them later with --add-transfer {args.out}")
+            notes.append(f"transfer rows left out: no transfer.json in {args.from_transfer} when the evaluation ended")
 
     for arm in arms.values():
-        per_seed_tasks = arm.pop("per_seed_tasks")
-        arm.update(summarise(per_seed_tasks, tasks, keys))
-        arm["per_seed"] = {str(s): cells for s, cells in per_seed_tasks.items()}
+        summarise_arm(arm, tasks, keys)
     result = {
         "settings": {"url": args.url, "samples": args.samples, "seeds": seeds, "temperature": args.temperature, "guided": guided,
                      "guided_engine": args.guided_engine, "max_new_tokens": args.max_new_tokens, "optuna": args.optuna,
