@@ -14,7 +14,9 @@
  * RRL_GRPO_ARMS (grpo,frozen: which arms to run; an arm not run keeps its log in OUT, so a changed
  * trainer can be measured against an earlier frozen run of the same prompts and sampling),
  * RRL_GRPO_REPORT_ONLY=1 (report the logs already in OUT without training), RRL_GRPO_LR (2e-4),
- * RRL_GRPO_BETA (0.04: the KL coefficient), RRL_GRPO_FORMAT_WEIGHT (0.5: the format reward's weight).
+ * RRL_GRPO_BETA (0.04: the KL coefficient), RRL_GRPO_FORMAT_WEIGHT (0.5: the format reward's weight),
+ * RRL_GRPO_TITLE (the plot's title). With RRL_GRPO_REPORT_ONLY=1 it reports any OUT laid out as OUT/grpo/log.jsonl
+ * and OUT/frozen/log.jsonl, e.g. `python -m rrl_client.llm_experiment`'s.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -120,20 +122,30 @@ export function summarise(lines: StepLine[], steps: number): Record<string, numb
   };
 }
 
-/** Outer reward, valid share and (when logged) distinct valid specs per step, both arms, as a Vega-Lite chart with a row each. */
+/** The per-step metrics the plot draws, each as (label, the log's value); a metric an older log lacks is left out. */
+const CURVES: [string, (l: StepLine) => number | null | undefined][] = [
+  ['outer reward (harness)', (l) => l['outer/reward']],
+  ['share of valid specs', (l) => l['outer/valid_share']],
+  ['distinct valid specs per task', (l) => l['outer/distinct_specs']],
+  ['mean hidden score of the step', (l) => l['outer/score_mean_step']],
+  ['best hidden score so far', (l) => l['outer/score_best']],
+  ['generation tokens/s', (l) => l.tokens_per_s],
+  ['seconds per step', (l) => l.step_s],
+];
+
+/** Every metric of CURVES per step, both arms, as a Vega-Lite chart with a row each. */
 function curveSpec(logs: Record<Arm, StepLine[]>, steps: number): TopLevelSpec {
   const rows = ARMS.flatMap((arm) =>
-    logs[arm].slice(0, steps).flatMap((l) => [
-      { step: l.step, arm: arm === 'grpo' ? 'GRPO (LoRA)' : 'frozen', metric: 'outer reward (harness)', value: l['outer/reward'] },
-      { step: l.step, arm: arm === 'grpo' ? 'GRPO (LoRA)' : 'frozen', metric: 'share of valid specs', value: l['outer/valid_share'] },
-      ...(typeof l['outer/distinct_specs'] === 'number'
-        ? [{ step: l.step, arm: arm === 'grpo' ? 'GRPO (LoRA)' : 'frozen', metric: 'distinct valid specs per task', value: l['outer/distinct_specs'] }]
-        : []),
-    ]),
+    logs[arm].slice(0, steps).flatMap((l) =>
+      CURVES.flatMap(([metric, value]) => {
+        const v = value(l);
+        return typeof v === 'number' ? [{ step: l.step, arm: arm === 'grpo' ? 'GRPO (LoRA)' : 'frozen', metric, value: v }] : [];
+      }),
+    ),
   );
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: 'SmolLM2-135M-Instruct writing training jobs: GRPO on the harness reward vs frozen',
+    title: process.env.RRL_GRPO_TITLE ?? 'SmolLM2-135M-Instruct writing training jobs: GRPO on the harness reward vs frozen',
     data: { values: rows },
     facet: { row: { field: 'metric', type: 'nominal', title: null } },
     resolve: { scale: { y: 'independent' } },

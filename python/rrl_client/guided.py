@@ -152,8 +152,15 @@ class GuidedDecoding:
         self.tokenizer_seconds = time.perf_counter() - started
 
     def compile(self, schema: Schema) -> Any:
-        """The engine's compiled form of ``schema`` (cached by the schema's JSON text)."""
-        key = json.dumps(schema, sort_keys=True)
+        """The engine's compiled form of ``schema`` (cached by the schema's JSON text).
+
+        The grammar writes an object's properties in the order the schema lists them (xgrammar takes
+        that order from the JSON text it compiles), which is the order the harness writes specs and
+        patches in (``rrl export sft``'s rows included): the text compiled, and the cache key, keep
+        the schema's own key order. Sorting the keys would make the grammar demand alphabetical order,
+        and a model fine-tuned on spec-ordered patches could then only write what comes later
+        alphabetically (after ``"reward"`` nothing but ``"seed"``)."""
+        key = json.dumps(schema)
         if key in self._compiled:
             return self._compiled[key]
         started = time.perf_counter()

@@ -62,6 +62,32 @@ def test_guided_samples_of_a_tiny_random_model_all_satisfy_the_schema(engine: st
         assert text.startswith("{") and "\n" not in text
 
 
+# Listed out of alphabetical order, as the harness's spec sections are (environment, reward, dataset, ...).
+ORDERED = {
+    "type": "object",
+    "properties": {"reward": {"type": "object", "properties": {"objective": {"enum": ["focal"]}, "labelSmoothing": {"type": "number"}},
+                              "additionalProperties": False},
+                   "dataset": {"type": "integer"}, "seed": {"type": "integer"}},
+    "additionalProperties": False,
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_grammar_takes_properties_in_the_schemas_order_not_alphabetical(engine: str) -> None:
+    engine_or_skip(engine)
+    tok = tiny_tokenizer()
+    guided = GuidedDecoding(tok, engine=engine)  # type: ignore[arg-type]
+
+    def accepted(text: str) -> bool:
+        m = guided.matcher(ORDERED)
+        return all(m.accept(i) for i in [*tok.encode(text, add_special_tokens=False), tok.eos_token_id]) and m.done()
+
+    # what rrl export sft writes (spec order): a patch fine-tuned on must be writable under guidance
+    assert accepted('{"reward":{"objective":"focal","labelSmoothing":0.1},"dataset":1,"seed":2}')
+    assert accepted('{"dataset":1}')
+    assert not accepted('{"dataset":1,"reward":{"objective":"focal"}}')  # alphabetical, against the schema's order
+
+
 def test_a_row_may_have_its_own_schema() -> None:
     engine_or_skip("xgrammar")
     tok = tiny_tokenizer()
