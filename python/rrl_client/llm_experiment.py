@@ -69,7 +69,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     g.add_argument("--no-frozen", dest="frozen", action="store_false", help="skip the frozen control arm")
     g = p.add_argument_group("4. held-out evaluation")
     g.add_argument("--heldout-family", action="append", default=[], metavar="NAME[:COUNT]", help="held-out family draws (repeatable)")
-    g.add_argument("--heldout-tasks", default="", help="held-out task ids (default: every held-out task of the held-out server)")
+    g.add_argument("--heldout-tasks", default="", help="held-out task ids (default: the tasks of the --heldout-family draws)")
     g.add_argument("--seeds", type=int, default=2)
     g.add_argument("--samples", default="4,16")
     g.add_argument("--optuna", action="store_true")
@@ -87,6 +87,15 @@ def family_flags(draws: Sequence[str], seed: int) -> list[str]:
     for d in draws:
         out += ["--family", d]
     return [*out, "--family-seed", str(seed)] if out else out
+
+
+def draw_ids(draws: Sequence[str], seed: int) -> list[str]:
+    """The task ids of family draws ``NAME[:COUNT]`` (COUNT 10 by default, as rrl serve's): ``NAME-fam-SEED-INDEX``."""
+    ids: list[str] = []
+    for d in draws:
+        name, _, count = d.partition(":")
+        ids += [f"{name}-fam-{seed}-{i}" for i in range(int(count) if count else 10)]
+    return ids
 
 
 def say(msg: str) -> None:
@@ -183,7 +192,8 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
         argv = ["--url", url, "--arm", f"base={args.model}", "--arm", f"sft={args.model}:{sft_adapter}", "--arm", f"grpo={args.model}:{grpo_adapter}",
                 "--seeds", str(args.seeds), "--samples", args.samples, "--threads", str(args.threads), "--out", str(out / "heldout"),
                 "--max-new-tokens", str(args.max_completion_length), "--temperature", str(args.temperature)]
-        argv += ["--tasks", args.heldout_tasks] if args.heldout_tasks else []
+        # the held-out draws alone by default (the server also lists its built-in held-out tasks)
+        argv += ["--tasks", args.heldout_tasks or ",".join(draw_ids(args.heldout_family, args.family_seed))]
         argv += ["--optuna"] if args.optuna else []
         argv += ["--from-transfer", args.from_transfer] if args.from_transfer else []
         say(f"held-out evaluation: {' '.join(argv)}")
