@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
+import shutil
 import subprocess
 import sys
 import time
@@ -117,7 +117,7 @@ def stage_search(args: argparse.Namespace, out: Path) -> list[str]:
 
 
 def stage_sft(args: argparse.Namespace, out: Path, runs: Sequence[str]) -> dict[str, Any]:
-    """Export and fine-tune, unless ``sft/adapter`` exists; the SFT summary."""
+    """Export and fine-tune, unless ``sft/summary.json`` says it was done; the SFT summary."""
     done = out / "sft" / "summary.json"
     if done.exists():
         say(f"SFT: {done.parent} exists, kept")
@@ -141,6 +141,11 @@ def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
     if not todo:
         say("GRPO: both arms' logs are complete, kept")
         return
+    for a in todo:  # an arm stopped part way starts again from scratch, its server's history with it
+        for d in (out / a, out / f"serve-{a}"):
+            if d.exists():
+                say(f"{a}: {d} is from a stopped attempt, removed")
+                shutil.rmtree(d)
     serves = {a: start_serve([args.node, args.rrl, "serve", "--port", "0", "--run", str(out / f"serve-{a}"), *family_flags(args.train_family, args.family_seed)]) for a in todo}
     procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
@@ -185,6 +190,9 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
     if (out / "heldout" / "heldout.json").exists():
         say("held-out evaluation: heldout/heldout.json exists, kept")
         return
+    if (out / "serve-heldout").exists():  # a stopped evaluation starts again from scratch
+        say(f"held-out evaluation: {out / 'serve-heldout'} is from a stopped attempt, removed")
+        shutil.rmtree(out / "serve-heldout")
     proc, url = start_serve([args.node, args.rrl, "serve", "--port", "0", "--run", str(out / "serve-heldout"), *family_flags(args.heldout_family, args.family_seed)])
     try:
         from .heldout.cli import main as heldout_main
