@@ -105,14 +105,17 @@ def start_serve(cmd: Sequence[str], timeout_s: float = 120.0) -> tuple[subproces
     raise RuntimeError(f"{' '.join(cmd)}: no 'listening on' line (exit {proc.returncode})")
 
 
-def serve_argv(args: argparse.Namespace, run: Path) -> list[str]:
-    """The ``rrl serve`` a round starts without ``--url``: a port of its own, the round's run directory, the family draws."""
-    argv = [args.node, args.rrl, "serve", "--port", "0", "--run", str(run)]
-    for d in args.family:
-        argv += ["--family", d]
-    if args.family:
-        argv += ["--family-seed", str(args.family_seed)]
-    return argv
+def family_flags(draws: Sequence[str], seed: int) -> list[str]:
+    """``--family D ... --family-seed S`` for rrl train / serve (nothing without draws)."""
+    out: list[str] = []
+    for d in draws:
+        out += ["--family", d]
+    return [*out, "--family-seed", str(seed)] if out else out
+
+
+def serve_cmd(node: str, rrl: str, run: Path, draws: Sequence[str] = (), seed: int = 1) -> list[str]:
+    """An ``rrl serve`` on a port of its own, with its run directory and family draws."""
+    return [node, rrl, "serve", "--port", "0", "--run", str(run), *family_flags(draws, seed)]
 
 
 def grpo_argv(args: argparse.Namespace, url: str, out: Path, adapter: Optional[str]) -> list[str]:
@@ -159,7 +162,7 @@ def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: 
     url = args.url
     if url is None:
         serve_run = here / "serve"
-        proc, url = start_serve(serve_argv(args, serve_run))
+        proc, url = start_serve(serve_cmd(args.node, args.rrl, serve_run, args.family, args.family_seed))
         summary["serve_run"] = str(serve_run)
     try:
         code = grpo.main(grpo_argv(args, url, here / "grpo", adapter))

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from . import sft
-from .expert_iteration import REPO_RRL, export_sft, start_serve
+from .expert_iteration import REPO_RRL, export_sft, family_flags, serve_cmd, start_serve
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
@@ -79,14 +79,6 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     if not args.heldout_family and not args.heldout_tasks:
         p.error("give --heldout-family NAME[:COUNT] (or --heldout-tasks for built-in held-out tasks)")
     return args
-
-
-def family_flags(draws: Sequence[str], seed: int) -> list[str]:
-    """``--family D ... --family-seed S`` for rrl train / serve (nothing without draws)."""
-    out: list[str] = []
-    for d in draws:
-        out += ["--family", d]
-    return [*out, "--family-seed", str(seed)] if out else out
 
 
 def draw_ids(draws: Sequence[str], seed: int) -> list[str]:
@@ -146,7 +138,7 @@ def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
             if d.exists():
                 say(f"{a}: {d} is from a stopped attempt, removed")
                 shutil.rmtree(d)
-    serves = {a: start_serve([args.node, args.rrl, "serve", "--port", "0", "--run", str(out / f"serve-{a}"), *family_flags(args.train_family, args.family_seed)]) for a in todo}
+    serves = {a: start_serve(serve_cmd(args.node, args.rrl, out / f"serve-{a}", args.train_family, args.family_seed)) for a in todo}
     procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
         for a in todo:
@@ -193,7 +185,7 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
     if (out / "serve-heldout").exists():  # a stopped evaluation starts again from scratch
         say(f"held-out evaluation: {out / 'serve-heldout'} is from a stopped attempt, removed")
         shutil.rmtree(out / "serve-heldout")
-    proc, url = start_serve([args.node, args.rrl, "serve", "--port", "0", "--run", str(out / "serve-heldout"), *family_flags(args.heldout_family, args.family_seed)])
+    proc, url = start_serve(serve_cmd(args.node, args.rrl, out / "serve-heldout", args.heldout_family, args.family_seed))
     try:
         from .heldout.cli import main as heldout_main
 

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from rrl_client.llm_experiment import draw_ids, family_flags, last_five, parse_args, stage_grpo, stage_heldout, stage_sft
+from rrl_client.expert_iteration import family_flags, serve_cmd
+from rrl_client.llm_experiment import draw_ids, last_five, parse_args, stage_grpo, stage_heldout, stage_sft
 
 
 def test_family_flags_name_every_draw_and_the_seed_once() -> None:
     assert family_flags([], 1) == []
     assert family_flags(["rings:2", "acrobot"], 5) == ["--family", "rings:2", "--family", "acrobot", "--family-seed", "5"]
+    assert serve_cmd("node", "rrl.js", Path("r"), ["rings:2"], 5) == ["node", "rrl.js", "serve", "--port", "0", "--run", "r", "--family", "rings:2", "--family-seed", "5"]
 
 
 def test_the_held_out_draws_are_named_as_the_families_name_their_tasks() -> None:
