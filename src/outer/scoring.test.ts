@@ -10,6 +10,7 @@ import { Store } from '../store/store.js';
 import { ResultCache, specKey } from '../store/cache.js';
 import { assertSpec } from '../spec/validate.js';
 import { evalIdentity } from '../tasks/secret.js';
+import { taskFingerprint } from '../tasks/fingerprint.js';
 
 process.env.RRL_EVAL_SECRET = 'scoring-test-secret';
 const config = { tasks: ['iris-species'], agent: 'baseline' as const, iterations: 1, group: 1, seed: 5 };
@@ -36,7 +37,7 @@ test('a run whose scoring fails records each job as a score failure, finishes, c
     const proposal = jobs.find((j) => j.kind === 'proposal')!;
     assert.equal(proposal.reward, -1);
     const c = new ResultCache(cache);
-    assert.equal(c.get(specKey(assertSpec(proposal.spec))), undefined, 'a score failure is not cached');
+    assert.equal(c.get(specKey(assertSpec(proposal.spec), evalIdentity(), taskFingerprint(assertSpec(proposal.spec).task))), undefined, 'a score failure is not cached');
     c.close();
 
     // With the default limits the same jobs train again and score, with standard errors.

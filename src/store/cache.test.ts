@@ -34,12 +34,15 @@ function counting(inner: Executor): Executor & { calls: number } {
   return ex;
 }
 
+/** The key the harness uses: the current secret's identity and the task's fingerprint. */
+const keyOf = (spec: { task: string; [field: string]: unknown }): string => specKey(spec, evalIdentity(), taskFingerprint(spec.task));
+
 test('the cache key ignores key order and defaults, and changes with any value', () => {
   const a = assertSpec(arsSpec('cartpole-balance'));
   const reordered = Object.fromEntries(Object.entries(a).reverse());
-  assert.equal(specKey(a), specKey(reordered));
-  assert.equal(specKey(a), specKey(assertSpec({ ...arsSpec('cartpole-balance'), dataset: undefined })));
-  assert.notEqual(specKey(a), specKey({ ...a, seed: a.seed + 1 }));
+  assert.equal(keyOf(a), specKey(reordered, evalIdentity(), taskFingerprint(a.task)));
+  assert.equal(keyOf(a), keyOf(assertSpec({ ...arsSpec('cartpole-balance'), dataset: undefined })));
+  assert.notEqual(keyOf(a), keyOf({ ...a, seed: a.seed + 1 }));
 });
 
 test('the key holds the engine identity and the evaluation identity: it changes with the secret and is stable across calls', () => {
@@ -49,13 +52,12 @@ test('the key holds the engine identity and the evaluation identity: it changes 
   const saved = process.env.RRL_EVAL_SECRET;
   try {
     process.env.RRL_EVAL_SECRET = 'secret-one';
-    const one = specKey(spec);
-    assert.equal(specKey(spec), one, 'stable across calls');
-    assert.equal(specKey(spec, evalIdentity('secret-one')), one);
+    const one = keyOf(spec);
+    assert.equal(keyOf(spec), one, 'stable across calls');
+    assert.equal(specKey(spec, evalIdentity('secret-one'), taskFingerprint('cartpole-balance')), one);
     process.env.RRL_EVAL_SECRET = 'secret-two';
-    assert.notEqual(specKey(spec), one, 'another secret, another key');
-    assert.equal(specKey(spec, evalIdentity('secret-one')), one);
-    assert.equal(specKey(spec, evalIdentity('secret-one'), taskFingerprint('cartpole-balance')), one, 'the default fingerprint is the task\'s');
+    assert.notEqual(keyOf(spec), one, 'another secret, another key');
+    assert.equal(specKey(spec, evalIdentity('secret-one'), taskFingerprint('cartpole-balance')), one);
     assert.notEqual(specKey(spec, evalIdentity('secret-one'), 'another'), one, 'another task fingerprint, another key');
   } finally {
     if (saved === undefined) delete process.env.RRL_EVAL_SECRET;
@@ -109,7 +111,7 @@ test('a cache hit returns the recorded result without training, and is recorded 
       assert.ok(j.artifactDir?.startsWith(join(tmp, 'a')), 'the hit points at the original artifact');
     }
     const c = new ResultCache(shared);
-    assert.ok(c.get(specKey(assertSpec(jobs[0].spec))));
+    assert.ok(c.get(keyOf(assertSpec(jobs[0].spec))));
     c.close();
     // Without the cache the same run trains again.
     await train(join(tmp, 'c'), config, ex, { cache: null });

@@ -14,8 +14,6 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { join, relative } from 'node:path';
 import type { JobRow } from './store.js';
-import { evalIdentity } from '../tasks/secret.js';
-import { taskFingerprint } from '../tasks/fingerprint.js';
 import { canonicalJson } from '../util/canonical.js';
 
 /** The compiled code a job's result depends on, relative to this module (dist/src/store/). */
@@ -68,19 +66,12 @@ export function engineIdentity(): string {
   return engineId;
 }
 
-/** The task a spec names (its `task` field). */
-function taskOf(spec: unknown): string {
-  const task = (spec as { task?: unknown } | null)?.task;
-  if (typeof task !== 'string') throw new Error('the spec names no task');
-  return task;
-}
-
 /**
- * The cache key of a validated spec under this engine, an evaluation identity (default: the
- * current secret's) and the fingerprint of the task's definition and data (default: that of the
- * task the spec names, as this thread registered it).
+ * The cache key of a validated spec under this engine, an evaluation identity (the secret's,
+ * `evalIdentity()` of tasks/secret.ts) and the fingerprint of the task's definition and data
+ * (`taskFingerprint(task)` of tasks/fingerprint.ts). The store knows neither: the harness passes both.
  */
-export function specKey(spec: unknown, evaluation: string = evalIdentity(), fingerprint: string = taskFingerprint(taskOf(spec))): string {
+export function specKey(spec: unknown, evaluation: string, fingerprint: string): string {
   return createHash('sha256').update(`${engineIdentity()}\n${evaluation}\n${fingerprint}\n`).update(canonicalJson(spec)).digest('hex');
 }
 
