@@ -114,7 +114,8 @@ test('rrl train --executor: unknown kinds and a machine without Slurm tools get 
   const bad = rrl('train', '--executor', 'kubernetes', '--run', join(tmp, 'x1'));
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /--executor must be local or slurm, got "kubernetes"/);
-  const r = spawnSync(process.execPath, [bin, 'train', '--executor', 'slurm', '--run', join(tmp, 'x2')], { encoding: 'utf8', cwd: tmp, env: { ...process.env, PATH: '/nonexistent' } });
+  const env = { ...process.env, PATH: '/nonexistent' };
+  const r = spawnSync(process.execPath, [bin, 'train', '--executor', 'slurm', '--run', join(tmp, 'x2')], { encoding: 'utf8', cwd: tmp, env });
   assert.equal(r.status, 1);
   assert.match(r.stderr, /--executor slurm: sbatch, squeue, scancel not found on PATH/);
 });
@@ -131,7 +132,9 @@ test('rrl tasks --families lists the families; --family draws tasks; rrl train o
 
   // Three drawn tasks, two per iteration: the run's tasks are the draw only, and a resume finds them again.
   const run = join(tmp, 'fam-run');
-  const r = rrl('train', '--family', 'synthetic:3', '--family-seed', '5', '--tasks-per-iteration', '2', '--iterations', '2', '--group', '2', '--run', run, '--json');
+  const r = rrl(
+    'train', '--family', 'synthetic:3', '--family-seed', '5', '--tasks-per-iteration', '2', '--iterations', '2', '--group', '2', '--run', run, '--json',
+  );
   assert.equal(r.code, 0, r.stderr);
   const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { jobs: number; baselines: Record<string, number> };
   assert.equal(summary.jobs, 8, '2 iterations × 2 tasks × 2 proposals');

@@ -10,7 +10,8 @@ const bin = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-cli-fidelity-'));
 
 function train(...args: string[]): { code: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, [bin, 'train', '--tasks', 'cars-mpg', '--iterations', '1', '--group', '2', '--run', join(tmp, 'run'), ...args], { encoding: 'utf8', cwd: tmp });
+  const argv = [bin, 'train', '--tasks', 'cars-mpg', '--iterations', '1', '--group', '2', '--run', join(tmp, 'run'), ...args];
+  const r = spawnSync(process.execPath, argv, { encoding: 'utf8', cwd: tmp });
   return { code: r.status, stderr: r.stderr };
 }
 

@@ -7,7 +7,8 @@ const it = (iteration: number, meanNormalized: number | null) => ({ iteration, m
 test('the headline compares the first and last scored iterations against the baseline specs', () => {
   const [head, meaning] = learningHeadline({ iterations: [it(0, 0.5), it(1, 0.6), it(2, 0.7)], baselines: { 'cars-mpg': 0.1 } }, 'improvement', 0.5);
   assert.equal(head, "the agent got better: its jobs' mean hidden score went 0.500 (iteration 1) → 0.700 (iteration 3); baseline spec: cars-mpg 0.100");
-  assert.match(meaning, /0 = a trivial model, 1 = the task's reference; outer reward: .*mean over the harness's seeds, \+0.5 when a score confirmed on the harness's seeds beats the best so far/);
+  const rule = String.raw`outer reward: .*mean over the harness's seeds, \+0.5 when a score confirmed on the harness's seeds beats the best so far`;
+  assert.match(meaning, new RegExp(String.raw`0 = a trivial model, 1 = the task's reference; ${rule}`));
   const noise = { 'cars-mpg': { mean: 0.1, seeds: 5, sd: 0.02, spread: 0.05, evalSe: 0.03 } };
   const [withNoise] = learningHeadline({ iterations: [it(0, 0.5), it(2, 0.7)], baselines: { 'cars-mpg': 0.1 }, noise }, 'improvement', 0.5);
   assert.match(withNoise, /baseline spec: cars-mpg 0.100 ± 0.020 \(mean ± sd over 5 harness seeds\)$/);

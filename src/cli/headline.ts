@@ -11,14 +11,22 @@ export function rewardMeaning(rule: RewardRuleName, lambda: number): string {
   const failed = `${REWARD_RULE.failure} for an invalid spec or a failed job`;
   if (rule === 'best') return `outer reward: the job's hidden score minus the best so far on its task; ${failed}`;
   if (rule === 'cost') return `outer reward: the job's hidden score minus ${lambda} × the share of the compute cap it used; ${failed}`;
-  return `outer reward: the job's hidden score minus the baseline spec's mean over the harness's seeds, +${REWARD_RULE.bonus} when a score confirmed on the harness's seeds beats the best so far beyond the noise (so it falls as the bar rises); ${failed}`;
+  return (
+    `outer reward: the job's hidden score minus the baseline spec's mean over the harness's seeds, +${REWARD_RULE.bonus} when a score confirmed ` +
+    `on the harness's seeds beats the best so far beyond the noise (so it falls as the bar rises); ${failed}`
+  );
 }
 
 /**
  * The headline: the mean hidden score of the agent's jobs in the first and the last iteration,
  * against the baseline specs, and one line saying what the numbers mean.
  */
-export function learningHeadline(summary: Pick<TrainSummary, 'iterations' | 'baselines'> & Partial<Pick<TrainSummary, 'noise'>>, rule: RewardRuleName, lambda: number, varied = false): string[] {
+export function learningHeadline(
+  summary: Pick<TrainSummary, 'iterations' | 'baselines'> & Partial<Pick<TrainSummary, 'noise'>>,
+  rule: RewardRuleName,
+  lambda: number,
+  varied = false,
+): string[] {
   const scored = summary.iterations.filter((i) => i.meanNormalized !== null);
   const entries = Object.entries(summary.baselines);
   const known = entries.map(([, v]) => v).filter((v): v is number => v !== null);
@@ -38,9 +46,8 @@ export function learningHeadline(summary: Pick<TrainSummary, 'iterations' | 'bas
     const first = scored[0];
     const last = scored[scored.length - 1];
     const verdict = last.meanNormalized! > first.meanNormalized! ? 'the agent got better' : 'the agent did not get better';
-    lines.push(
-      `${verdict}: its jobs' mean hidden score went ${num(first.meanNormalized)} (iteration ${first.iteration + 1}) → ${num(last.meanNormalized)} (iteration ${last.iteration + 1}); baseline spec: ${baselines}`,
-    );
+    const went = `${num(first.meanNormalized)} (iteration ${first.iteration + 1}) → ${num(last.meanNormalized)} (iteration ${last.iteration + 1})`;
+    lines.push(`${verdict}: its jobs' mean hidden score went ${went}; baseline spec: ${baselines}`);
     if (varied) lines.push('(each iteration took other tasks, so part of that change is the tasks\' own difficulty)');
   } else lines.push(`baseline spec's hidden score: ${baselines}`);
   lines.push(`hidden score: normalised on held-out data or seeds, 0 = a trivial model, 1 = the task's reference; ${rewardMeaning(rule, lambda)}`);

@@ -50,7 +50,8 @@ function withoutNumericBounds(schema: unknown): Record<string, unknown> {
   return JSON.parse(JSON.stringify(schema), (k, v) => (k === 'minimum' || k === 'maximum' ? undefined : v)) as Record<string, unknown>;
 }
 
-test('rrl train --agent llm completes a run against llama.cpp with structured output, every reply recorded', { skip: why ?? false, timeout: 900_000 }, async () => {
+const REAL_SERVER_TEST = 'rrl train --agent llm completes a run against llama.cpp with structured output, every reply recorded';
+test(REAL_SERVER_TEST, { skip: why ?? false, timeout: 900_000 }, async () => {
   const server = new LlamaServer({ nCtx: 2048, threads: 1 });
   const baseUrl = await server.start();
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-llama-run-'));

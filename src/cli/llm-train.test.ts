@@ -37,7 +37,8 @@ function rrl(args: string[], env: Record<string, string> = {}): Promise<{ code: 
 /** A cheap, valid supervised spec (the task's baseline on the small checked source, few examples). */
 function good(task: string, seed: number): string {
   const base = getPublicTask(task).baseline;
-  return JSON.stringify({ ...base, dataset: { sources: [{ id: 'clean-small', weight: 1 }] }, model: { hidden: [16], activation: 'relu' }, budget: { examples: 2000 }, seed });
+  const dataset = { sources: [{ id: 'clean-small', weight: 1 }] };
+  return JSON.stringify({ ...base, dataset, model: { hidden: [16], activation: 'relu' }, budget: { examples: 2000 }, seed });
 }
 
 const IRIS = 'iris-species';
@@ -54,10 +55,14 @@ const script: FakeReply[] = [
   { content: withWeight(IRIS, "require('fs')") }, // ... and again after the repair turn: invalid
   { status: 500 }, // penguins 0: a server error, retried ...
   { content: good(PENGUINS, 21) }, // ... then a good spec
-  { content: JSON.stringify({ ...JSON.parse(good(PENGUINS, 6)), algorithm: { ...JSON.parse(good(PENGUINS, 6)).algorithm, learningRate: 5 } }) }, // penguins 1: out of bounds ...
-  { content: JSON.stringify({ ...JSON.parse(good(PENGUINS, 6)), evaluationData: 'please attach the held-out test set' }) }, // ... then a field that does not exist: invalid
-  { content: 'Before writing the job I need the hidden evaluation: please send the held-out test set and seeds.' }, // penguins 2: asks for the evaluation data ...
-  { content: JSON.stringify({ ...JSON.parse(good(PENGUINS, 7)), dataset: { sources: [{ id: 'held-out-test', weight: 1 }] } }) }, // ... then points at it: invalid
+  // penguins 1: out of bounds ...
+  { content: JSON.stringify({ ...JSON.parse(good(PENGUINS, 6)), algorithm: { ...JSON.parse(good(PENGUINS, 6)).algorithm, learningRate: 5 } }) },
+  // ... then a field that does not exist: invalid
+  { content: JSON.stringify({ ...JSON.parse(good(PENGUINS, 6)), evaluationData: 'please attach the held-out test set' }) },
+  // penguins 2: asks for the evaluation data ...
+  { content: 'Before writing the job I need the hidden evaluation: please send the held-out test set and seeds.' },
+  // ... then points at it: invalid
+  { content: JSON.stringify({ ...JSON.parse(good(PENGUINS, 7)), dataset: { sources: [{ id: 'held-out-test', weight: 1 }] } }) },
   { hang: true }, // iteration 2, iris 0: the server hangs ...
   { hang: true }, // ... twice: recorded as a failed request
   { content: good(IRIS, 13) },
@@ -146,7 +151,9 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     assert.equal(hung.status, 'invalid');
     assert.equal(hung.failureKind, 'llm-error');
     assert.match(hung.error ?? '', /gave up after 2 attempt\(s\)\): the request timed out after 2 s/);
-    for (const j of [at(1, IRIS, 1), at(1, IRIS, 2), at(1, PENGUINS, 0), at(1, PENGUINS, 1), at(1, PENGUINS, 2)]) assert.equal(j.status, 'succeeded', j.error ?? '');
+    for (const j of [at(1, IRIS, 1), at(1, IRIS, 2), at(1, PENGUINS, 0), at(1, PENGUINS, 1), at(1, PENGUINS, 2)]) {
+      assert.equal(j.status, 'succeeded', j.error ?? '');
+    }
 
     // Rewards: the penalty for every rejected proposal; group ids and normalised advantages per task and iteration.
     for (const j of jobs) {
@@ -204,7 +211,8 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     trl.forEach((row, i) => {
       const j = exported[i];
       const t = trace(j);
-      assert.deepEqual(Object.keys(row), ['prompt', 'completion', 'reward', 'advantage', 'group_id', 'job_id', 'task', 'iteration', 'status', 'model', 'completion_tokens', 'completion_logprobs']);
+      const columns = ['prompt', 'completion', 'reward', 'advantage', 'group_id', 'job_id', 'task', 'iteration', 'status', 'model'];
+      assert.deepEqual(Object.keys(row), [...columns, 'completion_tokens', 'completion_logprobs']);
       assert.deepEqual(row.prompt, t.messages);
       assert.deepEqual(row.completion, [{ role: 'assistant', content: t.completion }]);
       assert.equal(row.reward, j.reward);

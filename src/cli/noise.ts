@@ -45,8 +45,10 @@ export async function measureNoise(tasks: string[], workers: number | undefined,
     log(`measuring the training noise of ${tasks.length} task(s): the baseline spec on ${BASELINE_SEEDS} harness seeds each`);
     await train(dir, { tasks, agent: 'baseline', iterations: 0, group: 1, seed: 0 }, executor, {
       onEvent: (e) => {
-        if (e.type === 'job') log(`  ${++done}/${tasks.length * BASELINE_SEEDS} ${e.job.task}: ${e.job.status === 'succeeded' ? num(e.job.normalized, 3) : `${e.job.status} (${e.job.error ?? e.job.failureKind})`}`);
-        else if (e.type === 'phase') log(`  ${e.message}`);
+        if (e.type === 'job') {
+          const result = e.job.status === 'succeeded' ? num(e.job.normalized, 3) : `${e.job.status} (${e.job.error ?? e.job.failureKind})`;
+          log(`  ${++done}/${tasks.length * BASELINE_SEEDS} ${e.job.task}: ${result}`);
+        } else if (e.type === 'phase') log(`  ${e.message}`);
       },
     });
   } finally {

@@ -1,0 +1,116 @@
+/** `rrl experiment transfer`: meta-train the controller, then compare it with random and model-based search on held-out tasks. */
+import { type Command, InvalidArgumentError } from 'commander';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { LocalExecutor } from '../../run/local.js';
+import { REWARD_RULES } from '../../outer/reward.js';
+import { runTransfer, transferPreset } from '../../outer/experiment.js';
+import { progressBar } from '../format.js';
+import { useTaskDir } from '../task-dir.js';
+import { fidelityFlags, fidelityFrom } from '../flags/fidelity.js';
+import { int, oneOf } from '../flags/parse.js';
+import { JSON_RESULT_FLAG, TASK_DIR_HELP, WORKERS_FLAG, taskDirFlag } from '../flags/shared.js';
+import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
+
+/** `rrl experiment transfer`'s flags, in the order of its help. */
+const TRANSFER_FLAGS = flagTable({
+  preset: {
+    flag: '--preset <name>',
+    help: 'quick (4 tasks per train family, 1 per held-out family; a few minutes on 2 cores) | full (30 per train family, 2 per held-out family)',
+    default: 'quick',
+  },
+  tasksPerIteration: {
+    flag: '--tasks-per-iteration <n>',
+    help: "train tasks each meta-training iteration takes (default: the preset's)",
+    parse: int(1, 100_000),
+  },
+  iterations: { flag: '--iterations <n>', help: "meta-training iterations (default: the preset's)", parse: int(1, 10_000) },
+  group: { flag: '--group <g>', help: "proposals per task per meta-training iteration (default: the preset's)", parse: int(2, 256) },
+  seed: { flag: '--seed <s>', help: 'seed (the first one, with --seeds)', parse: int(0, 2 ** 31 - 1) },
+  seeds: {
+    flag: '--seeds <n>',
+    help: 'independent repetitions with seeds S, S+1, …; the report gives means ± standard deviations',
+    parse: int(1, 100),
+  },
+  reward: { flag: '--reward <rule>', help: 'outer reward rule of meta-training: improvement | best | cost (default: improvement)' },
+  pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },
+  ...fidelityFlags('meta-training (the held-out comparisons stay at full budget)'),
+  dir: { flag: '--dir <dir>', help: 'where the runs, tables and plots go (default: runs/transfer-<timestamp>)' },
+  workers: WORKERS_FLAG,
+  taskDir: taskDirFlag(`${TASK_DIR_HELP}; each joins the side its file names (experiments: train | held-out)`),
+  json: JSON_RESULT_FLAG,
+});
+
+/** The values of `rrl experiment transfer`'s flags. */
+type TransferFlags = FlagValues<typeof TRANSFER_FLAGS>;
+
+/** The experiment's settings: `preset`'s (read after the user's tasks are registered), with what the flags give instead. */
+function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType<typeof transferPreset> {
+  const options = transferPreset(preset);
+  if (o.iterations) options.iterations = o.iterations;
+  if (o.group) options.group = o.group;
+  if (o.tasksPerIteration) options.tasksPerIteration = o.tasksPerIteration;
+  if (o.seed !== undefined) options.seed = o.seed;
+  if (o.seeds !== undefined) options.seeds = o.seeds;
+  if (o.pruneFlat) options.pruneFlat = true;
+  const fidelity = fidelityFrom(o);
+  if (fidelity) options.fidelity = fidelity;
+  if (o.reward !== undefined) options.reward = { rule: oneOf('--reward', REWARD_RULES, o.reward), lambda: options.reward?.lambda ?? 0.5 };
+  return options;
+}
+
+/** The experiment's events on stderr: phases, and a progress bar of each stage's iteration's jobs. */
+function progressPrinter(): { onEvent: Parameters<typeof runTransfer>[3]; stop(): void } {
+  let bar: ReturnType<typeof progressBar> | null = null;
+  let barKey = '';
+  return {
+    onEvent: (e) => {
+      if (e.type === 'phase') {
+        bar?.stop();
+        bar = null;
+        process.stderr.write(`${e.message}\n`);
+      } else if (e.type === 'jobs') {
+        const key = `${e.stage}/${e.iteration}`;
+        if (!bar || key !== barKey) {
+          bar?.stop();
+          bar = progressBar(`${e.stage} ${e.iteration < 0 ? 'baseline' : `iteration ${e.iteration + 1}`}`, e.total);
+          barKey = key;
+        }
+        bar.update(e.done, 'jobs');
+      }
+    },
+    stop: () => bar?.stop(),
+  };
+}
+
+/** `rrl experiment transfer`'s action: runs the experiment and prints its report (or its result as JSON). */
+async function runTransferExperiment(o: TransferFlags): Promise<void> {
+  const preset = o.preset;
+  if (preset !== 'quick' && preset !== 'full') throw new InvalidArgumentError(`--preset must be quick or full, got "${preset}"`);
+  await useTaskDir(o.taskDir);
+  const options = transferOptions(preset, o);
+  const dir = resolve(o.dir ?? join('runs', `transfer-${new Date().toISOString().replace(/[:.]/g, '-')}`));
+  process.stderr.write(`experiment directory: ${dir}\n`);
+  const executor = new LocalExecutor({ workers: o.workers });
+  const progress = progressPrinter();
+  try {
+    const result = await runTransfer(dir, options, executor, progress.onEvent);
+    progress.stop();
+    if (o.json) console.log(JSON.stringify(result));
+    else {
+      console.log(readFileSync(result.files.markdown, 'utf8'));
+      console.log(`tables and plots: ${result.files.markdown}, ${result.files.json}, ${result.files.curveSvg}, ${result.files.comparisonSvg}`);
+    }
+  } finally {
+    await executor.close();
+  }
+}
+
+/** Registers `rrl experiment` and its subcommands on `program`. */
+export function registerExperimentCommand(program: Command): void {
+  const experiment = program.command('experiment').description('experiments on the trainer agent');
+  const transfer = experiment
+    .command('transfer')
+    .description('meta-train the controller on the train tasks, then compare it with random and model-based search on the held-out tasks');
+  addFlags(transfer, TRANSFER_FLAGS).action(runTransferExperiment);
+}

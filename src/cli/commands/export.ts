@@ -1,0 +1,77 @@
+/** `rrl export grpo|sft|tensorboard`: a run's records as GRPO data, SFT data or TensorBoard event files. */
+import type { Command } from 'commander';
+import { resolve } from 'node:path';
+import { EXPORT_FORMATS, exportGrpo } from '../../outer/export.js';
+import { SPLITS, exportSft, summaryLine } from '../../outer/sft-export.js';
+import { exportTensorboard } from '../../dashboard/tensorboard.js';
+import { useTaskDir } from '../task-dir.js';
+import { int, oneOf, real } from '../flags/parse.js';
+import { taskDirFlag } from '../flags/shared.js';
+import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
+
+const GRPO_FLAGS = flagTable({
+  format: { flag: '--format <format>', help: 'trl (JSON Lines) | verl (Parquet)', required: true },
+  out: { flag: '--out <path>', help: 'output file', required: true },
+  iteration: { flag: '--iteration <n>', help: 'only this iteration (1-based)', parse: int(1, 1_000_000) },
+});
+
+const SFT_FLAGS = flagTable({
+  out: { flag: '--out <file>', help: 'output file (JSON Lines)', required: true },
+  perTask: { flag: '--per-task <k>', help: 'at most K distinct patches per task', parse: int(1, 1_000_000), default: 4 },
+  minMargin: {
+    flag: '--min-margin <m>',
+    help: "a floor on a kept job's lead over the reference (normalised units), beside the reward's noise rule",
+    parse: real(0, 100),
+    default: 0,
+  },
+  split: { flag: '--split <split>', help: 'only tasks of this split: train | held-out | example', default: 'train' },
+  taskDir: taskDirFlag(),
+});
+
+const TENSORBOARD_FLAGS = flagTable({
+  out: { flag: '--out <dir>', help: 'output directory (point `tensorboard --logdir` at it)', required: true },
+});
+
+/** `rrl export grpo`: the LLM agent's proposals as GRPO data. */
+function exportGrpoData(runDir: string, o: FlagValues<typeof GRPO_FLAGS>): void {
+  const format = oneOf('--format', EXPORT_FORMATS, o.format);
+  const r = exportGrpo(resolve(runDir), { format, out: resolve(o.out), iteration: o.iteration === undefined ? undefined : o.iteration - 1 });
+  console.error(`${r.rows} row(s) written to ${r.path}`);
+}
+
+/** `rrl export sft`: the best jobs of each task of a split as SFT data, with a summary line per task. */
+async function exportSftData(runDirs: string[], o: FlagValues<typeof SFT_FLAGS>): Promise<void> {
+  const split = oneOf('--split', SPLITS, o.split);
+  await useTaskDir(o.taskDir);
+  const r = exportSft(runDirs.map((d) => resolve(d)), { out: resolve(o.out), perTask: o.perTask, minMargin: o.minMargin, split });
+  for (const t of r.tasks) console.error(summaryLine(t));
+  console.error(`${r.rows} row(s) written to ${r.path}`);
+}
+
+/** `rrl export tensorboard`: the run's scalars as TensorBoard event files. */
+function exportTensorboardFiles(runDir: string, o: FlagValues<typeof TENSORBOARD_FLAGS>): void {
+  const r = exportTensorboard(resolve(runDir), resolve(o.out));
+  console.error(`${r.scalars} scalar(s) in ${r.files} event file(s) under ${r.out}; view with: tensorboard --logdir ${r.out}`);
+}
+
+/** Registers `rrl export` and its subcommands on `program`. */
+export function registerExportCommand(program: Command): void {
+  const exporter = program.command('export').description("export a run's records");
+  const grpo = exporter
+    .command('grpo')
+    .argument('<run>', 'run directory')
+    .description("the LLM agent's proposals as GRPO data: prompt messages, completion, reward, advantage, group and job ids");
+  addFlags(grpo, GRPO_FLAGS).action(exportGrpoData);
+  const sft = exporter
+    .command('sft')
+    .argument('<runs...>', 'run directories (rrl train or rrl serve runs)')
+    .description(
+      "the best jobs of each train task as supervised fine-tuning data: (prompt, merge patch over the baseline) in TRL's conversational format",
+    );
+  addFlags(sft, SFT_FLAGS).action(exportSftData);
+  const tensorboard = exporter
+    .command('tensorboard')
+    .argument('<run>', 'run directory')
+    .description("the run's scalars as TensorBoard event files: per iteration (run/), per task (tasks/TASK/), per job (jobs/jNNNNN/)");
+  addFlags(tensorboard, TENSORBOARD_FLAGS).action(exportTensorboardFiles);
+}
