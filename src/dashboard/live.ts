@@ -108,6 +108,7 @@ export class LiveUpdates {
     }
   }
 
+  /** Sends `event` to the streams following `run` (null: every stream). */
   private broadcast(run: string | null, event: string, data: unknown): void {
     const text = `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
     for (const c of this.clients) if (run === null || c.run === null || c.run === run) c.send(text);

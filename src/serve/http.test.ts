@@ -101,7 +101,8 @@ test('a body over the limit is 413: by its Content-Length, or as it arrives when
 });
 
 test('a refused upload closes the connection; an error carries its Retry-After', async () => {
-  const answer = await exchange(open.port, `POST /echo HTTP/1.1\r\nHost: 127.0.0.1:${open.port}\r\ncontent-type: text/plain\r\ncontent-length: 1000\r\n\r\n{"n":`);
+  const head = `POST /echo HTTP/1.1\r\nHost: 127.0.0.1:${open.port}\r\ncontent-type: text/plain\r\ncontent-length: 1000\r\n\r\n`;
+  const answer = await exchange(open.port, `${head}{"n":`);
   assert.match(answer, /^HTTP\/1\.1 415 [^]*\r\nconnection: close\r\n/i);
   const busy = await fetch(`${open.url}/busy`);
   assert.equal(busy.status, 429);

@@ -31,6 +31,7 @@ import {
 } from './http.js';
 import { warmIntake } from './intake.js';
 
+/** True for the loopback addresses, where a token is optional (from auth.ts). */
 export { isLoopback };
 
 /** Largest request body (bytes): a full group of completions at the reply limit fits. */
