@@ -320,6 +320,9 @@ test('event streams past the cap are refused with 503 and one line; a closed one
       req.on('error', reject);
       req.end();
     });
+  const head = await get(d.url, '/api/events', { method: 'HEAD' });
+  assert.equal(head.status, 200, 'HEAD gets the headers of a stream and holds none');
+  assert.equal(head.headers['content-type'], 'text/event-stream; charset=utf-8');
   const streams = [await open(), await open()];
   try {
     const refused = await get(d.url, '/api/events');

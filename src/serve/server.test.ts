@@ -130,6 +130,8 @@ test('hostile bodies are 4xx with a one-line error; hostile completions are inva
     assert.doesNotMatch(answer.error, /\n/, name);
   }
   assert.equal((await fetch(`${server.url}/v1/rewards`)).status, 405);
+  assert.equal((await fetch(`${server.url}/v1/rewards`, { method: 'HEAD' })).status, 405);
+  assert.equal((await fetch(`${server.url}/v1/tasks`, { method: 'HEAD' })).status, 404, 'the API has no HEAD');
   assert.equal((await fetch(`${server.url}/v1/nowhere`)).status, 404);
   assert.equal((await fetch(`${server.url}/v1/jobs/-1`)).status, 400);
 

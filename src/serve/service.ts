@@ -25,6 +25,7 @@ import { Scorer, type ScorerOptions } from '../outer/scorer.js';
 import { Evaluator, openRun } from '../outer/evaluate.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from '../outer/settle.js';
 import { CompletionBudget, INTAKE_DEFAULTS, parseProposals, traceOf } from './intake.js';
+import { HttpError } from './http.js';
 import { pinTaskFingerprints } from '../outer/fingerprints.js';
 import type { JobResponse, RewardsResponse, TaskRow } from './schemas.js';
 
@@ -42,16 +43,8 @@ export interface ServeConfig {
 /** The forms of `GET /v1/tasks/{id}/prompt`. */
 export type PromptForm = 'full' | 'compact' | 'patch';
 
-/** An error the HTTP layer answers with its status (and, for 429, a Retry-After). */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly retryAfterSeconds?: number,
-  ) {
-    super(message);
-  }
-}
+/** The error the HTTP layer answers with its status (and, for 429, a Retry-After). */
+export { HttpError };
 
 /** Options of the service. */
 export interface ServiceOptions {
