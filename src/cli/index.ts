@@ -6,7 +6,7 @@ import { jobSpecJsonSchema } from '../spec/schema.js';
 import { grammarSchema } from '../spec/grammar-schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
-import { errorKind } from '../inner/limits.js';
+import { errorKind } from '../inner/errors.js';
 import { validateSpec } from '../inner/validate.js';
 import { dataForJob } from '../outer/score.js';
 import { Scorer } from '../outer/scorer.js';

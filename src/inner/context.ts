@@ -8,16 +8,6 @@ import type { CurvePoint } from '../spec/artifact.js';
 
 export type { CurvePoint } from '../spec/artifact.js';
 
-/** Thrown when training produces a non-finite number (loss, reward, weights). */
-export class NaNError extends Error {
-  /** Builds the error; `message` says where the NaN appeared. */
-  constructor(message: string) {
-    super(message);
-    this.name = 'NaNError';
-  }
-}
-
-
 /**
  * Everything an algorithm needs to train one job. The engine owns the budget: it builds the
  * environments (`makeEnv`) behind wrappers that shape the reward, normalise observations and

@@ -10,53 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { type TaskBrief, jobMemoryCapMb } from '../spec/brief.js';
 import { tf } from './tf.js';
 import { fusedMemoryBytes } from './nn/mlp.js';
-import { wasmFailure } from './wasm-failure.js';
-
-/** Thrown when a job runs past its task's wall-clock cap; its failure kind is `timeout`. */
-export class TimeLimitError extends Error {
-  readonly kind = 'timeout';
-  /** Builds the error; `message` is one line with the cap and the time used. */
-  constructor(message: string) {
-    super(message);
-    this.name = 'TimeLimitError';
-  }
-}
-
-/** Thrown when a job's memory passes its task's cap; its failure kind is `out-of-memory`. */
-export class MemoryLimitError extends Error {
-  readonly kind = 'out-of-memory';
-  /** Builds the error; `message` is one line with the cap and the numbers measured. */
-  constructor(message: string) {
-    super(message);
-    this.name = 'MemoryLimitError';
-  }
-}
-
-/** Failure kinds of the errors the engine throws on purpose, by error name. */
-const KIND_BY_NAME: Record<string, 'nan' | 'timeout' | 'out-of-memory'> = {
-  NaNError: 'nan',
-  TimeLimitError: 'timeout',
-  MemoryLimitError: 'out-of-memory',
-};
-
-/**
- * The failure kind of an engine error as a worker reports it ("Name: message", see
- * run/pool.ts): `nan`, `timeout` or `out-of-memory` for the engine's own errors, else `error`.
- */
-export function engineFailureKind(message: string): 'nan' | 'timeout' | 'out-of-memory' | 'error' {
-  const name = /^([A-Za-z]+Error): /.exec(message)?.[1];
-  return name !== undefined && Object.hasOwn(KIND_BY_NAME, name) ? KIND_BY_NAME[name] : 'error';
-}
-
-/**
- * The failure kind of an error a job threw: the engine's own by class name, a WebAssembly
- * failure of the tensor backend as `out-of-memory` (or `worker-exit`), `error` for any other.
- */
-export function errorKind(err: unknown): 'nan' | 'timeout' | 'out-of-memory' | 'worker-exit' | 'error' {
-  const name = err instanceof Error ? err.name : '';
-  if (Object.hasOwn(KIND_BY_NAME, name)) return KIND_BY_NAME[name];
-  return wasmFailure(err)?.kind ?? 'error';
-}
+import { MemoryLimitError, TimeLimitError } from './errors.js';
 
 /** What a job uses of its memory cap, in bytes, counted from the job's start. */
 export interface MemoryUse {

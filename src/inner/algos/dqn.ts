@@ -26,7 +26,8 @@
  *   progress is reported every 1000 env steps and at the end.
  */
 import type { DqnConfig } from '../../spec/schema.js';
-import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
+import type { AlgoResult, TrainContext } from '../context.js';
+import { NaNError } from '../errors.js';
 import { type DenseLayer, POLICY_FORMAT, type PolicyFile } from '../policy.js';
 import { initMlp } from '../nn/init.js';
 

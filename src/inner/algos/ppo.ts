@@ -7,7 +7,8 @@
  * written out here, row by row, and the engine back-propagates it.
  */
 import type { PpoConfig } from '../../spec/schema.js';
-import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
+import type { AlgoResult, TrainContext } from '../context.js';
+import { NaNError } from '../errors.js';
 import type { TrainingEnv } from '../envs/wrappers.js';
 import { type DenseLayer, POLICY_FORMAT, type PolicyFile } from '../policy.js';
 import type { FusedMlp } from '../nn/mlp.js';

@@ -20,7 +20,8 @@
  *   orthogonal initialisation (policy output gain 0.01, value output gain 1), as in PPO.
  */
 import type { ReinforceConfig } from '../../spec/schema.js';
-import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
+import type { AlgoResult, TrainContext } from '../context.js';
+import { NaNError } from '../errors.js';
 import { type DenseLayer, POLICY_FORMAT, type PolicyFile } from '../policy.js';
 import { initMlp } from '../nn/init.js';
 

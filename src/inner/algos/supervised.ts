@@ -10,7 +10,7 @@
 import type { TaskBrief } from '../../spec/brief.js';
 import type { JobSpec, SupervisedConfig } from '../../spec/schema.js';
 import { Rng, mixSeed } from '../../util/rng.js';
-import { NaNError } from '../context.js';
+import { NaNError } from '../errors.js';
 import { compileExpression } from '../expr.js';
 import { MODEL_FORMAT, type ModelFile } from '../model.js';
 import type { DenseLayer } from '../policy.js';
