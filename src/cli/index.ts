@@ -7,7 +7,7 @@ import { grammarSchema } from '../spec/grammar-schema.js';
 import { listTasks, getPublicTask } from '../tasks/briefs.js';
 import { runJob } from '../inner/train.js';
 import { errorKind } from '../inner/errors.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { dataForJob } from '../outer/score.js';
 import { Scorer } from '../outer/scorer.js';
 import { LocalExecutor } from '../run/local.js';

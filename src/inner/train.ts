@@ -23,7 +23,7 @@ import { compileExpression } from './expr.js';
 import type { PolicyFile } from './policy.js';
 import { FUSED_BACKEND } from './nn/engine.js';
 import { runCommandTrainer } from './command.js';
-import { rewardVariableNames, validateSpec } from './validate.js';
+import { rewardVariableNames, validateSpec } from './spec-check.js';
 
 
 

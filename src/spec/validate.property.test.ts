@@ -8,7 +8,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { checkExpression } from '../inner/expr.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { MAX_ERROR_CHARS, PROTOTYPE_KEYS } from './bounds.js';

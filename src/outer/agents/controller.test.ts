@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { Controller, type ControllerTrace } from './controller.js';
 import { buildHeads } from './space.js';
 import { getPublicTask } from '../../tasks/briefs.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { initTf } from '../../inner/tf.js';
 import { Rng } from '../../util/rng.js';
 

@@ -19,7 +19,7 @@
  *             forward — matMul, bias add, activation — and ~3 more backward until the step ends),
  *             rows·U·4·3 per network run forward only, plus rows·(k+1)·4·12 for the loss terms.
  *             (Counted for tfjs; the fused engine keeps fewer, about 3 to 4 floats per unit and row,
- *             so the estimate errs high: compute.test.ts holds it within 4× of a real job's allocation.)
+ *             so the estimate errs high: compute-estimate.test.ts holds it within 4× of a real job's allocation.)
  *   buffers   PPO: numEnvs·rolloutSteps rows of (4d + 4k + 33) bytes (obs, actions, log-prob,
  *             reward, done, value, advantage, return, permutation) and the minibatch copies;
  *             DQN: bufferSize·(8d + 9) (obs, next obs, action, reward, terminal; allocated whole);
