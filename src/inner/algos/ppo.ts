@@ -39,10 +39,7 @@ function behaviourClone(ctx: TrainContext, env: TrainingEnv, actor: FusedMlp, co
   const batch = Math.min(256, n);
   const os = actor.outStride;
   for (let epoch = 0; epoch < ctx.spec.dataset.bcEpochs; epoch++) {
-    for (let i = n - 1; i > 0; i--) {
-      const j = ctx.rng.int(i + 1);
-      [order[i], order[j]] = [order[j], order[i]];
-    }
+    ctx.rng.shuffle(order);
     let sum = 0;
     let steps = 0;
     for (let s = 0; s + batch <= n; s += batch) {
@@ -213,12 +210,7 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
     let count = 0;
     for (let i = 0; i < batch; i++) perm[i] = i;
     for (let epoch = 0; epoch < cfg.epochs; epoch++) {
-      for (let i = batch - 1; i > 0; i--) {
-        const j = rng.int(i + 1);
-        const t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-      }
+      rng.shuffle(perm);
       for (let start0 = 0; start0 + mbSize <= batch; start0 += mbSize) {
         ctx.checkLimits();
         const B = mbSize;

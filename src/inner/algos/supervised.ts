@@ -55,11 +55,7 @@ export function drawMixture(spec: JobSpec, data: SupervisedData, rng: Rng): Sour
     const src = data.sources[s.id];
     if (!src || src.x.length === 0) throw new Error(`dataset.sources: source "${s.id}" was not provided to the job or is empty`);
     const n = spec.dataset.size === null ? src.x.length : Math.round((spec.dataset.size * s.weight) / total);
-    const order = src.x.map((_, i) => i);
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      [order[i], order[j]] = [order[j], order[i]];
-    }
+    const order = rng.permutation(src.x.length);
     for (let k = 0; k < n; k++) {
       const i = k < order.length ? order[k] : rng.int(src.x.length); // with replacement once the source is used up
       x.push(src.x[i]);
@@ -88,11 +84,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
 
   // Mixture, shuffled, then the validation split.
   const all = drawMixture(spec, ctx.data, rng);
-  const order = all.x.map((_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j], order[i]];
-  }
+  const order = rng.permutation(all.x.length);
   const nVal = Math.floor(order.length * spec.dataset.validationFraction);
   const valIdx = order.slice(0, nVal);
   const trainIdx = order.slice(nVal);
@@ -252,11 +244,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
   const wb = new Float32Array(batch);
   training: for (; epoch < cfg.epochs; epoch++) {
     lr = lrAt(epoch);
-    const perm = [...trainIdx];
-    for (let i = perm.length - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      [perm[i], perm[j]] = [perm[j], perm[i]];
-    }
+    const perm = rng.shuffle([...trainIdx]);
     let lossSum = 0;
     let steps = 0;
     for (let s = 0; s + batch <= perm.length; s += batch) {
