@@ -4,9 +4,6 @@ import type { Rng } from '../util/rng.js';
 import type { EnvInfo } from './envs/types.js';
 import type { EnvOptions, TrainingEnv } from './envs/wrappers.js';
 import type { PolicyFile } from './policy.js';
-import type { CurvePoint } from '../spec/artifact.js';
-
-export type { CurvePoint } from '../spec/artifact.js';
 
 /**
  * Everything an algorithm needs to train one job. The engine owns the budget: it builds the

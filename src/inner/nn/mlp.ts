@@ -40,7 +40,6 @@ export class FusedMlp {
   /** Adam steps taken. */
   steps = 0;
   private readonly widths: number[];
-  private readonly ins: number[];
   private readonly wOff: number[] = [];
   private readonly bOff: number[] = [];
   private readonly paramFloats: number;
@@ -66,7 +65,6 @@ export class FusedMlp {
   ) {
     if (sizes.length < 2 || !sizes.every((s) => Number.isInteger(s) && s >= 1)) throw new RangeError(`invalid layer sizes [${sizes.join(', ')}]`);
     this.widths = sizes.map((s, l) => (l === 0 ? s : pad4(s)));
-    this.ins = this.widths.slice(0, -1);
     this.outStride = this.widths[this.widths.length - 1];
     let off = 0;
     let wt = 0;
