@@ -9,7 +9,7 @@
 import type { ArsConfig } from '../../spec/schema.js';
 import { Rng, mixSeed } from '../../util/rng.js';
 import { type AlgoResult, type TrainContext } from '../context.js';
-import { type DenseLayer, POLICY_FORMAT, type PolicyFile, argmax, mlpForward } from '../policy.js';
+import { type DenseLayer, type PolicyFile, argmax, mlpForward, policyFile } from '../policy.js';
 
 /** Layer shapes of the ARS policy; [] hidden widths give a linear policy (no bias). */
 function layerShapes(sizes: number[]): { in: number; out: number; offset: number; biasOffset: number }[] {
@@ -76,14 +76,7 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
     }
   };
 
-  const snapshot = (): PolicyFile => ({
-    format: POLICY_FORMAT,
-    obsDim: d,
-    actionSpace: { type: 'discrete', n: nAct },
-    activation,
-    layers: toLayers(theta, sizes),
-    obsNorm: env.obsNorm(),
-  });
+  const snapshot = (): PolicyFile => policyFile(info.actionSpace, d, activation, toLayers(theta, sizes), env.obsNorm());
 
   const plus = new Float64Array(dim);
   const minus = new Float64Array(dim);

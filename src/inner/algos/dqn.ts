@@ -28,7 +28,7 @@
 import type { DqnConfig } from '../../spec/schema.js';
 import type { AlgoResult, TrainContext } from '../context.js';
 import { NaNError } from '../errors.js';
-import { type DenseLayer, POLICY_FORMAT, type PolicyFile } from '../policy.js';
+import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
 import { initMlp } from '../nn/init.js';
 
 /** tfjs's default Adam epsilon, which this trainer has always used. */
@@ -147,14 +147,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
   let lastFlush = -1;
   const start = Date.now();
 
-  const policyFile = (layers: DenseLayer[]): PolicyFile => ({
-    format: POLICY_FORMAT,
-    obsDim: d,
-    actionSpace: { type: 'discrete', n: nAct },
-    activation,
-    layers,
-    obsNorm: env.obsNorm(),
-  });
+  const snapshot = (): PolicyFile => policyFile(info.actionSpace, d, activation, qNet.layers(), env.obsNorm());
   const flushLogs = (): void => {
     const step = env.used;
     if (lastFlush === step) return;
@@ -166,7 +159,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     ctx.log('charts/epsilon', step, epsilonAt(step));
     ctx.log('charts/SPS', step, step / Math.max(1e-3, (Date.now() - start) / 1000));
     lossSum = qSum = statCount = 0;
-    ctx.progress(step, () => policyFile(qNet.layers()));
+    ctx.progress(step, snapshot);
   };
 
   while (env.canStep()) {
@@ -222,9 +215,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     }
   }
   flushLogs();
-  const final = policyFile(qNet.layers());
-  for (const l of final.layers) {
-    if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('dqn produced non-finite weights');
-  }
+  const final = snapshot();
+  assertFinitePolicy(final, 'dqn');
   return { policy: final, updates, stopReason };
 }

@@ -14,6 +14,7 @@ import { NaNError } from '../errors.js';
 import { compileExpression } from '../expr.js';
 import { MODEL_FORMAT, type ModelFile } from '../model.js';
 import type { DenseLayer } from '../policy.js';
+import { CategoricalHead } from '../nn/distributions.js';
 import { orthogonal } from '../nn/init.js';
 import { FusedMlp } from '../nn/mlp.js';
 import type { SourceData, SupervisedData } from '../../spec/data.js';
@@ -137,8 +138,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
   }
   const os = net.outStride;
   const obj = spec.reward.objective;
-  const probs = new Float64Array(k);
-  const logp = new Float64Array(k);
+  const classes = new CategoricalHead(k);
   const aux = new Float64Array(k);
 
   /**
@@ -152,15 +152,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
       const o = r * os;
       const scale = w[r] / n;
       if (obj === 'cross-entropy' || obj === 'focal') {
-        let max = -Infinity;
-        for (let c = 0; c < k; c++) max = Math.max(max, out[o + c]);
-        let sum = 0;
-        for (let c = 0; c < k; c++) sum += Math.exp(out[o + c] - max);
-        const lse = max + Math.log(sum);
-        for (let c = 0; c < k; c++) {
-          logp[c] = out[o + c] - lse;
-          probs[c] = Math.exp(logp[c]);
-        }
+        const { logp, p: probs } = classes.set(out, o);
         let per = 0;
         if (obj === 'cross-entropy') {
           let ySum = 0;
