@@ -21,7 +21,7 @@ import { errorKind } from './errors.js';
 import { type JobLimits, jobLimits } from './limits.js';
 import { compileExpression } from './expr.js';
 import type { PolicyFile } from './policy.js';
-import { FUSED_BACKEND } from './nn/engine.js';
+import { FUSED_BACKEND } from './nn/mlp.js';
 import { runCommandTrainer } from './command.js';
 import { rewardVariableNames, validateSpec } from './spec-check.js';
 
