@@ -12,7 +12,7 @@ import { getEnvironment } from './envs/index.js';
 import { StepCapError } from './envs/wrappers.js';
 import { MemoryLimitError, TimeLimitError, engineFailureKind, errorKind } from './errors.js';
 import { JobLimits } from './limits.js';
-import { initTf, tf } from './tf.js';
+import { FusedMlp } from './nn/mlp.js';
 import { controlContext, runJob } from './train.js';
 import { heavyDqnSpec } from '../testing/specs.js';
 
@@ -30,24 +30,19 @@ test('the wall-clock cap throws TimeLimitError once the deadline has passed, nam
   new JobLimits({ wallSeconds: 3600, memoryMb: 1024 }).check();
 });
 
-test('the memory cap counts the tensors a job adds and throws MemoryLimitError with the numbers', async () => {
-  await initTf();
+test('the memory cap counts the networks a job adds and throws MemoryLimitError with the numbers', () => {
   const limits = new JobLimits({ wallSeconds: 3600, memoryMb: 4 });
   limits.checkMemory();
-  const big = tf.zeros([1024, 1536]); // 6 MB of float32
-  try {
-    assert.ok(limits.memoryUse().tensors >= 6 * 2 ** 20, `tensors ${limits.memoryUse().tensors}`);
-    new JobLimits({ wallSeconds: 3600, memoryMb: 4 }).checkMemory(); // a job that starts after the tensor exists is not charged for it
-    assert.throws(
-      () => limits.checkMemory(),
-      (e: Error) =>
-        e instanceof MemoryLimitError &&
-        e.kind === 'out-of-memory' &&
-        /^budget\.maxMemoryMb: the job's memory reached [\d.]+ MB \(tensors [\d.]+ MB, JS heap [\d.]+ MB\), past the task's cap of 4 MB$/.test(e.message),
-    );
-  } finally {
-    big.dispose();
-  }
+  const big = new FusedMlp([8, 256, 256, 2], 'tanh', 1024); // about 6 MB of WebAssembly memory
+  assert.ok(limits.memoryUse().tensors >= 6 * 2 ** 20, `tensors ${limits.memoryUse().tensors} for a net of ${big.sizes.join('-')}`);
+  new JobLimits({ wallSeconds: 3600, memoryMb: 4 }).checkMemory(); // a job that starts after the network exists is not charged for it
+  assert.throws(
+    () => limits.checkMemory(),
+    (e: Error) =>
+      e instanceof MemoryLimitError &&
+      e.kind === 'out-of-memory' &&
+      /^budget\.maxMemoryMb: the job's memory reached [\d.]+ MB \(tensors [\d.]+ MB, JS heap [\d.]+ MB\), past the task's cap of 4 MB$/.test(e.message),
+  );
 });
 
 test('failure kinds survive the trip through a worker as the "Name: message" text', () => {

@@ -8,28 +8,15 @@
 import { getHeapStatistics } from 'node:v8';
 import { performance } from 'node:perf_hooks';
 import { type TaskBrief, jobMemoryCapMb } from '../spec/brief.js';
-import { tf } from './tf.js';
 import { fusedMemoryBytes } from './nn/mlp.js';
 import { MemoryLimitError, TimeLimitError } from './errors.js';
 
 /** What a job uses of its memory cap, in bytes, counted from the job's start. */
 export interface MemoryUse {
-  /** Tensor memory: the larger of tfjs's tensors' bytes and its WebAssembly memory grown, plus the fused engine's networks. */
+  /** Tensor memory: the WebAssembly memory the fused engine's networks allocated. */
   tensors: number;
   /** JS heap and array buffers (typed arrays) allocated since the start. */
   heap: number;
-}
-
-/**
- * The tfjs numbers, read only once a backend is up (reading them otherwise would start one),
- * and the WebAssembly memory of the fused engine's networks.
- */
-function tfBytes(): { tensors: number; wasm: number; fused: number } {
-  const engine = tf.engine() as unknown as { backendInstance: { wasm?: { HEAPU8?: Uint8Array } } | null };
-  const backend = engine.backendInstance;
-  const fused = fusedMemoryBytes();
-  if (!backend) return { tensors: 0, wasm: 0, fused };
-  return { tensors: tf.memory().numBytes, wasm: backend.wasm?.HEAPU8?.buffer.byteLength ?? 0, fused };
 }
 
 /** JS heap used plus the array buffers of this thread (the WebAssembly memory is not among them). */
@@ -45,12 +32,12 @@ const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 /**
  * The wall-clock and memory caps of one job, counted from its start. Memory is what the job
  * added since it started (so a worker's earlier jobs and the harness are not charged to it):
- * tensor memory (tfjs's tensor bytes, or the WebAssembly memory the wasm backend grew, the
- * larger) plus the JS heap and array buffers.
+ * tensor memory (the WebAssembly memory of the fused engine's networks) plus the JS heap and
+ * array buffers.
  */
 export class JobLimits {
   private readonly deadline: number;
-  private readonly base: { tensors: number; wasm: number; fused: number; heap: number };
+  private readonly base: { fused: number; heap: number };
   private lastMemoryCheck = -Infinity;
 
   /** Starts the clock at `startedAt` (a `performance.now()` reading; default now). */
@@ -59,15 +46,13 @@ export class JobLimits {
     private readonly startedAt = performance.now(),
   ) {
     this.deadline = startedAt + caps.wallSeconds * 1000;
-    const t = tfBytes();
-    this.base = { tensors: t.tensors, wasm: t.wasm, fused: t.fused, heap: heapBytes() };
+    this.base = { fused: fusedMemoryBytes(), heap: heapBytes() };
   }
 
   /** Memory used by the job so far (see the class comment). */
   memoryUse(): MemoryUse {
-    const t = tfBytes();
     return {
-      tensors: Math.max(0, t.tensors - this.base.tensors, t.wasm - this.base.wasm) + (t.fused - this.base.fused),
+      tensors: fusedMemoryBytes() - this.base.fused,
       heap: Math.max(0, heapBytes() - this.base.heap),
     };
   }

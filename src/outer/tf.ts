@@ -1,3 +1,8 @@
+/**
+ * TensorFlow.js for the outer loop: the learned controller (`agents/controller.ts`) keeps its
+ * network on tfjs, so the loop, the experiments and the pool's tfjs fixture start it here. No
+ * training job uses tfjs (they train on the fused engine, `src/inner/nn/mlp.ts`).
+ */
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 
