@@ -30,9 +30,7 @@ import type { AlgoResult, TrainContext } from '../context.js';
 import { NaNError } from '../errors.js';
 import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
 import { initMlp } from '../nn/init.js';
-
-/** tfjs's default Adam epsilon, which this trainer has always used. */
-const ADAM_EPS = 1e-7;
+import { TFJS_ADAM_EPS } from '../nn/mlp.js';
 
 /** Env steps between curve points (losses, epsilon) and progress calls. */
 const LOG_EVERY = 1000;
@@ -133,7 +131,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     }
     qNet.backward(B);
     const norm = Math.sqrt(qNet.gradSumSq());
-    qNet.adam({ lr: cfg.learningRate, eps: ADAM_EPS, gradScale: cfg.maxGradNorm / Math.max(norm, cfg.maxGradNorm) });
+    qNet.adam({ lr: cfg.learningRate, eps: TFJS_ADAM_EPS, gradScale: cfg.maxGradNorm / Math.max(norm, cfg.maxGradNorm) });
     return [loss / B, qMean / B];
   };
 

@@ -20,11 +20,8 @@ import type { TrainingEnv } from '../envs/wrappers.js';
 import { NaNError } from '../errors.js';
 import { assertFinitePolicy, policyFile } from '../policy.js';
 import { CategoricalHead, DiagGaussianHead, type PolicyHead } from '../nn/distributions.js';
-import type { FusedMlp } from '../nn/mlp.js';
+import { type FusedMlp, TFJS_ADAM_EPS } from '../nn/mlp.js';
 import { initMlp } from '../nn/init.js';
-
-/** tfjs's default Adam epsilon, kept for the behaviour-cloning warm start. */
-const BC_EPS = 1e-7;
 
 /**
  * Behaviour-cloning warm start: fits the actor to the demonstrations' actions with
@@ -65,7 +62,7 @@ function behaviourClone(ctx: TrainContext, env: TrainingEnv, actor: FusedMlp, he
         head.gradient(a, -1 / batch, 0, g, k * os); // ∂/∂logits of −log π(a)/batch
       }
       actor.backward(batch);
-      actor.adam({ lr: 1e-3, eps: BC_EPS });
+      actor.adam({ lr: 1e-3, eps: TFJS_ADAM_EPS });
       sum += loss / batch;
       steps += 1;
     }

@@ -25,9 +25,7 @@ import { NaNError } from '../errors.js';
 import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
 import { CategoricalHead } from '../nn/distributions.js';
 import { initMlp } from '../nn/init.js';
-
-/** tfjs's default Adam epsilon, which this trainer has always used. */
-const ADAM_EPS = 1e-7;
+import { TFJS_ADAM_EPS } from '../nn/mlp.js';
 
 /** One finished episode: the (normalised) observations it acted on, its actions and returns-to-go. */
 interface Episode {
@@ -132,8 +130,8 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     if (finite) {
       actor.backward(n);
       critic.backward(n);
-      actor.adam({ lr: cfg.learningRate, eps: ADAM_EPS });
-      critic.adam({ lr: cfg.valueLearningRate, eps: ADAM_EPS });
+      actor.adam({ lr: cfg.learningRate, eps: TFJS_ADAM_EPS });
+      critic.adam({ lr: cfg.valueLearningRate, eps: TFJS_ADAM_EPS });
     }
     updates += 1;
     if (!finite) {

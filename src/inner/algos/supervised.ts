@@ -16,12 +16,8 @@ import { MODEL_FORMAT, type ModelFile } from '../model.js';
 import type { DenseLayer } from '../policy.js';
 import { CategoricalHead } from '../nn/distributions.js';
 import { orthogonal } from '../nn/init.js';
-import { FusedMlp } from '../nn/mlp.js';
+import { FusedMlp, TFJS_ADAM_EPS } from '../nn/mlp.js';
 import type { SourceData, SupervisedData } from '../../spec/data.js';
-
-/** tfjs's default Adam epsilon, which this trainer has always used. */
-const ADAM_EPS = 1e-7;
-
 
 export type { SourceData, SupervisedData } from '../../spec/data.js';
 
@@ -281,7 +277,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
       net.backward(batch);
       if (l2) net.addL2(cfg.weightDecay);
       if (cfg.optimizer === 'sgd') net.sgd(lr, cfg.momentum);
-      else net.adam({ lr, eps: ADAM_EPS });
+      else net.adam({ lr, eps: TFJS_ADAM_EPS });
       if (cfg.optimizer === 'adamw' && cfg.weightDecay > 0) net.scaleWeights(1 - lr * cfg.weightDecay);
       lossSum += loss;
       steps += 1;

@@ -18,6 +18,9 @@ import { type Kernels, instantiateKernels } from './kernels.js';
 /** The `backend` an artifact records for a job trained on the fused engine. */
 export const FUSED_BACKEND = 'fused-wasm-simd';
 
+/** TensorFlow.js's default Adam epsilon: the trainers that began on tfjs (DQN, REINFORCE, supervised, PPO's warm start) keep it. */
+export const TFJS_ADAM_EPS = 1e-7;
+
 /** Adam's settings for one step (PyTorch's formulation; `l2` adds λ·p to the gradient, `decoupledDecay` is AdamW's λ). */
 export interface AdamStep {
   lr: number;
