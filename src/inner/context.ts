@@ -1,3 +1,8 @@
+/**
+ * What an algorithm is given (`TrainContext`) and what it returns (`AlgoResult`): the contract
+ * between the engine (train.ts), which owns the budget, the caps and the environments, and the
+ * algorithms in algos/.
+ */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import type { Rng } from '../util/rng.js';

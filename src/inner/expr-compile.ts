@@ -221,7 +221,8 @@ export class Compiler {
     }
     const args = node.args ?? [];
     if (args.length < spec.minArgs || args.length > spec.maxArgs) {
-      const wanted = spec.minArgs === spec.maxArgs ? `${spec.minArgs}` : spec.maxArgs === Infinity ? `at least ${spec.minArgs}` : `${spec.minArgs} or ${spec.maxArgs}`;
+      const wanted =
+        spec.minArgs === spec.maxArgs ? `${spec.minArgs}` : spec.maxArgs === Infinity ? `at least ${spec.minArgs}` : `${spec.minArgs} or ${spec.maxArgs}`;
       return this.reject(node, `${name} takes ${wanted} argument${wanted === '1' ? '' : 's'} (${spec.usage}), got ${args.length}`);
     }
     const codes = args.map((a) => this.compile(a, depth + 1));

@@ -32,7 +32,9 @@ import { ExpressionError } from './expr-error.js';
 import { Compiler, type RawNode, syntaxError } from './expr-compile.js';
 import { EXPRESSION_LIMITS } from './expr-ops.js';
 
+/** The error a rejected expression throws. */
 export { ExpressionError } from './expr-error.js';
+/** The whitelisted functions and the limits on an expression. */
 export { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS } from './expr-ops.js';
 
 const { parse } = create({ parseDependencies });

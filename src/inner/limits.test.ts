@@ -25,7 +25,10 @@ test('the wall-clock cap throws TimeLimitError once the deadline has passed, nam
   const limits = new JobLimits({ wallSeconds: 0.5, memoryMb: 1024 }, performance.now() - 1000);
   assert.throws(
     () => limits.check(),
-    (e: Error) => e instanceof TimeLimitError && e.kind === 'timeout' && /^budget\.maxWallSeconds: the job ran 1\.0 s, past the task's wall-clock cap of 0\.5 s$/.test(e.message),
+    (e: Error) =>
+      e instanceof TimeLimitError &&
+      e.kind === 'timeout' &&
+      /^budget\.maxWallSeconds: the job ran 1\.0 s, past the task's wall-clock cap of 0\.5 s$/.test(e.message),
   );
   new JobLimits({ wallSeconds: 3600, memoryMb: 1024 }).check();
 });
@@ -57,7 +60,8 @@ test('failure kinds survive the trip through a worker as the "Name: message" tex
 
 test('the DQN attack of issue 10 is refused before it runs, naming the field and the numbers', async () => {
   const dir = join(tmp, 'dqn-attack');
-  await assert.rejects(runJob(heavyDqnSpec(), cartpole, { outDir: dir }), (e: Error) => e.name === 'SpecError' && /^algorithm\.gradientSteps: got 16: the job's work cannot finish within the task's wall-clock cap of 300 s: 1,598,400 gradient steps/.test(e.message));
+  const tooMuch = /^algorithm\.gradientSteps: got 16: the job's work cannot finish within the task's wall-clock cap of 300 s: 1,598,400 gradient steps/;
+  await assert.rejects(runJob(heavyDqnSpec(), cartpole, { outDir: dir }), (e: Error) => e.name === 'SpecError' && tooMuch.test(e.message));
   assert.equal(status(dir).kind, 'invalid');
 });
 
@@ -79,7 +83,10 @@ test('a job that reaches the wall-clock cap while training ends as a timeout, an
 test('a spec whose estimated memory passes the cap is refused before it runs, with the numbers', async () => {
   const brief = withBudget(cartpole, { maxMemoryMb: 4 });
   const dir = join(tmp, 'dqn-memory');
-  await assert.rejects(runJob(heavyDqnSpec([512, 512, 512, 512]), brief, { outDir: dir }), (e: Error) => e.name === 'SpecError' && /the job needs about [\d.]+ MB of memory, over the task's cap of 4 MB/.test(e.message));
+  await assert.rejects(
+    runJob(heavyDqnSpec([512, 512, 512, 512]), brief, { outDir: dir }),
+    (e: Error) => e.name === 'SpecError' && /the job needs about [\d.]+ MB of memory, over the task's cap of 4 MB/.test(e.message),
+  );
   assert.equal(status(dir).kind, 'invalid');
 });
 

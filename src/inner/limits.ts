@@ -76,7 +76,8 @@ export class JobLimits {
     const total = use.tensors + use.heap;
     if (total > this.caps.memoryMb * 2 ** 20) {
       throw new MemoryLimitError(
-        `budget.maxMemoryMb: the job's memory reached ${mb(total)} (tensors ${mb(use.tensors)}, JS heap ${mb(use.heap)}), past the task's cap of ${this.caps.memoryMb} MB`,
+        `budget.maxMemoryMb: the job's memory reached ${mb(total)} (tensors ${mb(use.tensors)}, JS heap ${mb(use.heap)}), past the task's cap of ` +
+          `${this.caps.memoryMb} MB`,
       );
     }
   }

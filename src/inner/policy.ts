@@ -30,7 +30,13 @@ export interface PolicyFile {
 }
 
 /** The policy file of an MLP that acts on `obsDim` observations in `space`, with its observation normaliser. */
-export function policyFile(space: Space, obsDim: number, activation: PolicyFile['activation'], layers: DenseLayer[], obsNorm: PolicyFile['obsNorm']): PolicyFile {
+export function policyFile(
+  space: Space,
+  obsDim: number,
+  activation: PolicyFile['activation'],
+  layers: DenseLayer[],
+  obsNorm: PolicyFile['obsNorm'],
+): PolicyFile {
   return {
     format: POLICY_FORMAT,
     obsDim,

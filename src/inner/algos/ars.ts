@@ -61,7 +61,12 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
 
   /** One episode with parameters `w`: shaped and canonical returns, or null when the budget ran out. */
   const rollout = (w: Float64Array): { shaped: number; canonical: number; length: number } | null => {
-    const layers = shapes.map((s) => ({ in: s.in, out: s.out, weights: w.subarray(s.offset, s.biasOffset), bias: w.subarray(s.biasOffset, s.biasOffset + s.out) }));
+    const layers = shapes.map((s) => ({
+      in: s.in,
+      out: s.out,
+      weights: w.subarray(s.offset, s.biasOffset),
+      bias: w.subarray(s.biasOffset, s.biasOffset + s.out),
+    }));
     let shaped = 0;
     for (;;) {
       if (!env.canStep()) return null;

@@ -196,7 +196,8 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
         const [loss, qv] = gradientStep();
         updates += 1;
         if (!Number.isFinite(Math.fround(loss))) {
-          throw new NaNError(`dqn TD loss became ${Math.fround(loss)} at gradient step ${updates} (env step ${envSteps}; algorithm.learningRate ${cfg.learningRate} may be too high)`);
+          const why = `(env step ${envSteps}; algorithm.learningRate ${cfg.learningRate} may be too high)`;
+          throw new NaNError(`dqn TD loss became ${Math.fround(loss)} at gradient step ${updates} ${why}`);
         }
         lossSum += loss;
         qSum += qv;

@@ -242,7 +242,8 @@ function updateMinibatch(p: Ppo, start: number, lr: number, update: number): Upd
   // Judged in single precision, as the networks compute: a loss past 3.4e38 has overflowed.
   const loss32 = Math.fround(loss);
   if (!Number.isFinite(loss32) || !Number.isFinite(Math.fround(vl))) {
-    throw new NaNError(`ppo loss became ${Number.isFinite(loss32) ? Math.fround(vl) : loss32} at update ${update + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
+    const bad = Number.isFinite(loss32) ? Math.fround(vl) : loss32;
+    throw new NaNError(`ppo loss became ${bad} at update ${update + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
   }
   actor.backward(B);
   critic.backward(B);
@@ -281,7 +282,8 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
   const { spec, info, rng } = ctx;
   const activation = spec.model.activation;
   const space = info.actionSpace;
-  const head: PolicyHead = space.type === 'discrete' ? new CategoricalHead(space.n) : new DiagGaussianHead(space.shape[0], cfg.initLogStd, space.low, space.high);
+  const head: PolicyHead =
+    space.type === 'discrete' ? new CategoricalHead(space.n) : new DiagGaussianHead(space.shape[0], cfg.initLogStd, space.low, space.high);
   const numEnvs = spec.environment.numEnvs;
   const d = info.observationNames.length;
 

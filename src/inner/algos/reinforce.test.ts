@@ -90,7 +90,10 @@ test('REINFORCE never takes more env steps than the budget and stops at a target
 
 test('a loss that overflows fails as NaN, naming the update', async () => {
   const spec = { ...reinforceSpec(3000), reward: { expression: 'r * 1000000^7' } };
-  await assert.rejects(runJob(spec, brief, { outDir: join(tmp, 'nan') }), (e: Error) => e.name === 'NaNError' && /reinforce (value )?loss became (NaN|Infinity) at update 1\b/.test(e.message));
+  await assert.rejects(
+    runJob(spec, brief, { outDir: join(tmp, 'nan') }),
+    (e: Error) => e.name === 'NaNError' && /reinforce (value )?loss became (NaN|Infinity) at update 1\b/.test(e.message),
+  );
   assert.equal(JSON.parse(readFileSync(join(tmp, 'nan', 'status.json'), 'utf8')).status, 'failed');
 });
 

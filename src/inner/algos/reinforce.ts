@@ -136,7 +136,8 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     updates += 1;
     if (!finite) {
       const which = Number.isFinite(Math.fround(loss)) ? `value loss became ${Math.fround(vLoss)}` : `loss became ${Math.fround(loss)}`;
-      throw new NaNError(`reinforce ${which} at update ${updates} (algorithm.learningRate ${cfg.learningRate} / valueLearningRate ${cfg.valueLearningRate} may be too high)`);
+      const rates = `algorithm.learningRate ${cfg.learningRate} / valueLearningRate ${cfg.valueLearningRate}`;
+      throw new NaNError(`reinforce ${which} at update ${updates} (${rates} may be too high)`);
     }
     const step = env.used;
     ctx.log('losses/policy_loss', step, pgLoss);

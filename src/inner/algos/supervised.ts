@@ -19,8 +19,6 @@ import { orthogonal } from '../nn/init.js';
 import { FusedMlp, TFJS_ADAM_EPS } from '../nn/mlp.js';
 import type { SourceData, SupervisedData } from '../../spec/data.js';
 
-export type { SourceData, SupervisedData } from '../../spec/data.js';
-
 /** What the supervised trainer needs from the engine. */
 export interface SupervisedContext {
   spec: JobSpec;
@@ -273,7 +271,9 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
       let loss = lossOf(out, yb, wb, batch, g);
       const l2 = cfg.weightDecay > 0 && cfg.optimizer !== 'adamw';
       if (l2) loss += net.l2Penalty(cfg.weightDecay);
-      if (!Number.isFinite(Math.fround(loss))) throw new NaNError(`training loss became ${Math.fround(loss)} in epoch ${epoch + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
+      if (!Number.isFinite(Math.fround(loss))) {
+        throw new NaNError(`training loss became ${Math.fround(loss)} in epoch ${epoch + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
+      }
       net.backward(batch);
       if (l2) net.addL2(cfg.weightDecay);
       if (cfg.optimizer === 'sgd') net.sgd(lr, cfg.momentum);

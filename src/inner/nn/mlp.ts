@@ -59,7 +59,6 @@ export class FusedMlp {
   private readonly maxWidth: number;
   private readonly wtFloats: number;
   private capacity = 0;
-  private memory!: WebAssembly.Memory;
   private k!: Kernels;
   private f32!: Float32Array;
   private hOff: number[] = [];
@@ -126,7 +125,6 @@ export class FusedMlp {
     allocated += pages * PAGE;
     const f32 = new Float32Array(memory.buffer);
     if (this.capacity) f32.set(this.f32.subarray(0, 4 * P));
-    this.memory = memory;
     this.f32 = f32;
     this.k = instantiateKernels(memory);
     this.capacity = cap;
