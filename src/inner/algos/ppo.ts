@@ -18,7 +18,7 @@ import type { PpoConfig } from '../../spec/schema.js';
 import type { AlgoResult, TrainContext } from '../context.js';
 import type { TrainingEnv } from '../envs/wrappers.js';
 import { NaNError } from '../errors.js';
-import { assertFinitePolicy, policyFile } from '../policy.js';
+import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
 import { CategoricalHead, DiagGaussianHead, type PolicyHead } from '../nn/distributions.js';
 import { type FusedMlp, TFJS_ADAM_EPS } from '../nn/mlp.js';
 import { initMlp } from '../nn/init.js';
@@ -113,6 +113,9 @@ interface UpdateStats {
   approxKl: number;
   clipFrac: number;
 }
+
+/** The statistics' names, in the order they are logged. */
+const STAT_KEYS = ['policyLoss', 'valueLoss', 'entropy', 'approxKl', 'clipFrac'] as const;
 
 /** The critic's values of `rows` observation rows of `x`, into `into`. */
 function criticValues(p: Ppo, x: Float64Array, rows: number, into: Float64Array): void {
@@ -265,16 +268,13 @@ function updatePolicy(p: Ppo, lr: number, update: number): UpdateStats {
     for (let start = 0; start + p.mbSize <= p.batch; start += p.mbSize) {
       p.ctx.checkLimits();
       const s = updateMinibatch(p, start, lr, update);
-      sum.policyLoss += s.policyLoss;
-      sum.valueLoss += s.valueLoss;
-      sum.entropy += s.entropy;
-      sum.approxKl += s.approxKl;
-      sum.clipFrac += s.clipFrac;
+      for (const key of STAT_KEYS) sum[key] += s[key];
       count += 1;
     }
   }
   const n = Math.max(1, count);
-  return { policyLoss: sum.policyLoss / n, valueLoss: sum.valueLoss / n, entropy: sum.entropy / n, approxKl: sum.approxKl / n, clipFrac: sum.clipFrac / n };
+  for (const key of STAT_KEYS) sum[key] /= n;
+  return sum;
 }
 
 /** Trains a policy with PPO on the environments the engine builds (and counts). */
@@ -323,7 +323,7 @@ export async function trainPpo(ctx: TrainContext, cfg: PpoConfig): Promise<AlgoR
     perm: new Int32Array(batch),
     mbAdv: new Float64Array(mbSize),
   };
-  const snapshot = () => policyFile(space, d, activation, actor.layers(), env.obsNorm());
+  const snapshot = (): PolicyFile => policyFile(space, d, activation, actor.layers(), env.obsNorm());
 
   let lr = cfg.learningRate;
   let updates = 0;
