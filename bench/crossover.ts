@@ -7,7 +7,7 @@
 import { num, table } from '../src/cli/format.js';
 import { FusedMlp } from '../src/inner/nn/mlp.js';
 import { forward, makeNet } from '../src/testing/tf-mlp.js';
-import { initTf, tf } from '../src/outer/tf.js';
+import { initTf, tf } from '../src/util/tf.js';
 import { Rng } from '../src/util/rng.js';
 
 function timeIt(run: () => void, minMs: number): number {

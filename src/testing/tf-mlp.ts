@@ -5,7 +5,7 @@
  * generator, zero biases.
  */
 import type { Rng } from '../util/rng.js';
-import { tf } from '../outer/tf.js';
+import { tf } from '../util/tf.js';
 import { orthogonal } from '../inner/nn/init.js';
 
 /** An MLP as tfjs variables: layer sizes, weights and biases. */

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../../util/rng.js';
-import { initTf, tf } from '../../outer/tf.js';
+import { initTf, tf } from '../../util/tf.js';
 import { makeNet } from '../../testing/tf-mlp.js';
 import { orthogonal } from './init.js';
 import { mlpForward } from '../policy.js';

@@ -4,7 +4,7 @@ import { Controller, type ControllerTrace } from './controller.js';
 import { buildHeads } from './space.js';
 import { getPublicTask } from '../../tasks/briefs.js';
 import { validateSpec } from '../../inner/spec-check.js';
-import { initTf } from '../tf.js';
+import { initTf } from '../../util/tf.js';
 import { Rng } from '../../util/rng.js';
 
 const { brief } = getPublicTask('cartpole-balance');
