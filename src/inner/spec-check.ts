@@ -2,7 +2,7 @@ import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { SpecError, type SpecIssue, parseSpec } from '../spec/validate.js';
 import { computeIssues } from './compute-estimate.js';
-import { checkExpression } from './expr.js';
+import { checkExpression } from './expr/expression.js';
 
 /** Names the reward expression may use for a brief, in the engine's order. */
 export function rewardVariableNames(brief: TaskBrief): string[] {

@@ -24,7 +24,7 @@ import { type ClosableVectorEnv, type EnvSource, environmentFor } from './envs/s
 import { VecEnv } from './envs/vector.js';
 import { StepCounter, TrainingEnv } from './envs/wrappers.js';
 import { errorKind } from './errors.js';
-import { compileExpression } from './expr.js';
+import { compileExpression } from './expr/expression.js';
 import { type JobLimits, jobLimits } from './limits.js';
 import { FUSED_BACKEND } from './nn/mlp.js';
 import type { PolicyFile } from './policy.js';

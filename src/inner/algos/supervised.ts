@@ -11,7 +11,7 @@ import type { TaskBrief } from '../../spec/brief.js';
 import type { JobSpec, SupervisedConfig } from '../../spec/schema.js';
 import { Rng, mixSeed } from '../../util/rng.js';
 import { NaNError } from '../errors.js';
-import { compileExpression } from '../expr.js';
+import { compileExpression } from '../expr/expression.js';
 import { MODEL_FORMAT, type ModelFile } from '../model.js';
 import type { DenseLayer } from '../policy.js';
 import { CategoricalHead } from '../nn/distributions.js';

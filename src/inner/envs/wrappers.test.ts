@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { compileExpression } from '../expr.js';
+import { compileExpression } from '../expr/expression.js';
 import { RunningNorm } from '../normalize.js';
 import { CartPoleEnv } from './cartpole.js';
 import type { Env } from './types.js';

@@ -16,7 +16,7 @@
  * them); the normalised view is asked for explicitly (`observe`, `currentObs`, `finalObs`).
  */
 import { NaNError } from '../errors.js';
-import type { CompiledExpression } from '../expr.js';
+import type { CompiledExpression } from '../expr/expression.js';
 import { RunningNorm } from '../normalize.js';
 import type { EpisodeStat } from './vector.js';
 

@@ -28,14 +28,14 @@
  *   Infinity and NaN may still arise at run time (`1/x` at x = 0); callers check.
  */
 import { create, parseDependencies } from 'mathjs';
-import { ExpressionError } from './expr-error.js';
-import { Compiler, type RawNode, syntaxError } from './expr-compile.js';
-import { EXPRESSION_LIMITS } from './expr-ops.js';
+import { ExpressionError } from './expression-error.js';
+import { Compiler, type RawNode, syntaxError } from './compiler.js';
+import { EXPRESSION_LIMITS } from './operations.js';
 
 /** The error a rejected expression throws. */
-export { ExpressionError } from './expr-error.js';
+export { ExpressionError } from './expression-error.js';
 /** The whitelisted functions and the limits on an expression. */
-export { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS } from './expr-ops.js';
+export { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS } from './operations.js';
 
 const { parse } = create({ parseDependencies });
 

@@ -9,8 +9,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ExpressionError, checkExpression, compileExpression } from './expr.js';
-import { expressionArb, notOneLine, tokenSoupArb } from '../testing/arbitraries.js';
+import { ExpressionError, checkExpression, compileExpression } from './expression.js';
+import { expressionArb, notOneLine, tokenSoupArb } from '../../testing/arbitraries.js';
 
 const VARS = ['x', 'x_dot', 'theta', 'theta_dot', 'r', 't', 'done'];
 const RUNS = 1500;

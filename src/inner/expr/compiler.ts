@@ -1,12 +1,12 @@
 /**
  * Checking and compiling a mathjs parse tree: every node is checked against the whitelist
- * (`expr-ops.ts`) and compiled once into nested closures over an array of variable values;
+ * (`operations.ts`) and compiled once into nested closures over an array of variable values;
  * a rejected node throws an `ExpressionError` that points at it in the source.
  */
-import { ExpressionError, lex, locate } from './expr-error.js';
+import { ExpressionError, lex, locate } from './expression-error.js';
 import {
   ALLOWED_FUNCTIONS, BINARY, CHAIN_CLASS, CONSTANTS, type Code, EMPTY, EXPRESSION_LIMITS, FUNCTION_SPECS, OPERATOR_HINTS, binaryCode, fnOf, powCode,
-} from './expr-ops.js';
+} from './operations.js';
 
 /** The fields of mathjs nodes that the checker reads; everything is verified before use. */
 export interface RawNode {

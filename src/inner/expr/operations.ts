@@ -1,7 +1,7 @@
 /**
- * What the expression language computes (see `expr.ts` for its semantics): the whitelisted
+ * What the expression language computes (see `expression.ts` for its semantics): the whitelisted
  * functions and constants, the binary operators, and the closure builders the compiler
- * (`expr-compile.ts`) turns a checked tree into. Parts without variables fold to constants.
+ * (`compiler.ts`) turns a checked tree into. Parts without variables fold to constants.
  */
 
 /** Limits on an expression: source length, tree depth, |exponent| of `^`, |number literal|. */
