@@ -1,14 +1,13 @@
 /**
  * `npm run bench -- crossover`: one training step (forward, backward, Adam) of an MLP
  * [8, w, w, 2] on a batch of n rows, on the fused engine and on TensorFlow.js (wasm), alternating,
- * over widths and batches; prints the time per step of each and which is faster. The rule that
- * picks the engine (`src/inner/nn/engine.ts`) is read off this table.
+ * over widths and batches; prints the time per step of each and which is faster. That every job
+ * trains on the fused engine (`src/inner/nn/mlp.ts`) rests on this table.
  */
 import { num, table } from '../src/cli/format.js';
 import { FusedMlp } from '../src/inner/nn/mlp.js';
-import { preferFused } from '../src/inner/nn/engine.js';
-import { forward, makeNet } from '../src/inner/nets.js';
-import { initTf, tf } from '../src/inner/tf.js';
+import { forward, makeNet } from '../src/testing/tf-mlp.js';
+import { initTf, tf } from '../src/util/tf.js';
 import { Rng } from '../src/util/rng.js';
 
 function timeIt(run: () => void, minMs: number): number {
@@ -25,7 +24,7 @@ function timeIt(run: () => void, minMs: number): number {
 /** Milliseconds per training step of each engine, per (width, batch). */
 export async function crossover(): Promise<Record<string, unknown>> {
   const backend = await initTf();
-  const rows: { width: number; batch: number; fusedMs: number; tfjsMs: number; rule: string }[] = [];
+  const rows: { width: number; batch: number; fusedMs: number; tfjsMs: number }[] = [];
   const widths = (process.env.RRL_CROSSOVER_WIDTHS ?? '32,64,128,256,512').split(',').map(Number);
   const batches = (process.env.RRL_CROSSOVER_BATCHES ?? '32,128,512,2048').split(',').map(Number);
   for (const w of widths) {
@@ -61,14 +60,14 @@ export async function crossover(): Promise<Record<string, unknown>> {
       xt.dispose();
       opt.dispose();
       for (const v of vars) v.dispose();
-      rows.push({ width: w, batch: n, fusedMs: f, tfjsMs: t, rule: preferFused(sizes, n) ? 'fused' : 'tfjs' });
+      rows.push({ width: w, batch: n, fusedMs: f, tfjsMs: t });
       process.stderr.write(`crossover: width ${w} batch ${n}: fused ${f.toFixed(3)} ms, tfjs ${t.toFixed(3)} ms\n`);
     }
   }
   console.log(
     table(
-      ['width', 'batch', 'fused ms/step', `tfjs (${backend}) ms/step`, 'faster', 'rule picks'],
-      rows.map((r) => [String(r.width), String(r.batch), num(r.fusedMs, 3), num(r.tfjsMs, 3), r.fusedMs <= r.tfjsMs ? `fused ${num(r.tfjsMs / r.fusedMs, 2)}×` : `tfjs ${num(r.fusedMs / r.tfjsMs, 2)}×`, r.rule]),
+      ['width', 'batch', 'fused ms/step', `tfjs (${backend}) ms/step`, 'faster'],
+      rows.map((r) => [String(r.width), String(r.batch), num(r.fusedMs, 3), num(r.tfjsMs, 3), r.fusedMs <= r.tfjsMs ? `fused ${num(r.tfjsMs / r.fusedMs, 2)}×` : `tfjs ${num(r.fusedMs / r.tfjsMs, 2)}×`]),
     ),
   );
   return { backend, rows };

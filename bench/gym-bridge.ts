@@ -8,7 +8,8 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GymVecEnv, bridgePython } from '../src/inner/envs/gym-bridge.js';
+import { bridgePython } from '../src/inner/envs/gym-bridge.js';
+import { GymVecEnv } from '../src/inner/envs/gym-vector.js';
 import { num, table } from '../src/cli/format.js';
 import { Rng } from '../src/util/rng.js';
 

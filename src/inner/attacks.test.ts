@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { getPublicTask } from '../tasks/briefs.js';
-import { validateSpec } from './validate.js';
+import { validateSpec } from './spec-check.js';
 
 const dir = fileURLToPath(new URL('../../../examples/attacks/', import.meta.url));
 

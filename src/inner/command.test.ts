@@ -43,17 +43,21 @@ function briefWith(script: string) {
   const file = join(tmp, `trainer-${Math.random().toString(36).slice(2)}.mjs`);
   writeFileSync(file, script);
   const { brief, baseline } = getPublicTask('iris-command');
-  return { brief: { ...brief, trainer: { kind: 'command' as const, argv: ['node', file], description: 'test' } }, spec: { ...baseline, budget: { ...(baseline.budget as object), examples: 10_000 } } };
+  return {
+    brief: { ...brief, trainer: { kind: 'command' as const, argv: ['node', file], description: 'test' } },
+    spec: { ...baseline, budget: { ...(baseline.budget as object), examples: 10_000 } },
+  };
 }
 
 test('a command trainer that fails, overspends or writes no curve is a recorded failure naming the reason', async () => {
+  const succeeded = "import { writeFileSync } from 'node:fs'; const d = process.argv[3]; writeFileSync(d + '/status.json', '{\"status\":\"succeeded\"}'); ";
   const cases: [string, RegExp][] = [
     ["console.error('boom: no GPU'); process.exit(3);", /exited with code 3: boom: no GPU/],
     [
-      "import { writeFileSync } from 'node:fs'; const d = process.argv[3]; writeFileSync(d + '/status.json', '{\"status\":\"succeeded\"}'); writeFileSync(d + '/curve.jsonl', ''); writeFileSync(d + '/cost.json', '{\"envSteps\":0,\"examples\":999999}');",
+      succeeded + "writeFileSync(d + '/curve.jsonl', ''); writeFileSync(d + '/cost.json', '{\"envSteps\":0,\"examples\":999999}');",
       /999999 examples, over the cap 10000/,
     ],
-    ["import { writeFileSync } from 'node:fs'; const d = process.argv[3]; writeFileSync(d + '/status.json', '{\"status\":\"succeeded\"}'); writeFileSync(d + '/cost.json', '{\"envSteps\":0,\"examples\":1}');", /wrote no curve\.jsonl/],
+    [succeeded + "writeFileSync(d + '/cost.json', '{\"envSteps\":0,\"examples\":1}');", /wrote no curve\.jsonl/],
   ];
   for (const [i, [script, expected]] of cases.entries()) {
     const { brief, spec } = briefWith(script);
@@ -69,7 +73,10 @@ test('a command trainer never receives the evaluation secret or tokens from the 
   process.env.RRL_EVAL_SECRET = '4242';
   process.env.HF_TOKEN = 'hf_abc';
   try {
-    const { brief, spec } = briefWith("console.error('secret=' + (process.env.RRL_EVAL_SECRET ?? 'none') + ' token=' + (process.env.HF_TOKEN ?? 'none') + ' path=' + Boolean(process.env.PATH)); process.exit(3);");
+    const { brief, spec } = briefWith(
+      "console.error('secret=' + (process.env.RRL_EVAL_SECRET ?? 'none') + ' token=' + (process.env.HF_TOKEN ?? 'none')" +
+        " + ' path=' + Boolean(process.env.PATH)); process.exit(3);",
+    );
     await assert.rejects(runJob(spec, brief, { outDir: join(tmp, 'env'), data: dataForJob('iris-command', spec) }), /secret=none token=none path=true/);
   } finally {
     delete process.env.RRL_EVAL_SECRET;
@@ -79,7 +86,8 @@ test('a command trainer never receives the evaluation secret or tokens from the 
 
 test("a command trainer's cost.json reporting negative or non-finite work fails the job naming the field", async () => {
   const writer = (cost: string) =>
-    `import { writeFileSync } from 'node:fs'; const d = process.argv[3]; writeFileSync(d + '/status.json', '{"status":"succeeded"}'); writeFileSync(d + '/curve.jsonl', ''); writeFileSync(d + '/cost.json', ${JSON.stringify(cost)});`;
+    "import { writeFileSync } from 'node:fs'; const d = process.argv[3]; writeFileSync(d + '/status.json', '{\"status\":\"succeeded\"}'); " +
+    `writeFileSync(d + '/curve.jsonl', ''); writeFileSync(d + '/cost.json', ${JSON.stringify(cost)});`;
   const cases: [string, RegExp][] = [
     ['{"envSteps":0,"examples":-5}', /trainer: cost\.json examples must be a finite number >= 0, got -5$/],
     ['{"envSteps":-1,"examples":10}', /trainer: cost\.json envSteps must be a finite number >= 0, got -1$/],
@@ -103,7 +111,10 @@ test('a command trainer never receives API keys, tokens, secrets or passwords', 
   for (const n of names) process.env[n] = 'do-not-leak';
   process.env.RRL_HARMLESS_SETTING = 'visible';
   try {
-    const { brief, spec } = briefWith("console.error('leaked=' + Object.values(process.env).filter((v) => v === 'do-not-leak').length + ' kept=' + process.env.RRL_HARMLESS_SETTING); process.exit(3);");
+    const { brief, spec } = briefWith(
+      "console.error('leaked=' + Object.values(process.env).filter((v) => v === 'do-not-leak').length + ' kept=' + process.env.RRL_HARMLESS_SETTING);" +
+        ' process.exit(3);',
+    );
     await assert.rejects(runJob(spec, brief, { outDir: join(tmp, 'env-keys'), data: dataForJob('iris-command', spec) }), /leaked=0 kept=visible/);
   } finally {
     for (const n of names) delete process.env[n];
@@ -131,7 +142,13 @@ const paths = {
 };
 const { evalSecret, evalSecretFile } = await import(${JSON.stringify(secretModule)});
 const seen = {
-  env: { HOME: env.HOME, XDG_CONFIG_HOME: env.XDG_CONFIG_HOME, XDG_CACHE_HOME: env.XDG_CACHE_HOME, RRL_EVAL_SECRET: env.RRL_EVAL_SECRET ?? null, RRL_EVAL_SECRET_FILE: env.RRL_EVAL_SECRET_FILE ?? null },
+  env: {
+    HOME: env.HOME,
+    XDG_CONFIG_HOME: env.XDG_CONFIG_HOME,
+    XDG_CACHE_HOME: env.XDG_CACHE_HOME,
+    RRL_EVAL_SECRET: env.RRL_EVAL_SECRET ?? null,
+    RRL_EVAL_SECRET_FILE: env.RRL_EVAL_SECRET_FILE ?? null,
+  },
   read: Object.fromEntries(Object.entries(paths).map(([k, p]) => [k, read(p)])),
   harnessFile: evalSecretFile(),
   harnessSecret: evalSecret(),
@@ -165,7 +182,10 @@ test("a command trainer looking for the secret file finds none: its HOME and XDG
   const cases: { name: string; vars: Record<string, string | undefined> }[] = [
     { name: 'default path under HOME', vars: { HOME: userHome, XDG_CONFIG_HOME: undefined, RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: undefined } },
     { name: 'XDG_CONFIG_HOME', vars: { HOME: userHome, XDG_CONFIG_HOME: userConfig, RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: undefined } },
-    { name: 'RRL_EVAL_SECRET_FILE', vars: { HOME: userHome, XDG_CONFIG_HOME: undefined, RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: join(tmp, 'explicit', 'eval-secret') } },
+    {
+      name: 'RRL_EVAL_SECRET_FILE',
+      vars: { HOME: userHome, XDG_CONFIG_HOME: undefined, RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: join(tmp, 'explicit', 'eval-secret') },
+    },
   ];
   for (const [i, c] of cases.entries()) {
     await withEnv(c.vars, async () => {

@@ -81,7 +81,13 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
   // A home of its own, removed when it ends: the user's HOME would lead it to the secret file.
   const home = temporaryJobHome('rrl-trainer-home-');
   const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res, rej) => {
-    const child = spawn(program, [...args, specPath, dir], { cwd: dir, env: home.env, stdio: ['ignore', 'pipe', 'pipe'], timeout: capMs, killSignal: 'SIGKILL' });
+    const child = spawn(program, [...args, specPath, dir], {
+      cwd: dir,
+      env: home.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: capMs,
+      killSignal: 'SIGKILL',
+    });
     child.stdout.pipe(log, { end: false });
     child.stderr.pipe(log, { end: false });
     child.once('error', (err) => rej(new Error(`trainer: cannot run ${program}: ${err.message}`)));
@@ -93,7 +99,8 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
   if (signal && wall * 1000 >= capMs * 0.99) throw new Error(`trainer: the program exceeded the task's wall-clock cap of ${brief.budget.maxWallSeconds} s`);
   if (code !== 0) {
     const own = existsSync(join(dir, 'status.json')) ? readJson(dir, 'status.json').error : undefined;
-    throw new Error(`trainer: the program exited with ${signal ?? `code ${code}`}: ${own !== undefined && own !== null ? oneLine(own, 400) : tail() || 'no output'}`);
+    throw new Error(`trainer: the program exited with ${signal ?? `code ${code}`}: ` +
+      `${own !== undefined && own !== null ? oneLine(own, 400) : tail() || 'no output'}`);
   }
   const status = readJson(dir, 'status.json');
   if (status.status !== 'succeeded') throw new Error(`trainer: status.json says "${oneLine(status.status, 40)}": ${oneLine(status.error ?? '', 400)}`);

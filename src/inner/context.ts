@@ -1,22 +1,14 @@
+/**
+ * What an algorithm is given (`TrainContext`) and what it returns (`AlgoResult`): the contract
+ * between the engine (train.ts), which owns the budget, the caps and the environments, and the
+ * algorithms in algos/.
+ */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import type { Rng } from '../util/rng.js';
 import type { EnvInfo } from './envs/types.js';
 import type { EnvOptions, TrainingEnv } from './envs/wrappers.js';
 import type { PolicyFile } from './policy.js';
-import type { CurvePoint } from '../spec/artifact.js';
-
-export type { CurvePoint } from '../spec/artifact.js';
-
-/** Thrown when training produces a non-finite number (loss, reward, weights). */
-export class NaNError extends Error {
-  /** Builds the error; `message` says where the NaN appeared. */
-  constructor(message: string) {
-    super(message);
-    this.name = 'NaNError';
-  }
-}
-
 
 /**
  * Everything an algorithm needs to train one job. The engine owns the budget: it builds the

@@ -10,8 +10,9 @@ import { getPublicTask } from '../tasks/briefs.js';
 import { dataForJob } from '../outer/score.js';
 import { getEnvironment } from './envs/index.js';
 import { StepCapError } from './envs/wrappers.js';
-import { JobLimits, MemoryLimitError, TimeLimitError, engineFailureKind, errorKind } from './limits.js';
-import { initTf, tf } from './tf.js';
+import { MemoryLimitError, TimeLimitError, engineFailureKind, errorKind } from './errors.js';
+import { JobLimits } from './limits.js';
+import { FusedMlp } from './nn/mlp.js';
 import { controlContext, runJob } from './train.js';
 import { heavyDqnSpec } from '../testing/specs.js';
 
@@ -24,29 +25,27 @@ test('the wall-clock cap throws TimeLimitError once the deadline has passed, nam
   const limits = new JobLimits({ wallSeconds: 0.5, memoryMb: 1024 }, performance.now() - 1000);
   assert.throws(
     () => limits.check(),
-    (e: Error) => e instanceof TimeLimitError && e.kind === 'timeout' && /^budget\.maxWallSeconds: the job ran 1\.0 s, past the task's wall-clock cap of 0\.5 s$/.test(e.message),
+    (e: Error) =>
+      e instanceof TimeLimitError &&
+      e.kind === 'timeout' &&
+      /^budget\.maxWallSeconds: the job ran 1\.0 s, past the task's wall-clock cap of 0\.5 s$/.test(e.message),
   );
   new JobLimits({ wallSeconds: 3600, memoryMb: 1024 }).check();
 });
 
-test('the memory cap counts the tensors a job adds and throws MemoryLimitError with the numbers', async () => {
-  await initTf();
+test('the memory cap counts the networks a job adds and throws MemoryLimitError with the numbers', () => {
   const limits = new JobLimits({ wallSeconds: 3600, memoryMb: 4 });
   limits.checkMemory();
-  const big = tf.zeros([1024, 1536]); // 6 MB of float32
-  try {
-    assert.ok(limits.memoryUse().tensors >= 6 * 2 ** 20, `tensors ${limits.memoryUse().tensors}`);
-    new JobLimits({ wallSeconds: 3600, memoryMb: 4 }).checkMemory(); // a job that starts after the tensor exists is not charged for it
-    assert.throws(
-      () => limits.checkMemory(),
-      (e: Error) =>
-        e instanceof MemoryLimitError &&
-        e.kind === 'out-of-memory' &&
-        /^budget\.maxMemoryMb: the job's memory reached [\d.]+ MB \(tensors [\d.]+ MB, JS heap [\d.]+ MB\), past the task's cap of 4 MB$/.test(e.message),
-    );
-  } finally {
-    big.dispose();
-  }
+  const big = new FusedMlp([8, 256, 256, 2], 'tanh', 1024); // about 6 MB of WebAssembly memory
+  assert.ok(limits.memoryUse().tensors >= 6 * 2 ** 20, `tensors ${limits.memoryUse().tensors} for a net of ${big.sizes.join('-')}`);
+  new JobLimits({ wallSeconds: 3600, memoryMb: 4 }).checkMemory(); // a job that starts after the network exists is not charged for it
+  assert.throws(
+    () => limits.checkMemory(),
+    (e: Error) =>
+      e instanceof MemoryLimitError &&
+      e.kind === 'out-of-memory' &&
+      /^budget\.maxMemoryMb: the job's memory reached [\d.]+ MB \(tensors [\d.]+ MB, JS heap [\d.]+ MB\), past the task's cap of 4 MB$/.test(e.message),
+  );
 });
 
 test('failure kinds survive the trip through a worker as the "Name: message" text', () => {
@@ -61,7 +60,8 @@ test('failure kinds survive the trip through a worker as the "Name: message" tex
 
 test('the DQN attack of issue 10 is refused before it runs, naming the field and the numbers', async () => {
   const dir = join(tmp, 'dqn-attack');
-  await assert.rejects(runJob(heavyDqnSpec(), cartpole, { outDir: dir }), (e: Error) => e.name === 'SpecError' && /^algorithm\.gradientSteps: got 16: the job's work cannot finish within the task's wall-clock cap of 300 s: 1,598,400 gradient steps/.test(e.message));
+  const tooMuch = /^algorithm\.gradientSteps: got 16: the job's work cannot finish within the task's wall-clock cap of 300 s: 1,598,400 gradient steps/;
+  await assert.rejects(runJob(heavyDqnSpec(), cartpole, { outDir: dir }), (e: Error) => e.name === 'SpecError' && tooMuch.test(e.message));
   assert.equal(status(dir).kind, 'invalid');
 });
 
@@ -83,7 +83,10 @@ test('a job that reaches the wall-clock cap while training ends as a timeout, an
 test('a spec whose estimated memory passes the cap is refused before it runs, with the numbers', async () => {
   const brief = withBudget(cartpole, { maxMemoryMb: 4 });
   const dir = join(tmp, 'dqn-memory');
-  await assert.rejects(runJob(heavyDqnSpec([512, 512, 512, 512]), brief, { outDir: dir }), (e: Error) => e.name === 'SpecError' && /the job needs about [\d.]+ MB of memory, over the task's cap of 4 MB/.test(e.message));
+  await assert.rejects(
+    runJob(heavyDqnSpec([512, 512, 512, 512]), brief, { outDir: dir }),
+    (e: Error) => e.name === 'SpecError' && /the job needs about [\d.]+ MB of memory, over the task's cap of 4 MB/.test(e.message),
+  );
   assert.equal(status(dir).kind, 'invalid');
 });
 

@@ -8,74 +8,15 @@
 import { getHeapStatistics } from 'node:v8';
 import { performance } from 'node:perf_hooks';
 import { type TaskBrief, jobMemoryCapMb } from '../spec/brief.js';
-import { tf } from './tf.js';
 import { fusedMemoryBytes } from './nn/mlp.js';
-import { wasmFailure } from './wasm-failure.js';
-
-/** Thrown when a job runs past its task's wall-clock cap; its failure kind is `timeout`. */
-export class TimeLimitError extends Error {
-  readonly kind = 'timeout';
-  /** Builds the error; `message` is one line with the cap and the time used. */
-  constructor(message: string) {
-    super(message);
-    this.name = 'TimeLimitError';
-  }
-}
-
-/** Thrown when a job's memory passes its task's cap; its failure kind is `out-of-memory`. */
-export class MemoryLimitError extends Error {
-  readonly kind = 'out-of-memory';
-  /** Builds the error; `message` is one line with the cap and the numbers measured. */
-  constructor(message: string) {
-    super(message);
-    this.name = 'MemoryLimitError';
-  }
-}
-
-/** Failure kinds of the errors the engine throws on purpose, by error name. */
-const KIND_BY_NAME: Record<string, 'nan' | 'timeout' | 'out-of-memory'> = {
-  NaNError: 'nan',
-  TimeLimitError: 'timeout',
-  MemoryLimitError: 'out-of-memory',
-};
-
-/**
- * The failure kind of an engine error as a worker reports it ("Name: message", see
- * run/pool.ts): `nan`, `timeout` or `out-of-memory` for the engine's own errors, else `error`.
- */
-export function engineFailureKind(message: string): 'nan' | 'timeout' | 'out-of-memory' | 'error' {
-  const name = /^([A-Za-z]+Error): /.exec(message)?.[1];
-  return name !== undefined && Object.hasOwn(KIND_BY_NAME, name) ? KIND_BY_NAME[name] : 'error';
-}
-
-/**
- * The failure kind of an error a job threw: the engine's own by class name, a WebAssembly
- * failure of the tensor backend as `out-of-memory` (or `worker-exit`), `error` for any other.
- */
-export function errorKind(err: unknown): 'nan' | 'timeout' | 'out-of-memory' | 'worker-exit' | 'error' {
-  const name = err instanceof Error ? err.name : '';
-  if (Object.hasOwn(KIND_BY_NAME, name)) return KIND_BY_NAME[name];
-  return wasmFailure(err)?.kind ?? 'error';
-}
+import { MemoryLimitError, TimeLimitError } from './errors.js';
 
 /** What a job uses of its memory cap, in bytes, counted from the job's start. */
 export interface MemoryUse {
-  /** Tensor memory: the larger of tfjs's tensors' bytes and its WebAssembly memory grown, plus the fused engine's networks. */
+  /** Tensor memory: the WebAssembly memory the fused engine's networks allocated. */
   tensors: number;
   /** JS heap and array buffers (typed arrays) allocated since the start. */
   heap: number;
-}
-
-/**
- * The tfjs numbers, read only once a backend is up (reading them otherwise would start one),
- * and the WebAssembly memory of the fused engine's networks.
- */
-function tfBytes(): { tensors: number; wasm: number; fused: number } {
-  const engine = tf.engine() as unknown as { backendInstance: { wasm?: { HEAPU8?: Uint8Array } } | null };
-  const backend = engine.backendInstance;
-  const fused = fusedMemoryBytes();
-  if (!backend) return { tensors: 0, wasm: 0, fused };
-  return { tensors: tf.memory().numBytes, wasm: backend.wasm?.HEAPU8?.buffer.byteLength ?? 0, fused };
 }
 
 /** JS heap used plus the array buffers of this thread (the WebAssembly memory is not among them). */
@@ -91,12 +32,12 @@ const mb = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MB`;
 /**
  * The wall-clock and memory caps of one job, counted from its start. Memory is what the job
  * added since it started (so a worker's earlier jobs and the harness are not charged to it):
- * tensor memory (tfjs's tensor bytes, or the WebAssembly memory the wasm backend grew, the
- * larger) plus the JS heap and array buffers.
+ * tensor memory (the WebAssembly memory of the fused engine's networks) plus the JS heap and
+ * array buffers.
  */
 export class JobLimits {
   private readonly deadline: number;
-  private readonly base: { tensors: number; wasm: number; fused: number; heap: number };
+  private readonly base: { fused: number; heap: number };
   private lastMemoryCheck = -Infinity;
 
   /** Starts the clock at `startedAt` (a `performance.now()` reading; default now). */
@@ -105,15 +46,13 @@ export class JobLimits {
     private readonly startedAt = performance.now(),
   ) {
     this.deadline = startedAt + caps.wallSeconds * 1000;
-    const t = tfBytes();
-    this.base = { tensors: t.tensors, wasm: t.wasm, fused: t.fused, heap: heapBytes() };
+    this.base = { fused: fusedMemoryBytes(), heap: heapBytes() };
   }
 
   /** Memory used by the job so far (see the class comment). */
   memoryUse(): MemoryUse {
-    const t = tfBytes();
     return {
-      tensors: Math.max(0, t.tensors - this.base.tensors, t.wasm - this.base.wasm) + (t.fused - this.base.fused),
+      tensors: fusedMemoryBytes() - this.base.fused,
       heap: Math.max(0, heapBytes() - this.base.heap),
     };
   }
@@ -137,7 +76,8 @@ export class JobLimits {
     const total = use.tensors + use.heap;
     if (total > this.caps.memoryMb * 2 ** 20) {
       throw new MemoryLimitError(
-        `budget.maxMemoryMb: the job's memory reached ${mb(total)} (tensors ${mb(use.tensors)}, JS heap ${mb(use.heap)}), past the task's cap of ${this.caps.memoryMb} MB`,
+        `budget.maxMemoryMb: the job's memory reached ${mb(total)} (tensors ${mb(use.tensors)}, JS heap ${mb(use.heap)}), past the task's cap of ` +
+          `${this.caps.memoryMb} MB`,
       );
     }
   }

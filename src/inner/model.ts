@@ -5,6 +5,7 @@
  */
 import { type DenseLayer, argmax, mlpForward } from './policy.js';
 
+/** The format tag of `model.json`. */
 export const MODEL_FORMAT = 'rrl-mlp-model/1';
 
 /** The artifact's `model.json`. */

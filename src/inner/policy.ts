@@ -4,7 +4,10 @@
  * this file and runs it with `PolicyRunner`, so scoring does not depend on how the
  * job trained the network.
  */
+import { NaNError } from './errors.js';
+import type { Space } from './envs/types.js';
 
+/** The format tag of `policy.json`. */
 export const POLICY_FORMAT = 'rrl-mlp-policy/1';
 
 /** One dense layer, weights row-major as [in][out]. */
@@ -24,6 +27,31 @@ export interface PolicyFile {
   activation: 'tanh' | 'relu';
   layers: DenseLayer[];
   obsNorm: { mean: number[]; std: number[]; clip: number } | null;
+}
+
+/** The policy file of an MLP that acts on `obsDim` observations in `space`, with its observation normaliser. */
+export function policyFile(
+  space: Space,
+  obsDim: number,
+  activation: PolicyFile['activation'],
+  layers: DenseLayer[],
+  obsNorm: PolicyFile['obsNorm'],
+): PolicyFile {
+  return {
+    format: POLICY_FORMAT,
+    obsDim,
+    actionSpace: space.type === 'discrete' ? { type: 'discrete', n: space.n } : { type: 'box', low: [...space.low], high: [...space.high] },
+    activation,
+    layers,
+    obsNorm,
+  };
+}
+
+/** Throws a `NaNError` ("`who` produced non-finite weights") when a weight or bias of `policy` is not finite. */
+export function assertFinitePolicy(policy: PolicyFile, who: string): void {
+  for (const l of policy.layers) {
+    if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError(`${who} produced non-finite weights`);
+  }
 }
 
 /** Forward pass of a dense MLP over a batch (rows × in) with `activation` on hidden layers. */

@@ -64,7 +64,10 @@ test('a target return stops training early and says so', async () => {
 test('a loss that overflows fails as NaN with the reason', async () => {
   const spec = fastPpoSpec('cartpole-balance');
   const bad = { ...spec, reward: { expression: 'r * 1000000^6' } };
-  await assert.rejects(runJob(bad, brief, { outDir: join(tmp, 'nan') }), (e: Error) => e.name === 'NaNError' && /ppo loss became (NaN|Infinity) at update 1/.test(e.message));
+  await assert.rejects(
+    runJob(bad, brief, { outDir: join(tmp, 'nan') }),
+    (e: Error) => e.name === 'NaNError' && /ppo loss became (NaN|Infinity) at update 1/.test(e.message),
+  );
   const status = JSON.parse(readFileSync(join(tmp, 'nan', 'status.json'), 'utf8'));
   assert.equal(status.status, 'failed');
 });
@@ -84,7 +87,9 @@ test('continuous-action PPO learns Pendulum from rl-baselines3-zoo\'s settings o
   // issue 21) moves the log std hundreds of times per rollout; a std refreshed once per rollout mixed two
   // policies in the ratio and scored about half.
   const task = getPublicTask('pendulum-swingup');
-  const zoo = ppoSpec('pendulum-swingup', { numEnvs: 4, rolloutSteps: 1024, epochs: 10, minibatches: 32, learningRate: 0.001, gamma: 0.9, gaeLambda: 0.95, entropyCoef: 0, envSteps: 50_000 });
+  const zoo = ppoSpec('pendulum-swingup', {
+    numEnvs: 4, rolloutSteps: 1024, epochs: 10, minibatches: 32, learningRate: 0.001, gamma: 0.9, gaeLambda: 0.95, entropyCoef: 0, envSteps: 50_000,
+  });
   let sum = 0;
   for (const seed of [1, 2, 3]) {
     const a = await runJob({ ...zoo, seed }, task.brief, { outDir: join(tmp, `pendulum-zoo-${seed}`) });
@@ -99,6 +104,7 @@ test('a hopeless job stops at half its budget when asked to (stopWhenFlat), from
   const a = await runJob(spec, mc.brief, { outDir: join(tmp, 'flat') });
   assert.equal(a.stopReason, 'flat');
   assert.ok(a.cost.envSteps >= 10_000 && a.cost.envSteps < 20_000, `${a.cost.envSteps} env steps`);
-  const ok = await runJob({ ...arsSpec('cartpole-balance', 20_000), budget: { envSteps: 20_000, targetReturn: null, stopWhenFlat: true } }, brief, { outDir: join(tmp, 'not-flat') });
+  const notFlat = { ...arsSpec('cartpole-balance', 20_000), budget: { envSteps: 20_000, targetReturn: null, stopWhenFlat: true } };
+  const ok = await runJob(notFlat, brief, { outDir: join(tmp, 'not-flat') });
   assert.notEqual(ok.stopReason, 'flat', 'a learning job is not stopped');
 });

@@ -1,30 +1,37 @@
+/**
+ * The training engine's entry: `runJob` validates a spec against its task's brief, trains it with
+ * the chosen algorithm (control: PPO, DQN, REINFORCE or ARS in environments behind the engine's
+ * wrappers; supervised: the supervised trainer on the harness's data; or an outside command) within
+ * the budget and caps the engine counts itself, and writes the artifact.
+ */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { ARTIFACT_FILES, type Artifact, type CurvePoint, type JobCost } from '../spec/artifact.js';
 import type { TaskBrief } from '../spec/brief.js';
+import type { SupervisedData } from '../spec/data.js';
 import type { JobSpec } from '../spec/schema.js';
 import { SpecError } from '../spec/validate.js';
 import { Rng, mixSeed } from '../util/rng.js';
 import { trainArs } from './algos/ars.js';
-import { type SupervisedData, trainSupervised } from './algos/supervised.js';
-import { trainPpo } from './algos/ppo.js';
 import { trainDqn } from './algos/dqn.js';
+import { trainPpo } from './algos/ppo.js';
 import { trainReinforce } from './algos/reinforce.js';
+import { trainSupervised } from './algos/supervised.js';
+import { runCommandTrainer } from './command.js';
 import type { AlgoResult, TrainContext } from './context.js';
-import { ARTIFACT_FILES, type Artifact, type CurvePoint, type JobCost } from '../spec/artifact.js';
-
-export { ARTIFACT_FILES, type Artifact, type JobCost } from '../spec/artifact.js';
 import { threadCpuSeconds } from './cost.js';
-import { type EnvSource, type ClosableVectorEnv, environmentFor } from './envs/source.js';
+import { type ClosableVectorEnv, type EnvSource, environmentFor } from './envs/source.js';
 import { VecEnv } from './envs/vector.js';
 import { StepCounter, TrainingEnv } from './envs/wrappers.js';
-import { type JobLimits, errorKind, jobLimits } from './limits.js';
-import { compileExpression } from './expr.js';
+import { errorKind } from './errors.js';
+import { compileExpression } from './expr/expression.js';
+import { type JobLimits, jobLimits } from './limits.js';
+import { FUSED_BACKEND } from './nn/mlp.js';
 import type { PolicyFile } from './policy.js';
-import { FUSED_BACKEND } from './nn/engine.js';
-import { runCommandTrainer } from './command.js';
-import { rewardVariableNames, validateSpec } from './validate.js';
+import { rewardVariableNames, validateSpec } from './spec-check.js';
 
-
+/** The artifact's file names and types, for callers of the engine. */
+export { ARTIFACT_FILES, type Artifact, type JobCost } from '../spec/artifact.js';
 
 /** Hooks for callers (progress bars, benchmarks); never given to the spec's author. */
 export interface RunJobOptions {
@@ -45,13 +52,16 @@ export interface RunJobOptions {
   startedAt?: number;
 }
 
-const ALGORITHMS: Partial<Record<JobSpec['algorithm']['name'], (ctx: TrainContext, cfg: never) => Promise<AlgoResult>>> = {
-  ppo: trainPpo as (ctx: TrainContext, cfg: never) => Promise<AlgoResult>,
-  ars: trainArs as (ctx: TrainContext, cfg: never) => Promise<AlgoResult>,
-  dqn: trainDqn as (ctx: TrainContext, cfg: never) => Promise<AlgoResult>,
-  reinforce: trainReinforce as (ctx: TrainContext, cfg: never) => Promise<AlgoResult>,
-};
+/** A control algorithm's entry point (its settings typed by the algorithm). */
+type ControlTrainer = (ctx: TrainContext, cfg: never) => Promise<AlgoResult>;
 
+/** The control algorithms by `algorithm.name`. */
+const ALGORITHMS: Partial<Record<JobSpec['algorithm']['name'], ControlTrainer>> = {
+  ppo: trainPpo as ControlTrainer,
+  ars: trainArs as ControlTrainer,
+  dqn: trainDqn as ControlTrainer,
+  reinforce: trainReinforce as ControlTrainer,
+};
 
 /** Writes a failure status into an artifact directory (used by the engine and the executor). */
 export function writeFailureStatus(dir: string, reason: string, kind: string): void {
@@ -210,7 +220,9 @@ async function trainControl(spec: JobSpec, brief: TaskBrief, options: RunJobOpti
   const every = options.snapshotEvery ?? 0;
   let nextSnapshot = every;
   const demonstrations = spec.dataset.demonstrations !== null ? options.data?.demonstrations : undefined;
-  if (spec.dataset.demonstrations !== null && !demonstrations) throw new Error(`dataset.demonstrations: set "${spec.dataset.demonstrations}" was not provided to the job`);
+  if (spec.dataset.demonstrations !== null && !demonstrations) {
+    throw new Error(`dataset.demonstrations: set "${spec.dataset.demonstrations}" was not provided to the job`);
+  }
   const { ctx, counter, close } = controlContext(spec, brief, {
     env: environmentFor(brief),
     maxEnvSteps,

@@ -1,10 +1,13 @@
 /**
- * Telling a WebAssembly failure from an ordinary error. When tfjs's wasm backend runs out of
- * heap (it grows to at most 4 GiB), it aborts (`RuntimeError: Aborted()`), fails to grow
- * ("Cannot enlarge memory") or writes through a null allocation ("memory access out of
- * bounds"); the module is then broken for every later computation in that thread. Such a
- * failure is `out-of-memory`, never a plain `error` (which caches treat as deterministic), and
- * the thread that met it must not run another job (see src/run/pool-entry.ts).
+ * Telling a WebAssembly failure from an ordinary error. The fused engine allocates one
+ * WebAssembly memory per network: one that cannot be allocated throws a RangeError naming
+ * `WebAssembly.Memory` (V8 caps each memory at 4 GiB, or lower under --wasm-max-mem-pages).
+ * TensorFlow.js's wasm backend (still used by the outer loop's controller) aborts
+ * (`RuntimeError: Aborted()`), fails to grow ("Cannot enlarge memory") or writes through a null
+ * allocation ("memory access out of bounds"), after which its module is broken for every later
+ * computation in that thread. Such a failure is `out-of-memory`, never a plain `error` (which
+ * caches treat as deterministic), and the thread that met it must not run another job (see
+ * src/run/pool-entry.ts).
  */
 
 /** A WebAssembly failure: its kind and a one-line reason. */

@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { getPublicTask } from '../tasks/briefs.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { controlSpecArb, deepValue, notOneLine, supervisedSpecArb } from '../testing/arbitraries.js';
 import { answerPatch, checkAnswer, isFullSpec, readAnswer } from './answer.js';
 import { proposalFromCompletion } from './evaluate.js';

@@ -15,7 +15,7 @@ import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { SPEC_BOUNDS, checkBounds, describeViolation } from '../spec/bounds.js';
 import { type JsonObject, applyMergePatch, isJsonObject, mergePatchBetween } from '../spec/patch.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { seedlessKey } from './noise.js';
 
 /** What an answer stands for: the spec to validate and, for the patch form, the patch as written. */

@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import type { TaskBrief } from '../spec/brief.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { MAX_REPLY_CHARS } from '../spec/bounds.js';
 import { extractJsonObject } from '../spec/extract.js';
 import { type GuardedProposal, guardProposal } from './guard.js';

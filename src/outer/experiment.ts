@@ -19,7 +19,7 @@ import { Store } from '../store/store.js';
 import { listTasks } from '../tasks/briefs.js';
 import { builtInTaskIds } from '../tasks/extra.js';
 import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
-import { initTf } from '../inner/tf.js';
+import { initTf } from '../util/tf.js';
 import { Controller } from './agents/controller.js';
 import type { Agent } from './agents/types.js';
 import { type LoopEvent, type TrainConfig, train } from './loop.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { paidScores, promote, promotedCount, rungShares, rungSpec } from './fidelity.js';
 import { outerReward } from './reward.js';
 import { getPublicTask } from '../tasks/briefs.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { train } from './loop.js';
 import { LocalExecutor } from '../run/local.js';
 import { Store } from '../store/store.js';

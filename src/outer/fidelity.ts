@@ -18,7 +18,7 @@
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import type { JobOutcome, JobRow, Store } from '../store/store.js';
 import { type PaidOverride, computeShare } from './settle.js';
 

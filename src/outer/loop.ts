@@ -17,7 +17,7 @@ import { NoiseStore, noiseFile } from '../store/noise.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { Rng, mixSeed } from '../util/rng.js';
-import { initTf } from '../inner/tf.js';
+import { initTf } from '../util/tf.js';
 import { Controller } from './agents/controller.js';
 import { RandomAgent } from './agents/random.js';
 import { SearchAgent } from './agents/search.js';

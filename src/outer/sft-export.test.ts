@@ -11,7 +11,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { spawnSync } from 'node:child_process';
 import { train } from './loop.js';
 import { LocalExecutor } from '../run/local.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { readAnswer } from './answer.js';
 import { Store } from '../store/store.js';
 import { getPublicTask } from '../tasks/briefs.js';

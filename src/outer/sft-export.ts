@@ -15,7 +15,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { oneLine } from '../spec/bounds.js';
 import type { TaskBrief } from '../spec/brief.js';
 import { type JsonObject, isJsonObject } from '../spec/patch.js';

@@ -1,5 +1,5 @@
 import { availableParallelism } from 'node:os';
-import { engineFailureKind } from '../inner/limits.js';
+import { engineFailureKind } from '../inner/errors.js';
 import { type Artifact, writeFailureStatus } from '../inner/train.js';
 import { type Executor, type JobRequest, type JobResult, readCurve, recordFailure } from './executor.js';
 import { WorkerPool } from './pool.js';

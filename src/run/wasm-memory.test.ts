@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import v8 from 'node:v8';
 import { getPublicTask } from '../tasks/briefs.js';
 import { cleanRlPpoSpec } from '../testing/specs.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { LocalExecutor } from './local.js';
 
 v8.setFlagsFromString('--wasm-max-mem-pages=1024');

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MAX_ERROR_CHARS, MAX_ISSUE_CHARS, SPEC_BOUNDS, TRACE_BOUNDS, checkBounds, oneLine } from './bounds.js';
 import { MAX_PARAMS } from './schema.js';
 import { MAX_LISTED_ISSUES, parseSpec } from './validate.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { getPublicTask } from '../tasks/briefs.js';
 
 const { brief, baseline } = getPublicTask('cartpole-balance');

@@ -6,7 +6,7 @@ import { REFERENCE_SPECS } from '../tasks/reference-specs.js';
 import { compactExample } from '../outer/agents/prompt.js';
 import { KIND_ONLY_FIELDS, MAX_GRAMMAR_STRING, grammarSchema, nodeAt, patchGrammarSchema, schemaKeywords } from './grammar-schema.js';
 import { applyMergePatch, mergePatchBetween } from './patch.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { jobSpecJsonSchema } from './schema.js';
 
 /** Keywords grammar engines reject or ignore unevenly (see docs/llm-agent.md); none is in the grammar form. */

@@ -8,8 +8,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { validateSpec } from '../inner/validate.js';
-import { checkExpression } from '../inner/expr.js';
+import { validateSpec } from '../inner/spec-check.js';
+import { checkExpression } from '../inner/expr/expression.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { MAX_ERROR_CHARS, PROTOTYPE_KEYS } from './bounds.js';
 import { almostValidArb, controlSpecArb, hostileValueArb, notOneLine, supervisedSpecArb } from '../testing/arbitraries.js';

@@ -2,7 +2,7 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { ALGORITHMS, jobSpecJsonSchema, type JobSpecInput } from './schema.js';
 import { SpecError, assertSpec, formatIssues, joinPath, parseSpec, showValue, type SpecIssue } from './validate.js';
-import { briefIssues, validateSpec } from '../inner/validate.js';
+import { briefIssues, validateSpec } from '../inner/spec-check.js';
 import { getPublicTask } from '../tasks/briefs.js';
 
 const { brief, baseline } = getPublicTask('cartpole-balance');

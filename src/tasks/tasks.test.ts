@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { listTasks } from './briefs.js';
 import { getHiddenEvaluation } from './hidden.js';
 import { REFERENCE_SPECS } from './reference-specs.js';
-import { validateSpec } from '../inner/validate.js';
+import { validateSpec } from '../inner/spec-check.js';
 import { skipWithoutPython } from '../testing/python.js';
 
 const tasks = listTasks();

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import type { TaskBrief } from '../spec/brief.js';
-import { ALLOWED_FUNCTIONS } from '../inner/expr.js';
+import { ALLOWED_FUNCTIONS } from '../inner/expr/expression.js';
 
 /** An object nested `depth` levels deep, built without recursion. */
 export function deepValue(depth: number, key = 'a'): Record<string, unknown> {

@@ -131,3 +131,13 @@ test('mixSeed is deterministic, a 32-bit unsigned integer, and differs for diffe
   assert.notEqual(mixSeed(7, 0, 0x5eed), mixSeed(7, 0));
   assert.notEqual(mixSeed(), mixSeed(0));
 });
+
+test('shuffle permutes in place as permutation orders 0..n-1, for arrays and typed arrays', () => {
+  const order = new Rng(11).permutation(50);
+  assert.deepEqual([...order].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
+  const letters = Array.from({ length: 50 }, (_, i) => `x${i}`);
+  const shuffled = new Rng(11).shuffle([...letters]);
+  assert.deepEqual(shuffled, order.map((i) => letters[i]));
+  const typed = new Rng(11).shuffle(Int32Array.from({ length: 50 }, (_, i) => i));
+  assert.deepEqual([...typed], order);
+});

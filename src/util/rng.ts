@@ -105,17 +105,26 @@ export class Rng {
     return x / (x + y);
   }
 
-  /** A new independent generator derived from this one. */
-  /** A uniformly random ordering of 0..n-1 (Fisher–Yates). */
-  permutation(n: number): number[] {
-    const out = Array.from({ length: n }, (_, i) => i);
-    for (let i = n - 1; i > 0; i--) {
+  /**
+   * Shuffles `items` in place (Fisher–Yates: for i from the last index down to 1, swaps item i with
+   * item `int(i + 1)`) and returns it. Shuffling an array already shuffled composes the orders.
+   */
+  shuffle<A extends { length: number; [index: number]: unknown }>(items: A): A {
+    for (let i = items.length - 1; i > 0; i--) {
       const j = this.int(i + 1);
-      [out[i], out[j]] = [out[j], out[i]];
+      const t = items[i];
+      items[i] = items[j];
+      items[j] = t;
     }
-    return out;
+    return items;
   }
 
+  /** A uniformly random ordering of 0..n-1 (`shuffle` of 0, 1, …, n − 1). */
+  permutation(n: number): number[] {
+    return this.shuffle(Array.from({ length: n }, (_, i) => i));
+  }
+
+  /** A new independent generator derived from this one. */
   fork(): Rng {
     return new Rng(this.uint32());
   }

@@ -9,7 +9,7 @@
 import type { ArsConfig } from '../../spec/schema.js';
 import { Rng, mixSeed } from '../../util/rng.js';
 import { type AlgoResult, type TrainContext } from '../context.js';
-import { type DenseLayer, POLICY_FORMAT, type PolicyFile, argmax, mlpForward } from '../policy.js';
+import { type DenseLayer, type PolicyFile, argmax, mlpForward, policyFile } from '../policy.js';
 
 /** Layer shapes of the ARS policy; [] hidden widths give a linear policy (no bias). */
 function layerShapes(sizes: number[]): { in: number; out: number; offset: number; biasOffset: number }[] {
@@ -61,7 +61,12 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
 
   /** One episode with parameters `w`: shaped and canonical returns, or null when the budget ran out. */
   const rollout = (w: Float64Array): { shaped: number; canonical: number; length: number } | null => {
-    const layers = shapes.map((s) => ({ in: s.in, out: s.out, weights: w.subarray(s.offset, s.biasOffset), bias: w.subarray(s.biasOffset, s.biasOffset + s.out) }));
+    const layers = shapes.map((s) => ({
+      in: s.in,
+      out: s.out,
+      weights: w.subarray(s.offset, s.biasOffset),
+      bias: w.subarray(s.biasOffset, s.biasOffset + s.out),
+    }));
     let shaped = 0;
     for (;;) {
       if (!env.canStep()) return null;
@@ -76,14 +81,7 @@ export async function trainArs(ctx: TrainContext, cfg: ArsConfig): Promise<AlgoR
     }
   };
 
-  const snapshot = (): PolicyFile => ({
-    format: POLICY_FORMAT,
-    obsDim: d,
-    actionSpace: { type: 'discrete', n: nAct },
-    activation,
-    layers: toLayers(theta, sizes),
-    obsNorm: env.obsNorm(),
-  });
+  const snapshot = (): PolicyFile => policyFile(info.actionSpace, d, activation, toLayers(theta, sizes), env.obsNorm());
 
   const plus = new Float64Array(dim);
   const minus = new Float64Array(dim);

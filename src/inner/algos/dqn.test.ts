@@ -12,7 +12,7 @@ import type { TrainContext } from '../context.js';
 import { getEnvironment } from '../envs/index.js';
 import type { Env, EnvInfo } from '../envs/types.js';
 import { mlpForward } from '../policy.js';
-import { initTf, tf } from '../tf.js';
+import { fusedMemoryBytes } from '../nn/mlp.js';
 import { trainDqn } from './dqn.js';
 
 const task = getPublicTask('cartpole-balance');
@@ -99,21 +99,20 @@ test('DQN never takes more env steps than the budget', async () => {
   }
 });
 
-test('DQN training does not leak tensors', async () => {
-  await initTf();
-  const before = tf.memory().numTensors;
+test('DQN allocates its networks once: the fused engine\'s memory is flat while it trains', async () => {
   const counts: number[] = [];
   const spec = { ...dqnSpec(6000), budget: { envSteps: 6000, targetReturn: null } };
-  await runJob(spec, brief, { outDir: join(tmp, 'leak'), onProgress: () => counts.push(tf.memory().numTensors) });
-  // Adam's moment tensors appear with the first gradient step; from then on the count is flat.
+  await runJob(spec, brief, { outDir: join(tmp, 'leak'), onProgress: () => counts.push(fusedMemoryBytes()) });
   assert.ok(counts.length >= 4, `progress was called ${counts.length} times`);
-  assert.deepEqual(counts.slice(2), counts.slice(2).map(() => counts[2]), `tensor counts ${counts.join(', ')}`);
-  assert.equal(tf.memory().numTensors, before, 'every variable and optimiser slot is disposed');
+  assert.deepEqual(counts, counts.map(() => counts[0]), `fused memory ${counts.join(', ')}`);
 });
 
 test('a loss that overflows fails as NaN, naming the gradient step', async () => {
   const spec = { ...dqnSpec(3000), reward: { expression: 'r * 1000000^7' } };
-  await assert.rejects(runJob(spec, brief, { outDir: join(tmp, 'nan') }), (e: Error) => e.name === 'NaNError' && /dqn TD loss became (NaN|Infinity) at gradient step 1\b/.test(e.message));
+  await assert.rejects(
+    runJob(spec, brief, { outDir: join(tmp, 'nan') }),
+    (e: Error) => e.name === 'NaNError' && /dqn TD loss became (NaN|Infinity) at gradient step 1\b/.test(e.message),
+  );
   assert.equal(JSON.parse(readFileSync(join(tmp, 'nan', 'status.json'), 'utf8')).status, 'failed');
 });
 
@@ -169,7 +168,15 @@ function context(env: { info: EnvInfo; make: () => Env }, algorithm: JobSpecInpu
 test('TD targets stop at termination and bootstrap through truncation', async () => {
   const L = 4;
   const gamma = 0.8;
-  const algorithm = { ...(dqnSpec().algorithm as object), learningRate: 3e-3, gamma, learningStarts: 200, trainFrequency: 1, targetUpdateInterval: 100, explorationFraction: 0.05 } as JobSpecInput['algorithm'];
+  const algorithm = {
+    ...(dqnSpec().algorithm as object),
+    learningRate: 3e-3,
+    gamma,
+    learningStarts: 200,
+    trainFrequency: 1,
+    targetUpdateInterval: 100,
+    explorationFraction: 0.05,
+  } as JobSpecInput['algorithm'];
   const states = Array.from({ length: L }, (_, t) => t / L);
   for (const truncate of [false, true]) {
     const r = await trainDqn(context(countdown(L, truncate), algorithm, 3000), algorithm as never);
@@ -177,12 +184,14 @@ test('TD targets stop at termination and bootstrap through truncation', async ()
     for (let t = 0; t < L; t++) {
       // Terminated: Q(s_t) = Σ_{k<L−t} γ^k. Truncated: the chain never ends, Q = 1/(1−γ).
       const want = truncate ? 1 / (1 - gamma) : (1 - gamma ** (L - t)) / (1 - gamma);
-      for (const a of [0, 1]) assert.ok(Math.abs(q[t * 2 + a] - want) < 0.1, `${truncate ? 'truncated' : 'terminated'} Q(s${t}, ${a}) = ${q[t * 2 + a]}, want ${want}`);
+      const how = truncate ? 'truncated' : 'terminated';
+      for (const a of [0, 1]) assert.ok(Math.abs(q[t * 2 + a] - want) < 0.1, `${how} Q(s${t}, ${a}) = ${q[t * 2 + a]}, want ${want}`);
     }
   }
 });
 
 test('DQN refuses continuous action spaces with a clear error', async () => {
   const algorithm = dqnSpec().algorithm;
-  await assert.rejects(trainDqn(context(getEnvironment('Pendulum-v1'), algorithm, 1000), algorithm as never), /dqn needs a discrete action space; Pendulum-v1 has box/);
+  const ctx = context(getEnvironment('Pendulum-v1'), algorithm, 1000);
+  await assert.rejects(trainDqn(ctx, algorithm as never), /dqn needs a discrete action space; Pendulum-v1 has box/);
 });

@@ -26,12 +26,11 @@
  *   progress is reported every 1000 env steps and at the end.
  */
 import type { DqnConfig } from '../../spec/schema.js';
-import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
-import { type DenseLayer, POLICY_FORMAT, type PolicyFile } from '../policy.js';
+import type { AlgoResult, TrainContext } from '../context.js';
+import { NaNError } from '../errors.js';
+import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
 import { initMlp } from '../nn/init.js';
-
-/** tfjs's default Adam epsilon, which this trainer has always used. */
-const ADAM_EPS = 1e-7;
+import { TFJS_ADAM_EPS } from '../nn/mlp.js';
 
 /** Env steps between curve points (losses, epsilon) and progress calls. */
 const LOG_EVERY = 1000;
@@ -132,7 +131,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     }
     qNet.backward(B);
     const norm = Math.sqrt(qNet.gradSumSq());
-    qNet.adam({ lr: cfg.learningRate, eps: ADAM_EPS, gradScale: cfg.maxGradNorm / Math.max(norm, cfg.maxGradNorm) });
+    qNet.adam({ lr: cfg.learningRate, eps: TFJS_ADAM_EPS, gradScale: cfg.maxGradNorm / Math.max(norm, cfg.maxGradNorm) });
     return [loss / B, qMean / B];
   };
 
@@ -146,14 +145,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
   let lastFlush = -1;
   const start = Date.now();
 
-  const policyFile = (layers: DenseLayer[]): PolicyFile => ({
-    format: POLICY_FORMAT,
-    obsDim: d,
-    actionSpace: { type: 'discrete', n: nAct },
-    activation,
-    layers,
-    obsNorm: env.obsNorm(),
-  });
+  const snapshot = (): PolicyFile => policyFile(info.actionSpace, d, activation, qNet.layers(), env.obsNorm());
   const flushLogs = (): void => {
     const step = env.used;
     if (lastFlush === step) return;
@@ -165,7 +157,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     ctx.log('charts/epsilon', step, epsilonAt(step));
     ctx.log('charts/SPS', step, step / Math.max(1e-3, (Date.now() - start) / 1000));
     lossSum = qSum = statCount = 0;
-    ctx.progress(step, () => policyFile(qNet.layers()));
+    ctx.progress(step, snapshot);
   };
 
   while (env.canStep()) {
@@ -204,7 +196,8 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
         const [loss, qv] = gradientStep();
         updates += 1;
         if (!Number.isFinite(Math.fround(loss))) {
-          throw new NaNError(`dqn TD loss became ${Math.fround(loss)} at gradient step ${updates} (env step ${envSteps}; algorithm.learningRate ${cfg.learningRate} may be too high)`);
+          const why = `(env step ${envSteps}; algorithm.learningRate ${cfg.learningRate} may be too high)`;
+          throw new NaNError(`dqn TD loss became ${Math.fround(loss)} at gradient step ${updates} ${why}`);
         }
         lossSum += loss;
         qSum += qv;
@@ -221,9 +214,7 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     }
   }
   flushLogs();
-  const final = policyFile(qNet.layers());
-  for (const l of final.layers) {
-    if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('dqn produced non-finite weights');
-  }
+  const final = snapshot();
+  assertFinitePolicy(final, 'dqn');
   return { policy: final, updates, stopReason };
 }

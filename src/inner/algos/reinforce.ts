@@ -20,12 +20,12 @@
  *   orthogonal initialisation (policy output gain 0.01, value output gain 1), as in PPO.
  */
 import type { ReinforceConfig } from '../../spec/schema.js';
-import { type AlgoResult, NaNError, type TrainContext } from '../context.js';
-import { type DenseLayer, POLICY_FORMAT, type PolicyFile } from '../policy.js';
+import type { AlgoResult, TrainContext } from '../context.js';
+import { NaNError } from '../errors.js';
+import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
+import { CategoricalHead } from '../nn/distributions.js';
 import { initMlp } from '../nn/init.js';
-
-/** tfjs's default Adam epsilon, which this trainer has always used. */
-const ADAM_EPS = 1e-7;
+import { TFJS_ADAM_EPS } from '../nn/mlp.js';
 
 /** One finished episode: the (normalised) observations it acted on, its actions and returns-to-go. */
 interface Episode {
@@ -50,7 +50,7 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
   const cs = critic.outStride;
 
   const actions = new Int32Array(numEnvs);
-  const probs = new Float64Array(nAct);
+  const pi = new CategoricalHead(nAct);
   // The episode each env is in the middle of: observations, actions, shaped rewards.
   const running = Array.from({ length: numEnvs }, () => ({ obs: [] as number[], actions: [] as number[], rewards: [] as number[] }));
   let batch: Episode[] = [];
@@ -59,14 +59,7 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
   let stopReason: AlgoResult['stopReason'] = 'budget';
   const start = Date.now();
 
-  const policyFile = (layers: DenseLayer[]): PolicyFile => ({
-    format: POLICY_FORMAT,
-    obsDim: d,
-    actionSpace: { type: 'discrete', n: nAct },
-    activation,
-    layers,
-    obsNorm: env.obsNorm(),
-  });
+  const snapshot = (): PolicyFile => policyFile(info.actionSpace, d, activation, actor.layers(), env.obsNorm());
 
   /** Closes env i's running episode: returns-to-go, bootstrapped with γ·V(s_T) on truncation. */
   const finishEpisode = (i: number, bootstrap: number): void => {
@@ -117,27 +110,14 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     let pgLoss = 0;
     let entropy = 0;
     let vLoss = 0;
-    const logp = new Float64Array(nAct);
     for (let k = 0; k < n; k++) {
       const o = k * as;
-      let max = -Infinity;
-      for (let j = 0; j < nAct; j++) max = Math.max(max, logits[o + j]);
-      let sum = 0;
-      for (let j = 0; j < nAct; j++) sum += Math.exp(logits[o + j] - max);
-      const lse = max + Math.log(sum);
-      let h = 0;
-      for (let j = 0; j < nAct; j++) {
-        logp[j] = logits[o + j] - lse;
-        h -= Math.exp(logp[j]) * logp[j];
-      }
       const a = actArr[k];
-      pgLoss -= logp[a] * adv[k];
-      entropy += h;
+      pi.set(logits, o);
+      pgLoss -= pi.logp[a] * adv[k];
+      entropy += pi.h;
       // ∂/∂logits of −logπ(a)·A/n − c·H/n.
-      for (let j = 0; j < nAct; j++) {
-        const pj = Math.exp(logp[j]);
-        gA[o + j] = (-adv[k] * ((j === a ? 1 : 0) - pj) + cfg.entropyCoef * pj * (logp[j] + h)) / n;
-      }
+      pi.gradient(a, -adv[k] / n, -cfg.entropyCoef / n, gA, o);
       const dv = vOut[k * cs] - retArr[k];
       vLoss += dv * dv;
       gC[k * cs] = (2 * dv) / n;
@@ -150,13 +130,14 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     if (finite) {
       actor.backward(n);
       critic.backward(n);
-      actor.adam({ lr: cfg.learningRate, eps: ADAM_EPS });
-      critic.adam({ lr: cfg.valueLearningRate, eps: ADAM_EPS });
+      actor.adam({ lr: cfg.learningRate, eps: TFJS_ADAM_EPS });
+      critic.adam({ lr: cfg.valueLearningRate, eps: TFJS_ADAM_EPS });
     }
     updates += 1;
     if (!finite) {
       const which = Number.isFinite(Math.fround(loss)) ? `value loss became ${Math.fround(vLoss)}` : `loss became ${Math.fround(loss)}`;
-      throw new NaNError(`reinforce ${which} at update ${updates} (algorithm.learningRate ${cfg.learningRate} / valueLearningRate ${cfg.valueLearningRate} may be too high)`);
+      const rates = `algorithm.learningRate ${cfg.learningRate} / valueLearningRate ${cfg.valueLearningRate}`;
+      throw new NaNError(`reinforce ${which} at update ${updates} (${rates} may be too high)`);
     }
     const step = env.used;
     ctx.log('losses/policy_loss', step, pgLoss);
@@ -164,7 +145,7 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     ctx.log('losses/entropy', step, entropy);
     ctx.log('charts/SPS', step, step / Math.max(1e-3, (Date.now() - start) / 1000));
     batch = [];
-    ctx.progress(step, () => policyFile(actor.layers()));
+    ctx.progress(step, snapshot);
   };
 
   for (;;) {
@@ -177,10 +158,7 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     actor.input(numEnvs).set(x.subarray(0, numEnvs * d));
     const logits = actor.forward(numEnvs);
     for (let i = 0; i < numEnvs; i++) {
-      let max = -Infinity;
-      for (let j = 0; j < nAct; j++) max = Math.max(max, logits[i * as + j]);
-      for (let j = 0; j < nAct; j++) probs[j] = Math.exp(logits[i * as + j] - max);
-      actions[i] = rng.categorical(probs);
+      actions[i] = pi.draw(logits, i * as, rng);
       for (let k = 0; k < d; k++) running[i].obs.push(x[i * d + k]);
       running[i].actions.push(actions[i]);
     }
@@ -204,9 +182,7 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
     }
     if (batch.length >= cfg.episodesPerUpdate) update();
   }
-  const final = policyFile(actor.layers());
-  for (const l of final.layers) {
-    if (!l.weights.every(Number.isFinite) || !l.bias.every(Number.isFinite)) throw new NaNError('reinforce produced non-finite weights');
-  }
+  const final = snapshot();
+  assertFinitePolicy(final, 'reinforce');
   return { policy: final, updates, stopReason };
 }

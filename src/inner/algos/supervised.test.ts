@@ -43,8 +43,25 @@ test('every objective, augmentation and optimiser option trains without NaN', as
   const variants: [string, Partial<Record<keyof JobSpecInput, unknown>>][] = [
     ['focal', { reward: { objective: 'focal', focalGamma: 2, labelSmoothing: 0.1, weight: 'label == 1 ? 3 : 1' } }],
     ['mixup', { environment: { ...base.environment, mixup: 0.4, inputNoise: 0.1 } }],
-    ['dropout-sgd', { model: { hidden: [32], activation: 'tanh', dropout: 0.3 }, algorithm: { name: 'supervised', optimizer: 'sgd', learningRate: 0.05, momentum: 0.9, weightDecay: 0.001, schedule: 'step', warmupEpochs: 2, batchSize: 16, epochs: 10 } }],
-    ['adamw-cosine', { algorithm: { name: 'supervised', optimizer: 'adamw', learningRate: 0.01, weightDecay: 0.01, schedule: 'cosine', batchSize: 32, epochs: 10, earlyStoppingPatience: 3 } }],
+    [
+      'dropout-sgd',
+      {
+        model: { hidden: [32], activation: 'tanh', dropout: 0.3 },
+        algorithm: {
+          name: 'supervised', optimizer: 'sgd', learningRate: 0.05, momentum: 0.9, weightDecay: 0.001,
+          schedule: 'step', warmupEpochs: 2, batchSize: 16, epochs: 10,
+        },
+      },
+    ],
+    [
+      'adamw-cosine',
+      {
+        algorithm: {
+          name: 'supervised', optimizer: 'adamw', learningRate: 0.01, weightDecay: 0.01,
+          schedule: 'cosine', batchSize: 32, epochs: 10, earlyStoppingPatience: 3,
+        },
+      },
+    ],
   ];
   for (const [name, patch] of variants) {
     const { score } = await run('penguins-species', { ...base, ...patch } as JobSpecInput, name);
@@ -58,5 +75,6 @@ test('every objective, augmentation and optimiser option trains without NaN', as
 test('a weight expression that goes negative fails the job with the expression named', async () => {
   const { brief, baseline } = getPublicTask('penguins-species');
   const spec = { ...baseline, reward: { objective: 'cross-entropy', weight: 'beak_length - 45' } } as JobSpecInput;
-  await assert.rejects(runJob(spec, brief, { outDir: join(tmp, 'neg'), data: dataForJob('penguins-species', spec) }), /reward\.weight "beak_length - 45" gave -/);
+  const data = dataForJob('penguins-species', spec);
+  await assert.rejects(runJob(spec, brief, { outDir: join(tmp, 'neg'), data }), /reward\.weight "beak_length - 45" gave -/);
 });

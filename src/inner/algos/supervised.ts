@@ -10,19 +10,14 @@
 import type { TaskBrief } from '../../spec/brief.js';
 import type { JobSpec, SupervisedConfig } from '../../spec/schema.js';
 import { Rng, mixSeed } from '../../util/rng.js';
-import { NaNError } from '../context.js';
-import { compileExpression } from '../expr.js';
+import { NaNError } from '../errors.js';
+import { compileExpression } from '../expr/expression.js';
 import { MODEL_FORMAT, type ModelFile } from '../model.js';
 import type { DenseLayer } from '../policy.js';
+import { CategoricalHead } from '../nn/distributions.js';
 import { orthogonal } from '../nn/init.js';
-import { FusedMlp } from '../nn/mlp.js';
+import { FusedMlp, TFJS_ADAM_EPS } from '../nn/mlp.js';
 import type { SourceData, SupervisedData } from '../../spec/data.js';
-
-/** tfjs's default Adam epsilon, which this trainer has always used. */
-const ADAM_EPS = 1e-7;
-
-
-export type { SourceData, SupervisedData } from '../../spec/data.js';
 
 /** What the supervised trainer needs from the engine. */
 export interface SupervisedContext {
@@ -55,11 +50,7 @@ export function drawMixture(spec: JobSpec, data: SupervisedData, rng: Rng): Sour
     const src = data.sources[s.id];
     if (!src || src.x.length === 0) throw new Error(`dataset.sources: source "${s.id}" was not provided to the job or is empty`);
     const n = spec.dataset.size === null ? src.x.length : Math.round((spec.dataset.size * s.weight) / total);
-    const order = src.x.map((_, i) => i);
-    for (let i = order.length - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      [order[i], order[j]] = [order[j], order[i]];
-    }
+    const order = rng.permutation(src.x.length);
     for (let k = 0; k < n; k++) {
       const i = k < order.length ? order[k] : rng.int(src.x.length); // with replacement once the source is used up
       x.push(src.x[i]);
@@ -88,11 +79,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
 
   // Mixture, shuffled, then the validation split.
   const all = drawMixture(spec, ctx.data, rng);
-  const order = all.x.map((_, i) => i);
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j], order[i]];
-  }
+  const order = rng.permutation(all.x.length);
   const nVal = Math.floor(order.length * spec.dataset.validationFraction);
   const valIdx = order.slice(0, nVal);
   const trainIdx = order.slice(nVal);
@@ -145,8 +132,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
   }
   const os = net.outStride;
   const obj = spec.reward.objective;
-  const probs = new Float64Array(k);
-  const logp = new Float64Array(k);
+  const classes = new CategoricalHead(k);
   const aux = new Float64Array(k);
 
   /**
@@ -160,15 +146,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
       const o = r * os;
       const scale = w[r] / n;
       if (obj === 'cross-entropy' || obj === 'focal') {
-        let max = -Infinity;
-        for (let c = 0; c < k; c++) max = Math.max(max, out[o + c]);
-        let sum = 0;
-        for (let c = 0; c < k; c++) sum += Math.exp(out[o + c] - max);
-        const lse = max + Math.log(sum);
-        for (let c = 0; c < k; c++) {
-          logp[c] = out[o + c] - lse;
-          probs[c] = Math.exp(logp[c]);
-        }
+        const { logp, p: probs } = classes.set(out, o);
         let per = 0;
         if (obj === 'cross-entropy') {
           let ySum = 0;
@@ -252,11 +230,7 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
   const wb = new Float32Array(batch);
   training: for (; epoch < cfg.epochs; epoch++) {
     lr = lrAt(epoch);
-    const perm = [...trainIdx];
-    for (let i = perm.length - 1; i > 0; i--) {
-      const j = rng.int(i + 1);
-      [perm[i], perm[j]] = [perm[j], perm[i]];
-    }
+    const perm = rng.shuffle([...trainIdx]);
     let lossSum = 0;
     let steps = 0;
     for (let s = 0; s + batch <= perm.length; s += batch) {
@@ -297,11 +271,13 @@ export async function trainSupervised(ctx: SupervisedContext, cfg: SupervisedCon
       let loss = lossOf(out, yb, wb, batch, g);
       const l2 = cfg.weightDecay > 0 && cfg.optimizer !== 'adamw';
       if (l2) loss += net.l2Penalty(cfg.weightDecay);
-      if (!Number.isFinite(Math.fround(loss))) throw new NaNError(`training loss became ${Math.fround(loss)} in epoch ${epoch + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
+      if (!Number.isFinite(Math.fround(loss))) {
+        throw new NaNError(`training loss became ${Math.fround(loss)} in epoch ${epoch + 1} (algorithm.learningRate ${cfg.learningRate} may be too high)`);
+      }
       net.backward(batch);
       if (l2) net.addL2(cfg.weightDecay);
       if (cfg.optimizer === 'sgd') net.sgd(lr, cfg.momentum);
-      else net.adam({ lr, eps: ADAM_EPS });
+      else net.adam({ lr, eps: TFJS_ADAM_EPS });
       if (cfg.optimizer === 'adamw' && cfg.weightDecay > 0) net.scaleWeights(1 - lr * cfg.weightDecay);
       lossSum += loss;
       steps += 1;

@@ -39,15 +39,6 @@ function pick(d: Dataset, idx: readonly number[], entry: string): Dataset {
   return derive(d, idx.map((i) => d.x[i]), idx.map((i) => d.y[i]), entry);
 }
 
-/** In-place Fisher–Yates shuffle. */
-function shuffle<T>(a: T[], rng: Rng): T[] {
-  for (let i = a.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [a[i], a[j]] = [a[j], a[i]];
-  }
-  return a;
-}
-
 /** `k` distinct indices from `pool`, uniformly, returned in ascending order. */
 function choose(pool: readonly number[], k: number, rng: Rng): number[] {
   const a = [...pool];
@@ -145,7 +136,7 @@ export function duplicate(d: Dataset, copies: number, fraction: number, seed: nu
   const chosen = choose(range(n), Math.round(fraction * n), rng);
   const idx = range(n);
   for (const i of chosen) for (let c = 0; c < copies; c++) idx.push(i);
-  shuffle(idx, rng);
+  rng.shuffle(idx);
   return pick(d, idx, `duplicate(copies=${copies}, fraction=${fmt(fraction)}, seed=${seed})`);
 }
 

@@ -5,13 +5,21 @@
 import { loadCars, loadIris, loadPenguins, loadSeattleWeather } from './real.js';
 import type { Dataset } from './types.js';
 
+/** The data layer's types. */
 export type { Dataset, FeatureInfo } from './types.js';
+/** The real datasets shipped in npm packages. */
 export { loadPenguins, loadCars, loadSeattleWeather, loadIris, parseCsv, vegaDataPath } from './real.js';
+/** The seeded 2-D generators. */
 export { twoSpirals, moons, checkerboard } from './synthetic.js';
+/** The seeded generators in more dimensions. */
 export { gaussianBlobs, friedman, friedmanFunction, shells, signParity, FRIEDMAN_INPUTS } from './synthetic-nd.js';
+/** The synthetic generators' options. */
 export type { BlobOptions, FriedmanOptions, FriedmanVariant, ShellOptions, ParityOptions } from './synthetic-nd.js';
+/** More real datasets. */
 export { loadGapminder, loadMovies, loadTwoCityWeather, loadAirports } from './real-more.js';
+/** The seeded corruptions and splits. */
 export { subsample, labelNoise, covariateShift, imbalance, duplicate, jitterAugment, split, concat } from './corrupt.js';
+/** Column statistics. */
 export { featureInfo, classCounts, column, mean, std, quantile } from './stats.js';
 
 /** Names of the real datasets `loadDataset` knows. */

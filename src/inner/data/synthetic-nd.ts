@@ -14,16 +14,6 @@ function check(ok: boolean, message: string): void {
 const names = (d: number): string[] => Array.from({ length: d }, (_, j) => `x${j + 1}`);
 const isInt = (v: number, lo: number, hi: number): boolean => Number.isInteger(v) && v >= lo && v <= hi;
 
-/** A seeded permutation of 0..n-1 (Fisher–Yates). */
-function permutation(n: number, rng: Rng): number[] {
-  const p = Array.from({ length: n }, (_, i) => i);
-  for (let i = n - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [p[i], p[j]] = [p[j], p[i]];
-  }
-  return p;
-}
-
 /** Options of `gaussianBlobs`. */
 export interface BlobOptions {
   /** Number of classes (2–10), one blob each. */
@@ -50,7 +40,7 @@ export function gaussianBlobs(n: number, o: BlobOptions, seed: number): Dataset 
   const rng = new Rng(seed);
   const centres = Array.from({ length: o.classes }, () => Array.from({ length: o.informative }, () => rng.normal()));
   const d = o.informative + o.noiseFeatures;
-  const order = permutation(d, rng);
+  const order = rng.permutation(d);
   const x: number[][] = [];
   const y: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -224,7 +214,7 @@ export function signParity(n: number, o: ParityOptions, seed: number): Dataset {
   check(isInt(o.distractors, 0, 20), `distractors must be an integer in [0, 20], got ${o.distractors}`);
   const rng = new Rng(seed);
   const d = o.bits + o.distractors;
-  const order = permutation(d, rng);
+  const order = rng.permutation(d);
   const x: number[][] = [];
   const y: number[] = [];
   for (let i = 0; i < n; i++) {

@@ -44,7 +44,10 @@ const STATES: number[][] = [
 ];
 
 /** Resets `env` (seed 3) and applies `action` until the episode ends, recording what each step returned. */
-function rollConstant(env: CartPoleEnv, action: 0 | 1): { steps: number; prev: Float64Array; last: Float64Array; rewards: number[]; flags: [boolean, boolean][] } {
+function rollConstant(
+  env: CartPoleEnv,
+  action: 0 | 1,
+): { steps: number; prev: Float64Array; last: Float64Array; rewards: number[]; flags: [boolean, boolean][] } {
   let prev = env.reset({ seed: 3 }).obs;
   let last = prev;
   const rewards: number[] = [];

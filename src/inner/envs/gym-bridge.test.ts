@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { GymnasiumEnvironment } from '../../spec/brief.js';
 import { skipWithoutPython } from '../../testing/python.js';
-import { GymBridge, GymVecEnv, describeGymnasium } from './gym-bridge.js';
+import { GymBridge, describeGymnasium } from './gym-bridge.js';
+import { GymVecEnv } from './gym-vector.js';
 import { trainingResetSeed } from './vector.js';
 
 const cartpole: GymnasiumEnvironment = { id: 'CartPole-v1', kwargs: {}, obsDim: 4, actionSpace: { type: 'discrete', n: 2 }, maxEpisodeSteps: 500 };
@@ -109,7 +110,11 @@ test('a missing Python, a Python without the bridge and a bridge that crashes ar
 
 test("the bridge process gets a HOME and XDG directories of its own, never the user's, and no secret", () => {
   const telling = join(tmp, 'telling-python');
-  writeFileSync(telling, '#!/bin/sh\necho "home=$HOME config=$XDG_CONFIG_HOME cache=$XDG_CACHE_HOME file=${RRL_EVAL_SECRET_FILE:-none} secret=${RRL_EVAL_SECRET:-none}" >&2\nexit 1\n');
+  writeFileSync(
+    telling,
+    '#!/bin/sh\n' +
+      'echo "home=$HOME config=$XDG_CONFIG_HOME cache=$XDG_CACHE_HOME file=${RRL_EVAL_SECRET_FILE:-none} secret=${RRL_EVAL_SECRET:-none}" >&2\nexit 1\n',
+  );
   chmodSync(telling, 0o755);
   const before = process.env.RRL_EVAL_SECRET_FILE;
   process.env.RRL_EVAL_SECRET_FILE = join(tmp, 'eval-secret');
@@ -145,7 +150,9 @@ test('a module:Env id is refused before any Python starts unless the caller allo
   withPython(recording, () => {
     assert.throws(
       () => new GymBridge({ envId: 'gym_import_marker:RrlMarked-v0', num: 1, seeds: [0] }),
-      (e: Error) => e.message === 'gymnasium bridge: "gym_import_marker:RrlMarked-v0" names a module to import (gym_import_marker); set environment.allowImport to true to allow it',
+      (e: Error) =>
+        e.message ===
+        'gymnasium bridge: "gym_import_marker:RrlMarked-v0" names a module to import (gym_import_marker); set environment.allowImport to true to allow it',
     );
     assert.throws(() => new GymVecEnv({ ...cartpole, id: 'os:CartPole-v1' }, 1, 1), /names a module to import \(os\)/);
     assert.ok(!existsSync(marker), 'no Python was started');
@@ -163,5 +170,8 @@ test('a bad action and a declared space that differs from the real one are one-l
     v.close();
   }
   assert.throws(() => new GymVecEnv({ ...cartpole, obsDim: 5 }, 1, 1), /gymnasium environment CartPole-v1: observes 4 values, the task declares 5/);
-  assert.throws(() => new GymVecEnv(cartpole, 1, 1, { settings: { poleLength: 0.5 } }), /environment\.params: the Gymnasium environment CartPole-v1 has no tunable parameters/);
+  assert.throws(
+    () => new GymVecEnv(cartpole, 1, 1, { settings: { poleLength: 0.5 } }),
+    /environment\.params: the Gymnasium environment CartPole-v1 has no tunable parameters/,
+  );
 });

@@ -1,8 +1,8 @@
 /**
  * Gymnasium environments stepped in a Python bridge process (`python -m rrl_gym.bridge`, see
  * python/rrl_gym/bridge.py for the wire format), behind the same `VectorEnv` interface as the
- * simulators written here, so that PPO, DQN, REINFORCE and ARS train on them unchanged and the
- * engine's wrappers still count every env step.
+ * simulators written here (`GymVecEnv`, gym-vector.ts), so that PPO, DQN, REINFORCE and ARS train
+ * on them unchanged and the engine's wrappers still count every env step.
  *
  * The algorithms step synchronously, so the bridge is spoken to synchronously: the bridge's
  * stdin and stdout are two named pipes whose Node ends are ordinary blocking descriptors
@@ -22,9 +22,7 @@ import { fileURLToPath } from 'node:url';
 import type { GymnasiumEnvironment } from '../../spec/brief.js';
 import { jobProcessEnvironment } from '../job-env.js';
 import { gymnasiumIdProblem, gymnasiumImportModule } from './gym-id.js';
-import type { EnvInfo, Space } from './types.js';
-import { type EpisodeStat, type ParamSetting, trainingResetSeed } from './vector.js';
-import type { VectorEnv } from './wrappers.js';
+import type { Space } from './types.js';
 
 const PROJECT_DIR = resolve(fileURLToPath(new URL('../../../..', import.meta.url)));
 
@@ -132,7 +130,9 @@ export class GymBridge {
     if (!Number.isInteger(o.num) || o.num < 1) throw new GymBridgeError(`gymnasium bridge: num must be a positive integer, got ${o.num}`);
     if (o.seeds.length !== o.num) throw new GymBridgeError(`gymnasium bridge: ${o.seeds.length} seeds for ${o.num} environments`);
     // Gymnasium imports the module of a `module:Env-v0` id: only when the task allows it (gym-id.ts).
-    if (o.allowImport !== true && gymnasiumImportModule(o.envId) !== null) throw new GymBridgeError(`gymnasium bridge: ${gymnasiumIdProblem(o.envId, false, 'environment.allowImport')}`);
+    if (o.allowImport !== true && gymnasiumImportModule(o.envId) !== null) {
+      throw new GymBridgeError(`gymnasium bridge: ${gymnasiumIdProblem(o.envId, false, 'environment.allowImport')}`);
+    }
     this.dir = mkdtempSync(join(tmpdir(), 'rrl-gym-'));
     const down = join(this.dir, 'down');
     const up = join(this.dir, 'up');
@@ -158,7 +158,9 @@ export class GymBridge {
       });
       this.child.on('error', () => {}); // reported through end of file below
       this.child.unref();
-      if (this.child.pid === undefined) throw new GymBridgeError(`gymnasium bridge: cannot run ${python} (set RRL_PYTHON to a Python with gymnasium, or run python/setup-venv.sh)`);
+      if (this.child.pid === undefined) {
+        throw new GymBridgeError(`gymnasium bridge: cannot run ${python} (set RRL_PYTHON to a Python with gymnasium, or run python/setup-venv.sh)`);
+      }
       for (const fd of [downR, upW, err]) {
         closeSync(fd);
         toClose.splice(toClose.indexOf(fd), 1);
@@ -172,7 +174,15 @@ export class GymBridge {
     }
     this.recv = Buffer.alloc(8 + 4096);
     try {
-      this.sendJson({ op: 'make', env_id: o.envId, allow_import: o.allowImport === true, kwargs: o.kwargs ?? {}, num_envs: o.num, seeds: o.seeds, autoreset: o.autoreset ?? true });
+      this.sendJson({
+        op: 'make',
+        env_id: o.envId,
+        allow_import: o.allowImport === true,
+        kwargs: o.kwargs ?? {},
+        num_envs: o.num,
+        seeds: o.seeds,
+        autoreset: o.autoreset ?? true,
+      });
       const hello = this.readJson();
       this.hello = {
         observationSpace: spaceFromWire(hello.observation_space, 'observation'),
@@ -297,7 +307,9 @@ export class GymBridge {
     const { kind, length } = this.readFrame();
     const { num, obsDim } = this;
     const expected = num * obsDim * 16 + num * 10;
-    if (kind !== KIND_STEP || length !== expected) throw new GymBridgeError(`gymnasium bridge (${this.envId}): expected a step frame of ${expected} bytes, got kind ${kind} of ${length}`);
+    if (kind !== KIND_STEP || length !== expected) {
+      throw new GymBridgeError(`gymnasium bridge (${this.envId}): expected a step frame of ${expected} bytes, got kind ${kind} of ${length}`);
+    }
     const base = this.recv.byteOffset + 8;
     const b = this.recv.buffer;
     const od = num * obsDim;
@@ -325,7 +337,8 @@ export class GymBridge {
       // no stderr file
     }
     rmSync(this.dir, { recursive: true, force: true });
-    return new GymBridgeError(`gymnasium bridge (${this.envId}) ended ${how}${how ? ' ' : ''}: ${words || 'no output (is Python with gymnasium installed? set RRL_PYTHON or run python/setup-venv.sh)'}`.replace(' :', ':'));
+    const said = words || 'no output (is Python with gymnasium installed? set RRL_PYTHON or run python/setup-venv.sh)';
+    return new GymBridgeError(`gymnasium bridge (${this.envId}) ended ${how}${how ? ' ' : ''}: ${said}`.replace(' :', ':'));
   }
 }
 
@@ -364,20 +377,6 @@ export function describeGymnasium(envId: string, kwargs: Record<string, unknown>
   return b.hello;
 }
 
-/** The `EnvInfo` of a Gymnasium environment as a task's brief declares it. */
-export function gymnasiumEnvInfo(g: GymnasiumEnvironment, observationNames: string[]): EnvInfo {
-  const actionSpace: Space = g.actionSpace.type === 'discrete' ? { type: 'discrete', n: g.actionSpace.n } : { type: 'box', shape: [g.actionSpace.low.length], low: g.actionSpace.low, high: g.actionSpace.high };
-  return {
-    id: `gymnasium:${g.id}`,
-    description: `Gymnasium ${g.id}, stepped in a Python bridge`,
-    observationNames,
-    observationSpace: { type: 'box', shape: [g.obsDim], low: new Array<number>(g.obsDim).fill(-Infinity), high: new Array<number>(g.obsDim).fill(Infinity) },
-    actionSpace,
-    maxEpisodeSteps: g.maxEpisodeSteps,
-    params: [],
-  };
-}
-
 /** Checks that the bridge's environment is the one the brief declares; a one-line error otherwise. */
 export function checkDeclared(g: GymnasiumEnvironment, hello: BridgeHello): void {
   const where = `gymnasium environment ${g.id}`;
@@ -386,77 +385,7 @@ export function checkDeclared(g: GymnasiumEnvironment, hello: BridgeHello): void
   const d = g.actionSpace;
   if (a.type !== d.type) throw new GymBridgeError(`${where}: action space is ${a.type}, the task declares ${d.type}`);
   if (a.type === 'discrete' && d.type === 'discrete' && a.n !== d.n) throw new GymBridgeError(`${where}: ${a.n} actions, the task declares ${d.n}`);
-  if (a.type === 'box' && d.type === 'box' && a.low.length !== d.low.length) throw new GymBridgeError(`${where}: actions of ${a.low.length} values, the task declares ${d.low.length}`);
-}
-
-/**
- * A vector of Gymnasium environments in one bridge, as the engine's wrappers and the algorithms
- * see a `VecEnv`: env i is first reset with `trainingResetSeed(seed, i)` (never a held-out seed),
- * same-step autoreset, finished episodes measured on the environment's own reward.
- */
-export class GymVecEnv implements VectorEnv {
-  readonly num: number;
-  readonly obsDim: number;
-  readonly obs: Float64Array;
-  readonly nextObs: Float64Array;
-  readonly rewards: Float64Array;
-  readonly terminated: Uint8Array;
-  readonly truncated: Uint8Array;
-  readonly episodeStep: Int32Array;
-  readonly bridge: GymBridge;
-  private readonly returns: Float64Array;
-  private readonly wasDone: Uint8Array;
-  private finished: EpisodeStat[] = [];
-
-  /** Starts the bridge for `g` with `num` environments seeded from `seed`. */
-  constructor(g: GymnasiumEnvironment, num: number, seed: number, o: { settings?: Record<string, ParamSetting>; idleTimeoutS?: number; stepTimeoutS?: number } = {}) {
-    const params = Object.keys(o.settings ?? {});
-    if (params.length) throw new GymBridgeError(`environment.params: the Gymnasium environment ${g.id} has no tunable parameters (got ${params.join(', ')})`);
-    const seeds = Array.from({ length: num }, (_, i) => trainingResetSeed(seed, i));
-    this.bridge = new GymBridge({ envId: g.id, allowImport: g.allowImport, kwargs: g.kwargs, num, seeds, idleTimeoutS: o.idleTimeoutS, stepTimeoutS: o.stepTimeoutS });
-    try {
-      checkDeclared(g, this.bridge.hello);
-    } catch (e) {
-      this.bridge.close();
-      throw e;
-    }
-    this.num = num;
-    this.obsDim = this.bridge.obsDim;
-    this.obs = this.bridge.obs;
-    this.nextObs = this.bridge.finalObs;
-    this.rewards = this.bridge.rewards;
-    this.terminated = this.bridge.terminated;
-    this.truncated = this.bridge.truncated;
-    this.episodeStep = new Int32Array(num);
-    this.returns = new Float64Array(num);
-    this.wasDone = new Uint8Array(num);
-  }
-
-  /** Steps every environment; finished episodes restart at once (in the bridge). */
-  step(actions: ArrayLike<number>, _actionDim = 1): void {
-    const wasDone = this.wasDone;
-    for (let i = 0; i < this.num; i++) wasDone[i] = this.terminated[i] | this.truncated[i];
-    this.bridge.step(actions);
-    for (let i = 0; i < this.num; i++) {
-      if (wasDone[i]) this.episodeStep[i] = 0;
-      this.episodeStep[i] += 1;
-      this.returns[i] += this.rewards[i];
-      if (this.terminated[i] || this.truncated[i]) {
-        this.finished.push({ ret: this.returns[i], length: this.episodeStep[i] });
-        this.returns[i] = 0;
-      }
-    }
-  }
-
-  /** Returns and forgets the episodes finished since the last call. */
-  drainEpisodes(): EpisodeStat[] {
-    const out = this.finished;
-    this.finished = [];
-    return out;
-  }
-
-  /** Ends the bridge. */
-  close(): void {
-    this.bridge.close();
+  if (a.type === 'box' && d.type === 'box' && a.low.length !== d.low.length) {
+    throw new GymBridgeError(`${where}: actions of ${a.low.length} values, the task declares ${d.low.length}`);
   }
 }

@@ -3,12 +3,21 @@ import assert from 'node:assert/strict';
 import { gymnasiumIdProblem, gymnasiumImportModule } from './gym-id.js';
 
 test('plain registered Gymnasium ids are accepted; a module:Env id only with the opt-in', () => {
-  for (const id of ['CartPole-v1', 'InvertedPendulum-v5', 'ALE/Pong-v5', 'gymnasium_robotics/FetchReach-v4', 'MiniGrid-Empty-5x5-v0']) assert.equal(gymnasiumIdProblem(id, false), null, id);
+  for (const id of ['CartPole-v1', 'InvertedPendulum-v5', 'ALE/Pong-v5', 'gymnasium_robotics/FetchReach-v4', 'MiniGrid-Empty-5x5-v0']) {
+    assert.equal(gymnasiumIdProblem(id, false), null, id);
+  }
   assert.equal(gymnasiumImportModule('CartPole-v1'), null);
   assert.equal(gymnasiumImportModule('mypkg.envs:MyEnv-v0'), 'mypkg.envs');
-  assert.equal(gymnasiumIdProblem('mypkg.envs:MyEnv-v0', false, 'environment.allowImport'), '"mypkg.envs:MyEnv-v0" names a module to import (mypkg.envs); set environment.allowImport to true to allow it');
+  assert.equal(
+    gymnasiumIdProblem('mypkg.envs:MyEnv-v0', false, 'environment.allowImport'),
+    '"mypkg.envs:MyEnv-v0" names a module to import (mypkg.envs); set environment.allowImport to true to allow it',
+  );
   assert.equal(gymnasiumIdProblem('mypkg.envs:MyEnv-v0', true), null);
-  assert.equal(gymnasiumIdProblem('ns:x/MyEnv-v0', false), '"ns:x/MyEnv-v0" names a module to import (ns); set allowImport to true to allow it', 'a colon anywhere is an import to Gymnasium');
+  assert.equal(
+    gymnasiumIdProblem('ns:x/MyEnv-v0', false),
+    '"ns:x/MyEnv-v0" names a module to import (ns); set allowImport to true to allow it',
+    'a colon anywhere is an import to Gymnasium',
+  );
 });
 
 test('malformed ids are one line, whatever the opt-in', () => {

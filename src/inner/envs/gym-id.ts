@@ -29,6 +29,8 @@ export function gymnasiumIdProblem(id: string, allowImport: boolean, optIn = 'al
   if (id.length > MAX_GYMNASIUM_ID) return `${shown}… is longer than ${MAX_GYMNASIUM_ID} characters`;
   const module = gymnasiumImportModule(id);
   if (module === null) return PLAIN.test(id) ? null : `${shown} is not a Gymnasium id such as "CartPole-v1" or "ALE/Pong-v5"`;
-  if (!MODULE.test(module) || !PLAIN.test(id.slice(module.length + 1))) return `${shown} is not a Gymnasium id such as "CartPole-v1" (or "package.module:Env-v0" with ${optIn})`;
+  if (!MODULE.test(module) || !PLAIN.test(id.slice(module.length + 1))) {
+    return `${shown} is not a Gymnasium id such as "CartPole-v1" (or "package.module:Env-v0" with ${optIn})`;
+  }
   return allowImport === true ? null : `${shown} names a module to import (${module}); set ${optIn} to true to allow it`;
 }

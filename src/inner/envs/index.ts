@@ -4,6 +4,7 @@ import { MOUNTAIN_CAR_INFO, MountainCarEnv } from './mountain-car.js';
 import { PENDULUM_INFO, PendulumEnv } from './pendulum.js';
 import type { Env, EnvInfo } from './types.js';
 
+/** The environment types, for callers of this index. */
 export type { Env, EnvInfo } from './types.js';
 
 /** Every simulated environment the inner engine can build, by Gymnasium id. */

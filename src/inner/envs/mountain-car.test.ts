@@ -43,7 +43,11 @@ const STATES: number[][] = [
 const pushWithVelocity = (o: ArrayLike<number>): 0 | 2 => (o[1] >= 0 ? 2 : 0);
 
 /** Runs one episode from `seed` with `policy`, returning the number of steps and the flags of the last step. */
-function rollout(env: MountainCarEnv, seed: number, policy: (o: Float64Array) => 0 | 1 | 2): { steps: number; ret: number; terminated: boolean; truncated: boolean; last: Float64Array } {
+function rollout(
+  env: MountainCarEnv,
+  seed: number,
+  policy: (o: Float64Array) => 0 | 1 | 2,
+): { steps: number; ret: number; terminated: boolean; truncated: boolean; last: Float64Array } {
   let { obs } = env.reset({ seed });
   let ret = 0;
   for (let n = 1; n <= 1000; n++) {

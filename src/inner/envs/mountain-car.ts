@@ -17,7 +17,13 @@ export const MOUNTAIN_CAR_INFO: EnvInfo = {
   actionSpace: { type: 'discrete', n: 3 },
   maxEpisodeSteps: 200,
   params: [
-    { name: 'force', default: 0.001, min: 0.0002, max: 0.005, description: 'velocity change per step from the engine (accelerate left: −force, right: +force)' },
+    {
+      name: 'force',
+      default: 0.001,
+      min: 0.0002,
+      max: 0.005,
+      description: 'velocity change per step from the engine (accelerate left: −force, right: +force)',
+    },
     { name: 'gravity', default: 0.0025, min: 0.0005, max: 0.01, description: 'velocity change per step from gravity, scaled by the slope cos(3·position)' },
   ],
 };

@@ -4,7 +4,7 @@
  */
 import type { TaskBrief } from '../../spec/brief.js';
 import { getEnvironment } from './index.js';
-import { GymVecEnv, gymnasiumEnvInfo } from './gym-bridge.js';
+import { GymVecEnv, gymnasiumEnvInfo } from './gym-vector.js';
 import type { Env, EnvInfo } from './types.js';
 import type { ParamSetting } from './vector.js';
 import type { VectorEnv } from './wrappers.js';

@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { compileExpression } from '../expr.js';
+import { compileExpression } from '../expr/expression.js';
 import { RunningNorm } from '../normalize.js';
 import { CartPoleEnv } from './cartpole.js';
 import type { Env } from './types.js';
@@ -37,7 +37,10 @@ test('StepBudget counts every env step and refuses the step that would pass the 
   assert.equal(env.used, 8);
   assert.equal(env.canStep(), false, '8 + 4 > 10');
   // An algorithm that asks for more anyway gets an error, and nothing is stepped or counted.
-  assert.throws(() => env.step(actions(4, 2)), (e: Error) => e instanceof StepCapError && /refused a step of 4 env steps with 8 of the job's 10 already used/.test(e.message));
+  assert.throws(
+    () => env.step(actions(4, 2)),
+    (e: Error) => e instanceof StepCapError && /refused a step of 4 env steps with 8 of the job's 10 already used/.test(e.message),
+  );
   assert.equal(sims.steps(), 8);
   assert.equal(counter.used, 8);
 });
@@ -135,7 +138,12 @@ test('deferred NormalizeObservation folds every observed row as one batch at com
 });
 
 test('TrainingEnv without normalisation hands out the raw observations and no statistics', () => {
-  const env = new TrainingEnv(new VecEnv(() => new CartPoleEnv(), 2, 1), { counter: new StepCounter(100), limits: noLimits, reward: compileExpression('r', NAMES), normalize: false });
+  const env = new TrainingEnv(new VecEnv(() => new CartPoleEnv(), 2, 1), {
+    counter: new StepCounter(100),
+    limits: noLimits,
+    reward: compileExpression('r', NAMES),
+    normalize: false,
+  });
   const x = Float32Array.of(5, 6, 7, 8);
   assert.equal(env.observe(), env.obs);
   assert.equal(env.normalizeInPlace(x, 1)[0], 5);

@@ -15,8 +15,8 @@
  * `obs` and `nextObs` stay raw at every layer (the reward expression and replay buffers read
  * them); the normalised view is asked for explicitly (`observe`, `currentObs`, `finalObs`).
  */
-import { NaNError } from '../context.js';
-import type { CompiledExpression } from '../expr.js';
+import { NaNError } from '../errors.js';
+import type { CompiledExpression } from '../expr/expression.js';
 import { RunningNorm } from '../normalize.js';
 import type { EpisodeStat } from './vector.js';
 

@@ -4,9 +4,11 @@
  * small-MLP kernels of `kernels.ts` as code rather than as a checked-in binary.
  */
 
-/** Value types. */
+/** Value type i32. */
 export const I32 = 0x7f;
+/** Value type f32. */
 export const F32 = 0x7d;
+/** Value type v128 (SIMD). */
 export const V128 = 0x7b;
 
 /** Unsigned LEB128. */

@@ -1,6 +1,6 @@
 /**
- * Initialisation shared by both engines: orthogonal matrices (Saxe et al.) from the job's
- * generator, and a fused MLP initialised the way CleanRL initialises its layers.
+ * Initialisation: orthogonal matrices (Saxe et al.) from the job's generator, and a fused MLP
+ * initialised the way CleanRL initialises its layers.
  */
 import type { Rng } from '../../util/rng.js';
 import { FusedMlp } from './mlp.js';
@@ -34,7 +34,7 @@ export function orthogonal(rows: number, cols: number, gain: number, rng: Rng): 
 
 /**
  * A fused MLP with orthogonal weights (gain √2 on hidden layers, `outGain` on the last) and zero
- * biases, drawing from `rng` in the same order as `makeNet`.
+ * biases, drawing from `rng` layer by layer (as the tfjs reference `src/testing/tf-mlp.ts` does).
  */
 export function initMlp(sizes: number[], activation: 'tanh' | 'relu', outGain: number, rng: Rng, capacity = 64): FusedMlp {
   const net = new FusedMlp(sizes, activation, capacity);

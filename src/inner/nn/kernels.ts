@@ -35,7 +35,10 @@ export interface Kernels {
    * One Adam step over n floats: g' = scale·g + l2·p; m, v updated with (b1, b2);
    * p ← p·decay − step · m / (√v · isb + eps).
    */
-  adam(p: number, g: number, m: number, v: number, n: number, scale: number, l2: number, decay: number, b1: number, b2: number, step: number, isb: number, eps: number): void;
+  adam(
+    p: number, g: number, m: number, v: number, n: number,
+    scale: number, l2: number, decay: number, b1: number, b2: number, step: number, isb: number, eps: number,
+  ): void;
 }
 
 /** Emits one register block: R rows × V vectors of C, accumulating over Q. */

@@ -1,8 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rng } from '../../util/rng.js';
-import { initTf, tf } from '../tf.js';
-import { makeNet, orthogonal } from '../nets.js';
+import { initTf, tf } from '../../util/tf.js';
+import { makeNet } from '../../testing/tf-mlp.js';
+import { orthogonal } from './init.js';
 import { mlpForward } from '../policy.js';
 import { FusedMlp } from './mlp.js';
 

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { Controller, type ControllerTrace } from './controller.js';
 import { buildHeads } from './space.js';
 import { getPublicTask } from '../../tasks/briefs.js';
-import { validateSpec } from '../../inner/validate.js';
-import { initTf } from '../../inner/tf.js';
+import { validateSpec } from '../../inner/spec-check.js';
+import { initTf } from '../../util/tf.js';
 import { Rng } from '../../util/rng.js';
 
 const { brief } = getPublicTask('cartpole-balance');

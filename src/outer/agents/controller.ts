@@ -9,7 +9,7 @@
  */
 import type { TaskBrief } from '../../spec/brief.js';
 import { Rng } from '../../util/rng.js';
-import { initTf, tf } from '../../inner/tf.js';
+import { initTf, tf } from '../../util/tf.js';
 import { FEATURE_DIM, briefFeatures } from './features.js';
 import { HEAD_NAMES, activeHeads, buildHeads, decode, headLayout } from './space.js';
 import type { Agent, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';

@@ -20,7 +20,7 @@ import { dirname, join, resolve } from 'node:path';
 import type { TaskBrief } from '../../spec/brief.js';
 import { grammarSchema } from '../../spec/grammar-schema.js';
 import { getPublicTask } from '../../tasks/briefs.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { checkAnswer, readAnswer } from '../answer.js';
 import type { JsonObject } from '../../spec/patch.js';
 import { jobEnvironment } from '../../inner/job-env.js';

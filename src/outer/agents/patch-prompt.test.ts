@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { listTasks } from '../../tasks/briefs.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { applyMergePatch } from '../../spec/patch.js';
 import { isUnchanged } from '../answer.js';
 import { buildPrompt } from './prompt.js';

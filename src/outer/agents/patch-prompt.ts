@@ -8,7 +8,7 @@
 import type { TaskBrief } from '../../spec/brief.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { type JsonObject, applyMergePatch, isJsonObject } from '../../spec/patch.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { isUnchanged } from '../answer.js';
 import type { ChatMessage } from './prompt.js';
 

@@ -7,7 +7,7 @@ import { listTasks, getPublicTask } from '../../tasks/briefs.js';
 import { heldOutSeeds } from '../../tasks/secret.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { buildPrompt, compactExample, describeSpecFields } from './prompt.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 

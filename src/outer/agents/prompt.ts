@@ -5,10 +5,10 @@
  * improvement). Built from the public brief only: nothing of the hidden evaluation.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import type { TaskBrief } from '../../spec/brief.js';
 import { jobSpecJsonSchema } from '../../spec/schema.js';
-import { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS } from '../../inner/expr.js';
+import { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS } from '../../inner/expr/expression.js';
 import { REWARD_RULE } from '../reward.js';
 import { patchPrompt } from './patch-prompt.js';
 

@@ -4,7 +4,7 @@ import { SearchAgent } from './search.js';
 import { BaselineAgent } from './baseline.js';
 import { buildHeads } from './space.js';
 import { getPublicTask } from '../../tasks/briefs.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { Rng } from '../../util/rng.js';
 
 const { brief } = getPublicTask('cartpole-balance');

@@ -7,7 +7,7 @@ import { recordDemonstrations, standardDemos } from './demos.js';
 import { runJob } from '../../inner/train.js';
 import { getPublicTask } from '../briefs.js';
 import { dataForJob, scoreArtifact } from '../../outer/score.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 
 const [expert, operator, random] = standardDemos('driving');
 

@@ -12,7 +12,7 @@ import { getEnvironment } from '../../inner/envs/index.js';
 import { getPublicTask } from '../briefs.js';
 import { getHiddenEvaluation } from '../hidden.js';
 import { heldOutSeeds } from '../secret.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { runJob } from '../../inner/train.js';
 import { dataForJob, scoreArtifact } from '../../outer/score.js';
 import { Scorer } from '../../outer/scorer.js';

@@ -10,7 +10,7 @@ import { builtInTaskIds } from '../extra.js';
 import { getPublicTask, listTasks } from '../briefs.js';
 import { getHiddenEvaluation, getSupervisedEvaluation } from '../hidden.js';
 import { heldOutSeeds } from '../secret.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { runJob } from '../../inner/train.js';
 import { dataForJob, scoreArtifact } from '../../outer/score.js';
 import type { JobSpecInput } from '../../spec/schema.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { FAMILIES, generateFamilyTasks, registerFamilyTasks } from './index.js';
 import { getPublicTask } from '../briefs.js';
 import { getHiddenEvaluation, getSupervisedEvaluation } from '../hidden.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { runJob } from '../../inner/train.js';
 import { dataForJob, scoreArtifact, type Score } from '../../outer/score.js';
 import { Scorer } from '../../outer/scorer.js';

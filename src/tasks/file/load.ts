@@ -12,7 +12,7 @@
 import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Dataset } from '../../spec/data.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import type { SourceRecipe, SupervisedTaskDef } from '../supervised-def.js';
 import { supervisedBrief, supervisedSpec } from '../supervised-def.js';
 import type { ExtraTask } from '../extra.js';

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runJob } from '../../inner/train.js';
-import { validateSpec } from '../../inner/validate.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { scoreArtifact } from '../../outer/score.js';
 import { Scorer } from '../../outer/scorer.js';
 import { LocalExecutor } from '../../run/local.js';

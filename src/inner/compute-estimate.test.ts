@@ -8,10 +8,10 @@ import type { JobSpecInput } from '../spec/schema.js';
 import { parseSpec } from '../spec/validate.js';
 import { getPublicTask, listTasks } from '../tasks/briefs.js';
 import { REFERENCE_SPECS } from '../tasks/reference-specs.js';
-import { WORK_MARGIN, estimateCompute, netShape } from './compute.js';
+import { WORK_MARGIN, estimateCompute, netShape } from './compute-estimate.js';
 import { fusedMemoryBytes } from './nn/mlp.js';
 import { runJob } from './train.js';
-import { validateSpec } from './validate.js';
+import { validateSpec } from './spec-check.js';
 
 const cartpole = getPublicTask('cartpole-balance');
 

@@ -1,3 +1,10 @@
+/**
+ * TensorFlow.js, started once per thread. The outer loop's learned controller
+ * (`src/outer/agents/controller.ts`) keeps its network on tfjs, so the loop and the experiments
+ * start it here, as do the tfjs reference of the engine's tests (`src/testing/tf-mlp.ts`) and the
+ * worker pool's tfjs fixture. No training job uses tfjs: jobs train on the fused engine
+ * (`src/inner/nn/mlp.ts`). It lives in util/ because both the pool (run/) and the loop (outer/) use it.
+ */
 import * as tf from '@tensorflow/tfjs';
 import '@tensorflow/tfjs-backend-wasm';
 

@@ -9,8 +9,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ExpressionError, checkExpression, compileExpression } from './expr.js';
-import { expressionArb, notOneLine, tokenSoupArb } from '../testing/arbitraries.js';
+import { ExpressionError, checkExpression, compileExpression } from './expression.js';
+import { expressionArb, notOneLine, tokenSoupArb } from '../../testing/arbitraries.js';
 
 const VARS = ['x', 'x_dot', 'theta', 'theta_dot', 'r', 't', 'done'];
 const RUNS = 1500;
@@ -33,11 +33,13 @@ function compileOrRefuse(source: string, values: number[][]): string | null {
   return null;
 }
 
-test(`expression property: ${RUNS} generated grammatical expressions compile and evaluate to numbers, or are refused only for a limit or a non-finite constant`, () => {
+const GRAMMATICAL = `expression property: ${RUNS} generated grammatical expressions compile and evaluate to numbers`;
+test(`${GRAMMATICAL}, or are refused only for a limit or a non-finite constant`, () => {
   fc.assert(
     fc.property(expressionArb(VARS, 6), fc.array(inputs, { minLength: 1, maxLength: 3 }), (source, values) => {
       const refused = compileOrRefuse(source, values);
-      if (refused !== null) assert.match(refused, /evaluates to (-?Infinity|NaN)|nested too deeply|characters long; the limit is|exponent is too large/, source);
+      const limits = /evaluates to (-?Infinity|NaN)|nested too deeply|characters long; the limit is|exponent is too large/;
+      if (refused !== null) assert.match(refused, limits, source);
     }),
     { numRuns: RUNS, seed: 401 },
   );
@@ -59,9 +61,12 @@ test(`expression property: ${RUNS} generated token soups (hostile names, operato
 
 test('expression property: 1000 generated arbitrary strings (Unicode, control characters, long) never throw unexpectedly', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ maxLength: 700 }), fc.string({ unit: 'grapheme-ascii', maxLength: 60 })), (source) => {
-      compileOrRefuse(source, [VARS.map(() => 1)]);
-    }),
+    fc.property(
+      fc.oneof(fc.string({ unit: 'binary', maxLength: 80 }), fc.string({ maxLength: 700 }), fc.string({ unit: 'grapheme-ascii', maxLength: 60 })),
+      (source) => {
+        compileOrRefuse(source, [VARS.map(() => 1)]);
+      },
+    ),
     { numRuns: 1000, seed: 403 },
   );
 });

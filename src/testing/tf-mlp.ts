@@ -1,15 +1,12 @@
 /**
- * Dense networks on TensorFlow.js: orthogonal initialisation from a generator, the forward pass,
- * and snapshots of the weights as plain layers. The trainers use the fused engine (`nn/mlp.ts`);
- * these are the reference it is checked against (gradient tests) and measured against
- * (`npm run bench -- crossover`).
+ * A dense network on TensorFlow.js, the reference the fused engine (`src/inner/nn/mlp.ts`) is
+ * checked against (its gradient, Adam and SGD tests) and measured against (`npm run bench --
+ * crossover`). No job trains on it. Initialised like the engine's nets: orthogonal weights from a
+ * generator, zero biases.
  */
 import type { Rng } from '../util/rng.js';
-import type { DenseLayer } from './policy.js';
-import { tf } from './tf.js';
-import { orthogonal } from './nn/init.js';
-
-export { orthogonal };
+import { tf } from '../util/tf.js';
+import { orthogonal } from '../inner/nn/init.js';
 
 /** An MLP as tfjs variables: layer sizes, weights and biases. */
 export interface Net {
@@ -41,14 +38,3 @@ export function forward(net: Net, x: tf.Tensor2D, activation: 'tanh' | 'relu'): 
   }
   return h;
 }
-
-/** The weights as plain dense layers. */
-export function snapshot(net: Net): DenseLayer[] {
-  return net.w.map((w, l) => ({
-    in: net.sizes[l],
-    out: net.sizes[l + 1],
-    weights: Array.from(w.dataSync()),
-    bias: Array.from(net.b[l].dataSync()),
-  }));
-}
-

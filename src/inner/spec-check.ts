@@ -1,8 +1,8 @@
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { SpecError, type SpecIssue, parseSpec } from '../spec/validate.js';
-import { computeIssues } from './compute.js';
-import { checkExpression } from './expr.js';
+import { computeIssues } from './compute-estimate.js';
+import { checkExpression } from './expr/expression.js';
 
 /** Names the reward expression may use for a brief, in the engine's order. */
 export function rewardVariableNames(brief: TaskBrief): string[] {
@@ -13,7 +13,7 @@ export function rewardVariableNames(brief: TaskBrief): string[] {
  * Checks a schema-valid spec against the task's brief: task id, parameters and their
  * declared ranges, wrappers, algorithm, budget cap, demonstrations and the reward
  * expression; then, when all of that fits, the job's estimated memory and work against the
- * task's caps (see compute.ts). Returns every issue found (empty when the spec fits).
+ * task's caps (see compute-estimate.ts). Returns every issue found (empty when the spec fits).
  */
 export function briefIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   const issues: SpecIssue[] = [];
@@ -31,7 +31,10 @@ export function briefIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
     if (lo < p.min || hi > p.max) issues.push({ path, value: setting, message: `outside the declared range [${p.min}, ${p.max}]` });
   }
   for (const w of spec.environment.wrappers) {
-    if (!brief.environment.wrappers.includes(w)) issues.push({ path: 'environment.wrappers', value: w, message: `wrapper not offered by this task (offered: ${brief.environment.wrappers.join(', ') || 'none'})` });
+    if (!brief.environment.wrappers.includes(w)) {
+      const offered = brief.environment.wrappers.join(', ') || 'none';
+      issues.push({ path: 'environment.wrappers', value: w, message: `wrapper not offered by this task (offered: ${offered})` });
+    }
   }
   if (!brief.algorithms.includes(spec.algorithm.name)) {
     issues.push({ path: 'algorithm.name', value: spec.algorithm.name, message: `not allowed for this task (allowed: ${brief.algorithms.join(', ')})` });
@@ -51,19 +54,27 @@ function safeComputeIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   }
 }
 
+/** The issues of a control job's spec: budget, demonstrations, no data sources, the reward expression. */
 function controlIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   const issues: SpecIssue[] = [];
   const steps = spec.budget.envSteps;
   if (steps === undefined) issues.push({ path: 'budget.envSteps', value: undefined, message: 'required for a control task' });
-  else if (steps > brief.budget.maxEnvSteps) issues.push({ path: 'budget.envSteps', value: steps, message: `exceeds the task's cap of ${brief.budget.maxEnvSteps}` });
+  else if (steps > brief.budget.maxEnvSteps) {
+    issues.push({ path: 'budget.envSteps', value: steps, message: `exceeds the task's cap of ${brief.budget.maxEnvSteps}` });
+  }
   const demo = spec.dataset.demonstrations;
   if (demo !== null && !brief.demonstrations.some((s) => s.id === demo)) {
-    issues.push({ path: 'dataset.demonstrations', value: demo, message: `not in the task's catalog (${brief.demonstrations.map((s) => s.id).join(', ') || 'none offered'})` });
+    const catalog = brief.demonstrations.map((s) => s.id).join(', ') || 'none offered';
+    issues.push({ path: 'dataset.demonstrations', value: demo, message: `not in the task's catalog (${catalog})` });
   } else if (demo !== null && spec.algorithm.name !== 'ppo') {
     issues.push({ path: 'dataset.demonstrations', value: demo, message: `behaviour-cloning warm starts are implemented for ppo, not ${spec.algorithm.name}` });
   }
-  if (spec.dataset.sources.length) issues.push({ path: 'dataset.sources', value: spec.dataset.sources, message: 'control tasks take no dataset sources (use dataset.demonstrations)' });
-  if (spec.reward.objective !== undefined) issues.push({ path: 'reward.objective', value: spec.reward.objective, message: 'control tasks train on reward.expression, not a supervised objective' });
+  if (spec.dataset.sources.length) {
+    issues.push({ path: 'dataset.sources', value: spec.dataset.sources, message: 'control tasks take no dataset sources (use dataset.demonstrations)' });
+  }
+  if (spec.reward.objective !== undefined) {
+    issues.push({ path: 'reward.objective', value: spec.reward.objective, message: 'control tasks train on reward.expression, not a supervised objective' });
+  }
   const expr = spec.reward.expression;
   if (expr === undefined) issues.push({ path: 'reward.expression', value: undefined, message: 'required for a control task' });
   else {
@@ -73,6 +84,7 @@ function controlIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   return issues;
 }
 
+/** The issues of a supervised job's spec: budget, sources, objective, the weight expression. */
 function supervisedIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   const issues: SpecIssue[] = [];
   const info = brief.supervised;
@@ -81,11 +93,14 @@ function supervisedIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   const cap = brief.budget.maxExamples ?? 0;
   if (examples === undefined) issues.push({ path: 'budget.examples', value: undefined, message: 'required for a supervised task' });
   else if (examples > cap) issues.push({ path: 'budget.examples', value: examples, message: `exceeds the task's cap of ${cap}` });
-  if (spec.dataset.demonstrations !== null) issues.push({ path: 'dataset.demonstrations', value: spec.dataset.demonstrations, message: 'supervised tasks take dataset.sources, not demonstrations' });
-  if (!spec.dataset.sources.length) issues.push({ path: 'dataset.sources', value: [], message: `choose at least one source from the catalog (${info.sources.map((s) => s.id).join(', ')})` });
+  const catalog = info.sources.map((s) => s.id).join(', ');
+  if (spec.dataset.demonstrations !== null) {
+    issues.push({ path: 'dataset.demonstrations', value: spec.dataset.demonstrations, message: 'supervised tasks take dataset.sources, not demonstrations' });
+  }
+  if (!spec.dataset.sources.length) issues.push({ path: 'dataset.sources', value: [], message: `choose at least one source from the catalog (${catalog})` });
   spec.dataset.sources.forEach((src, i) => {
     if (!info.sources.some((s) => s.id === src.id)) {
-      issues.push({ path: `dataset.sources[${i}].id`, value: src.id, message: `not in the task's catalog (${info.sources.map((s) => s.id).join(', ')})` });
+      issues.push({ path: `dataset.sources[${i}].id`, value: src.id, message: `not in the task's catalog (${catalog})` });
     }
   });
   if (spec.dataset.sources.length && spec.dataset.sources.every((s) => s.weight === 0)) {
@@ -93,11 +108,15 @@ function supervisedIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   }
   const objective = spec.reward.objective;
   const classify = info.target.type === 'classification';
-  if (objective === undefined) issues.push({ path: 'reward.objective', value: undefined, message: `required for a supervised task (${classify ? 'cross-entropy or focal' : 'mse or huber'})` });
+  const fitting = classify ? 'cross-entropy or focal' : 'mse or huber';
+  if (objective === undefined) issues.push({ path: 'reward.objective', value: undefined, message: `required for a supervised task (${fitting})` });
   else if (classify !== (objective === 'cross-entropy' || objective === 'focal')) {
-    issues.push({ path: 'reward.objective', value: objective, message: `does not fit a ${info.target.type} target (use ${classify ? 'cross-entropy or focal' : 'mse or huber'})` });
+    issues.push({ path: 'reward.objective', value: objective, message: `does not fit a ${info.target.type} target (use ${fitting})` });
   }
-  if (spec.reward.expression !== undefined) issues.push({ path: 'reward.expression', value: spec.reward.expression, message: 'supervised tasks use reward.objective (and reward.weight), not a per-step reward expression' });
+  if (spec.reward.expression !== undefined) {
+    const message = 'supervised tasks use reward.objective (and reward.weight), not a per-step reward expression';
+    issues.push({ path: 'reward.expression', value: spec.reward.expression, message });
+  }
   if (spec.reward.weight !== null) {
     const err = checkExpression(spec.reward.weight, rewardVariableNames(brief), { label: 'weight expression' });
     if (err) issues.push({ path: 'reward.weight', value: spec.reward.weight, message: err });

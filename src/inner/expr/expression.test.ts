@@ -1,13 +1,13 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import {
   ALLOWED_FUNCTIONS,
   EXPRESSION_LIMITS,
   ExpressionError,
   checkExpression,
   compileExpression,
-} from './expr.js';
+} from './expression.js';
 
 const VARS = ['x', 'x_dot', 'theta', 'theta_dot', 'r', 'done', 't'] as const;
 type Values = Partial<Record<(typeof VARS)[number], number>>;
@@ -322,13 +322,18 @@ test('limits are as documented and frozen', () => {
 });
 
 test('the compiler source never evaluates text and uses only the mathjs parser', () => {
-  const path = new URL('../../../src/inner/expr.ts', import.meta.url);
-  const text = readFileSync(path, 'utf8');
-  assert.ok(!text.includes('eval('), 'eval( found');
-  assert.ok(!text.includes('new Function'), 'new Function found');
-  assert.ok(!text.includes('node:vm'), 'node:vm found');
-  assert.ok(!/from\s+['"]vm['"]/.test(text), 'vm import found');
-  const imports = [...text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'mathjs'/g)].map((m) => m[1].split(',').map((s) => s.trim()).sort());
+  const dir = new URL('../../../../src/inner/expr/', import.meta.url);
+  const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+  assert.ok(files.length >= 4, `the compiler's files: ${files.join(', ')}`);
+  const imports: string[][] = [];
+  for (const file of files) {
+    const text = readFileSync(new URL(file, dir), 'utf8');
+    assert.ok(!text.includes('eval('), `eval( found in ${file}`);
+    assert.ok(!text.includes('new Function'), `new Function found in ${file}`);
+    assert.ok(!text.includes('node:vm'), `node:vm found in ${file}`);
+    assert.ok(!/from\s+['"]vm['"]/.test(text), `vm import found in ${file}`);
+    for (const m of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'mathjs'/g)) imports.push(m[1].split(',').map((s) => s.trim()).sort());
+  }
   assert.deepEqual(imports, [['create', 'parseDependencies']]);
 });
 

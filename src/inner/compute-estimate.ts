@@ -19,7 +19,7 @@
  *             forward — matMul, bias add, activation — and ~3 more backward until the step ends),
  *             rows·U·4·3 per network run forward only, plus rows·(k+1)·4·12 for the loss terms.
  *             (Counted for tfjs; the fused engine keeps fewer, about 3 to 4 floats per unit and row,
- *             so the estimate errs high: compute.test.ts holds it within 4× of a real job's allocation.)
+ *             so the estimate errs high: compute-estimate.test.ts holds it within 4× of a real job's allocation.)
  *   buffers   PPO: numEnvs·rolloutSteps rows of (4d + 4k + 33) bytes (obs, actions, log-prob,
  *             reward, done, value, advantage, return, permutation) and the minibatch copies;
  *             DQN: bufferSize·(8d + 9) (obs, next obs, action, reward, terminal; allocated whole);
@@ -169,18 +169,28 @@ function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
     const gradientSteps = updates * a.epochs * mbPerEpoch;
     const rows = gradientSteps * mb;
     const params = actor.params + critic.params + (space.type === 'box' ? k : 0);
-    const rowsWords = `minibatch of ${n0(mb)} rows (environment.numEnvs ${numEnvs} × algorithm.rolloutSteps ${steps} / algorithm.minibatches ${a.minibatches})`;
+    const rowsWords =
+      `minibatch of ${n0(mb)} rows (environment.numEnvs ${numEnvs} × algorithm.rolloutSteps ${steps} / algorithm.minibatches ${a.minibatches})`;
     memory.push(
-      { field: 'model.hidden', what: `${hiddenWords(spec)}: ${n0(params)} parameters with gradients and Adam state`, bytes: trainedWeights(actor) + trainedWeights(critic) },
+      {
+        field: 'model.hidden',
+        what: `${hiddenWords(spec)}: ${n0(params)} parameters with gradients and Adam state`,
+        bytes: trainedWeights(actor) + trainedWeights(critic),
+      },
       {
         field: 'model.hidden',
         what: `${rowsWords} × ${n0(actor.units + critic.units)} units of the actor and critic (${hiddenWords(spec)}), forward and backward`,
         bytes: trainActivations(mb, actor, k) + trainActivations(mb, critic, 1) + mb * (F32 * 2 * (d + k + 3)),
       },
-      { field: 'algorithm.rolloutSteps', what: `rollout buffers of ${n0(batch)} rows (environment.numEnvs ${numEnvs} × algorithm.rolloutSteps ${steps})`, bytes: batch * (F32 * d + F32 * k + 33) },
+      {
+        field: 'algorithm.rolloutSteps',
+        what: `rollout buffers of ${n0(batch)} rows (environment.numEnvs ${numEnvs} × algorithm.rolloutSteps ${steps})`,
+        bytes: batch * (F32 * d + F32 * k + 33),
+      },
     );
     const flops = 2 * (rows * 3 * (actor.macs + critic.macs) + updates * batch * (actor.macs + critic.macs));
-    const what = `${n0(gradientSteps)} gradient steps (algorithm.epochs ${a.epochs} × ${mbPerEpoch} minibatches × ${n0(updates)} rollouts) of ${n0(mb)} rows through the actor and critic (${n0(actor.macs + critic.macs)} multiply-adds a row)`;
+    const what = `${n0(gradientSteps)} gradient steps (algorithm.epochs ${a.epochs} × ${mbPerEpoch} minibatches × ${n0(updates)} rollouts) of ${n0(mb)} ` +
+      `rows through the actor and critic (${n0(actor.macs + critic.macs)} multiply-adds a row)`;
     return finish(params, memory, flops, gradientSteps, { field: a.epochs > 1 ? 'algorithm.epochs' : 'model.hidden', what });
   }
 
@@ -191,16 +201,26 @@ function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
     const events = Math.max(0, Math.floor(vecSteps / a.trainFrequency) - Math.floor(Math.floor(a.learningStarts / numEnvs) / a.trainFrequency));
     const gradientSteps = events * a.gradientSteps;
     memory.push(
-      { field: 'model.hidden', what: `${hiddenWords(spec)}: ${n0(q.params)} parameters of the Q-network with Adam state and its target copy`, bytes: trainedWeights(q) + q.params * (F32 + F64) },
+      {
+        field: 'model.hidden',
+        what: `${hiddenWords(spec)}: ${n0(q.params)} parameters of the Q-network with Adam state and its target copy`,
+        bytes: trainedWeights(q) + q.params * (F32 + F64),
+      },
       {
         field: 'algorithm.batchSize',
         what: `batches of algorithm.batchSize ${B} rows × ${n0(q.units)} units (${hiddenWords(spec)}), forward and backward plus the target network`,
         bytes: trainActivations(B, q, k) + B * F32 * FORWARD_TENSORS_PER_UNIT * q.units + B * F32 * (2 * d + 3),
       },
-      { field: 'algorithm.bufferSize', what: `a replay buffer of algorithm.bufferSize ${n0(a.bufferSize)} transitions × ${d} observation values`, bytes: a.bufferSize * (F32 * 2 * d + 9) },
+      {
+        field: 'algorithm.bufferSize',
+        what: `a replay buffer of algorithm.bufferSize ${n0(a.bufferSize)} transitions × ${d} observation values`,
+        bytes: a.bufferSize * (F32 * 2 * d + 9),
+      },
     );
     const flops = 2 * (gradientSteps * B * (3 * q.macs + q.macs) + envSteps * q.macs + events * q.params);
-    const what = `${n0(gradientSteps)} gradient steps (budget.envSteps ${n0(envSteps)} / environment.numEnvs ${numEnvs} / algorithm.trainFrequency ${a.trainFrequency} × algorithm.gradientSteps ${a.gradientSteps}) of algorithm.batchSize ${B} rows (${n0(q.macs)} multiply-adds a row, ${hiddenWords(spec)})`;
+    const what = `${n0(gradientSteps)} gradient steps (budget.envSteps ${n0(envSteps)} / environment.numEnvs ${numEnvs} / algorithm.trainFrequency ` +
+      `${a.trainFrequency} × algorithm.gradientSteps ${a.gradientSteps}) of algorithm.batchSize ${B} rows (${n0(q.macs)} multiply-adds a row, ` +
+      `${hiddenWords(spec)})`;
     const field = a.gradientSteps > 1 ? 'algorithm.gradientSteps' : a.trainFrequency <= 1 ? 'algorithm.trainFrequency' : 'algorithm.batchSize';
     return finish(q.params, memory, flops, gradientSteps, { field, what });
   }
@@ -209,24 +229,38 @@ function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
     // One update holds every step of at least episodesPerUpdate finished episodes (up to numEnvs - 1 more finish at the same step).
     const rows = Math.min(envSteps, (a.episodesPerUpdate + numEnvs) * info.maxEpisodeSteps);
     memory.push(
-      { field: 'model.hidden', what: `${hiddenWords(spec)}: ${n0(actor.params + critic.params)} parameters with Adam state`, bytes: trainedWeights(actor) + trainedWeights(critic) },
       {
         field: 'model.hidden',
-        what: `updates of up to ${n0(rows)} rows ((algorithm.episodesPerUpdate ${a.episodesPerUpdate} + environment.numEnvs ${numEnvs}) episodes × ${info.maxEpisodeSteps} steps) × ${n0(actor.units + critic.units)} units (${hiddenWords(spec)}), forward and backward`,
+        what: `${hiddenWords(spec)}: ${n0(actor.params + critic.params)} parameters with Adam state`,
+        bytes: trainedWeights(actor) + trainedWeights(critic),
+      },
+      {
+        field: 'model.hidden',
+        what: `updates of up to ${n0(rows)} rows ((algorithm.episodesPerUpdate ${a.episodesPerUpdate} + environment.numEnvs ${numEnvs}) episodes × ` +
+          `${info.maxEpisodeSteps} steps) × ${n0(actor.units + critic.units)} units (${hiddenWords(spec)}), forward and backward`,
         bytes: trainActivations(rows, actor, k) + trainActivations(rows, critic, 1) + rows * F32 * FORWARD_TENSORS_PER_UNIT * critic.units,
       },
-      { field: 'algorithm.episodesPerUpdate', what: `the episodes of one update, ${n0(rows)} rows kept in JS`, bytes: rows * ((d + 2) * F64 * 2 + (d + 2) * F32) },
+      {
+        field: 'algorithm.episodesPerUpdate',
+        what: `the episodes of one update, ${n0(rows)} rows kept in JS`,
+        bytes: rows * ((d + 2) * F64 * 2 + (d + 2) * F32),
+      },
     );
     // Every step is used in exactly one update; the number of updates depends on episode lengths (not counted).
     const flops = 2 * envSteps * (actor.macs + 3 * actor.macs + 4 * critic.macs);
-    const what = `budget.envSteps ${n0(envSteps)} steps, each acted on and trained on once through the policy and value networks (${n0(4 * actor.macs + 4 * critic.macs)} multiply-adds a step, ${hiddenWords(spec)})`;
+    const what = `budget.envSteps ${n0(envSteps)} steps, each acted on and trained on once through the policy and value networks ` +
+      `(${n0(4 * actor.macs + 4 * critic.macs)} multiply-adds a step, ${hiddenWords(spec)})`;
     return finish(actor.params + critic.params, memory, flops, 0, { field: 'model.hidden', what });
   }
 
   if (a.name === 'ars') {
     const rows = Math.min(envSteps, 2 * a.directions * info.maxEpisodeSteps);
     memory.push(
-      { field: 'model.hidden', what: `${hiddenWords(spec)}: ${n0(actor.params)} parameters and algorithm.directions ${a.directions} perturbations`, bytes: actor.params * F64 * (a.directions + 4) },
+      {
+        field: 'model.hidden',
+        what: `${hiddenWords(spec)}: ${n0(actor.params)} parameters and algorithm.directions ${a.directions} perturbations`,
+        bytes: actor.params * F64 * (a.directions + 4),
+      },
       { field: 'algorithm.directions', what: `the states of one iteration, ${n0(rows)} rows`, bytes: rows * d * F64 * 2 },
     );
     const flops = 2 * envSteps * actor.macs;
@@ -257,7 +291,11 @@ function supervisedEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
   const gradientSteps = Math.min(a.epochs * perEpoch, Math.floor(maxExamples / batch));
   const epochs = Math.ceil(gradientSteps / perEpoch);
   const memory: MemoryPart[] = [
-    { field: 'model.hidden', what: `${hiddenWords(spec)}: ${n0(net.params)} parameters with gradients and optimiser state`, bytes: trainedWeights(net) + net.params * F64 },
+    {
+      field: 'model.hidden',
+      what: `${hiddenWords(spec)}: ${n0(net.params)} parameters with gradients and optimiser state`,
+      bytes: trainedWeights(net) + net.params * F64,
+    },
     {
       field: 'algorithm.batchSize',
       what: `batches of ${n0(batch)} rows (algorithm.batchSize ${a.batchSize}) × ${n0(net.units)} units (${hiddenWords(spec)}), forward and backward`,
@@ -265,7 +303,8 @@ function supervisedEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
     },
     {
       field: 'dataset.size',
-      what: `${n0(n)} drawn rows (dataset.size ${spec.dataset.size ?? 'null: every row of the chosen sources'}) and the ${n0(provided)} rows provided, × ${d} features`,
+      what: `${n0(n)} drawn rows (dataset.size ${spec.dataset.size ?? 'null: every row of the chosen sources'}) and the ${n0(provided)} rows provided, × ` +
+        `${d} features`,
       bytes: (n + provided) * (d + 1) * F64 * 2,
     },
     {
@@ -275,7 +314,8 @@ function supervisedEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
     },
   ];
   const flops = 2 * (gradientSteps * batch * 3 * net.macs + epochs * nVal * net.macs);
-  const what = `${n0(gradientSteps)} gradient steps of ${n0(batch)} rows (algorithm.epochs ${a.epochs} × ${n0(perEpoch)} steps an epoch, within budget.examples ${n0(maxExamples)}) through ${n0(net.macs)} multiply-adds a row (${hiddenWords(spec)})`;
+  const what = `${n0(gradientSteps)} gradient steps of ${n0(batch)} rows (algorithm.epochs ${a.epochs} × ${n0(perEpoch)} steps an epoch, within ` +
+    `budget.examples ${n0(maxExamples)}) through ${n0(net.macs)} multiply-adds a row (${hiddenWords(spec)})`;
   return finish(net.params, memory, flops, gradientSteps, { field: a.batchSize < 16 ? 'algorithm.batchSize' : 'budget.examples', what });
 }
 
@@ -302,7 +342,8 @@ export function computeIssues(spec: JobSpec, brief: TaskBrief, estimate: Compute
     issues.push({
       path: top.field,
       value: fieldValue(spec, top.field),
-      message: `the job needs about ${formatBytes(estimate.memoryBytes)} of memory, over the task's cap of ${capMb.toLocaleString('en-US')} MB (${top.what}: ${formatBytes(top.bytes)})`,
+      message: `the job needs about ${formatBytes(estimate.memoryBytes)} of memory, over the task's cap of ${capMb.toLocaleString('en-US')} MB ` +
+        `(${top.what}: ${formatBytes(top.bytes)})`,
     });
   }
   const wall = brief.budget.maxWallSeconds;
@@ -312,7 +353,8 @@ export function computeIssues(spec: JobSpec, brief: TaskBrief, estimate: Compute
       value: fieldValue(spec, estimate.work.field),
       message:
         `the job's work cannot finish within the task's wall-clock cap of ${n0(wall)} s: ${estimate.work.what}; about ${sci(estimate.flops)} FLOPs, ` +
-        `which take about ${n0(estimate.seconds)} s even at ${THROUGHPUT_FLOPS / 1e9} GFLOP/s and ${STEP_OVERHEAD_S * 1000} ms a gradient step (refused above ${WORK_MARGIN}× the cap)`,
+        `which take about ${n0(estimate.seconds)} s even at ${THROUGHPUT_FLOPS / 1e9} GFLOP/s and ${STEP_OVERHEAD_S * 1000} ms a gradient step (refused ` +
+          `above ${WORK_MARGIN}× the cap)`,
     });
   }
   return issues;
