@@ -1,6 +1,7 @@
 // The rrl dashboard page: plain JavaScript, no build step. Routes by the path
 // (/, /runs/KEY, /runs/KEY/jobs, /runs/KEY/jobs/ID), reads /api, draws with uPlot, and
 // re-reads whatever the server says changed (server-sent events on /api/events).
+// @ts-check (src/dashboard/static/tsconfig.json: `npm run typecheck` checks this page)
 'use strict';
 
 const main = document.getElementById('main');
@@ -307,7 +308,7 @@ async function jobsPage(key) {
         <span class="muted" id="count">${d.rows.length}${d.truncated ? '+ (first rows only: filter to see the rest)' : ''} job(s)</span></div>
       <table id="jobs"><thead><tr><th class="num">job</th><th class="num">iteration</th><th>task</th><th class="num">slot</th><th>status</th><th class="num">score</th><th class="num">reward</th>
       <th class="num">steps / examples</th><th class="num">CPU s</th><th class="num">wall s</th><th>failure reason</th></tr></thead><tbody>${rows}</tbody></table>`;
-    for (const sel of main.querySelectorAll('select[data-filter]')) {
+    for (const sel of /** @type {NodeListOf<HTMLSelectElement>} */ (main.querySelectorAll('select[data-filter]'))) {
       sel.addEventListener('change', () => {
         if (sel.value) params.set(sel.dataset.filter, sel.value);
         else params.delete(sel.dataset.filter);
@@ -413,7 +414,7 @@ async function jobPage(key, id) {
       if (c) chart('c-curve', c.step, [{ label: curveName, values: c.value }], { xLabel: 'step', yLabel: curveName });
     };
     drawCurve();
-    const sel = document.getElementById('curve');
+    const sel = /** @type {HTMLSelectElement | null} */ (document.getElementById('curve'));
     if (sel)
       sel.addEventListener('change', () => {
         curveName = sel.value;
