@@ -13,7 +13,7 @@
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobRow } from '../store/store.js';
-import { type RewardParts, type RewardRuleName, type ScoredEntry, bestEntry, bonusThreshold, outerReward } from './reward.js';
+import { type RewardParts, type RewardRuleName, type ScoredEntry, bestEntry, bonusThreshold, groupAdvantages, outerReward } from './reward.js';
 import {
   BASELINE_ATTEMPTS,
   BASELINE_SEEDS,
@@ -224,16 +224,15 @@ export function rewardGroup(
       ),
     };
   });
-  const mean = scored.reduce((a, s) => a + s.reward, 0) / Math.max(1, scored.length);
-  const sd = Math.sqrt(scored.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / Math.max(1, scored.length));
-  return scored.map((s) => ({
+  const advantages = groupAdvantages(scored.map((s) => s.reward));
+  return scored.map((s, i) => ({
     row: s.row,
     reward: s.reward,
     improvement: s.improvement,
     bonus: s.bonus,
     cost: s.cost,
     jobId: s.row.id,
-    advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
+    advantage: advantages[i],
     groupId,
     detail: {
       rule: reward?.rule ?? 'improvement',

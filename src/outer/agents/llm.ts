@@ -27,6 +27,7 @@ import { jobEnvironment } from '../../inner/job-env.js';
 import { MAX_ISSUE_CHARS, MAX_REPLY_CHARS, SPEC_BOUNDS, checkBounds, describeViolation, oneLine } from '../../spec/bounds.js';
 import type { Rng } from '../../util/rng.js';
 import { sampleFromTrace, trlRow } from '../export.js';
+import { groupAdvantages } from '../reward.js';
 import { buildPrompt, type ChatMessage, type PromptHistoryItem } from './prompt.js';
 import type { Agent, IterationContext, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
 
@@ -342,13 +343,11 @@ interface LlmState {
 export function batchRows(groups: RewardGroup[], ctx: IterationContext): Record<string, unknown>[] {
   const rows: Record<string, unknown>[] = [];
   for (const g of groups) {
-    const rewards = g.items.map((i) => i.reward);
-    const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
-    const sd = Math.sqrt(rewards.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, rewards.length));
+    const advantages = groupAdvantages(g.items.map((i) => i.reward));
     g.items.forEach((item, slot) => {
       const t = item.trace as LlmTrace | null;
       if (!t || t.kind !== 'llm' || t.completion === null) return;
-      const advantage = item.advantage ?? (sd > 1e-6 ? (item.reward - mean) / sd : 0);
+      const advantage = item.advantage ?? advantages[slot];
       const job = { jobId: item.jobId ?? -1, runId: ctx.runId, iteration: ctx.iteration, slot, task: g.brief.id, groupId: `it${ctx.iteration}/${g.brief.id}` };
       rows.push(trlRow(sampleFromTrace(t, { ...job, reward: item.reward, advantage, status: item.status ?? 'unknown', error: item.error ?? null })));
     });
