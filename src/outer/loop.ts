@@ -32,7 +32,7 @@ import { taskReference } from './noise.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from './settle.js';
 import { pinTaskFingerprints } from './fingerprints.js';
 import { type FidelityConfig, fidelityPaid, successiveHalving } from './fidelity.js';
-import { type ComputeReport, computeReport } from './compute.js';
+import { type ComputeReport, computeReport } from './compute-report.js';
 
 /** A run's configuration, stored with the run and reused on resume. */
 export interface TrainConfig {
