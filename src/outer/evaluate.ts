@@ -13,8 +13,8 @@ import { validateSpec } from '../inner/validate.js';
 import { type Executor, executorTimeoutMs } from '../run/executor.js';
 import type { Store, JobOutcome, JobRow } from '../store/store.js';
 import { type ResultCache, specKey } from '../store/cache.js';
-import { dataForJob } from './score.js';
-import type { Scorer } from './scorer.js';
+import { dataForJob } from './scoring/hidden-score.js';
+import type { Scorer } from './scoring/scorer-pool.js';
 import { taskFingerprint } from '../tasks/fingerprint.js';
 
 /** Tracks wall time during which at least one job trains or is scored. */

@@ -25,7 +25,7 @@ import { BaselineAgent } from './agents/baseline.js';
 import { LlmAgent, type LlmOptions } from './agents/llm.js';
 import type { Agent, RewardGroup } from './agents/types.js';
 import type { RewardRuleName } from './reward.js';
-import { Scorer, type ScorerOptions } from './scorer.js';
+import { Scorer, type ScorerOptions } from './scoring/scorer-pool.js';
 import { BusyClock, Evaluator } from './evaluate.js';
 import { openRun } from './open-run.js';
 import { taskReference } from './noise.js';

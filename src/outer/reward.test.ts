@@ -7,7 +7,7 @@ import { REWARD_RULE, type ScoredEntry, bestEntry, bonusThreshold, groupAdvantag
 import { runJob } from '../inner/train.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { supervisedSpec } from '../tasks/supervised-def.js';
-import { dataForJob, scoreArtifact } from './score.js';
+import { dataForJob, scoreArtifact } from './scoring/hidden-score.js';
 
 const ok = (normalized: number | null, baseline = 0.5, bestSoFar = 0.5): RewardInput => ({ status: 'succeeded', normalized, baseline, bestSoFar });
 

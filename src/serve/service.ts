@@ -21,7 +21,7 @@ import { isUnchanged } from '../outer/answer.js';
 import { isJsonObject } from '../spec/patch.js';
 import { grammarSchema, patchGrammarSchema } from '../spec/grammar-schema.js';
 import type { RewardRuleName } from '../outer/reward.js';
-import { Scorer, type ScorerOptions } from '../outer/scorer.js';
+import { Scorer, type ScorerOptions } from '../outer/scoring/scorer-pool.js';
 import { Evaluator } from '../outer/evaluate.js';
 import { openRun } from '../outer/open-run.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from '../outer/settle.js';
