@@ -22,7 +22,8 @@ import { Controller } from './agents/controller.js';
 import { RandomAgent } from './agents/random.js';
 import { SearchAgent } from './agents/search.js';
 import { BaselineAgent } from './agents/baseline.js';
-import { LlmAgent, type LlmOptions } from './agents/llm.js';
+import { LlmAgent } from './agents/llm/agent.js';
+import type { LlmOptions } from './agents/llm/options.js';
 import type { Agent, RewardGroup } from './agents/types.js';
 import type { RewardRuleName } from './reward.js';
 import { Scorer, type ScorerOptions } from './scoring/scorer-pool.js';
@@ -259,12 +260,11 @@ export async function train(
         rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
       }
       const pendingBaselines = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
-      emit({
-        type: 'phase',
-        message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : ''}`,
-      });
+      const andBaselines = pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : '';
+      emit({ type: 'phase', message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${andBaselines}` });
       if (cfg.fidelity) {
-        await successiveHalving({ store, runId, iteration: it, fidelity: cfg.fidelity, brief: briefOf, runJobs: (r) => runJobs(r, it) }, rows, pendingBaselines);
+        const halving = { store, runId, iteration: it, fidelity: cfg.fidelity, brief: briefOf, runJobs: (r: JobRow[]) => runJobs(r, it) };
+        await successiveHalving(halving, rows, pendingBaselines);
       } else await runJobs([...pendingBaselines, ...rows], it);
       await retryBaselines(briefs, it);
       rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
@@ -311,7 +311,8 @@ export async function train(
         updateStats: stats,
       };
       store.completeIteration(runId, it, rewards, { agent: agent.name, state: await agent.state() }, summary);
-      emit({ type: 'iteration', iteration: it, meanReward: summary.meanReward, bestNormalized: summary.bestNormalized, meanNormalized: summary.meanNormalized });
+      const { meanReward, bestNormalized, meanNormalized } = summary;
+      emit({ type: 'iteration', iteration: it, meanReward, bestNormalized, meanNormalized });
     }
     store.setRunStatus(runId, 'finished');
     const noise = Object.fromEntries(
