@@ -39,8 +39,12 @@ export function readAnswer(value: unknown, baseline: unknown): ReadAnswer {
   if (isFullSpec(value)) return { ok: true, spec: value, patch: null };
   const patch = value as JsonObject;
   const over = checkBounds(patch, SPEC_BOUNDS);
-  if (over) return { ok: false, error: describeViolation('the patch (an answer without a "task" field) was not applied, it is over the limits of a job spec:', over) };
-  if (!isJsonObject(baseline)) return { ok: false, error: 'the answer is a patch (it has no "task" field) but the task has no baseline spec to apply it to; send the full job spec' };
+  if (over) {
+    return { ok: false, error: describeViolation('the patch (an answer without a "task" field) was not applied, it is over the limits of a job spec:', over) };
+  }
+  if (!isJsonObject(baseline)) {
+    return { ok: false, error: 'the answer is a patch (it has no "task" field) but the task has no baseline spec to apply it to; send the full job spec' };
+  }
   return { ok: true, spec: applyMergePatch(switchedAlgorithm(baseline, patch), patch), patch };
 }
 
@@ -76,7 +80,9 @@ export function checkAnswer(
   baseline: unknown,
 ): { ok: true; spec: JobSpec; unchanged: boolean } | { ok: false; error: string } {
   const checked = validateSpec(answer.spec, brief);
-  if (!checked.ok) return { ok: false, error: answer.patch ? `the patch over the baseline spec gives an invalid spec: ${checked.error.message}` : checked.error.message };
+  if (!checked.ok) {
+    return { ok: false, error: answer.patch ? `the patch over the baseline spec gives an invalid spec: ${checked.error.message}` : checked.error.message };
+  }
   return { ok: true, spec: checked.spec, unchanged: isUnchanged(checked.spec, brief, baseline) };
 }
 
@@ -104,7 +110,8 @@ export function answerPatch(baseline: unknown, spec: unknown): JsonObject {
  */
 export function proposalFromCompletion(text: string, baseline: unknown): GuardedProposal {
   if (text.length > MAX_REPLY_CHARS) {
-    return { spec: null, trace: null, rejected: { kind: 'invalid', error: `the completion is ${text.length} characters long; the limit is ${MAX_REPLY_CHARS}` } };
+    const error = `the completion is ${text.length} characters long; the limit is ${MAX_REPLY_CHARS}`;
+    return { spec: null, trace: null, rejected: { kind: 'invalid', error } };
   }
   const found = extractJsonObject(text);
   if (!found.ok) return { spec: null, trace: null, rejected: { kind: 'invalid', error: found.error } };

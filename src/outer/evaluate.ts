@@ -86,7 +86,9 @@ export class Evaluator {
         return { status: 'failed', failureKind: result.kind, error: result.error, wallSeconds: result.cost.wallSeconds ?? null, artifactDir: outDir };
       }
       const { cost } = result.artifact;
-      const work = { envSteps: cost.envSteps, examples: cost.examples, wallSeconds: cost.wallSeconds, cpuSeconds: cost.cpuSeconds, artifactDir: outDir, curve: result.curve };
+      const work = {
+        envSteps: cost.envSteps, examples: cost.examples, wallSeconds: cost.wallSeconds, cpuSeconds: cost.cpuSeconds, artifactDir: outDir, curve: result.curve,
+      };
       // Scored in the scorer's own thread: the harness's event loop stays free meanwhile.
       const scored = await scorer.score(row.task, outDir, { signal, secret });
       if (signal?.aborted) return null;
@@ -104,7 +106,8 @@ export class Evaluator {
   async run(row: JobRow, brief: TaskBrief): Promise<boolean> {
     const { store, cache, evalId } = this.o;
     const outDir = this.outDir(row.id);
-    const checked = validateSpec(this.o.pruneFlat && (row.kind === 'proposal' || row.kind === 'confirm') && brief.kind === 'control' ? withFlatStop(row.spec) : row.spec, brief);
+    const prune = this.o.pruneFlat && (row.kind === 'proposal' || row.kind === 'confirm') && brief.kind === 'control';
+    const checked = validateSpec(prune ? withFlatStop(row.spec) : row.spec, brief);
     if (!checked.ok) {
       store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
       return true;

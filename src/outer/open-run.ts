@@ -34,7 +34,8 @@ export function openRun(store: Store, dir: string, config: (object & { seed?: nu
     }
     if (run.evalIdentity && run.evalIdentity !== evalId) {
       throw new Error(
-        `this run was scored with evaluation secret ${run.evalIdentity} but the current secret is ${evalId}; resume with the run's secret (RRL_EVAL_SECRET or RRL_EVAL_SECRET_FILE)`,
+        `this run was scored with evaluation secret ${run.evalIdentity} but the current secret is ${evalId}; ` +
+          "resume with the run's secret (RRL_EVAL_SECRET or RRL_EVAL_SECRET_FILE)",
       );
     }
     if (!run.evalIdentity) {

@@ -200,8 +200,14 @@ export class Controller implements Agent {
   async load(state: unknown): Promise<void> {
     await initTf();
     const s = state as { weights: number[][]; adam?: { name: string; shape: number[]; values: number[] }[] };
-    const fits = Array.isArray(s?.weights) && s.weights.length === this.vars.length && s.weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
-    if (!fits) throw new Error(`controller checkpoint has the wrong shape (saved by a controller with other features or width; this one reads ${FEATURE_DIM} features, hidden ${this.opts.hidden})`);
+    const fits =
+      Array.isArray(s?.weights) && s.weights.length === this.vars.length && s.weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
+    if (!fits) {
+      throw new Error(
+        'controller checkpoint has the wrong shape (saved by a controller with other features or width; ' +
+          `this one reads ${FEATURE_DIM} features, hidden ${this.opts.hidden})`,
+      );
+    }
     s.weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
     if (s.adam?.length) {
       // Adam restores its moments by position (the order of this.vars), so saved names are kept as they are.
