@@ -20,6 +20,7 @@ import { writeJsonLines } from './json-lines.js';
 
 /** The export formats. */
 export const EXPORT_FORMATS = ['trl', 'verl'] as const;
+/** One of `EXPORT_FORMATS`. */
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** One proposal as a GRPO sample. */

@@ -25,6 +25,7 @@ export const REWARD_RULE = { failure: -1, bonus: 0.5, margin: 0.01 } as const;
 
 /** The selectable rules. */
 export const REWARD_RULES = ['improvement', 'best', 'cost'] as const;
+/** One of `REWARD_RULES`. */
 export type RewardRuleName = (typeof REWARD_RULES)[number];
 
 /** Inputs of a rule for one job. */

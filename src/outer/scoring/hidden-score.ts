@@ -17,6 +17,7 @@ import type { Score } from '../../spec/score.js';
 // The artifact's file names from spec/, which holds no training code: a scorer thread loads no tfjs.
 import { ARTIFACT_FILES } from '../../spec/artifact.js';
 
+/** The hidden evaluation's number for one artifact (spec/score.ts). */
 export type { Score } from '../../spec/score.js';
 
 /** Maps a raw score onto the task's anchors: random → 0, reference → 1. */
