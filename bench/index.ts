@@ -11,7 +11,7 @@ import { CartPoleEnv } from '../src/inner/envs/cartpole.js';
 import { VecEnv } from '../src/inner/envs/vector.js';
 import { runJob } from '../src/inner/train.js';
 import type { PolicyFile } from '../src/inner/policy.js';
-import { dataForJob, scoreArtifact, scorePolicy } from '../src/outer/score.js';
+import { dataForJob, scoreArtifact, scorePolicy } from '../src/outer/scoring/hidden-score.js';
 import { train } from '../src/outer/loop.js';
 import { LocalExecutor } from '../src/run/local.js';
 import { getPublicTask, listTasks } from '../src/tasks/briefs.js';

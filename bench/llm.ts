@@ -13,7 +13,8 @@
  * RRL_BENCH_LLM_MAX_TOKENS (384), RRL_BENCH_LLM_CTX (the server's context, 2048),
  * RRL_BENCH_LLM_THREADS (1), RRL_BENCH_LLM_TEMPERATURE (0.7).
  */
-import { LlmAgent, type LlmTrace } from '../src/outer/agents/llm.js';
+import { LlmAgent } from '../src/outer/agents/llm/agent.js';
+import type { LlmTrace } from '../src/outer/agents/llm/trace.js';
 import { getPublicTask } from '../src/tasks/briefs.js';
 import { LlamaServer, llamaServerMissing } from '../src/testing/llama-server.js';
 import { Rng } from '../src/util/rng.js';

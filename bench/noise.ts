@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runJob } from '../src/inner/train.js';
 import { bridgePython } from '../src/inner/envs/gym-bridge.js';
-import { dataForJob, scoreArtifact } from '../src/outer/score.js';
+import { dataForJob, scoreArtifact } from '../src/outer/scoring/hidden-score.js';
 import { listTasks } from '../src/tasks/briefs.js';
 import { REFERENCE_SPECS } from '../src/tasks/reference-specs.js';
 import { evalIdentity, evalSecret } from '../src/tasks/secret.js';

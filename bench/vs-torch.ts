@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { num, table } from '../src/cli/format.js';
 import { runJob } from '../src/inner/train.js';
-import { scoreArtifact } from '../src/outer/score.js';
+import { scoreArtifact } from '../src/outer/scoring/hidden-score.js';
 import { getPublicTask } from '../src/tasks/briefs.js';
 import { cleanRlPpoSpec } from '../src/testing/specs.js';
 

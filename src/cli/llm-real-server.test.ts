@@ -22,7 +22,7 @@ import { Store } from '../store/store.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { grammarSchema } from '../spec/grammar-schema.js';
 import { LlamaServer, llamaServerMissing } from '../testing/llama-server.js';
-import type { LlmTrace } from '../outer/agents/llm.js';
+import type { LlmTrace } from '../outer/agents/llm/trace.js';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
 const why = llamaServerMissing();

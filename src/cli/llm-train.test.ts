@@ -16,7 +16,7 @@ import { parquetReadObjects } from 'hyparquet';
 import { FakeLlmServer, fakeLogprob, fakeTokens, type FakeReply } from '../testing/fake-llm-server.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { Store, type JobRow } from '../store/store.js';
-import type { LlmTrace } from '../outer/agents/llm.js';
+import type { LlmTrace } from '../outer/agents/llm/trace.js';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-llm-'));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getPublicTask } from '../tasks/briefs.js';
 import { evalSecret, evalSecretFile } from '../tasks/secret.js';
-import { dataForJob, scoreArtifact } from '../outer/score.js';
+import { dataForJob, scoreArtifact } from '../outer/scoring/hidden-score.js';
 import { LocalExecutor } from '../run/local.js';
 import { runJob } from './train.js';
 

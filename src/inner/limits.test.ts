@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { TaskBrief } from '../spec/brief.js';
 import { JobSpecSchema } from '../spec/schema.js';
 import { getPublicTask } from '../tasks/briefs.js';
-import { dataForJob } from '../outer/score.js';
+import { dataForJob } from '../outer/scoring/hidden-score.js';
 import { getEnvironment } from './envs/index.js';
 import { StepCapError } from './envs/wrappers.js';
 import { MemoryLimitError, TimeLimitError, engineFailureKind, errorKind } from './errors.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { runJob } from './train.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { ppoSpec } from '../tasks/control/define.js';
-import { scoreArtifact } from '../outer/score.js';
+import { scoreArtifact } from '../outer/scoring/hidden-score.js';
 import { arsSpec, fastPpoSpec } from '../testing/specs.js';
 
 const { brief } = getPublicTask('cartpole-balance');

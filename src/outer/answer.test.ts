@@ -4,8 +4,7 @@ import fc from 'fast-check';
 import { getPublicTask } from '../tasks/briefs.js';
 import { validateSpec } from '../inner/spec-check.js';
 import { controlSpecArb, deepValue, notOneLine, supervisedSpecArb } from '../testing/arbitraries.js';
-import { answerPatch, checkAnswer, isFullSpec, readAnswer } from './answer.js';
-import { proposalFromCompletion } from './evaluate.js';
+import { answerPatch, checkAnswer, isFullSpec, proposalFromCompletion, readAnswer } from './answer.js';
 import parseCompletions from '../serve/intake-worker.js';
 
 const iris = getPublicTask('iris-species');

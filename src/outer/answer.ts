@@ -10,13 +10,18 @@
  * patch gives the new one's. The patch is bounded like a spec before it is applied; the merged spec is then guarded and
  * validated as a full one is. An answer is `unchanged` when it trains the same job as the
  * baseline, seed aside (the validated specs compared without their seeds).
+ *
+ * `proposalFromCompletion` reads a completion as a language model writes it (prose and fences
+ * around the object) into a proposal: `rrl train` and `rrl serve` parse replies the same way.
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
-import { SPEC_BOUNDS, checkBounds, describeViolation } from '../spec/bounds.js';
+import { MAX_REPLY_CHARS, SPEC_BOUNDS, checkBounds, describeViolation } from '../spec/bounds.js';
+import { extractJsonObject } from '../spec/extract.js';
 import { type JsonObject, applyMergePatch, isJsonObject, mergePatchBetween } from '../spec/patch.js';
 import { validateSpec } from '../inner/spec-check.js';
 import { seedlessKey } from './noise.js';
+import { type GuardedProposal, guardProposal } from './guard.js';
 
 /** What an answer stands for: the spec to validate and, for the patch form, the patch as written. */
 export type ReadAnswer = { ok: true; spec: unknown; patch: JsonObject | null } | { ok: false; error: string };
@@ -34,8 +39,12 @@ export function readAnswer(value: unknown, baseline: unknown): ReadAnswer {
   if (isFullSpec(value)) return { ok: true, spec: value, patch: null };
   const patch = value as JsonObject;
   const over = checkBounds(patch, SPEC_BOUNDS);
-  if (over) return { ok: false, error: describeViolation('the patch (an answer without a "task" field) was not applied, it is over the limits of a job spec:', over) };
-  if (!isJsonObject(baseline)) return { ok: false, error: 'the answer is a patch (it has no "task" field) but the task has no baseline spec to apply it to; send the full job spec' };
+  if (over) {
+    return { ok: false, error: describeViolation('the patch (an answer without a "task" field) was not applied, it is over the limits of a job spec:', over) };
+  }
+  if (!isJsonObject(baseline)) {
+    return { ok: false, error: 'the answer is a patch (it has no "task" field) but the task has no baseline spec to apply it to; send the full job spec' };
+  }
   return { ok: true, spec: applyMergePatch(switchedAlgorithm(baseline, patch), patch), patch };
 }
 
@@ -71,7 +80,9 @@ export function checkAnswer(
   baseline: unknown,
 ): { ok: true; spec: JobSpec; unchanged: boolean } | { ok: false; error: string } {
   const checked = validateSpec(answer.spec, brief);
-  if (!checked.ok) return { ok: false, error: answer.patch ? `the patch over the baseline spec gives an invalid spec: ${checked.error.message}` : checked.error.message };
+  if (!checked.ok) {
+    return { ok: false, error: answer.patch ? `the patch over the baseline spec gives an invalid spec: ${checked.error.message}` : checked.error.message };
+  }
   return { ok: true, spec: checked.spec, unchanged: isUnchanged(checked.spec, brief, baseline) };
 }
 
@@ -88,4 +99,23 @@ export function answerPatch(baseline: unknown, spec: unknown): JsonObject {
     patch.algorithm = Object.fromEntries(Object.entries(algorithm).filter(([, v]) => v !== null));
   }
   return patch;
+}
+
+/**
+ * Parses a completion as a language model writes it (prose, a code fence, a `<think>` block
+ * around one JSON object) into a proposal as the store keeps it: the first complete JSON object,
+ * a full spec or a merge patch over `baseline` (the task's baseline spec, `readAnswer`),
+ * within the limits of a job spec; no object, or one over the limits, is an invalid proposal
+ * with a one-line reason. The proposal keeps the patch as written. Never throws.
+ */
+export function proposalFromCompletion(text: string, baseline: unknown): GuardedProposal {
+  if (text.length > MAX_REPLY_CHARS) {
+    const error = `the completion is ${text.length} characters long; the limit is ${MAX_REPLY_CHARS}`;
+    return { spec: null, trace: null, rejected: { kind: 'invalid', error } };
+  }
+  const found = extractJsonObject(text);
+  if (!found.ok) return { spec: null, trace: null, rejected: { kind: 'invalid', error: found.error } };
+  const read = readAnswer(found.value, baseline);
+  if (!read.ok) return { spec: null, trace: null, rejected: { kind: 'invalid', error: read.error } };
+  return guardProposal({ spec: read.spec, trace: null, patch: read.patch });
 }

@@ -1,23 +1,20 @@
 /**
- * One proposal through the middle of the flow: parse, validate, cache, execute, score, reward.
- * Two callers share it: `rrl train` (the agent lives in the harness, outer/loop.ts) and `rrl serve`
- * (the agent lives in an RL framework outside, serve/). A job row goes in pending and comes out
- * finished in the store, or stays pending when the run was interrupted (resume runs it again).
+ * One proposal through the middle of the flow: validate, cache, execute, score (the reward is
+ * settled per group afterwards, outer/settle.ts). Two callers share it: `rrl train` (the agent
+ * lives in the harness, outer/loop.ts) and `rrl serve` (the agent lives in an RL framework
+ * outside, serve/). A job row goes in pending and comes out finished in the store, or stays
+ * pending when the run was interrupted (resume runs it again). Opening the run is
+ * outer/open-run.ts; parsing a completion into a proposal is outer/answer.ts.
  */
 import { join } from 'node:path';
 import { rmSync } from 'node:fs';
 import type { TaskBrief } from '../spec/brief.js';
 import { validateSpec } from '../inner/spec-check.js';
-import { MAX_REPLY_CHARS } from '../spec/bounds.js';
-import { extractJsonObject } from '../spec/extract.js';
-import { type GuardedProposal, guardProposal } from './guard.js';
-import { readAnswer } from './answer.js';
 import { type Executor, executorTimeoutMs } from '../run/executor.js';
 import type { Store, JobOutcome, JobRow } from '../store/store.js';
 import { type ResultCache, specKey } from '../store/cache.js';
-import { dataForJob } from './score.js';
-import type { Scorer } from './scorer.js';
-import { evalIdentity, evalSecret } from '../tasks/secret.js';
+import { dataForJob } from './scoring/hidden-score.js';
+import type { Scorer } from './scoring/scorer-pool.js';
 import { taskFingerprint } from '../tasks/fingerprint.js';
 
 /** Tracks wall time during which at least one job trains or is scored. */
@@ -35,68 +32,11 @@ export class BusyClock {
   }
 }
 
-/** The run a store holds (created from `config` when there is none) and the secret that scores it. */
-export interface OpenedRun {
-  runId: string;
-  config: unknown;
-  secret: string;
-  evalId: string;
-}
-
-/**
- * Opens the run in `store`, creating it from `config` with id `run-<time>-<seedhex>` when the
- * store has none. A run scored under another evaluation secret is refused (its scores would
- * not compare); a run that recorded none continues under the current one.
- */
-export function openRun(store: Store, dir: string, config: (object & { seed?: number }) | null, emit: (message: string) => void): OpenedRun {
-  const secret = evalSecret();
-  const evalId = evalIdentity(secret);
-  let run = store.getRun();
-  if (!run) {
-    if (!config) throw new Error(`no run to resume in ${dir} (store.db has no run)`);
-    const id = `run-${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${((config.seed ?? 0) >>> 0).toString(16)}`;
-    store.createRun(id, config, evalId);
-    run = store.getRun()!;
-  } else {
-    if (config && JSON.stringify(config) !== JSON.stringify(run.config)) {
-      emit('resuming with the configuration stored in the run (flags that differ are ignored)');
-    }
-    if (run.evalIdentity && run.evalIdentity !== evalId) {
-      throw new Error(
-        `this run was scored with evaluation secret ${run.evalIdentity} but the current secret is ${evalId}; resume with the run's secret (RRL_EVAL_SECRET or RRL_EVAL_SECRET_FILE)`,
-      );
-    }
-    if (!run.evalIdentity) {
-      store.setEvalIdentity(run.id, evalId);
-      emit(`this run recorded no evaluation secret; it continues under ${evalId}`);
-    }
-  }
-  return { runId: run.id, config: run.config, secret, evalId };
-}
-
 /** The spec with `budget.stopWhenFlat` set (the harness's pruning of hopeless jobs). */
 function withFlatStop(spec: unknown): unknown {
   if (!spec || typeof spec !== 'object') return spec;
   const s = spec as { budget?: unknown };
   return { ...s, budget: { ...(s.budget && typeof s.budget === 'object' ? s.budget : {}), stopWhenFlat: true } };
-}
-
-/**
- * Parses a completion as a language model writes it (prose, a code fence, a `<think>` block
- * around one JSON object) into a proposal as the store keeps it: the first complete JSON object,
- * a full spec or a merge patch over `baseline` (the task's baseline spec, see outer/answer.ts),
- * within the limits of a job spec; no object, or one over the limits, is an invalid proposal
- * with a one-line reason. The proposal keeps the patch as written. Never throws.
- */
-export function proposalFromCompletion(text: string, baseline: unknown): GuardedProposal {
-  if (text.length > MAX_REPLY_CHARS) {
-    return { spec: null, trace: null, rejected: { kind: 'invalid', error: `the completion is ${text.length} characters long; the limit is ${MAX_REPLY_CHARS}` } };
-  }
-  const found = extractJsonObject(text);
-  if (!found.ok) return { spec: null, trace: null, rejected: { kind: 'invalid', error: found.error } };
-  const read = readAnswer(found.value, baseline);
-  if (!read.ok) return { spec: null, trace: null, rejected: { kind: 'invalid', error: read.error } };
-  return guardProposal({ spec: read.spec, trace: null, patch: read.patch });
 }
 
 /** What an evaluator needs: where the run lives and what trains and scores its jobs. */
@@ -146,7 +86,9 @@ export class Evaluator {
         return { status: 'failed', failureKind: result.kind, error: result.error, wallSeconds: result.cost.wallSeconds ?? null, artifactDir: outDir };
       }
       const { cost } = result.artifact;
-      const work = { envSteps: cost.envSteps, examples: cost.examples, wallSeconds: cost.wallSeconds, cpuSeconds: cost.cpuSeconds, artifactDir: outDir, curve: result.curve };
+      const work = {
+        envSteps: cost.envSteps, examples: cost.examples, wallSeconds: cost.wallSeconds, cpuSeconds: cost.cpuSeconds, artifactDir: outDir, curve: result.curve,
+      };
       // Scored in the scorer's own thread: the harness's event loop stays free meanwhile.
       const scored = await scorer.score(row.task, outDir, { signal, secret });
       if (signal?.aborted) return null;
@@ -164,7 +106,8 @@ export class Evaluator {
   async run(row: JobRow, brief: TaskBrief): Promise<boolean> {
     const { store, cache, evalId } = this.o;
     const outDir = this.outDir(row.id);
-    const checked = validateSpec(this.o.pruneFlat && (row.kind === 'proposal' || row.kind === 'confirm') && brief.kind === 'control' ? withFlatStop(row.spec) : row.spec, brief);
+    const prune = this.o.pruneFlat && (row.kind === 'proposal' || row.kind === 'confirm') && brief.kind === 'control';
+    const checked = validateSpec(prune ? withFlatStop(row.spec) : row.spec, brief);
     if (!checked.ok) {
       store.finishJob(row.id, { status: 'invalid', failureKind: 'invalid', error: checked.error.message });
       return true;

@@ -213,7 +213,14 @@ const methodMeans = (rows: Omit<HeldOutRow, 'task'>[]): Omit<HeldOutRow, 'task'>
   Object.fromEntries(METHODS.map(([k]) => [k, meanOf(rows.map((r) => r[k]))])) as Omit<HeldOutRow, 'task'>;
 
 /** Meta-trains one controller and compares methods on the held-out tasks, for one seed, in `dir`. */
-async function runSeed(dir: string, options: TransferOptions, seed: number, cache: string, executor: Executor, onEvent?: (e: LoopEvent & { stage?: string }) => void): Promise<SeedResult> {
+async function runSeed(
+  dir: string,
+  options: TransferOptions,
+  seed: number,
+  cache: string,
+  executor: Executor,
+  onEvent?: (e: LoopEvent & { stage?: string }) => void,
+): Promise<SeedResult> {
   const tag = (options.seeds ?? 1) > 1 ? `seed ${seed}: ` : '';
   const emit = (stage: string) => (e: LoopEvent) => onEvent?.({ ...e, stage: `${tag}${stage}` });
 
@@ -240,11 +247,13 @@ async function runSeed(dir: string, options: TransferOptions, seed: number, cach
   for (const [i, task] of options.heldOutTasks.entries()) {
     const base = { tasks: [task], seed: seed * 1000 + i };
     onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: controller (frozen), random search, model-based search`, stage: task });
-    await train(join(dir, task, 'controller'), { ...base, agent: 'controller', iterations: 1, group: 16 }, executor, { agent: new HeldOut(controller, false), cache, onEvent: emit(task) });
+    const frozen = { agent: new HeldOut(controller, false), cache, onEvent: emit(task) };
+    await train(join(dir, task, 'controller'), { ...base, agent: 'controller', iterations: 1, group: 16 }, executor, frozen);
     // Adapting: a copy of the meta-trained controller (every task starts from the same weights) in rounds like the search's.
     const copy = new Controller({ seed });
     await copy.load(await controller.state());
-    await train(join(dir, task, 'controller-adapt'), { ...base, agent: 'controller', iterations: 4, group: 4 }, executor, { agent: new HeldOut(copy, true), cache, onEvent: emit(task) });
+    const adapting = { agent: new HeldOut(copy, true), cache, onEvent: emit(task) };
+    await train(join(dir, task, 'controller-adapt'), { ...base, agent: 'controller', iterations: 4, group: 4 }, executor, adapting);
     await train(join(dir, task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, executor, { cache, onEvent: emit(task) });
     await train(join(dir, task, 'search'), { ...base, agent: 'search', iterations: 4, group: 4 }, executor, { cache, onEvent: emit(task) });
     const c = readRun(join(dir, task, 'controller'));
@@ -270,7 +279,12 @@ async function runSeed(dir: string, options: TransferOptions, seed: number, cach
  * Runs the transfer experiment in `dir` with `executor`: one meta-training and comparison per
  * seed (in `dir/seed-S` when there are several), then one report of the means over seeds.
  */
-export async function runTransfer(dir: string, requested: TransferOptions, executor: Executor, onEvent?: (e: LoopEvent & { stage?: string }) => void): Promise<TransferResult> {
+export async function runTransfer(
+  dir: string,
+  requested: TransferOptions,
+  executor: Executor,
+  onEvent?: (e: LoopEvent & { stage?: string }) => void,
+): Promise<TransferResult> {
   const t0 = performance.now();
   const options = resolveFamilies(requested);
   if (!options.trainTasks.length) throw new Error('the transfer experiment needs at least one train task');
@@ -314,12 +328,18 @@ export async function runTransfer(dir: string, requested: TransferOptions, execu
   // Report: markdown, JSON, SVG plots.
   const wallSeconds = (performance.now() - t0) / 1000;
   const fmt = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
+  const yes = (b: boolean): string => (b ? 'yes' : 'no');
+  const perIteration = options.tasksPerIteration ? ` (${Math.min(options.tasksPerIteration, options.trainTasks.length)} tasks per iteration)` : '';
+  const lambda = options.reward?.rule === 'cost' ? ` (λ ${options.reward.lambda})` : '';
   const markdown = [
     `# Transfer experiment`,
     '',
-    `Meta-training: ${describeTasks(options.trainTasks)}; ${options.iterations} iterations × ${options.group} proposals per task${options.tasksPerIteration ? ` (${Math.min(options.tasksPerIteration, options.trainTasks.length)} tasks per iteration)` : ''}; outer reward \`${options.reward?.rule ?? 'improvement'}\`${options.reward?.rule === 'cost' ? ` (λ ${options.reward.lambda})` : ''}.`,
+    `Meta-training: ${describeTasks(options.trainTasks)}; ${options.iterations} iterations × ${options.group} proposals per task${perIteration}; ` +
+      `outer reward \`${options.reward?.rule ?? 'improvement'}\`${lambda}.`,
     `Held out: ${describeTasks(options.heldOutTasks)}. Wall time ${(wallSeconds / 60).toFixed(1)} min.`,
-    nSeeds > 1 ? `Seeds ${perSeed.map((r) => r.seed).join(', ')}: every figure is the mean over seeds; ± is the standard deviation of the per-seed means.` : `Seed ${options.seed}.`,
+    nSeeds > 1
+      ? `Seeds ${perSeed.map((r) => r.seed).join(', ')}: every figure is the mean over seeds; ± is the standard deviation of the per-seed means.`
+      : `Seed ${options.seed}.`,
     '',
     '## Outer learning curve (train tasks)',
     '',
@@ -342,9 +362,12 @@ export async function runTransfer(dir: string, requested: TransferOptions, execu
     '',
     '## Verdict',
     '',
-    `- controller zero-shot beats random search's best of 4 in every seed: **${verdict.zeroShotBeatsRandom4EverySeed ? 'yes' : 'no'}** (${perSeed.map((r) => `seed ${r.seed}: ${fmt(r.heldOut.zeroShot)} vs ${fmt(r.heldOut.randomBest4)}`).join('; ')})`,
-    `- controller best of 16 (adapting) at least level with model-based search's best of 16: **${verdict.adaptBest16AtLeastSearchBest16 ? 'yes' : 'no'}** (${fmt(heldOut.controllerAdaptBest16)} vs ${fmt(heldOut.searchBest16)})`,
-    `- zero-shot at least level with both searches' best of 16: **${verdict.zeroShotAtLeastBothBest16 ? 'yes' : 'no'}** (${fmt(heldOut.zeroShot)} vs ${fmt(heldOut.randomBest16)} random, ${fmt(heldOut.searchBest16)} search)`,
+    `- controller zero-shot beats random search's best of 4 in every seed: **${yes(verdict.zeroShotBeatsRandom4EverySeed)}** ` +
+      `(${perSeed.map((r) => `seed ${r.seed}: ${fmt(r.heldOut.zeroShot)} vs ${fmt(r.heldOut.randomBest4)}`).join('; ')})`,
+    `- controller best of 16 (adapting) at least level with model-based search's best of 16: **${yes(verdict.adaptBest16AtLeastSearchBest16)}** ` +
+      `(${fmt(heldOut.controllerAdaptBest16)} vs ${fmt(heldOut.searchBest16)})`,
+    `- zero-shot at least level with both searches' best of 16: **${yes(verdict.zeroShotAtLeastBothBest16)}** ` +
+      `(${fmt(heldOut.zeroShot)} vs ${fmt(heldOut.randomBest16)} random, ${fmt(heldOut.searchBest16)} search)`,
     '',
     ...(nSeeds > 1
       ? [

@@ -36,7 +36,9 @@ export const ASHA_DEFAULTS: FidelityConfig = { mode: 'asha', eta: 3, minShare: 1
 
 /** The budget shares of the rungs, lowest first, ending at 1: minShare·eta^r while below 1. */
 export function rungShares(f: Pick<FidelityConfig, 'eta' | 'minShare'>): number[] {
-  if (!(f.eta >= 2) || !(f.minShare > 0) || f.minShare > 1) throw new Error(`fidelity: eta must be >= 2 and minShare in (0, 1], got eta ${f.eta}, minShare ${f.minShare}`);
+  if (!(f.eta >= 2) || !(f.minShare > 0) || f.minShare > 1) {
+    throw new Error(`fidelity: eta must be >= 2 and minShare in (0, 1], got eta ${f.eta}, minShare ${f.minShare}`);
+  }
   const shares: number[] = [];
   for (let s = f.minShare; s < 1 - 1e-9; s *= f.eta) shares.push(s);
   shares.push(1);
@@ -181,12 +183,16 @@ export async function successiveHalving(c: HalvingContext, proposals: JobRow[], 
       const entrants =
         r === 0
           ? valid.filter((v) => v.row.task === task).map((v) => v.row.id)
-          : promote(mine.filter((j) => j.rung === r - 1).map((j) => ({ proposal: j.parentId as number, status: j.status, normalized: j.normalized })), c.fidelity.eta).sort((a, b) => a - b);
+          : promote(
+              mine.filter((j) => j.rung === r - 1).map((j) => ({ proposal: j.parentId as number, status: j.status, normalized: j.normalized })),
+              c.fidelity.eta,
+            ).sort((a, b) => a - b);
       let slot = mine.length;
       for (const id of entrants) {
         const v = valid.find((x) => x.row.id === id)!;
         const brief = c.brief(task);
-        add.push({ iteration: c.iteration, slot: slot++, task, kind: 'rung', agent: v.row.agent, spec: rungSpec(v.row.spec, v.spec, brief, shares[r]), trace: null, rung: r, parentId: id, share: shares[r] });
+        const spec = rungSpec(v.row.spec, v.spec, brief, shares[r]);
+        add.push({ iteration: c.iteration, slot: slot++, task, kind: 'rung', agent: v.row.agent, spec, trace: null, rung: r, parentId: id, share: shares[r] });
       }
     }
     if (add.length) c.store.addJobs(c.runId, add);

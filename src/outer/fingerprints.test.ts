@@ -13,8 +13,8 @@ import { ScriptedAgent } from '../testing/scripted-agent.js';
 import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../testing/task-files.js';
 import { TaskChangedError, pinTaskFingerprints } from './fingerprints.js';
 import { train } from './loop.js';
-import { dataForJob } from './score.js';
-import { Scorer } from './scorer.js';
+import { dataForJob } from './scoring/hidden-score.js';
+import { Scorer } from './scoring/scorer-pool.js';
 
 const dir = taskDir('rrl-fp-run-');
 const original = toCsv(syntheticRows(200));

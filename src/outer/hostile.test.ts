@@ -15,7 +15,7 @@ import { Store } from '../store/store.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { FakeLlmServer } from '../testing/fake-llm-server.js';
 import { MAX_ERROR_CHARS, MAX_ISSUE_CHARS } from '../spec/bounds.js';
-import type { LlmTrace } from './agents/llm.js';
+import type { LlmTrace } from './agents/llm/trace.js';
 import type { Agent, Proposal } from './agents/types.js';
 
 const MODEL = 'Qwen/Qwen3.6-35B-A3B';

@@ -22,16 +22,18 @@ import { Controller } from './agents/controller.js';
 import { RandomAgent } from './agents/random.js';
 import { SearchAgent } from './agents/search.js';
 import { BaselineAgent } from './agents/baseline.js';
-import { LlmAgent, type LlmOptions } from './agents/llm.js';
+import { LlmAgent } from './agents/llm/agent.js';
+import type { LlmOptions } from './agents/llm/options.js';
 import type { Agent, RewardGroup } from './agents/types.js';
 import type { RewardRuleName } from './reward.js';
-import { Scorer, type ScorerOptions } from './scorer.js';
-import { BusyClock, Evaluator, openRun } from './evaluate.js';
+import { Scorer, type ScorerOptions } from './scoring/scorer-pool.js';
+import { BusyClock, Evaluator } from './evaluate.js';
+import { openRun } from './open-run.js';
 import { taskReference } from './noise.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from './settle.js';
 import { pinTaskFingerprints } from './fingerprints.js';
 import { type FidelityConfig, fidelityPaid, successiveHalving } from './fidelity.js';
-import { type ComputeReport, computeReport } from './compute.js';
+import { type ComputeReport, computeReport } from './compute-report.js';
 
 /** A run's configuration, stored with the run and reused on resume. */
 export interface TrainConfig {
@@ -258,12 +260,11 @@ export async function train(
         rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
       }
       const pendingBaselines = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
-      emit({
-        type: 'phase',
-        message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : ''}`,
-      });
+      const andBaselines = pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : '';
+      emit({ type: 'phase', message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${andBaselines}` });
       if (cfg.fidelity) {
-        await successiveHalving({ store, runId, iteration: it, fidelity: cfg.fidelity, brief: briefOf, runJobs: (r) => runJobs(r, it) }, rows, pendingBaselines);
+        const halving = { store, runId, iteration: it, fidelity: cfg.fidelity, brief: briefOf, runJobs: (r: JobRow[]) => runJobs(r, it) };
+        await successiveHalving(halving, rows, pendingBaselines);
       } else await runJobs([...pendingBaselines, ...rows], it);
       await retryBaselines(briefs, it);
       rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
@@ -310,7 +311,8 @@ export async function train(
         updateStats: stats,
       };
       store.completeIteration(runId, it, rewards, { agent: agent.name, state: await agent.state() }, summary);
-      emit({ type: 'iteration', iteration: it, meanReward: summary.meanReward, bestNormalized: summary.bestNormalized, meanNormalized: summary.meanNormalized });
+      const { meanReward, bestNormalized, meanNormalized } = summary;
+      emit({ type: 'iteration', iteration: it, meanReward, bestNormalized, meanNormalized });
     }
     store.setRunStatus(runId, 'finished');
     const noise = Object.fromEntries(

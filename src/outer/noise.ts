@@ -122,7 +122,9 @@ export function taskReference(baselineRows: JobRow[]): TaskReference {
       scored: 0,
       seeds: latest.length,
       spread: null,
-      missing: failed ? `the baseline spec failed on every seed (${failed.failureKind ?? failed.status}: ${failed.error ?? 'no reason'})` : 'the baseline spec has not been scored',
+      missing: failed
+        ? `the baseline spec failed on every seed (${failed.failureKind ?? failed.status}: ${failed.error ?? 'no reason'})`
+        : 'the baseline spec has not been scored',
       spec,
     };
   }

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REWARD_RULE, type ScoredEntry, bestEntry, bonusThreshold, outerReward, type RewardInput } from './reward.js';
+import { REWARD_RULE, type ScoredEntry, bestEntry, bonusThreshold, groupAdvantages, outerReward, type RewardInput } from './reward.js';
 import { runJob } from '../inner/train.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { supervisedSpec } from '../tasks/supervised-def.js';
-import { dataForJob, scoreArtifact } from './score.js';
+import { dataForJob, scoreArtifact } from './scoring/hidden-score.js';
 
 const ok = (normalized: number | null, baseline = 0.5, bestSoFar = 0.5): RewardInput => ({ status: 'succeeded', normalized, baseline, bestSoFar });
 
@@ -17,6 +17,15 @@ function near(actual: number, expected: number, what: string): void {
 
 test('the rule constants', () => {
   assert.deepEqual({ ...REWARD_RULE }, { failure: -1, bonus: 0.5, margin: 0.01 });
+});
+
+test('group advantages: mean 0 and sd 1 within the group; all 0 without a spread or a member', () => {
+  const a = groupAdvantages([1, 0, -1, 0]);
+  near(a.reduce((x, y) => x + y, 0), 0, 'mean');
+  near(a.reduce((x, y) => x + y * y, 0) / a.length, 1, 'variance');
+  near(a[0], Math.SQRT2, 'the best');
+  assert.deepEqual(groupAdvantages([0.3, 0.3, 0.3]), [0, 0, 0]);
+  assert.deepEqual(groupAdvantages([]), []);
 });
 
 test('failed and invalid jobs get -1, whatever their score', () => {

@@ -25,6 +25,7 @@ export const REWARD_RULE = { failure: -1, bonus: 0.5, margin: 0.01 } as const;
 
 /** The selectable rules. */
 export const REWARD_RULES = ['improvement', 'best', 'cost'] as const;
+/** One of `REWARD_RULES`. */
 export type RewardRuleName = (typeof REWARD_RULES)[number];
 
 /** Inputs of a rule for one job. */
@@ -62,6 +63,17 @@ export interface RewardParts {
 }
 
 const clip = (v: number): number => Math.max(-1, Math.min(1, v));
+
+/**
+ * The group-relative advantages of one group's rewards (GRPO): each reward minus the group's
+ * mean, divided by the group's population standard deviation; all 0 when the rewards (nearly)
+ * agree (sd ≤ 1e-6), so a group without a spread teaches nothing.
+ */
+export function groupAdvantages(rewards: number[]): number[] {
+  const mean = rewards.reduce((a, b) => a + b, 0) / Math.max(1, rewards.length);
+  const sd = Math.sqrt(rewards.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, rewards.length));
+  return rewards.map((r) => (sd > 1e-6 ? (r - mean) / sd : 0));
+}
 
 /** Applies a rule (default `improvement`); `lambda` weighs compute in the `cost` rule. */
 export function outerReward(i: RewardInput, rule: RewardRuleName = 'improvement', lambda = 0.5): RewardParts {

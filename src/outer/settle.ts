@@ -13,7 +13,7 @@
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobRow } from '../store/store.js';
-import { type RewardParts, type RewardRuleName, type ScoredEntry, bestEntry, bonusThreshold, outerReward } from './reward.js';
+import { type RewardParts, type RewardRuleName, type ScoredEntry, bestEntry, bonusThreshold, groupAdvantages, outerReward } from './reward.js';
 import {
   BASELINE_ATTEMPTS,
   BASELINE_SEEDS,
@@ -46,7 +46,9 @@ export interface NewJob {
 
 /** The baseline jobs of a task: its baseline spec on each of the harness's seeds. */
 export function baselineJobs(task: string, baseline: unknown, secret: string): NewJob[] {
-  return harnessSeeds(task, BASELINE_SEEDS, secret).map((seed, slot) => ({ iteration: 0, slot, task, kind: 'baseline', agent: 'baseline', spec: withSeed(baseline, seed), trace: null }));
+  return harnessSeeds(task, BASELINE_SEEDS, secret).map((seed, slot) => ({
+    iteration: 0, slot, task, kind: 'baseline', agent: 'baseline', spec: withSeed(baseline, seed), trace: null,
+  }));
 }
 
 /**
@@ -61,7 +63,8 @@ export function baselineRetries(baselineRows: JobRow[]): NewJob[] {
     .filter((r) => machineDependent(r) && (attempts.get(seedIndex(r)) ?? 0) < BASELINE_ATTEMPTS)
     .map((r) => {
       const attempt = attempts.get(seedIndex(r)) ?? 1;
-      return { iteration: r.iteration, slot: attempt * BASELINE_SEEDS + seedIndex(r), task: r.task, kind: 'baseline', agent: 'baseline', spec: r.spec, trace: null };
+      const slot = attempt * BASELINE_SEEDS + seedIndex(r);
+      return { iteration: r.iteration, slot, task: r.task, kind: 'baseline', agent: 'baseline', spec: r.spec, trace: null };
     });
 }
 
@@ -159,7 +162,10 @@ export function confirmJobs(candidates: JobRow[], existing: JobRow[], secret: st
   return candidates
     .filter((c) => !have.has(c.id))
     .flatMap((c) =>
-      harnessSeeds(c.task, CONFIRM_SEEDS, secret).map((seed, i): NewJob => ({ iteration: c.iteration, slot: c.slot * CONFIRM_SEEDS + i, task: c.task, kind: 'confirm', agent: 'harness', spec: withSeed(c.spec, seed), trace: null, parentId: c.id })),
+      harnessSeeds(c.task, CONFIRM_SEEDS, secret).map((seed, i): NewJob => ({
+        iteration: c.iteration, slot: c.slot * CONFIRM_SEEDS + i, task: c.task, kind: 'confirm', agent: 'harness',
+        spec: withSeed(c.spec, seed), trace: null, parentId: c.id,
+      })),
     );
 }
 
@@ -224,16 +230,15 @@ export function rewardGroup(
       ),
     };
   });
-  const mean = scored.reduce((a, s) => a + s.reward, 0) / Math.max(1, scored.length);
-  const sd = Math.sqrt(scored.reduce((a, s) => a + (s.reward - mean) ** 2, 0) / Math.max(1, scored.length));
-  return scored.map((s) => ({
+  const advantages = groupAdvantages(scored.map((s) => s.reward));
+  return scored.map((s, i) => ({
     row: s.row,
     reward: s.reward,
     improvement: s.improvement,
     bonus: s.bonus,
     cost: s.cost,
     jobId: s.row.id,
-    advantage: sd > 1e-6 ? (s.reward - mean) / sd : 0,
+    advantage: advantages[i],
     groupId,
     detail: {
       rule: reward?.rule ?? 'improvement',
@@ -248,9 +253,14 @@ export function rewardGroup(
       bestUncertainty: best.uncertainty,
       stderr: s.row.stderr,
       uncertainty: Number.isFinite(s.uncertainty) ? s.uncertainty : null,
-      confirmation: s.confirmation ? { normalized: s.confirmation.normalized, uncertainty: s.confirmation.uncertainty, complete: s.confirmation.complete, own: s.confirmation.own, jobs: s.confirmation.jobIds } : null,
+      confirmation: s.confirmation ? confirmationDetail(s.confirmation) : null,
       ...(ref.missing ? { unscored: ref.missing } : {}),
       ...(paid?.has(s.row.id) ? { paidFrom: paid.get(s.row.id) } : {}),
     },
   }));
+}
+
+/** A confirmation as a reward's detail records it. */
+function confirmationDetail(c: Confirmation & { own: boolean }): Record<string, unknown> {
+  return { normalized: c.normalized, uncertainty: c.uncertainty, complete: c.complete, own: c.own, jobs: c.jobIds };
 }

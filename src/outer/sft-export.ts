@@ -12,7 +12,7 @@
  * uncertainty (the evaluation's standard error and the task's training noise, or the confirmation's
  * where the harness confirmed the spec) and u_ref the reference's; `minMargin` raises the floor.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { validateSpec } from '../inner/spec-check.js';
@@ -27,6 +27,7 @@ import { type ChatMessage, buildPrompt } from './agents/prompt.js';
 import { scoreUncertainty, seedlessKey, taskReference, withSeed } from './noise.js';
 import { bonusThreshold } from './reward.js';
 import { confirmations } from './settle.js';
+import { writeJsonLines } from './json-lines.js';
 
 /** The task splits a brief can be in. */
 export type Split = TaskBrief['split'];
@@ -146,7 +147,8 @@ function runCandidates(runDir: string, minMargin: number): { runId: string; byTa
     const of = (kind: JobRow['kind'], task: string): JobRow[] => jobs.filter((j) => j.kind === kind && j.task === task);
     const byTask = new Map<string, Candidate[]>();
     const noReference = new Set<string>();
-    const proposals = jobs.filter((j) => j.kind === 'proposal' && j.status === 'succeeded' && (j.share === null || j.share >= 1) && Number.isFinite(j.normalized));
+    const fullBudget = (j: JobRow): boolean => j.share === null || j.share >= 1;
+    const proposals = jobs.filter((j) => j.kind === 'proposal' && j.status === 'succeeded' && fullBudget(j) && Number.isFinite(j.normalized));
     for (const task of new Set(proposals.map((j) => j.task))) {
       const mine = proposals.filter((j) => j.task === task);
       const ref = taskReference(of('baseline', task));
@@ -241,6 +243,6 @@ export function exportSft(runDirs: string[], options: SftOptions & { out: string
   if (!Number.isInteger(perTask) || perTask < 1) throw new Error(`--per-task must be a positive integer, got ${perTask}`);
   const { rows, tasks } = sftRows(runDirs, options);
   mkdirSync(dirname(options.out), { recursive: true });
-  writeFileSync(options.out, rows.map((r) => JSON.stringify(r)).join('\n') + (rows.length ? '\n' : ''));
+  writeJsonLines(options.out, rows);
   return { rows: rows.length, path: options.out, tasks };
 }

@@ -7,9 +7,8 @@
  */
 import type { TaskBrief } from '../spec/brief.js';
 import { MAX_ERROR_CHARS, oneLine } from '../spec/bounds.js';
-import { checkAnswer } from '../outer/answer.js';
+import { checkAnswer, proposalFromCompletion } from '../outer/answer.js';
 import type { GuardedProposal } from '../outer/guard.js';
-import { proposalFromCompletion } from '../outer/evaluate.js';
 
 /** One request's completions, the brief of its task and its baseline spec (what a patch applies to). */
 export interface IntakeRequest {

@@ -35,7 +35,7 @@ let engineId: string | null = null;
 
 /**
  * The engine identity: sha256 over the compiled JavaScript (tests excluded) of inner/, spec/,
- * tasks/, util/ and outer/score*.js, each file's path and content in sorted order, plus the
+ * tasks/, util/ and outer/scoring/, each file's path and content in sorted order, plus the
  * installed versions of tfjs and its wasm backend. Computed once per process.
  */
 export function engineIdentity(): string {
@@ -45,7 +45,7 @@ export function engineIdentity(): string {
   const isCode = (f: string): boolean => f.endsWith('.js') && !f.endsWith('.test.js');
   const files = [
     ...ENGINE_DIRS.flatMap((d) => walk(join(here, d))),
-    ...walk(join(root, 'outer')).filter((f) => /[/\\]outer[/\\]score[^/\\]*\.js$/.test(f)),
+    ...walk(join(root, 'outer', 'scoring')),
   ]
     .filter(isCode)
     .map((f) => relative(root, f).split('\\').join('/'))

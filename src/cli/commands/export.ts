@@ -1,7 +1,7 @@
 /** `rrl export grpo|sft|tensorboard`: a run's records as GRPO data, SFT data or TensorBoard event files. */
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { EXPORT_FORMATS, exportGrpo } from '../../outer/export.js';
+import { EXPORT_FORMATS, exportGrpo } from '../../outer/grpo-export.js';
 import { SPLITS, exportSft, summaryLine } from '../../outer/sft-export.js';
 import { exportTensorboard } from '../../dashboard/tensorboard.js';
 import { useTaskDir } from '../task-dir.js';

@@ -3,7 +3,7 @@ import { type Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
 import { getPublicTask } from '../../tasks/briefs.js';
 import { buildPrompt } from '../../outer/agents/prompt.js';
-import { LLM_DEFAULTS } from '../../outer/agents/llm.js';
+import { LLM_DEFAULTS } from '../../outer/agents/llm/options.js';
 import { Store } from '../../store/store.js';
 import { useTaskDir } from '../task-dir.js';
 import { int } from '../flags/parse.js';

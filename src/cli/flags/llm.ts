@@ -3,7 +3,7 @@
  * type of their values and, through each entry's `setting`, the agent's `LlmOptions`.
  */
 import { InvalidArgumentError } from 'commander';
-import { LLM_DEFAULTS, PROMPT_FORMS, type LlmOptions, type PromptForm } from '../../outer/agents/llm.js';
+import { LLM_DEFAULTS, PROMPT_FORMS, type LlmOptions, type PromptForm } from '../../outer/agents/llm/options.js';
 import { type Flag, type FlagValues, flagTable } from './table.js';
 import { int, jsonObject, oneOf, real } from './parse.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { controlContext, runJob } from '../train.js';
 import { getPublicTask } from '../../tasks/briefs.js';
-import { scoreArtifact } from '../../outer/score.js';
+import { scoreArtifact } from '../../outer/scoring/hidden-score.js';
 import { type JobSpecInput, JobSpecSchema } from '../../spec/schema.js';
 import { Rng } from '../../util/rng.js';
 import type { TrainContext } from '../context.js';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { runJob } from '../train.js';
 import { getPublicTask } from '../../tasks/briefs.js';
 import { REFERENCE_SPECS } from '../../tasks/reference-specs.js';
-import { dataForJob, scoreArtifact } from '../../outer/score.js';
+import { dataForJob, scoreArtifact } from '../../outer/scoring/hidden-score.js';
 import type { JobSpecInput } from '../../spec/schema.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-sup-'));

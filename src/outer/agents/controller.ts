@@ -10,6 +10,7 @@
 import type { TaskBrief } from '../../spec/brief.js';
 import { Rng } from '../../util/rng.js';
 import { initTf, tf } from '../../util/tf.js';
+import { groupAdvantages } from '../reward.js';
 import { FEATURE_DIM, briefFeatures } from './features.js';
 import { HEAD_NAMES, activeHeads, buildHeads, decode, headLayout } from './space.js';
 import type { Agent, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
@@ -115,14 +116,12 @@ export class Controller implements Agent {
     let rewardSum = 0;
     let n = 0;
     for (const g of groups) {
-      const rs = g.items.map((i) => i.reward);
-      const mean = rs.reduce((a, b) => a + b, 0) / rs.length;
-      const sd = Math.sqrt(rs.reduce((a, b) => a + (b - mean) ** 2, 0) / rs.length);
+      const advantages = groupAdvantages(g.items.map((i) => i.reward));
       const heads = buildHeads(g.brief);
       const feat = briefFeatures(g.brief);
       const layout = headLayout(g.brief, heads);
       const mask = Controller.optionMask(layout);
-      for (const item of g.items) {
+      for (const [k, item] of g.items.entries()) {
         rewardSum += item.reward;
         n += 1;
         const t = item.trace as ControllerTrace;
@@ -131,7 +130,7 @@ export class Controller implements Agent {
         t.choice.forEach((c, h) => {
           if (active[h]) sel[layout[h].slot * MAX_OPTIONS + layout[h].optionSlots[c]] = 1;
         });
-        rows.push({ feat, sel, mask, adv: sd > 1e-6 ? (item.reward - mean) / sd : 0, oldLogp: t.logProb });
+        rows.push({ feat, sel, mask, adv: advantages[k], oldLogp: t.logProb });
       }
     }
     if (!rows.length) return {};
@@ -201,8 +200,14 @@ export class Controller implements Agent {
   async load(state: unknown): Promise<void> {
     await initTf();
     const s = state as { weights: number[][]; adam?: { name: string; shape: number[]; values: number[] }[] };
-    const fits = Array.isArray(s?.weights) && s.weights.length === this.vars.length && s.weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
-    if (!fits) throw new Error(`controller checkpoint has the wrong shape (saved by a controller with other features or width; this one reads ${FEATURE_DIM} features, hidden ${this.opts.hidden})`);
+    const fits =
+      Array.isArray(s?.weights) && s.weights.length === this.vars.length && s.weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
+    if (!fits) {
+      throw new Error(
+        'controller checkpoint has the wrong shape (saved by a controller with other features or width; ' +
+          `this one reads ${FEATURE_DIM} features, hidden ${this.opts.hidden})`,
+      );
+    }
     s.weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
     if (s.adam?.length) {
       // Adam restores its moments by position (the order of this.vars), so saved names are kept as they are.

@@ -21,7 +21,15 @@ const UNITS: [string, RegExp][] = [
 ];
 
 /** Metrics in the words a brief's metric sentence uses, in the order of their feature slots. */
-const METRICS: RegExp[] = [/\baccuracy\b/, /\bf1\b/, /log-loss|cross-entropy/, /root-mean-square|rmse/, /absolute error|mae/, /r²|r2|coefficient of determination/, /\breturn\b/];
+const METRICS: RegExp[] = [
+  /\baccuracy\b/,
+  /\bf1\b/,
+  /log-loss|cross-entropy/,
+  /root-mean-square|rmse/,
+  /absolute error|mae/,
+  /r²|r2|coefficient of determination/,
+  /\breturn\b/,
+];
 
 /**
  * Concepts of the brief's words (title, description, action and metric words): each one a

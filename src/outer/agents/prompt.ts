@@ -137,20 +137,25 @@ function catalog(brief: TaskBrief): string {
     const info = brief.supervised;
     lines.push(`- budget.examples: at most ${brief.budget.maxExamples ?? 0} training examples processed, summed over epochs (required)`);
     if (info) {
-      lines.push(`- target: ${info.target.name} (${info.target.type}${info.target.classes ? `; classes ${info.target.classes.join(', ')}` : ''}): ${info.target.description}`);
-      lines.push(`- reward.objective: ${info.target.type === 'classification' ? 'cross-entropy or focal' : 'mse or huber'} (required); reward.expression must be left out`);
+      const classes = info.target.classes ? `; classes ${info.target.classes.join(', ')}` : '';
+      lines.push(`- target: ${info.target.name} (${info.target.type}${classes}): ${info.target.description}`);
+      const objectives = info.target.type === 'classification' ? 'cross-entropy or focal' : 'mse or huber';
+      lines.push(`- reward.objective: ${objectives} (required); reward.expression must be left out`);
       lines.push('- dataset.sources (choose at least one, each with a mixture weight):');
       for (const s of info.sources) lines.push(`  - ${s.id} (${s.examples} examples): ${s.description}`);
     }
     lines.push('- dataset.demonstrations: must be null (supervised tasks take dataset.sources)');
   }
   lines.push(`- wall-clock cap per job: ${brief.budget.maxWallSeconds} s`);
-  const what = brief.kind === 'control' ? 'reward.expression (required): the training reward per step' : 'reward.weight (optional, or null): a per-example loss weight';
+  const what =
+    brief.kind === 'control' ? 'reward.expression (required): the training reward per step' : 'reward.weight (optional, or null): a per-example loss weight';
   lines.push(`- ${what}, a math expression over these variables only:`);
   for (const v of brief.rewardVariables) lines.push(`  - ${v.name}: ${v.description}`);
   lines.push(
-    `  Allowed: numbers, those variables, + - * / %, ^ with a constant exponent up to ${EXPRESSION_LIMITS.maxExponent}, comparisons, and / or / not, c ? a : b, ` +
-      `and the functions ${ALLOWED_FUNCTIONS.join(', ')}. Nothing else (no property access, strings, assignments or other names); at most ${EXPRESSION_LIMITS.maxLength} characters.`,
+    `  Allowed: numbers, those variables, + - * / %, ^ with a constant exponent up to ${EXPRESSION_LIMITS.maxExponent}, ` +
+      'comparisons, and / or / not, c ? a : b, ' +
+      `and the functions ${ALLOWED_FUNCTIONS.join(', ')}. Nothing else (no property access, strings, assignments or other names); ` +
+      `at most ${EXPRESSION_LIMITS.maxLength} characters.`,
   );
   return lines.join('\n');
 }
@@ -291,9 +296,12 @@ export function buildPrompt(brief: TaskBrief, options: PromptOptions = {}): Chat
   if (options.compact) return compactPrompt(brief, options.example);
   const system = [
     'You are the trainer agent of recursive-rl. You read a task brief and design one complete training job for it:',
-    'the environment or data preprocessing, the training reward or loss, the data, the model, the algorithm with its hyperparameters, the compute budget and the seed.',
-    'The job is trained for real; the trained model is then scored on a hidden evaluation with the task\'s canonical metric, which you never see and cannot ask for.',
-    `Your reward is the job's normalised hidden score compared with the task's baseline job; an invalid spec or a failed job (error, timeout, NaN) pays ${REWARD_RULE.failure}.`,
+    'the environment or data preprocessing, the training reward or loss, the data, the model, the algorithm with its hyperparameters, ' +
+      'the compute budget and the seed.',
+    "The job is trained for real; the trained model is then scored on a hidden evaluation with the task's canonical metric, " +
+      'which you never see and cannot ask for.',
+    "Your reward is the job's normalised hidden score compared with the task's baseline job; " +
+      `an invalid spec or a failed job (error, timeout, NaN) pays ${REWARD_RULE.failure}.`,
     'Reply with exactly one JSON object, the job spec, and nothing else: no prose, no code fences.',
   ].join(' ');
   const parts = [
@@ -303,7 +311,10 @@ export function buildPrompt(brief: TaskBrief, options: PromptOptions = {}): Chat
   ];
   const history = historySection(options.history ?? [], options.historyLimit ?? 0);
   if (history) parts.push(`# History\n${history}`);
-  parts.push(`# Your answer\nWrite the job spec for task "${brief.id}" as one JSON object with the fields task, environment, reward, dataset, model, algorithm, budget and seed.`);
+  parts.push(
+    `# Your answer\nWrite the job spec for task "${brief.id}" as one JSON object ` +
+      'with the fields task, environment, reward, dataset, model, algorithm, budget and seed.',
+  );
   return [
     { role: 'system', content: system },
     { role: 'user', content: parts.join('\n\n') },

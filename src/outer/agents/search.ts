@@ -22,7 +22,10 @@ export class SearchAgent extends StatelessAgent {
   async propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal> {
     const heads = buildHeads(brief);
     const seen = ctx.history
-      .filter((h): h is { spec: unknown; reward: number; trace: { choice: number[] } } => h.reward !== null && Array.isArray((h.trace as { choice?: unknown } | null)?.choice))
+      .filter(
+        (h): h is { spec: unknown; reward: number; trace: { choice: number[] } } =>
+          h.reward !== null && Array.isArray((h.trace as { choice?: unknown } | null)?.choice),
+      )
       .map((h) => ({ choice: h.trace.choice, reward: h.reward }));
     let choice: number[];
     if (seen.length < STARTUP) {

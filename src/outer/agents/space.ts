@@ -52,7 +52,9 @@ export function headLayout(brief: TaskBrief, heads: Head[]): { slot: number; opt
   const free = SOURCE_IDS.map((id) => `source:${id}`).filter((n) => !heads.some((h) => h.name === n));
   return heads.map((h) => {
     const mapped = own.includes(h.name) ? free[own.indexOf(h.name)] : undefined;
-    if (own.includes(h.name) && !mapped) throw new Error(`design space: the task has more than ${SOURCE_IDS.length} sources; the embedded agents take at most ${SOURCE_IDS.length}`);
+    if (own.includes(h.name) && !mapped) {
+      throw new Error(`design space: the task has more than ${SOURCE_IDS.length} sources; the embedded agents take at most ${SOURCE_IDS.length}`);
+    }
     const key = mapped ?? (brief.kind === 'control' && ['hidden', 'activation'].includes(h.name) ? `control.${h.name}` : h.name);
     const slot = HEAD_NAMES.indexOf(key);
     if (slot < 0) throw new Error(`design space: head "${h.name}" has no slot in HEAD_NAMES`);
@@ -177,7 +179,12 @@ export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: 
           explorationFinal: 0.05,
         }
       : algo === 'reinforce'
-        ? { name: 'reinforce' as const, learningRate: v('reinforce.learningRate') as number, gamma: 0.99, episodesPerUpdate: v('reinforce.episodesPerUpdate') as number }
+        ? {
+            name: 'reinforce' as const,
+            learningRate: v('reinforce.learningRate') as number,
+            gamma: 0.99,
+            episodesPerUpdate: v('reinforce.episodesPerUpdate') as number,
+          }
         : algo === 'ppo'
       ? {
           name: 'ppo' as const,

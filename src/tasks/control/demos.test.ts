@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { recordDemonstrations, standardDemos } from './demos.js';
 import { runJob } from '../../inner/train.js';
 import { getPublicTask } from '../briefs.js';
-import { dataForJob, scoreArtifact } from '../../outer/score.js';
+import { dataForJob, scoreArtifact } from '../../outer/scoring/hidden-score.js';
 import { validateSpec } from '../../inner/spec-check.js';
 
 const [expert, operator, random] = standardDemos('driving');

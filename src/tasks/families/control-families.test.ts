@@ -14,8 +14,8 @@ import { getHiddenEvaluation } from '../hidden.js';
 import { heldOutSeeds } from '../secret.js';
 import { validateSpec } from '../../inner/spec-check.js';
 import { runJob } from '../../inner/train.js';
-import { dataForJob, scoreArtifact } from '../../outer/score.js';
-import { Scorer } from '../../outer/scorer.js';
+import { dataForJob, scoreArtifact } from '../../outer/scoring/hidden-score.js';
+import { Scorer } from '../../outer/scoring/scorer-pool.js';
 import type { ExtraTask } from '../extra.js';
 import type { ControlTaskDef } from '../control/define.js';
 

@@ -4,7 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAMILIES, generateFamilyTasks, registerFamilyTasks } from './index.js';
-import { Scorer } from '../../outer/scorer.js';
+import { Scorer } from '../../outer/scoring/scorer-pool.js';
 import { builtInTaskIds } from '../extra.js';
 
 import { getPublicTask, listTasks } from '../briefs.js';
@@ -12,7 +12,7 @@ import { getHiddenEvaluation, getSupervisedEvaluation } from '../hidden.js';
 import { heldOutSeeds } from '../secret.js';
 import { validateSpec } from '../../inner/spec-check.js';
 import { runJob } from '../../inner/train.js';
-import { dataForJob, scoreArtifact } from '../../outer/score.js';
+import { dataForJob, scoreArtifact } from '../../outer/scoring/hidden-score.js';
 import type { JobSpecInput } from '../../spec/schema.js';
 
 // The held-out episodes, rows and deployment physics depend on the secret: these tests use their own.

@@ -8,8 +8,8 @@ import { getPublicTask } from '../briefs.js';
 import { getHiddenEvaluation, getSupervisedEvaluation } from '../hidden.js';
 import { validateSpec } from '../../inner/spec-check.js';
 import { runJob } from '../../inner/train.js';
-import { dataForJob, scoreArtifact, type Score } from '../../outer/score.js';
-import { Scorer } from '../../outer/scorer.js';
+import { dataForJob, scoreArtifact, type Score } from '../../outer/scoring/hidden-score.js';
+import { Scorer } from '../../outer/scoring/scorer-pool.js';
 import type { ExtraTask } from '../extra.js';
 import type { SupervisedTaskDef } from '../supervised-def.js';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runJob } from '../../inner/train.js';
-import { scoreArtifact } from '../../outer/score.js';
+import { scoreArtifact } from '../../outer/scoring/hidden-score.js';
 import { getPublicTask } from '../briefs.js';
 import { TaskFileError, loadTaskFile } from './load.js';
 import { registerTaskDir } from './register.js';

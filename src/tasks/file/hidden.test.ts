@@ -8,7 +8,7 @@ import { DistinctRows, NearCopyIndex } from './near-copies.js';
 import { getPublicTask, listTasks } from '../briefs.js';
 import { getSupervisedEvaluation } from '../hidden.js';
 import { useEvalSecret } from '../secret.js';
-import { dataForJob } from '../../outer/score.js';
+import { dataForJob } from '../../outer/scoring/hidden-score.js';
 import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../../testing/task-files.js';
 
 const key = (row: number[]): string => row.map((v) => v.toFixed(9)).join(',');

@@ -6,7 +6,7 @@ import { registerTaskDir } from './register.js';
 import { getPublicTask } from '../briefs.js';
 import { getHiddenEvaluation } from '../hidden.js';
 import { metricValue } from '../supervised-eval.js';
-import { scorePolicy } from '../../outer/score.js';
+import { scorePolicy } from '../../outer/scoring/hidden-score.js';
 import { MODEL_FORMAT, type ModelFile } from '../../inner/model.js';
 import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../../testing/task-files.js';
 

@@ -11,13 +11,13 @@
  * scored silently, the job fails with a `score-error` that names the file.
  */
 import { availableParallelism } from 'node:os';
-import { WorkerPool } from '../run/pool.js';
-import { evalSecret } from '../tasks/secret.js';
-import { registeredTaskDirs } from '../tasks/file/register.js';
-import { registeredFamilyDraws } from '../tasks/families/index.js';
-import { type TaskFingerprint, taskFingerprintDetail } from '../tasks/fingerprint.js';
-import type { Score } from './score.js';
-import type { ScoreRequest } from './scorer-worker.js';
+import { WorkerPool } from '../../run/pool.js';
+import { evalSecret } from '../../tasks/secret.js';
+import { registeredTaskDirs } from '../../tasks/file/register.js';
+import { registeredFamilyDraws } from '../../tasks/families/index.js';
+import { type TaskFingerprint, taskFingerprintDetail } from '../../tasks/fingerprint.js';
+import type { Score } from './hidden-score.js';
+import type { ScoreRequest } from './worker-entry.js';
 
 /** How to build a scorer. */
 export interface ScorerOptions {
@@ -51,7 +51,7 @@ export class Scorer {
     this.timeoutMs = options.timeoutMs ?? SCORER_DEFAULTS.timeoutMs;
     this.memoryMb = options.memoryMb ?? SCORER_DEFAULTS.memoryMb;
     this.pool = new WorkerPool<ScoreRequest, Score>({
-      workerFile: new URL('./scorer-worker.js', import.meta.url),
+      workerFile: new URL('./worker-entry.js', import.meta.url),
       workers: options.workers ?? Math.min(2, availableParallelism()),
       maxOldGenerationSizeMb: this.memoryMb,
     });

@@ -1,21 +1,24 @@
 /**
  * Hidden scoring (harness side only). The functions here run the evaluation in the calling
  * thread; the outer loop and `rrl job run` never call them directly but through `Scorer`
- * (scorer.ts), which runs them in a worker thread of their own with a time and heap limit.
+ * (scorer-pool.ts), which runs them in a worker thread of their own (worker-entry.ts) with a
+ * time and heap limit. This is the only module that imports the hidden evaluation
+ * (tasks/hidden.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { PolicyFile } from '../inner/policy.js';
-import type { ModelFile } from '../inner/model.js';
-import { getHiddenEvaluation, jobData } from '../tasks/hidden.js';
-import type { Evaluation } from '../tasks/hidden-types.js';
-import type { SupervisedData } from '../spec/data.js';
+import type { PolicyFile } from '../../inner/policy.js';
+import type { ModelFile } from '../../inner/model.js';
+import { getHiddenEvaluation, jobData } from '../../tasks/hidden.js';
+import type { Evaluation } from '../../tasks/hidden-types.js';
+import type { SupervisedData } from '../../spec/data.js';
 
-import type { Score } from '../spec/score.js';
+import type { Score } from '../../spec/score.js';
 // The artifact's file names from spec/, which holds no training code: a scorer thread loads no tfjs.
-import { ARTIFACT_FILES } from '../spec/artifact.js';
+import { ARTIFACT_FILES } from '../../spec/artifact.js';
 
-export type { Score } from '../spec/score.js';
+/** The hidden evaluation's number for one artifact (spec/score.ts). */
+export type { Score } from '../../spec/score.js';
 
 /** Maps a raw score onto the task's anchors: random → 0, reference → 1. */
 export function normalizeScore(taskId: string, raw: number): number {

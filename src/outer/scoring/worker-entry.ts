@@ -5,11 +5,11 @@
  * scoring it compares the task's fingerprint as it loaded it with the harness's and refuses, in
  * one line naming the file, when they differ.
  */
-import { useEvalSecret } from '../tasks/secret.js';
-import { type Score, scoreArtifact } from './score.js';
-import { registerTaskDir } from '../tasks/file/register.js';
-import { type TaskFingerprint, describeFingerprintChange, fingerprintOf, taskFileParts, taskFingerprintDetail } from '../tasks/fingerprint.js';
-import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
+import { useEvalSecret } from '../../tasks/secret.js';
+import { type Score, scoreArtifact } from './hidden-score.js';
+import { registerTaskDir } from '../../tasks/file/register.js';
+import { type TaskFingerprint, describeFingerprintChange, fingerprintOf, taskFileParts, taskFingerprintDetail } from '../../tasks/fingerprint.js';
+import { type FamilyDraw, registerFamilyTasks } from '../../tasks/families/index.js';
 
 /** What the harness asks the scorer worker to do. */
 export interface ScoreRequest {

@@ -3,11 +3,11 @@ import assert from 'node:assert/strict';
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runJob } from '../inner/train.js';
-import { getPublicTask } from '../tasks/briefs.js';
-import { arsSpec, cleanRlPpoSpec } from '../testing/specs.js';
-import { dataForJob, scoreArtifact } from './score.js';
-import { Scorer } from './scorer.js';
+import { runJob } from '../../inner/train.js';
+import { getPublicTask } from '../../tasks/briefs.js';
+import { arsSpec, cleanRlPpoSpec } from '../../testing/specs.js';
+import { dataForJob, scoreArtifact } from './hidden-score.js';
+import { Scorer } from './scorer-pool.js';
 
 // The held-out episodes and rows depend on the secret: these tests use their own.
 process.env.RRL_EVAL_SECRET = 'scorer-test-secret';

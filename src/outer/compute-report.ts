@@ -42,7 +42,13 @@ function trained(j: JobRow): boolean {
 export function computeSpent(jobs: JobRow[]): ComputeSpent {
   const t = jobs.filter(trained);
   const sum = (f: (j: JobRow) => number | null): number => t.reduce((a, j) => a + (f(j) ?? 0), 0);
-  return { jobs: t.length, envSteps: sum((j) => j.envSteps), examples: sum((j) => j.examples), cpuSeconds: sum((j) => j.cpuSeconds), wallSeconds: sum((j) => j.wallSeconds) };
+  return {
+    jobs: t.length,
+    envSteps: sum((j) => j.envSteps),
+    examples: sum((j) => j.examples),
+    cpuSeconds: sum((j) => j.cpuSeconds),
+    wallSeconds: sum((j) => j.wallSeconds),
+  };
 }
 
 /** The compute report of a run's job rows (all kinds). */
@@ -62,5 +68,6 @@ export function computeReport(jobs: JobRow[]): ComputeReport {
   const gains = Object.values(tasks).map((t) => t.gain).filter((g): g is number => g !== null);
   const gain = gains.length ? gains.reduce((a, b) => a + b, 0) / gains.length : null;
   const per = (v: number): number | null => (gain !== null && gain > 0 ? v / gain : null);
-  return { proposals, baselines, tasks, gain, perGain: { envSteps: per(proposals.envSteps), examples: per(proposals.examples), cpuSeconds: per(proposals.cpuSeconds) } };
+  const perGain = { envSteps: per(proposals.envSteps), examples: per(proposals.examples), cpuSeconds: per(proposals.cpuSeconds) };
+  return { proposals, baselines, tasks, gain, perGain };
 }

@@ -15,10 +15,12 @@ import { dirname, join } from 'node:path';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { Store } from '../store/store.js';
 import type { ChatMessage } from './agents/prompt.js';
-import type { LlmTrace } from './agents/llm.js';
+import type { LlmTrace } from './agents/llm/trace.js';
+import { writeJsonLines } from './json-lines.js';
 
 /** The export formats. */
 export const EXPORT_FORMATS = ['trl', 'verl'] as const;
+/** One of `EXPORT_FORMATS`. */
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** One proposal as a GRPO sample. */
@@ -73,7 +75,9 @@ export function grpoSamples(runDir: string, options: { iteration?: number } = {}
     for (const j of store.jobs(run.id, { kind: 'proposal', iteration: options.iteration })) {
       const t = j.trace;
       if (!isLlmTrace(t) || t.completion === null || j.reward === null) continue;
-      out.push(sampleFromTrace(t, { jobId: j.id, runId: run.id, iteration: j.iteration, slot: j.slot, task: j.task, groupId: j.groupId ?? `it${j.iteration}/${j.task}`, reward: j.reward, advantage: j.advantage ?? 0, status: j.status, error: j.error }));
+      const groupId = j.groupId ?? `it${j.iteration}/${j.task}`;
+      const job = { jobId: j.id, runId: run.id, iteration: j.iteration, slot: j.slot, task: j.task, groupId };
+      out.push(sampleFromTrace(t, { ...job, reward: j.reward, advantage: j.advantage ?? 0, status: j.status, error: j.error }));
     }
     return out;
   } finally {
@@ -165,7 +169,7 @@ export function exportGrpo(runDir: string, options: { format: ExportFormat; out:
   const samples = grpoSamples(runDir, { iteration: options.iteration });
   mkdirSync(dirname(options.out), { recursive: true });
   if (options.format === 'trl') {
-    writeFileSync(options.out, samples.map((s) => JSON.stringify(trlRow(s))).join('\n') + (samples.length ? '\n' : ''));
+    writeJsonLines(options.out, samples.map(trlRow));
   } else if (options.format === 'verl') {
     writeFileSync(options.out, new Uint8Array(verlParquet(samples)));
   } else {

@@ -1,16 +1,16 @@
 import test from 'node:test';
-import { BASELINE_ATTEMPTS, BASELINE_SEEDS } from './noise.js';
+import { BASELINE_ATTEMPTS, BASELINE_SEEDS } from '../noise.js';
 import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { train } from './loop.js';
-import { LocalExecutor } from '../run/local.js';
-import { Store } from '../store/store.js';
-import { ResultCache, specKey } from '../store/cache.js';
-import { assertSpec } from '../spec/validate.js';
-import { evalIdentity } from '../tasks/secret.js';
-import { taskFingerprint } from '../tasks/fingerprint.js';
+import { train } from '../loop.js';
+import { LocalExecutor } from '../../run/local.js';
+import { Store } from '../../store/store.js';
+import { ResultCache, specKey } from '../../store/cache.js';
+import { assertSpec } from '../../spec/validate.js';
+import { evalIdentity } from '../../tasks/secret.js';
+import { taskFingerprint } from '../../tasks/fingerprint.js';
 
 process.env.RRL_EVAL_SECRET = 'scoring-test-secret';
 const config = { tasks: ['iris-species'], agent: 'baseline' as const, iterations: 1, group: 1, seed: 5 };
