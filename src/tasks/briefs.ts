@@ -5,11 +5,11 @@
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpecInput } from '../spec/schema.js';
-import { supervisedBrief } from './supervised-def.js';
+import { supervisedBrief } from './supervised/define.js';
 import { controlBrief } from './control/define.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
-import { EXAMPLE_TASKS } from './examples.js';
+import { EXAMPLE_TASKS } from './supervised/examples.js';
 import { gymnasiumBrief } from './gymnasium/define.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 import { type ExtraTask, extraTasks } from './extra.js';

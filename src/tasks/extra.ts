@@ -4,13 +4,13 @@
  * (`hidden.ts`) both read the list kept here, so a task registered once is known to both.
  * A thread or process that scores (the scorer worker) registers the same files itself.
  */
-import type { SupervisedTaskDef } from './supervised-def.js';
+import type { SupervisedTaskDef } from './supervised/define.js';
 import type { GymnasiumTaskDef } from './gymnasium/define.js';
 import type { ControlTaskDef } from './control/define.js';
 import type { PhysParams } from '../inner/envs/types.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
-import { EXAMPLE_TASKS } from './examples.js';
+import { EXAMPLE_TASKS } from './supervised/examples.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 
 /**

@@ -3,13 +3,13 @@
  * imports this module; job code in workers or on cluster nodes never does.
  */
 import type { HiddenEvaluation } from './hidden-types.js';
-import { type SupervisedEvaluation, supervisedEvaluation } from './supervised-eval.js';
+import { type SupervisedEvaluation, supervisedEvaluation } from './supervised/evaluate.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
-import { EXAMPLE_TASKS } from './examples.js';
+import { EXAMPLE_TASKS } from './supervised/examples.js';
 import { CONTROL_TASKS } from './control/tasks.js';
-import { controlHiddenEvaluation, secretPhysicsEvaluation } from './control-eval.js';
+import { controlHiddenEvaluation, secretPhysicsEvaluation } from './control/evaluate.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
-import { gymnasiumHiddenEvaluation } from './gymnasium/eval.js';
+import { gymnasiumHiddenEvaluation } from './gymnasium/evaluate.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
 import type { SupervisedData } from '../spec/data.js';
 import { type ExtraTask, extraTasks } from './extra.js';

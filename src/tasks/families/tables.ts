@@ -9,7 +9,7 @@ import { subsample } from '../../inner/data/index.js';
 import type { Dataset } from '../../spec/data.js';
 import { Rng, mixSeed } from '../../util/rng.js';
 import type { ExtraTask } from '../extra.js';
-import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../supervised-def.js';
+import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../supervised/define.js';
 import { standardCatalog } from '../supervised/catalog.js';
 import { type TaskFamily, familyOrigin, familyTaskId, sig } from './types.js';
 
@@ -36,7 +36,7 @@ export interface TableFamilyConfig {
   /** Salts of the family's parameter stream and of each task's row subsample. */
   salt: number;
   rowSalt: number;
-  /** What the hidden evaluation knows (the family's `hidden.ts`). */
+  /** What the hidden evaluation knows (the family's `evaluate.ts`). */
   hidden(): { testFraction: number };
 }
 

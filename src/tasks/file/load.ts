@@ -4,7 +4,7 @@
  * builds the dataset (numeric features, a class or a number per row), refuses a target that
  * leaks into the features, and makes the supervised task definition the registry takes. The
  * hidden test split is not made here: the harness draws it from the evaluation secret
- * (`supervised-eval.ts`), like for every built-in task.
+ * (`supervised/evaluate.ts`), like for every built-in task.
  *
  * Every problem is one line that names the field; all lines of a file come back together in a
  * `TaskFileError`.
@@ -13,8 +13,8 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Dataset } from '../../spec/data.js';
 import { validateSpec } from '../../inner/validate.js';
-import type { SourceRecipe, SupervisedTaskDef } from '../supervised-def.js';
-import { supervisedBrief, supervisedSpec } from '../supervised-def.js';
+import type { SourceRecipe, SupervisedTaskDef } from '../supervised/define.js';
+import { supervisedBrief, supervisedSpec } from '../supervised/define.js';
 import type { ExtraTask } from '../extra.js';
 import { builtInTaskIds } from '../extra.js';
 import { CLASSIFICATION_METRICS, type ControlTaskFile, type SupervisedTaskFile, type TaskFile, TaskFileSchema, parseTaskText, schemaProblems } from './schema.js';

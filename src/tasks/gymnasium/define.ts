@@ -3,7 +3,7 @@
  * (inner/envs/gym-bridge.ts). `gymnasiumTask` is the one entry point for task files and code:
  * it checks the options, fills the defaults and returns a definition whose public parts are
  * `gymnasiumBrief(def)` and `def.baseline`; its hidden evaluation is built on the harness side
- * from `def.hidden` by `gymnasiumHiddenEvaluation` (tasks/gymnasium/eval.ts).
+ * from `def.hidden` by `gymnasiumHiddenEvaluation` (tasks/gymnasium/evaluate.ts).
  *
  * The spaces come as data (`obsDim`, `actionSpace`, `maxEpisodeSteps`), as `describeGymnasium`
  * reports them (what `rrl task new --gymnasium ID` writes into the file): listing tasks never

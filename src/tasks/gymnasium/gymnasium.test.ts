@@ -13,7 +13,7 @@ import { getHiddenEvaluation } from '../hidden.js';
 import { useEvalSecret } from '../secret.js';
 import { skipWithoutPython } from '../../testing/python.js';
 import { type GymnasiumTaskOptions, gymnasiumBrief, gymnasiumTask } from './define.js';
-import { gymnasiumHiddenEvaluation } from './eval.js';
+import { gymnasiumHiddenEvaluation } from './evaluate.js';
 
 process.env.RRL_EVAL_SECRET = 'gymnasium-test-secret';
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-gymnasium-'));

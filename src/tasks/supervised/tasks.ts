@@ -5,7 +5,7 @@
  * data that no source contains.
  */
 import { loadCars, loadIris, loadPenguins, loadSeattleWeather, moons, twoSpirals } from '../../inner/data/index.js';
-import { type SupervisedTaskDef, supervisedSpec } from '../supervised-def.js';
+import { type SupervisedTaskDef, supervisedSpec } from './define.js';
 import { standardCatalog } from './catalog.js';
 
 const poolOf = (n: number, testFraction: number): number => n - Math.round(n * testFraction);

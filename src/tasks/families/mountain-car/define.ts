@@ -11,7 +11,7 @@ import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { MOUNTAIN_CAR_OBS } from '../../control/observations.js';
 import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
-import { mountainCarHidden, mountainCarScripted } from './hidden.js';
+import { mountainCarHidden, mountainCarScripted } from './scripted.js';
 
 /** The parameter space: physics ranges (inside the simulator's) and budget caps. */
 export const MOUNTAIN_CAR_SPACE = {

@@ -5,10 +5,10 @@
  */
 import { FRIEDMAN_INPUTS, type FriedmanVariant, friedman } from '../../../inner/data/index.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised-def.js';
+import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
-import { friedmanHidden } from './hidden.js';
+import { friedmanHidden } from './evaluate.js';
 
 /** The parameter ranges (integers inclusive). */
 export const FRIEDMAN_SPACE = {

@@ -10,7 +10,7 @@ import { GymBridge, checkDeclared } from '../../inner/envs/gym-bridge.js';
 import { type PolicyFile, PolicyRunner } from '../../inner/policy.js';
 import type { GymnasiumEnvironment } from '../../spec/brief.js';
 import { meanStderr } from '../bootstrap.js';
-import { type Actor, randomActor } from '../control-eval.js';
+import { type Actor, randomActor } from '../control/evaluate.js';
 import type { Anchors, HiddenEvaluation } from '../hidden-types.js';
 import { evalSecret, heldOutSeeds } from '../secret.js';
 import type { GymnasiumTaskDef } from './define.js';

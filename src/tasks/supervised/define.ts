@@ -2,11 +2,11 @@
  * The public half of a supervised task: its dataset, the catalog of sources (how each is
  * made from the training pool, described in words), the baseline spec, and the brief
  * built from them. The split into training pool and hidden test set happens only in
- * `supervised-eval.ts`, on the harness side.
+ * `supervised/evaluate.ts`, on the harness side.
  */
-import type { CommandTrainer, TaskBrief } from '../spec/brief.js';
-import type { JobSpecInput } from '../spec/schema.js';
-import type { Dataset } from '../spec/data.js';
+import type { CommandTrainer, TaskBrief } from '../../spec/brief.js';
+import type { JobSpecInput } from '../../spec/schema.js';
+import type { Dataset } from '../../spec/data.js';
 
 /** One source of the catalog: made from the training pool by a seeded recipe. */
 export interface SourceRecipe {

@@ -14,8 +14,8 @@ import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { PENDULUM_OBS } from '../../control/observations.js';
 import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
-import { deploymentPhysics } from '../deployment.js';
-import { pendulumHidden, pendulumScripted } from './hidden.js';
+import { deploymentPhysics } from '../evaluate-deployment.js';
+import { pendulumHidden, pendulumScripted } from './scripted.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
 export const PENDULUM_SPACE = {

@@ -1,7 +1,7 @@
 /**
  * What the hidden evaluation of a generated CartPole task knows: how many held-out episodes it
  * runs and the reference return. Its deployment physics are drawn from the evaluation secret
- * within the band the brief states, by the rule the simulator families share (`../deployment.ts`).
+ * within the band the brief states, by the rule the simulator families share (`../evaluate-deployment.ts`).
  */
 import type { PhysParams } from '../../../inner/envs/types.js';
 

@@ -5,10 +5,10 @@
  */
 import { gaussianBlobs } from '../../../inner/data/index.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised-def.js';
+import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, intIn, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
-import { blobsHidden } from './hidden.js';
+import { blobsHidden } from './evaluate.js';
 
 /** The parameter ranges (integers inclusive). */
 export const BLOBS_SPACE = {

@@ -7,7 +7,7 @@
  */
 import { loadAirports, loadGapminder, loadMovies, loadTwoCityWeather } from '../../../inner/data/index.js';
 import { type TableBase, type TableFamilyConfig, tableFamily } from '../tables.js';
-import { vegaMoreHidden } from './hidden.js';
+import { vegaMoreHidden } from './evaluate.js';
 
 /** The base tables (none of them used by the tabular family). */
 export const VEGA_MORE_BASES: TableBase[] = [

@@ -7,7 +7,7 @@
  */
 import { loadCars, loadIris, loadPenguins, loadSeattleWeather } from '../../../inner/data/index.js';
 import { type TableBase, type TableFamilyConfig, tableFamily } from '../tables.js';
-import { tabularHidden } from './hidden.js';
+import { tabularHidden } from './evaluate.js';
 
 export { retarget, selectFeatures } from '../tables.js';
 

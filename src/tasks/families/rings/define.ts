@@ -8,10 +8,10 @@
 import { shells, signParity } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../inner/data/types.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised-def.js';
+import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, intIn, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
-import { ringsHidden } from './hidden.js';
+import { ringsHidden } from './evaluate.js';
 
 /** The parameter ranges (integers inclusive). */
 export const RINGS_SPACE = {

@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { loadCars, loadIris } from '../../../inner/data/index.js';
-import { retarget, selectFeatures } from './generate.js';
+import { retarget, selectFeatures } from './define.js';
 
 test('retarget: a numeric column becomes the regression target; a regression target becomes a feature, a class target is dropped', () => {
   const cars = loadCars();

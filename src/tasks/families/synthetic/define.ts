@@ -6,10 +6,10 @@
 import { checkerboard, moons, twoSpirals } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../spec/data.js';
 import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised-def.js';
+import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
-import { syntheticHidden } from './hidden.js';
+import { syntheticHidden } from './evaluate.js';
 
 /** The generators and their parameter ranges. */
 export const SYNTHETIC_SPACE = {

@@ -1,7 +1,7 @@
 /**
  * What the hidden evaluation of a generated synthetic task knows: the share of the generated
  * points held out as its test set. The split is drawn from the evaluation secret and the task id
- * (`supervised-eval.ts`), never from the generator seed; the anchors are computed on it (the
+ * (`supervised/evaluate.ts`), never from the generator seed; the anchors are computed on it (the
  * majority class scores 0, a perfect classifier 1).
  */
 

@@ -11,8 +11,8 @@ import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { CARTPOLE_OBS } from '../../control/observations.js';
 import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
-import { deploymentPhysics } from '../deployment.js';
-import { cartpoleHidden } from './hidden.js';
+import { deploymentPhysics } from '../evaluate-deployment.js';
+import { cartpoleHidden } from './evaluate.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
 export const CARTPOLE_SPACE = {

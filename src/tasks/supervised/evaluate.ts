@@ -4,16 +4,16 @@
  * Jobs receive only the sources their spec names; the test set never leaves this module
  * except through a score.
  */
-import { split } from '../inner/data/index.js';
-import type { Dataset } from '../spec/data.js';
-import type { SupervisedData } from '../spec/data.js';
-import { ModelRunner, type ModelFile } from '../inner/model.js';
-import { mixSeed } from '../util/rng.js';
-import type { Anchors, Evaluation, HiddenEvaluation } from './hidden-types.js';
-import { evalSecret, heldOutSeeds } from './secret.js';
-import { bootstrapStderr } from './bootstrap.js';
-import { runEvaluationCommand } from './command-eval.js';
-import type { SupervisedMetricName, SupervisedTaskDef } from './supervised-def.js';
+import { split } from '../../inner/data/index.js';
+import type { Dataset } from '../../spec/data.js';
+import type { SupervisedData } from '../../spec/data.js';
+import { ModelRunner, type ModelFile } from '../../inner/model.js';
+import { mixSeed } from '../../util/rng.js';
+import type { Anchors, Evaluation, HiddenEvaluation } from '../hidden-types.js';
+import { evalSecret, heldOutSeeds } from '../secret.js';
+import { bootstrapStderr } from '../bootstrap.js';
+import { runEvaluationCommand } from './evaluate-command.js';
+import type { SupervisedMetricName, SupervisedTaskDef } from './define.js';
 
 /** A supervised task's hidden evaluation plus the data its jobs may receive. */
 export interface SupervisedEvaluation extends HiddenEvaluation {

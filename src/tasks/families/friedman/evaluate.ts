@@ -1,7 +1,7 @@
 /**
  * What the hidden evaluation of a generated friedman task knows: the share of its rows held out as
  * its test set. The split itself is drawn from the evaluation secret and the task id
- * (`supervised-eval.ts`), never from the generator seed; the anchors are computed on it (the
+ * (`supervised/evaluate.ts`), never from the generator seed; the anchors are computed on it (the
  * trivial predictor fit on the training pool scores 0, a perfect model 1).
  */
 

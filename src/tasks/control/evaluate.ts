@@ -1,10 +1,10 @@
-import { getEnvironment } from '../inner/envs/index.js';
-import type { PhysParams, Space } from '../inner/envs/types.js';
-import { type PolicyFile, PolicyRunner } from '../inner/policy.js';
-import { Rng } from '../util/rng.js';
-import type { Anchors, HiddenEvaluation } from './hidden-types.js';
-import { evalSecret, heldOutSeeds } from './secret.js';
-import { meanStderr } from './bootstrap.js';
+import { getEnvironment } from '../../inner/envs/index.js';
+import type { PhysParams, Space } from '../../inner/envs/types.js';
+import { type PolicyFile, PolicyRunner } from '../../inner/policy.js';
+import { Rng } from '../../util/rng.js';
+import type { Anchors, HiddenEvaluation } from '../hidden-types.js';
+import { evalSecret, heldOutSeeds } from '../secret.js';
+import { meanStderr } from '../bootstrap.js';
 
 /** Anything that picks actions for a batch of raw observations (rows × actionDim values). */
 export interface Actor {

@@ -10,9 +10,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { resolveCommand } from '../inner/command.js';
-import type { Evaluation } from './hidden-types.js';
-import { meanStderr } from './bootstrap.js';
+import { resolveCommand } from '../../inner/command.js';
+import type { Evaluation } from '../hidden-types.js';
+import { meanStderr } from '../bootstrap.js';
 
 /** Runs an evaluation command on an artifact directory with the held-out data; returns the raw score and its standard error. */
 export function runEvaluationCommand(argv: string[], jobDir: string, heldOut: unknown, timeoutMs = 120_000): Evaluation {

@@ -3,9 +3,9 @@
  * `iris-command` is the iris task with the softmax-regression trainer in
  * examples/softmax-trainer.mjs and its evaluation command examples/softmax-eval.mjs.
  */
-import { loadIris } from '../inner/data/index.js';
-import { type SupervisedTaskDef, supervisedSpec } from './supervised-def.js';
-import { standardCatalog } from './supervised/catalog.js';
+import { loadIris } from '../../inner/data/index.js';
+import { type SupervisedTaskDef, supervisedSpec } from './define.js';
+import { standardCatalog } from './catalog.js';
 
 export const irisCommand: SupervisedTaskDef = {
   id: 'iris-command',

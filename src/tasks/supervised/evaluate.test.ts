@@ -1,8 +1,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { SUPERVISED_TASKS } from './supervised/tasks.js';
-import { getSupervisedEvaluation } from './hidden.js';
-import { classCounts } from '../inner/data/index.js';
+import { SUPERVISED_TASKS } from './tasks.js';
+import { getSupervisedEvaluation } from '../hidden.js';
+import { classCounts } from '../../inner/data/index.js';
 
 const key = (row: number[]): string => row.map((v) => v.toFixed(9)).join(',');
 
