@@ -7,7 +7,8 @@ import { type SupervisedEvaluation, supervisedEvaluation } from './supervised/ev
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './supervised/examples.js';
 import { CONTROL_TASKS } from './control/tasks.js';
-import { controlHiddenEvaluation, secretPhysicsEvaluation } from './control/evaluate.js';
+import { CONTROL_EVALUATIONS, controlEvaluation, secretPhysicsEvaluation } from './control/evaluate.js';
+import { familyControlEvaluation } from './families/evaluate.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 import { gymnasiumHiddenEvaluation } from './gymnasium/evaluate.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
@@ -15,9 +16,12 @@ import type { SupervisedData } from '../spec/data.js';
 import { type ExtraTask, extraTasks } from './extra.js';
 
 const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASKS].map(supervisedEvaluation);
-const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) =>
-  controlHiddenEvaluation({ taskId: def.id, envId: def.envId, episodes: def.hidden.episodes, reference: def.hidden.reference, params: def.hidden.params, referenceHow: def.hidden.referenceHow }),
-);
+const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) => {
+  const settings = CONTROL_EVALUATIONS[def.id];
+  if (!settings) throw new Error(`control task "${def.id}" has no evaluation settings (control/evaluate.ts)`);
+  const { episodes, reference, params, referenceHow } = settings;
+  return controlEvaluation({ taskId: def.id, envId: def.envId, episodes, reference, params, referenceHow });
+});
 const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM_TASKS.map(gymnasiumHiddenEvaluation)];
 
 const EXTRA_EVAL = new WeakMap<ExtraTask, HiddenEvaluation>();
@@ -29,7 +33,7 @@ function extraFor(taskId: string): HiddenEvaluation | undefined {
   let e = EXTRA_EVAL.get(t);
   if (!e) {
     if (t.kind === 'control') e = gymnasiumHiddenEvaluation(t.def);
-    else if (t.kind === 'control-sim') e = secretPhysicsEvaluation(t.def, t.deployment);
+    else if (t.kind === 'control-sim') e = secretPhysicsEvaluation(t.def, familyControlEvaluation(t));
     else e = supervisedEvaluation(t.def);
     EXTRA_EVAL.set(t, e);
   }

@@ -1,3 +1,10 @@
+/**
+ * The evaluation half of the control tasks on the built-in simulators (harness side only: the
+ * scorer reaches it through `tasks/hidden.ts`): the greedy policy's mean canonical return over
+ * held-out episodes whose seeds come from the evaluation secret, normalised between a uniformly
+ * random policy (0) and the task's reference return (1); and what the evaluation of each built-in
+ * control task knows (`CONTROL_EVALUATIONS`), looked up by task id.
+ */
 import { getEnvironment } from '../../inner/envs/index.js';
 import type { PhysParams, Space } from '../../inner/envs/types.js';
 import { type PolicyFile, PolicyRunner } from '../../inner/policy.js';
@@ -65,7 +72,7 @@ export function randomActor(space: Space, seed: number): Actor {
  * `episodes` held-out episodes on `params`, normalised between a uniformly random policy on
  * the same episodes (0) and `reference` (1). Its standard error is the bootstrap over the episodes.
  */
-export function controlHiddenEvaluation(o: {
+export function controlEvaluation(o: {
   taskId: string;
   envId: string;
   episodes: number;
@@ -80,8 +87,9 @@ export function controlHiddenEvaluation(o: {
     taskId: o.taskId,
     score(trained) {
       const obsDim = getEnvironment(o.envId).info.observationNames.length;
-      if ((trained as PolicyFile).obsDim !== obsDim) throw new Error(`policy.json: obsDim is ${String((trained as PolicyFile).obsDim)}, the environment observes ${obsDim} values`);
-      const runner = new PolicyRunner(trained as PolicyFile);
+      const policy = trained as PolicyFile;
+      if (policy.obsDim !== obsDim) throw new Error(`policy.json: obsDim is ${String(policy.obsDim)}, the environment observes ${obsDim} values`);
+      const runner = new PolicyRunner(policy);
       const returns = episodeReturns(runner, o.envId, seeds(), o.params);
       return { raw: returns.reduce((a, b) => a + b, 0) / returns.length, stderr: meanStderr(returns) };
     },
@@ -99,22 +107,48 @@ export function controlHiddenEvaluation(o: {
 }
 
 /**
- * The hidden evaluation of a built-in-simulator control task whose deployment physics may come
- * from the evaluation secret (`deployment`; else `def.hidden.params`): rebuilt whenever the
- * secret changes, so the physics, the episodes and the anchors always belong to one secret.
+ * What the evaluation of a control task on a built-in simulator knows besides its environment:
+ * the physics of the held-out episodes (`params`, the simulator's defaults when absent; or drawn
+ * from the secret by `deployment`, for generated tasks), their number and the reference return.
  */
-export function secretPhysicsEvaluation(
-  def: { id: string; envId: string; hidden: { params?: PhysParams; episodes: number; reference: number; referenceHow: string } },
-  deployment?: (secret: string) => PhysParams,
-): HiddenEvaluation {
+export interface ControlEvaluationSettings {
+  params?: PhysParams;
+  episodes: number;
+  reference: number;
+  /** How the reference was obtained, in words. */
+  referenceHow: string;
+  /** The deployment physics under an evaluation secret (generated tasks); without it the episodes run on `params`. */
+  deployment?: (secret: string) => PhysParams;
+}
+
+/**
+ * The evaluation of a control task whose deployment physics may come from the evaluation secret
+ * (`settings.deployment`; else `settings.params`): rebuilt whenever the secret changes, so the
+ * physics, the episodes and the anchors always belong to one secret.
+ */
+export function secretPhysicsEvaluation(def: { id: string; envId: string }, settings: ControlEvaluationSettings): HiddenEvaluation {
   let built: { secret: string; ev: HiddenEvaluation } | null = null;
   const current = (): HiddenEvaluation => {
     const secret = evalSecret();
     if (built?.secret !== secret) {
-      const params = deployment ? deployment(secret) : def.hidden.params;
-      built = { secret, ev: controlHiddenEvaluation({ taskId: def.id, envId: def.envId, episodes: def.hidden.episodes, reference: def.hidden.reference, params, referenceHow: def.hidden.referenceHow }) };
+      const params = settings.deployment ? settings.deployment(secret) : settings.params;
+      const { episodes, reference, referenceHow } = settings;
+      built = { secret, ev: controlEvaluation({ taskId: def.id, envId: def.envId, episodes, reference, params, referenceHow }) };
     }
     return built.ev;
   };
   return { taskId: def.id, score: (trained) => current().score(trained), anchors: () => current().anchors() };
 }
+
+const MAX_CARTPOLE = { episodes: 50, reference: 500, referenceHow: 'the maximum return (500 steps)' };
+
+/** What the evaluation of each built-in control task (`control/tasks.ts`) knows, by task id. */
+export const CONTROL_EVALUATIONS: Readonly<Record<string, ControlEvaluationSettings>> = {
+  'cartpole-balance': MAX_CARTPOLE,
+  'cartpole-short': MAX_CARTPOLE,
+  // Deployed on a longer, heavier pole and a weaker push than the simulator's defaults (the brief says so, not by how much).
+  'cartpole-heavy': { params: { poleLength: 1.2, massPole: 0.6, forceMag: 6 }, ...MAX_CARTPOLE },
+  'acrobot-swingup': { episodes: 30, reference: -100, referenceHow: 'Gymnasium\'s reward threshold for Acrobot-v1 (−100)' },
+  'mountaincar-reach': { episodes: 30, reference: -110, referenceHow: 'Gymnasium\'s reward threshold for MountainCar-v0 (−110)' },
+  'pendulum-swingup': { episodes: 30, reference: -150, referenceHow: 'a good swing-up controller\'s return (about −150 over 200 steps)' },
+};

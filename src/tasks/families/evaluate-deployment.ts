@@ -3,8 +3,12 @@
  * acrobot): the physics a policy is deployed on, drawn from the evaluation secret within the band
  * the brief states. The generator seed alone never determines them.
  */
+import { getEnvironment } from '../../inner/envs/index.js';
 import type { PhysParams } from '../../inner/envs/types.js';
+import type { ControlTaskDef } from '../control/define.js';
+import type { ControlEvaluationSettings } from '../control/evaluate.js';
 import { heldOutSeeds } from '../secret.js';
+import { simBounds } from './sim.js';
 
 /**
  * The deployment physics: each nominal value moved by a share of `shift` drawn from the secret
@@ -18,4 +22,18 @@ export function deploymentPhysics(taskId: string, nominal: PhysParams, shift: nu
     out[name] = Math.min(hi, Math.max(lo, value * (1 + shift * (2 * u - 1))));
   }
   return out;
+}
+
+/**
+ * What the evaluation of a simulator family's task knows when its deployment physics are drawn
+ * from the secret within ±`shift` of the `nominal` physics (the simulator's bounds kept).
+ */
+export function deployedEvaluation(
+  def: ControlTaskDef,
+  nominal: PhysParams,
+  shift: number,
+  known: { episodes: number; reference: number; referenceHow: string },
+): ControlEvaluationSettings {
+  const bounds = simBounds(getEnvironment(def.envId).info);
+  return { params: nominal, ...known, deployment: (secret) => deploymentPhysics(def.id, nominal, shift, bounds, secret) };
 }

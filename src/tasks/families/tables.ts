@@ -161,7 +161,9 @@ export function tableFamily(cfg: TableFamilyConfig): TaskFamily {
       const rng = new Rng(mixSeed(seed, cfg.salt));
       return Array.from({ length: count }, (_, i) => {
         const id = familyTaskId(cfg.name, seed, i);
-        return { kind: 'supervised' as const, def: tableTask(cfg, id, drawTableParams(cfg, rng), mixSeed(seed, i)), origin: familyOrigin(cfg.name, seed) };
+        const params = drawTableParams(cfg, rng);
+        const def = tableTask(cfg, id, params, mixSeed(seed, i));
+        return { kind: 'supervised' as const, def, origin: familyOrigin(cfg.name, seed), madeFrom: { family: cfg.name, params } };
       });
     },
   };

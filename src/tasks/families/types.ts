@@ -48,18 +48,24 @@ export function bandCorners(nominal: PhysParams, shift: number): PhysParams[] {
   return out;
 }
 
-/** A task as a family's maker returns it: a registered task's fields but its origin. */
-export type DrawnTask = ExtraTask extends infer T ? (T extends unknown ? Omit<T, 'origin'> : never) : never;
+/** A task as a family's maker returns it: its kind, its public definition and the parameters it was drawn with. */
+export type DrawnTask =
+  | { kind: 'control-sim'; def: Extract<ExtraTask, { kind: 'control-sim' }>['def']; params: unknown }
+  | { kind: 'supervised'; def: Extract<ExtraTask, { kind: 'supervised' }>['def']; params: unknown };
 
 /**
  * A family's `generate`: one seeded parameter stream per (family salt, seed), and `make` called
  * once per task, in order, with its id, the stream, its index and the seed; every task's origin is
- * the family's draw.
+ * the family's draw, and it was made from the family and the parameters `make` drew.
  */
 export function drawTasks(name: string, salt: number, make: (id: string, rng: Rng, index: number, seed: number) => DrawnTask): TaskFamily['generate'] {
   return (count, seed) => {
     const rng = new Rng(mixSeed(seed, salt));
-    return Array.from({ length: count }, (_, i) => ({ ...make(familyTaskId(name, seed, i), rng, i, seed), origin: familyOrigin(name, seed) }) as ExtraTask);
+    return Array.from({ length: count }, (_, i): ExtraTask => {
+      const { kind, def, params } = make(familyTaskId(name, seed, i), rng, i, seed);
+      const made = { origin: familyOrigin(name, seed), madeFrom: { family: name, params } };
+      return kind === 'control-sim' ? { kind, def, ...made } : { kind, def, ...made };
+    });
   };
 }
 

@@ -14,8 +14,7 @@ import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { ACROBOT_OBS } from '../../control/observations.js';
 import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
-import { deploymentPhysics } from '../evaluate-deployment.js';
-import { acrobotHidden, acrobotScripted } from './scripted.js';
+import { acrobotReference, acrobotScripted } from './scripted.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
 export const ACROBOT_SPACE = {
@@ -49,8 +48,8 @@ export function drawAcrobotParams(rng: Rng): AcrobotParams {
   return { nominal: { linkLength1: 1, linkLength2: 1, linkMass1: 1, linkMass2: 1 }, shift, budget };
 }
 
-/** The task definition and its deployment draw for one set of parameters. */
-export function acrobotTask(id: string, p: AcrobotParams): { def: ControlTaskDef; deployment: (secret: string) => PhysParams } {
+/** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
+export function acrobotTask(id: string, p: AcrobotParams): ControlTaskDef {
   const info = getEnvironment('Acrobot-v1').info;
   const bounds = simBounds(info);
   const n = p.nominal;
@@ -60,8 +59,8 @@ export function acrobotTask(id: string, p: AcrobotParams): { def: ControlTaskDef
   // PPO with 8 envs and short rollouts (many updates in a small budget); a linear ARS policy does better, which is the headroom.
   const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 64, epochs: 4, minibatches: 4, learningRate: 0.001, gamma: 0.99, gaeLambda: 0.94, entropyCoef: 0, envSteps: p.budget, normalize: true });
   baseline.environment = { ...baseline.environment, params };
-  const hidden = acrobotHidden(n);
-  const def: ControlTaskDef = {
+  const reference = acrobotReference(n);
+  return {
     id,
     title: `Swing up a two-link arm with links of ${n.linkLength1} m and ${n.linkLength2} m`,
     family: 'acrobot-fam',
@@ -82,11 +81,9 @@ export function acrobotTask(id: string, p: AcrobotParams): { def: ControlTaskDef
     maxWallSeconds: p.budget <= 20_000 ? 120 : 300,
     metric:
       'mean undiscounted return (−1 per step until the goal, at most 500 steps) of the greedy policy on the deployment physics over held-out episodes; ' +
-      `normalised so that a uniformly random policy scores 0 and ${hidden.reference} (a scripted energy-pumping policy on the stated physics) scores 1`,
+      `normalised so that a uniformly random policy scores 0 and ${reference} (a scripted energy-pumping policy on the stated physics) scores 1`,
     baseline,
-    hidden,
   };
-  return { def, deployment: (secret) => deploymentPhysics(id, n, p.shift, bounds, secret) };
 }
 
 /** The Acrobot family (held out). */
@@ -95,5 +92,8 @@ export const acrobotFamily: TaskFamily = {
   kind: 'control',
   split: 'held-out',
   description: 'Acrobot swing-up on the built-in simulator with drawn link lengths and masses (the goal kept reachable), a hidden deployment shift of up to ±20% and a budget cap of 20k–50k steps',
-  generate: drawTasks('acrobot', 0xac0b, (id, rng) => ({ kind: 'control-sim', ...acrobotTask(id, drawAcrobotParams(rng)) })),
+  generate: drawTasks('acrobot', 0xac0b, (id, rng) => {
+    const params = drawAcrobotParams(rng);
+    return { kind: 'control-sim', def: acrobotTask(id, params), params };
+  }),
 };

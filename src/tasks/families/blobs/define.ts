@@ -83,5 +83,8 @@ export const blobsFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description: 'Gaussian-mixture classification with drawn classes (2-5), informative dimensions (2-6), irrelevant noise features (0-6), cluster spread, points, metric and source corruptions',
-  generate: drawTasks('blobs', 0xb10b, (id, rng, i, seed) => ({ kind: 'supervised', def: blobsTask(id, drawBlobsParams(rng), mixSeed(seed, i, 0xb10b, 0xda7a)) })),
+  generate: drawTasks('blobs', 0xb10b, (id, rng, i, seed) => {
+    const params = drawBlobsParams(rng);
+    return { kind: 'supervised', def: blobsTask(id, params, mixSeed(seed, i, 0xb10b, 0xda7a)), params };
+  }),
 };

@@ -11,8 +11,6 @@ import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { CARTPOLE_OBS } from '../../control/observations.js';
 import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
-import { deploymentPhysics } from '../evaluate-deployment.js';
-import { cartpoleHidden } from './evaluate.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
 export const CARTPOLE_SPACE = {
@@ -41,8 +39,8 @@ export function drawCartpoleParams(rng: Rng): CartpoleParams {
   return { nominal, shift: CARTPOLE_SPACE.shifts[rng.int(CARTPOLE_SPACE.shifts.length)], budget: CARTPOLE_SPACE.budgets[rng.int(CARTPOLE_SPACE.budgets.length)] };
 }
 
-/** The task definition and its deployment draw for one set of parameters. */
-export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskDef; deployment: (secret: string) => PhysParams } {
+/** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
+export function cartpoleTask(id: string, p: CartpoleParams): ControlTaskDef {
   const info = getEnvironment('CartPole-v1').info;
   const bounds = simBounds(info);
   const n = p.nominal;
@@ -51,7 +49,7 @@ export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskD
   const params = bandParams(TUNED, n, p.shift, bounds);
   const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps: p.budget / 2 });
   baseline.environment = { ...baseline.environment, params };
-  const def: ControlTaskDef = {
+  return {
     id,
     title: `Balance a pole of half-length ${n.poleLength} m on a cart pushed with ${n.forceMag} N`,
     family: 'cartpole-fam',
@@ -73,9 +71,7 @@ export function cartpoleTask(id: string, p: CartpoleParams): { def: ControlTaskD
       'mean undiscounted return (steps balanced, up to 500) of the trained policy acting greedily on the deployment physics over held-out episodes; ' +
       'normalised so that a uniformly random policy scores 0 and 500 scores 1',
     baseline,
-    hidden: cartpoleHidden(n),
   };
-  return { def, deployment: (secret) => deploymentPhysics(id, n, p.shift, bounds, secret) };
 }
 
 /** The CartPole family. */
@@ -84,5 +80,8 @@ export const cartpoleFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description: 'CartPole on the built-in simulator with drawn pole length and mass, cart mass and push, a hidden deployment shift of up to ±30% and a budget cap of 10k–100k steps',
-  generate: drawTasks('cartpole', 0xca27, (id, rng) => ({ kind: 'control-sim', ...cartpoleTask(id, drawCartpoleParams(rng)) })),
+  generate: drawTasks('cartpole', 0xca27, (id, rng) => {
+    const params = drawCartpoleParams(rng);
+    return { kind: 'control-sim', def: cartpoleTask(id, params), params };
+  }),
 };

@@ -87,5 +87,8 @@ export const friedmanFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description: 'synthetic regression on the Friedman #1/#2/#3 functions with drawn noise level, irrelevant extra inputs, points, metric (rmse, mae, r2) and source corruptions',
-  generate: drawTasks('friedman', 0xf41e, (id, rng, i, seed) => ({ kind: 'supervised', def: friedmanTask(id, drawFriedmanParams(rng), mixSeed(seed, i, 0xf41e, 0xda7a)) })),
+  generate: drawTasks('friedman', 0xf41e, (id, rng, i, seed) => {
+    const params = drawFriedmanParams(rng);
+    return { kind: 'supervised', def: friedmanTask(id, params, mixSeed(seed, i, 0xf41e, 0xda7a)), params };
+  }),
 };

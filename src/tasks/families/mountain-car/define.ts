@@ -11,7 +11,7 @@ import { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { MOUNTAIN_CAR_OBS } from '../../control/observations.js';
 import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
-import { mountainCarHidden, mountainCarScripted } from './scripted.js';
+import { mountainCarReference, mountainCarScripted } from './scripted.js';
 
 /** The parameter space: physics ranges (inside the simulator's) and budget caps. */
 export const MOUNTAIN_CAR_SPACE = {
@@ -40,14 +40,14 @@ export function drawMountainCarParams(rng: Rng): MountainCarParams {
   return { physics: { force: 0.001, gravity: 0.0025 }, budget };
 }
 
-/** The task definition for one set of parameters. */
+/** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
 export function mountainCarTask(id: string, p: MountainCarParams): ControlTaskDef {
   const info = getEnvironment('MountainCar-v0').info;
   const n = p.physics;
   // PPO on the plain sparse reward (as the hand-written mountaincar-reach): it learns a little; shaping is the headroom.
   const baseline = ppoSpec(id, { numEnvs: 16, rolloutSteps: 16, epochs: 4, minibatches: 4, entropyCoef: 0, envSteps: p.budget, normalize: true });
   baseline.environment = { ...baseline.environment, params: { ...n } };
-  const hidden = mountainCarHidden(n);
+  const reference = mountainCarReference(n);
   return {
     id,
     title: `Drive a car with engine force ${n.force} up a hill under gravity ${n.gravity}`,
@@ -69,9 +69,9 @@ export function mountainCarTask(id: string, p: MountainCarParams): ControlTaskDe
     maxWallSeconds: p.budget <= 20_000 ? 120 : 300,
     metric:
       'mean undiscounted return (−1 per step until the flag, at most 200 steps) of the greedy policy on the stated physics over held-out episodes; ' +
-      `normalised so that a uniformly random policy scores 0 and ${hidden.reference} (a scripted near-optimal policy: swing left, then accelerate the way the car moves) scores 1`,
+      `normalised so that a uniformly random policy scores 0 and ${reference} ` +
+      '(a scripted near-optimal policy: swing left, then accelerate the way the car moves) scores 1',
     baseline,
-    hidden,
   };
 }
 
@@ -81,5 +81,8 @@ export const mountainCarFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description: 'MountainCar on the built-in simulator with drawn engine force and gravity (the flag kept reachable), a sparse −1-per-step reward where shaping pays off, and a budget cap of 10k–50k steps',
-  generate: drawTasks('mountain-car', 0x3c4a, (id, rng) => ({ kind: 'control-sim', def: mountainCarTask(id, drawMountainCarParams(rng)) })),
+  generate: drawTasks('mountain-car', 0x3c4a, (id, rng) => {
+    const params = drawMountainCarParams(rng);
+    return { kind: 'control-sim', def: mountainCarTask(id, params), params };
+  }),
 };

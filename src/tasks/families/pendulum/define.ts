@@ -14,8 +14,7 @@ import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { PENDULUM_OBS } from '../../control/observations.js';
 import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
-import { deploymentPhysics } from '../evaluate-deployment.js';
-import { pendulumHidden, pendulumScripted } from './scripted.js';
+import { pendulumReference, pendulumScripted } from './scripted.js';
 
 /** The parameter space: nominal ranges (inside the simulator's), shift shares and budget caps. */
 export const PENDULUM_SPACE = {
@@ -48,8 +47,8 @@ export function drawPendulumParams(rng: Rng): PendulumParams {
   return { nominal: { gravity: 10, mass: 1, length: 1 }, shift, budget };
 }
 
-/** The task definition and its deployment draw for one set of parameters. */
-export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskDef; deployment: (secret: string) => PhysParams } {
+/** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
+export function pendulumTask(id: string, p: PendulumParams): ControlTaskDef {
   const info = getEnvironment('Pendulum-v1').info;
   const bounds = simBounds(info);
   const n = p.nominal;
@@ -59,10 +58,10 @@ export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskD
   // PPO with short rollouts over 8 envs (many updates within a small budget), γ 0.95, the reward scaled by 1/10.
   const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 128, epochs: 10, minibatches: 8, learningRate: 0.001, gamma: 0.95, gaeLambda: 0.95, entropyCoef: 0, envSteps: p.budget, expression: 'r / 10' });
   baseline.environment = { ...baseline.environment, params };
-  const hidden = pendulumHidden(n);
+  const reference = pendulumReference(n);
   // Holding the pendulum horizontal takes m·g·l/2 of torque: above 2 N·m it has to be swung up.
   const lift = (n.mass * n.gravity * n.length) / 2 > PENDULUM_CONSTANTS.maxTorque ? 'too weak to lift it directly: it has to be swung up' : 'enough to lift it slowly';
-  const def: ControlTaskDef = {
+  return {
     id,
     title: `Swing up a ${n.length} m pendulum of ${n.mass} kg under gravity ${n.gravity} m/s²`,
     family: 'pendulum-fam',
@@ -82,11 +81,9 @@ export function pendulumTask(id: string, p: PendulumParams): { def: ControlTaskD
     maxWallSeconds: p.budget <= 30_000 ? 120 : 300,
     metric:
       'mean undiscounted return over 200 steps of the trained policy acting greedily on the deployment physics over held-out episodes; ' +
-      `normalised so that a uniformly random policy scores 0 and ${hidden.reference} (a scripted swing-up controller on the stated physics) scores 1`,
+      `normalised so that a uniformly random policy scores 0 and ${reference} (a scripted swing-up controller on the stated physics) scores 1`,
     baseline,
-    hidden,
   };
-  return { def, deployment: (secret) => deploymentPhysics(id, n, p.shift, bounds, secret) };
 }
 
 /** The Pendulum family. */
@@ -95,5 +92,8 @@ export const pendulumFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description: 'Pendulum swing-up on the built-in simulator with drawn gravity, mass and length (swing-up kept feasible), a hidden deployment shift of up to ±20% and a budget cap of 20k–60k steps',
-  generate: drawTasks('pendulum', 0x9e4d, (id, rng) => ({ kind: 'control-sim', ...pendulumTask(id, drawPendulumParams(rng)) })),
+  generate: drawTasks('pendulum', 0x9e4d, (id, rng) => {
+    const params = drawPendulumParams(rng);
+    return { kind: 'control-sim', def: pendulumTask(id, params), params };
+  }),
 };

@@ -1,16 +1,12 @@
 /**
- * What the hidden evaluation of a generated Pendulum task knows: how many held-out episodes it
- * runs (15), the reference return, and the deployment physics, drawn from the evaluation secret
- * within the band the brief states (the same rule as the CartPole family). The reference is the
- * return of a scripted swing-up controller (energy pumping, then a PD hold at the top) on the
- * nominal physics from 16 starting angles spread evenly around the circle; the generator also uses
- * that controller to keep only physics where swing-up with the 2 N·m torque limit is feasible.
+ * The Pendulum family's scripted swing-up controller (energy pumping, then a PD hold at the top),
+ * shared by both sides: the definition keeps only physics where swing-up with the 2 N·m torque
+ * limit is feasible and states the reference return in the metric; the evaluation normalises by
+ * it. The reference is the controller's mean return on the nominal physics from 16 starting angles
+ * spread evenly around the circle.
  */
 import { PENDULUM_CONSTANTS, PENDULUM_INFO, angleNormalize, pendulumDynamics } from '../../../inner/envs/pendulum.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-
-/** Held-out episodes per generated Pendulum task. */
-export const PENDULUM_FAMILY_EPISODES = 15;
 
 /** The scripted controller's torque in state [θ, θ̇] (θ = 0 upright) for physics `p`. */
 export function pendulumScriptedTorque(th: number, thdot: number, p: PhysParams): number {
@@ -55,14 +51,8 @@ export function pendulumScripted(p: PhysParams): { ret: number; feasible: boolea
   return r;
 }
 
-/** The hidden settings of a generated Pendulum task (see `ControlTaskDef.hidden`). */
-export function pendulumHidden(nominal: PhysParams): { params: PhysParams; episodes: number; reference: number; referenceHow: string } {
-  const reference = Math.round(pendulumScripted(nominal).ret);
-  return {
-    params: nominal,
-    episodes: PENDULUM_FAMILY_EPISODES,
-    reference,
-    referenceHow: `a scripted swing-up controller (energy pumping, then a PD hold) on the nominal physics: ${reference} over 200 steps`,
-  };
+/** The reference return of a generated Pendulum task: the scripted controller's on the nominal physics, rounded. */
+export function pendulumReference(nominal: PhysParams): number {
+  return Math.round(pendulumScripted(nominal).ret);
 }
 
