@@ -3,23 +3,31 @@
  * imports this module; job code in workers or on cluster nodes never does.
  */
 import type { HiddenEvaluation } from './hidden-types.js';
-import { type SupervisedEvaluation, supervisedEvaluation } from './supervised/evaluate.js';
+import { SUPERVISED_EVALUATIONS, type SupervisedEvaluation, supervisedEvaluation } from './supervised/evaluate.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './supervised/examples.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { CONTROL_EVALUATIONS, controlEvaluation, secretPhysicsEvaluation } from './control/evaluate.js';
-import { familyControlEvaluation } from './families/evaluate.js';
+import { familyControlEvaluation, familySupervisedEvaluation } from './families/evaluate.js';
+import { taskFileEvaluation } from './file/evaluate.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 import { gymnasiumHiddenEvaluation } from './gymnasium/evaluate.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
 import type { SupervisedData } from '../spec/data.js';
 import { type ExtraTask, extraTasks } from './extra.js';
 
-const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASKS].map(supervisedEvaluation);
+/** What the evaluation of a built-in task knows (its source's `evaluate.ts`); throws for a task without it. */
+function builtIn<T>(table: Readonly<Record<string, T>>, taskId: string, where: string): T {
+  const settings = table[taskId];
+  if (!settings) throw new Error(`built-in task "${taskId}" has no evaluation settings (${where})`);
+  return settings;
+}
+
+const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASKS].map((def) =>
+  supervisedEvaluation(def, builtIn(SUPERVISED_EVALUATIONS, def.id, 'supervised/evaluate.ts')),
+);
 const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) => {
-  const settings = CONTROL_EVALUATIONS[def.id];
-  if (!settings) throw new Error(`control task "${def.id}" has no evaluation settings (control/evaluate.ts)`);
-  const { episodes, reference, params, referenceHow } = settings;
+  const { episodes, reference, params, referenceHow } = builtIn(CONTROL_EVALUATIONS, def.id, 'control/evaluate.ts');
   return controlEvaluation({ taskId: def.id, envId: def.envId, episodes, reference, params, referenceHow });
 });
 const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM_TASKS.map(gymnasiumHiddenEvaluation)];
@@ -34,7 +42,10 @@ function extraFor(taskId: string): HiddenEvaluation | undefined {
   if (!e) {
     if (t.kind === 'control') e = gymnasiumHiddenEvaluation(t.def);
     else if (t.kind === 'control-sim') e = secretPhysicsEvaluation(t.def, familyControlEvaluation(t));
-    else e = supervisedEvaluation(t.def);
+    else {
+      const made = t.madeFrom;
+      e = supervisedEvaluation(t.def, 'family' in made ? familySupervisedEvaluation({ def: t.def, madeFrom: made }) : taskFileEvaluation(made.taskFile));
+    }
     EXTRA_EVAL.set(t, e);
   }
   return e;

@@ -28,7 +28,7 @@ export interface GeneratedDataTask extends SourceCorruption {
   metric: SupervisedMetricName;
   /** Points generated in all (pool and hidden test split). */
   points: number;
-  /** The hidden test split's share (the family's `evaluate.ts`). */
+  /** The hidden test split's share, which sizes the pool the sources are cut from (the family's evaluation knows it too). */
   testFraction: number;
   /** Generates the points (called once, when first needed). */
   make(): Dataset;
@@ -51,7 +51,6 @@ export function generatedDataTask(t: GeneratedDataTask): SupervisedTaskDef {
     description: t.description,
     metric: t.metric,
     load: () => (data ??= t.make()),
-    testFraction: t.testFraction,
     sources: standardCatalog({
       poolSize,
       cleanSize: Math.max(20, Math.round(poolSize * t.cleanShare)),

@@ -1,8 +1,9 @@
 /**
  * The public half of a supervised task: its dataset, the catalog of sources (how each is
  * made from the training pool, described in words), the baseline spec, and the brief
- * built from them. The split into training pool and hidden test set happens only in
- * `supervised/evaluate.ts`, on the harness side.
+ * built from them. The split into training pool and hidden test set, the anchors and an
+ * evaluation command belong to `evaluate.ts`, on the harness side, looked up by task id;
+ * nothing here imports it.
  */
 import type { CommandTrainer, TaskBrief } from '../../spec/brief.js';
 import type { JobSpecInput } from '../../spec/schema.js';
@@ -31,23 +32,14 @@ export interface SupervisedTaskDef {
   description: string;
   /** The canonical metric of the hidden evaluation. */
   metric: SupervisedMetricName;
-  /** Normalisation anchors in raw units (higher is better; errors negated) that replace the computed ones. */
-  anchors?: { random?: number; reference?: number; how?: string };
   /** Loads the clean distribution (deterministic). */
   load(): Dataset;
-  /** Share of the clean data held out for the hidden test set. */
-  testFraction: number;
   sources: SourceRecipe[];
   baseline: JobSpecInput;
   maxExamples: number;
   maxWallSeconds: number;
   /** An outside program trains the jobs instead of the built-in engine. */
   trainer?: CommandTrainer;
-  /**
-   * An outside program scores artifacts instead of the built-in scorer (harness side):
-   * run as `argv... JOB_DIR HELD_OUT_JSON`, it prints `{"raw": number}` on stdout.
-   */
-  evaluation?: { kind: 'command'; argv: string[] };
 }
 
 const METRIC_WORDS = {

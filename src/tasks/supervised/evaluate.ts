@@ -1,6 +1,7 @@
 /**
  * The harness half of a supervised task: the secret split of the clean data into the
- * training pool and the hidden test set, the sources built from the pool, and the scorer.
+ * training pool and the hidden test set, the sources built from the pool, and the scorer;
+ * and what the evaluation of each built-in supervised task knows (`SUPERVISED_EVALUATIONS`).
  * Jobs receive only the sources their spec names; the test set never leaves this module
  * except through a score.
  */
@@ -14,6 +15,34 @@ import { evalSecret, heldOutSeeds } from '../secret.js';
 import { bootstrapStderr } from '../bootstrap.js';
 import { runEvaluationCommand } from './evaluate-command.js';
 import type { SupervisedMetricName, SupervisedTaskDef } from './define.js';
+import { SUPERVISED_TEST_FRACTION } from './tasks.js';
+
+/** What the evaluation of a supervised task knows besides its definition. */
+export interface SupervisedEvaluationSettings {
+  /** Share of the clean data held out for the hidden test set (the split itself is drawn from the secret). */
+  testFraction: number;
+  /** Normalisation anchors in raw units (higher is better; errors negated) that replace the computed ones. */
+  anchors?: { random?: number; reference?: number; how?: string };
+  /**
+   * An outside program scores artifacts instead of the built-in scorer:
+   * run as `argv... JOB_DIR HELD_OUT_JSON`, it prints `{"raw": number}` on stdout.
+   */
+  evaluation?: { kind: 'command'; argv: string[] };
+}
+
+const BUILT_IN: SupervisedEvaluationSettings = { testFraction: SUPERVISED_TEST_FRACTION };
+
+/** What the evaluation of each built-in supervised task (`tasks.ts`, `examples.ts`) knows, by task id. */
+export const SUPERVISED_EVALUATIONS: Readonly<Record<string, SupervisedEvaluationSettings>> = {
+  'penguins-species': BUILT_IN,
+  'cars-mpg': BUILT_IN,
+  'seattle-weather': BUILT_IN,
+  'iris-species': BUILT_IN,
+  'two-spirals': BUILT_IN,
+  'two-moons': BUILT_IN,
+  // The softmax regression of examples/softmax-trainer.mjs, scored by its own evaluation command.
+  'iris-command': { ...BUILT_IN, evaluation: { kind: 'command', argv: ['node', 'examples/softmax-eval.mjs'] } },
+};
 
 /** A supervised task's hidden evaluation plus the data its jobs may receive. */
 export interface SupervisedEvaluation extends HiddenEvaluation {
@@ -109,8 +138,8 @@ function perfectScore(metric: SupervisedMetricName): number {
   return metric === 'accuracy' || metric === 'macro-f1' || metric === 'r2' ? 1 : 0;
 }
 
-/** Builds the hidden evaluation and data access of a supervised task definition. */
-export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluation {
+/** Builds the evaluation and data access of a supervised task definition from what its evaluation knows. */
+export function supervisedEvaluation(def: SupervisedTaskDef, settings: SupervisedEvaluationSettings): SupervisedEvaluation {
   // The split (and everything built from it) depends on the secret it was drawn under.
   let parts: { secret: string; pool: Dataset; test: Dataset } | null = null;
   const sources = new Map<string, Dataset>();
@@ -118,7 +147,7 @@ export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluati
   const splitData = (): { pool: Dataset; test: Dataset } => {
     const secret = evalSecret();
     if (parts?.secret !== secret) {
-      const r = split(def.load(), def.testFraction, heldOutSeeds(def.id, 1, secret)[0]);
+      const r = split(def.load(), settings.testFraction, heldOutSeeds(def.id, 1, secret)[0]);
       parts = { secret, pool: r.train, test: r.test };
       sources.clear();
       anchors = null;
@@ -137,7 +166,7 @@ export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluati
     }
     return d;
   };
-  const command = def.evaluation;
+  const command = settings.evaluation;
   return {
     taskId: def.id,
     ...(command
@@ -159,7 +188,7 @@ export function supervisedEvaluation(def: SupervisedTaskDef): SupervisedEvaluati
     anchors() {
       const { pool, test } = splitData();
       if (!anchors) {
-        const given = def.anchors ?? {};
+        const given = settings.anchors ?? {};
         const trivial = given.random === undefined ? trivialAnchor(def.metric, pool, test) : null;
         const random = given.random ?? trivial!.raw;
         const reference = given.reference ?? perfectScore(def.metric);

@@ -8,7 +8,12 @@ import { Rng, mixSeed } from '../../../util/rng.js';
 import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, intIn, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
-import { blobsHidden } from './evaluate.js';
+
+/**
+ * Share of each generated blobs task's rows held out for the hidden test set: public, as the sources'
+ * sizes follow from it (the split itself is drawn from the evaluation secret on the evaluation side).
+ */
+export const BLOBS_TEST_FRACTION = 0.3;
 
 /** The parameter ranges (integers inclusive). */
 export const BLOBS_SPACE = {
@@ -68,7 +73,7 @@ export function blobsTask(id: string, p: BlobsParams, dataSeed: number): Supervi
       `${p.points} points in all, equally many per cluster. Several data sources of different quality are available.`,
     metric: p.metric,
     points: p.points,
-    ...blobsHidden(),
+    testFraction: BLOBS_TEST_FRACTION,
     make: () => gaussianBlobs(p.points, { classes: p.classes, informative: p.informative, noiseFeatures: p.noiseFeatures, spread: p.spread }, dataSeed),
     labelNoise: p.labelNoise,
     cleanShare: p.cleanShare,

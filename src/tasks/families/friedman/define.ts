@@ -8,7 +8,12 @@ import { Rng, mixSeed } from '../../../util/rng.js';
 import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
-import { friedmanHidden } from './evaluate.js';
+
+/**
+ * Share of each generated friedman task's rows held out for the hidden test set: public, as the sources'
+ * sizes follow from it (the split itself is drawn from the evaluation secret on the evaluation side).
+ */
+export const FRIEDMAN_TEST_FRACTION = 0.3;
 
 /** The parameter ranges (integers inclusive). */
 export const FRIEDMAN_SPACE = {
@@ -72,7 +77,7 @@ export function friedmanTask(id: string, p: FriedmanParams, dataSeed: number): S
       `${p.points} points in all. Several data sources of different quality are available.`,
     metric: p.metric,
     points: p.points,
-    ...friedmanHidden(),
+    testFraction: FRIEDMAN_TEST_FRACTION,
     make: () => friedman(p.points, { variant: p.variant, noise: p.noise, extraFeatures: p.extraFeatures }, dataSeed),
     labelNoise: p.labelNoise,
     cleanShare: p.cleanShare,

@@ -11,7 +11,12 @@ import { Rng, mixSeed } from '../../../util/rng.js';
 import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, intIn, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
-import { ringsHidden } from './evaluate.js';
+
+/**
+ * Share of each generated rings task's rows held out for the hidden test set: public, as the sources'
+ * sizes follow from it (the split itself is drawn from the evaluation secret on the evaluation side).
+ */
+export const RINGS_TEST_FRACTION = 0.3;
 
 /** The parameter ranges (integers inclusive). */
 export const RINGS_SPACE = {
@@ -97,7 +102,7 @@ export function ringsTask(id: string, p: RingsParams, dataSeed: number): Supervi
       `${p.points} points in all, equally many per class. Several data sources of different quality are available.`,
     metric: p.metric,
     points: p.points,
-    ...ringsHidden(),
+    testFraction: RINGS_TEST_FRACTION,
     make: () => generateData(p, dataSeed),
     labelNoise: p.labelNoise,
     cleanShare: p.cleanShare,

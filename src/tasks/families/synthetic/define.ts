@@ -9,7 +9,12 @@ import { Rng, mixSeed } from '../../../util/rng.js';
 import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
-import { syntheticHidden } from './evaluate.js';
+
+/**
+ * Share of each generated synthetic task's points held out for the hidden test set: public, as the sources'
+ * sizes follow from it (the split itself is drawn from the evaluation secret on the evaluation side).
+ */
+export const SYNTHETIC_TEST_FRACTION = 0.3;
 
 /** The generators and their parameter ranges. */
 export const SYNTHETIC_SPACE = {
@@ -74,7 +79,7 @@ export function syntheticTask(id: string, p: SyntheticParams, dataSeed: number):
       `${p.points} points in all, half of each class. Several data sources of different quality are available.`,
     metric: p.metric,
     points: p.points,
-    ...syntheticHidden(),
+    testFraction: SYNTHETIC_TEST_FRACTION,
     make: () => generateData(p, dataSeed),
     labelNoise: p.labelNoise,
     cleanShare: p.cleanShare,

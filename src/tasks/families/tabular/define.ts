@@ -7,7 +7,6 @@
  */
 import { loadCars, loadIris, loadPenguins, loadSeattleWeather } from '../../../inner/data/index.js';
 import { type TableBase, type TableFamilyConfig, tableFamily } from '../tables.js';
-import { tabularHidden } from './evaluate.js';
 
 export { retarget, selectFeatures } from '../tables.js';
 
@@ -29,7 +28,7 @@ export const TABULAR_CONFIG: TableFamilyConfig = {
   minImbalance: 0.1,
   salt: 0x7ab1e,
   rowSalt: 0x7ab,
-  hidden: tabularHidden,
+  testFraction: 0.3,
 };
 
 /** The tabular family. */

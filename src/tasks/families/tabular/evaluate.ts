@@ -1,14 +1,14 @@
 /**
- * What the hidden evaluation of a generated tabular task knows: the share of the task's rows held
- * out as its test set. The split itself is drawn from the evaluation secret and the task id
- * (`supervised/evaluate.ts`), never from the generator seed; the anchors are computed on it (the
- * trivial predictor fit on the training pool scores 0, a perfect model 1).
+ * What the evaluation of a generated tabular task knows: the share of its rows held out as its test
+ * set, the one its definition sizes the training pool with (`TABULAR_CONFIG.testFraction`). The split
+ * itself is drawn from the evaluation secret and the task id (`supervised/evaluate.ts`), never from
+ * the generator seed; the anchors are computed on it (the trivial predictor fit on the training
+ * pool scores 0, a perfect model 1).
  */
+import type { SupervisedEvaluationSettings } from '../../supervised/evaluate.js';
+import { TABULAR_CONFIG } from './define.js';
 
-/** Share of each generated tabular task's rows held out for the hidden test set. */
-export const TABULAR_TEST_FRACTION = 0.3;
-
-/** The hidden settings of a generated tabular task (fields of `SupervisedTaskDef`). */
-export function tabularHidden(): { testFraction: number } {
-  return { testFraction: TABULAR_TEST_FRACTION };
+/** What the evaluation of a generated tabular task knows. */
+export function tabularEvaluation(): SupervisedEvaluationSettings {
+  return { testFraction: TABULAR_CONFIG.testFraction };
 }
