@@ -11,7 +11,7 @@ import { CONTROL_EVALUATIONS, controlEvaluation, secretPhysicsEvaluation } from 
 import { familyControlEvaluation, familySupervisedEvaluation } from './families/evaluate.js';
 import { taskFileEvaluation } from './file/evaluate.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
-import { gymnasiumHiddenEvaluation } from './gymnasium/evaluate.js';
+import { GYMNASIUM_EVALUATIONS, gymnasiumEvaluation, gymnasiumEvaluationSettings } from './gymnasium/evaluate.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
 import type { SupervisedData } from '../spec/data.js';
 import { type ExtraTask, extraTasks } from './extra.js';
@@ -30,7 +30,8 @@ const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) => {
   const { episodes, reference, params, referenceHow } = builtIn(CONTROL_EVALUATIONS, def.id, 'control/evaluate.ts');
   return controlEvaluation({ taskId: def.id, envId: def.envId, episodes, reference, params, referenceHow });
 });
-const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM_TASKS.map(gymnasiumHiddenEvaluation)];
+const GYMNASIUM: HiddenEvaluation[] = GYMNASIUM_TASKS.map((def) => gymnasiumEvaluation(def, builtIn(GYMNASIUM_EVALUATIONS, def.id, 'gymnasium/evaluate.ts')));
+const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM];
 
 const EXTRA_EVAL = new WeakMap<ExtraTask, HiddenEvaluation>();
 
@@ -40,7 +41,7 @@ function extraFor(taskId: string): HiddenEvaluation | undefined {
   if (!t) return undefined;
   let e = EXTRA_EVAL.get(t);
   if (!e) {
-    if (t.kind === 'control') e = gymnasiumHiddenEvaluation(t.def);
+    if (t.kind === 'control') e = gymnasiumEvaluation(t.def, gymnasiumEvaluationSettings(t.madeFrom.options));
     else if (t.kind === 'control-sim') e = secretPhysicsEvaluation(t.def, familyControlEvaluation(t));
     else {
       const made = t.madeFrom;

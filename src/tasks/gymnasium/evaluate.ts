@@ -1,6 +1,7 @@
 /**
- * The hidden evaluation of a Gymnasium task (harness side only: the scorer imports it through
- * tasks/hidden.ts). The held-out seeds come from the evaluation secret and go to a bridge
+ * The evaluation of a Gymnasium task (harness side only: the scorer imports it through
+ * tasks/hidden.ts), what it knows (`gymnasiumEvaluationSettings`; the built-in tasks' are
+ * `GYMNASIUM_EVALUATIONS`, by task id). The held-out seeds come from the evaluation secret and go to a bridge
  * process the scorer starts for the one scoring; job code never meets them. One episode per
  * seed, all stepped together, without autoreset; the trained policy acts greedily in this
  * thread (`PolicyRunner`), whatever trained it (the embedded engine or an outside trainer that
@@ -13,7 +14,7 @@ import { meanStderr } from '../bootstrap.js';
 import { type Actor, randomActor } from '../control/evaluate.js';
 import type { Anchors, HiddenEvaluation } from '../hidden-types.js';
 import { evalSecret, heldOutSeeds } from '../secret.js';
-import type { GymnasiumTaskDef } from './define.js';
+import { type GymnasiumTaskDef, type GymnasiumTaskOptions, gymnasiumReference } from './define.js';
 
 /** The undiscounted return of one episode per seed of `g`, stepped together in one bridge. */
 export function bridgeEpisodeReturns(actor: Actor, g: GymnasiumEnvironment, seeds: number[]): Float64Array {
@@ -42,10 +43,34 @@ export function bridgeEpisodeReturns(actor: Actor, g: GymnasiumEnvironment, seed
   }
 }
 
-/** A Gymnasium task's hidden evaluation: the greedy policy's mean return over held-out episodes, normalised between random (0) and the reference (1). */
-export function gymnasiumHiddenEvaluation(def: GymnasiumTaskDef): HiddenEvaluation {
+/** What the evaluation of a Gymnasium task knows: its held-out episodes and anchors (the random anchor is measured when not given). */
+export interface GymnasiumEvaluationSettings {
+  episodes: number;
+  reference: number;
+  random?: number;
+  /** How the anchors were obtained, in words. */
+  how: string;
+}
+
+/** What the evaluation of the Gymnasium task made from `o` (checked by `gymnasiumTask`) knows. */
+export function gymnasiumEvaluationSettings(o: Pick<GymnasiumTaskOptions, 'anchors' | 'rewardThreshold' | 'episodes'>): GymnasiumEvaluationSettings {
+  const reference = gymnasiumReference(o);
+  if (reference === undefined) throw new Error('gymnasium task: anchors.reference: needed (the return that scores 1)');
+  const whose = o.anchors?.reference !== undefined ? 'the task\'s reference return' : 'Gymnasium\'s reward threshold';
+  const how = o.anchors?.how ?? `reference: ${whose} (${reference})`;
+  return { episodes: o.episodes ?? 20, reference, random: o.anchors?.random, how };
+}
+
+/** What the evaluation of each built-in Gymnasium task (`tasks.ts`) knows, by task id. */
+export const GYMNASIUM_EVALUATIONS: Readonly<Record<string, GymnasiumEvaluationSettings>> = {
+  'gym-cartpole': { episodes: 20, reference: 500, how: 'reference: the maximum return (500 steps)' },
+  'inverted-pendulum-torch': { episodes: 20, reference: 1000, how: 'reference: the maximum return (1000 steps)' },
+};
+
+/** A Gymnasium task's evaluation: the greedy policy's mean return over held-out episodes, normalised between random (0) and the reference (1). */
+export function gymnasiumEvaluation(def: GymnasiumTaskDef, settings: GymnasiumEvaluationSettings): HiddenEvaluation {
   const g = def.gymnasium;
-  const seeds = (): number[] => heldOutSeeds(def.id, def.hidden.episodes);
+  const seeds = (): number[] => heldOutSeeds(def.id, settings.episodes);
   let anchors: { secret: string; value: Anchors } | null = null;
   return {
     taskId: def.id,
@@ -58,15 +83,15 @@ export function gymnasiumHiddenEvaluation(def: GymnasiumTaskDef): HiddenEvaluati
     anchors() {
       const secret = evalSecret();
       if (anchors?.secret !== secret) {
-        let random = def.hidden.random;
-        let how = def.hidden.how;
+        let random = settings.random;
+        let how = settings.how;
         if (random === undefined) {
           const space = g.actionSpace.type === 'discrete' ? g.actionSpace : { type: 'box' as const, shape: [g.actionSpace.low.length], low: g.actionSpace.low, high: g.actionSpace.high };
           const returns = bridgeEpisodeReturns(randomActor(space, heldOutSeeds(`${def.id}/random`, 1)[0]), g, seeds());
           random = returns.reduce((a, b) => a + b, 0) / returns.length;
-          how = `random: a uniformly random policy on the same held-out episodes; ${def.hidden.how}`;
-        } else how = `random: the task's random anchor (${random}); ${def.hidden.how}`;
-        anchors = { secret, value: { random, reference: def.hidden.reference, how } };
+          how = `random: a uniformly random policy on the same held-out episodes; ${settings.how}`;
+        } else how = `random: the task's random anchor (${random}); ${settings.how}`;
+        anchors = { secret, value: { random, reference: settings.reference, how } };
       }
       return anchors.value;
     },
