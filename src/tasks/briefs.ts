@@ -1,7 +1,8 @@
 /**
- * The public side of the task registry: briefs and baseline specs only. Anything that
- * runs jobs (inner/, run/, agents) may import this; the hidden evaluations live in
- * `tasks/hidden.ts`, which only `outer/score.ts` imports.
+ * The public side of the task registry: briefs and baseline specs only, built from the public
+ * definition files (each source folder's `define.ts` and `tasks.ts`). Anything that runs jobs
+ * (inner/, run/, agents) may import this; it reaches no evaluate file. The evaluations live
+ * behind `tasks/hidden.ts`, which only `outer/score.ts` imports.
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpecInput } from '../spec/schema.js';

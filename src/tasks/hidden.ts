@@ -1,6 +1,9 @@
 /**
- * The private side of the task registry. Only the harness's scorer (`outer/score.ts`)
- * imports this module; job code in workers or on cluster nodes never does.
+ * The private side of the task registry: each task's evaluation, built from its public definition
+ * and what its evaluation knows, looked up by task id in its source's evaluate file (`control/`,
+ * `supervised/`, `gymnasium/`, `families/`, `file/` `evaluate.ts`). It is the only importer of
+ * the evaluate files; only the harness's scorer (`outer/score.ts`) imports it, and job code in
+ * workers or on cluster nodes never does (`public-side.test.ts` checks the import graph).
  */
 import type { HiddenEvaluation } from './hidden-types.js';
 import { SUPERVISED_EVALUATIONS, type SupervisedEvaluation, supervisedEvaluation } from './supervised/evaluate.js';

@@ -1,7 +1,8 @@
 /**
  * Task families: generators of tasks from seeded parameter spaces. Each
  * family lives in its own folder: `define.ts` draws the parameters and writes the public
- * definition and brief from them; `evaluate.ts` holds what only the hidden evaluation knows.
+ * definition and brief from them; `evaluate.ts` holds what only the hidden evaluation knows and is
+ * reached only through `evaluate.ts` here, from `tasks/hidden.ts`.
  * Generated tasks are registered like any task added at run time: `registerTasks(generateFamilyTasks(...))`.
  */
 import { type ExtraTask, registerTasks } from '../extra.js';
@@ -17,6 +18,7 @@ import { tabularFamily } from './tabular/define.js';
 import { vegaMoreFamily } from './vega-more/define.js';
 import type { TaskFamily } from './types.js';
 
+/** The shape every task family shares (`types.ts`). */
 export type { TaskFamily } from './types.js';
 
 /** Every task family, by name. */

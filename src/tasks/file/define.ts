@@ -92,7 +92,13 @@ export function supervisedFileTask(task: SupervisedTaskFile, dataset: Dataset, m
     data: 'real',
     description: task.description,
     metric: task.metric,
-    load: () => ({ ...dataset, features: [...dataset.features], x: dataset.x.map((r) => [...r]), y: [...dataset.y], descriptions: { ...dataset.descriptions } }),
+    load: () => ({
+      ...dataset,
+      features: [...dataset.features],
+      x: dataset.x.map((r) => [...r]),
+      y: [...dataset.y],
+      descriptions: { ...dataset.descriptions },
+    }),
     sources: [mainRecipe, ...extraRecipes],
     baseline: supervisedSpec(task.id, {
       sources: [{ id: base.source ?? data.id, weight: 1 }],

@@ -86,7 +86,8 @@ export function gymnasiumEvaluation(def: GymnasiumTaskDef, settings: GymnasiumEv
         let random = settings.random;
         let how = settings.how;
         if (random === undefined) {
-          const space = g.actionSpace.type === 'discrete' ? g.actionSpace : { type: 'box' as const, shape: [g.actionSpace.low.length], low: g.actionSpace.low, high: g.actionSpace.high };
+          const a = g.actionSpace;
+          const space = a.type === 'discrete' ? a : { type: 'box' as const, shape: [a.low.length], low: a.low, high: a.high };
           const returns = bridgeEpisodeReturns(randomActor(space, heldOutSeeds(`${def.id}/random`, 1)[0]), g, seeds());
           random = returns.reduce((a, b) => a + b, 0) / returns.length;
           how = `random: a uniformly random policy on the same held-out episodes; ${settings.how}`;

@@ -33,8 +33,11 @@ export function runEvaluationCommand(argv: string[], jobDir: string, heldOut: un
       // not JSON: reported below
     }
     const { raw, rows, stderr } = out;
-    if (typeof raw !== 'number' || !Number.isFinite(raw)) throw new Error(`evaluation command: expected {"raw": number} as the last line of its output, got "${last.slice(0, 200)}"`);
-    if (Array.isArray(rows) && rows.length > 1 && rows.every((v) => typeof v === 'number' && Number.isFinite(v))) return { raw, stderr: meanStderr(rows as number[]) };
+    if (typeof raw !== 'number' || !Number.isFinite(raw)) {
+      throw new Error(`evaluation command: expected {"raw": number} as the last line of its output, got "${last.slice(0, 200)}"`);
+    }
+    const numbers = Array.isArray(rows) && rows.every((v) => typeof v === 'number' && Number.isFinite(v));
+    if (numbers && rows.length > 1) return { raw, stderr: meanStderr(rows as number[]) };
     if (typeof stderr === 'number' && Number.isFinite(stderr) && stderr >= 0) return { raw, stderr };
     return { raw, stderr: null };
   } finally {

@@ -121,7 +121,8 @@ function trivialAnchor(metric: SupervisedMetricName, pool: Dataset, test: Datase
     const majority = counts.indexOf(Math.max(...counts));
     const prior = counts.map((c) => c / pool.y.length);
     const raw = metricValue(metric, test.y.map(() => majority), test.y, k, test.y.map(() => prior));
-    return { raw, how: metric === 'log-loss' ? "the training pool's class frequencies as probabilities" : 'always the most frequent class of the training pool' };
+    const how = metric === 'log-loss' ? "the training pool's class frequencies as probabilities" : 'always the most frequent class of the training pool';
+    return { raw, how };
   }
   if (metric === 'mae') {
     const sorted = [...pool.y].sort((a, b) => a - b);
@@ -197,7 +198,8 @@ export function supervisedEvaluation(def: SupervisedTaskDef, settings: Supervise
           reference,
           how:
             given.how ??
-            `trivial: ${trivial ? trivial.how : `${random} (given)`}; reference: ${given.reference === undefined ? `a perfect model (raw ${reference})` : `${reference} (given)`}`,
+            `trivial: ${trivial ? trivial.how : `${random} (given)`}; ` +
+              `reference: ${given.reference === undefined ? `a perfect model (raw ${reference})` : `${reference} (given)`}`,
         };
       }
       return anchors;
