@@ -8,10 +8,9 @@
 import { subsample } from '../../inner/data/index.js';
 import type { Dataset } from '../../spec/data.js';
 import { Rng, mixSeed } from '../../util/rng.js';
-import type { ExtraTask } from '../extra.js';
 import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../supervised/define.js';
 import { standardCatalog } from '../supervised/catalog.js';
-import { type TaskFamily, familyOrigin, familyTaskId, sig } from './types.js';
+import { type TaskFamily, drawTasks, sig } from './types.js';
 
 /** A base table, the numeric columns that may serve as a regression target, and (optionally) what it is in words. */
 export interface TableBase {
@@ -159,14 +158,12 @@ export function tableFamily(cfg: TableFamilyConfig): TaskFamily {
     kind: 'supervised',
     split: cfg.split,
     description: cfg.description,
-    generate(count, seed): ExtraTask[] {
-      const rng = new Rng(mixSeed(seed, cfg.salt));
-      return Array.from({ length: count }, (_, i) => {
-        const id = familyTaskId(cfg.name, seed, i);
-        const params = drawTableParams(cfg, rng);
-        const def = tableTask(cfg, id, params, mixSeed(seed, i));
-        return { kind: 'supervised' as const, def, origin: familyOrigin(cfg.name, seed), madeFrom: { family: cfg.name, params } };
-      });
-    },
+    generate: drawTasks(
+      cfg.name,
+      cfg.salt,
+      'supervised',
+      (rng) => drawTableParams(cfg, rng),
+      (id, params, i, seed) => tableTask(cfg, id, params, mixSeed(seed, i)),
+    ),
   };
 }

@@ -92,8 +92,5 @@ export const acrobotFamily: TaskFamily = {
   kind: 'control',
   split: 'held-out',
   description: 'Acrobot swing-up on the built-in simulator with drawn link lengths and masses (the goal kept reachable), a hidden deployment shift of up to ±20% and a budget cap of 20k–50k steps',
-  generate: drawTasks('acrobot', 0xac0b, (id, rng) => {
-    const params = drawAcrobotParams(rng);
-    return { kind: 'control-sim', def: acrobotTask(id, params), params };
-  }),
+  generate: drawTasks('acrobot', 0xac0b, 'control-sim', drawAcrobotParams, acrobotTask),
 };

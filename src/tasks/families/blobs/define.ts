@@ -88,8 +88,5 @@ export const blobsFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description: 'Gaussian-mixture classification with drawn classes (2-5), informative dimensions (2-6), irrelevant noise features (0-6), cluster spread, points, metric and source corruptions',
-  generate: drawTasks('blobs', 0xb10b, (id, rng, i, seed) => {
-    const params = drawBlobsParams(rng);
-    return { kind: 'supervised', def: blobsTask(id, params, mixSeed(seed, i, 0xb10b, 0xda7a)), params };
-  }),
+  generate: drawTasks('blobs', 0xb10b, 'supervised', drawBlobsParams, (id, params, i, seed) => blobsTask(id, params, mixSeed(seed, i, 0xb10b, 0xda7a))),
 };

@@ -92,8 +92,7 @@ export const friedmanFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description: 'synthetic regression on the Friedman #1/#2/#3 functions with drawn noise level, irrelevant extra inputs, points, metric (rmse, mae, r2) and source corruptions',
-  generate: drawTasks('friedman', 0xf41e, (id, rng, i, seed) => {
-    const params = drawFriedmanParams(rng);
-    return { kind: 'supervised', def: friedmanTask(id, params, mixSeed(seed, i, 0xf41e, 0xda7a)), params };
-  }),
+  generate: drawTasks('friedman', 0xf41e, 'supervised', drawFriedmanParams, (id, params, i, seed) =>
+    friedmanTask(id, params, mixSeed(seed, i, 0xf41e, 0xda7a)),
+  ),
 };

@@ -81,8 +81,5 @@ export const mountainCarFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description: 'MountainCar on the built-in simulator with drawn engine force and gravity (the flag kept reachable), a sparse −1-per-step reward where shaping pays off, and a budget cap of 10k–50k steps',
-  generate: drawTasks('mountain-car', 0x3c4a, (id, rng) => {
-    const params = drawMountainCarParams(rng);
-    return { kind: 'control-sim', def: mountainCarTask(id, params), params };
-  }),
+  generate: drawTasks('mountain-car', 0x3c4a, 'control-sim', drawMountainCarParams, mountainCarTask),
 };

@@ -117,8 +117,5 @@ export const ringsFamily: TaskFamily = {
   kind: 'supervised',
   split: 'held-out',
   description: 'held-out classification of concentric shells (2-4 classes in 2-5 dimensions) or the sign parity of 2-3 coordinates, with drawn noise, distractor features, points, metric and source corruptions',
-  generate: drawTasks('rings', 0x4146, (id, rng, i, seed) => {
-    const params = drawRingsParams(rng);
-    return { kind: 'supervised', def: ringsTask(id, params, mixSeed(seed, i, 0x4146, 0xda7a)), params };
-  }),
+  generate: drawTasks('rings', 0x4146, 'supervised', drawRingsParams, (id, params, i, seed) => ringsTask(id, params, mixSeed(seed, i, 0x4146, 0xda7a))),
 };

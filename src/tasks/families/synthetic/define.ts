@@ -95,8 +95,5 @@ export const syntheticFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description: '2-D binary problems (spirals, moons, checkerboards) with drawn noise or cell count, number of points, metric and source corruptions',
-  generate: drawTasks('synthetic', 0x5e7, (id, rng, i, seed) => {
-    const params = drawSyntheticParams(rng);
-    return { kind: 'supervised', def: syntheticTask(id, params, mixSeed(seed, i, 0xda7a)), params };
-  }),
+  generate: drawTasks('synthetic', 0x5e7, 'supervised', drawSyntheticParams, (id, params, i, seed) => syntheticTask(id, params, mixSeed(seed, i, 0xda7a))),
 };
