@@ -14,7 +14,7 @@ const HIDDEN_REGISTRY = 'src/tasks/hidden.ts';
 /** The public registry: what agents, the CLI and the servers list tasks and write briefs from. */
 const PUBLIC_REGISTRY = 'src/tasks/briefs.ts';
 /** The scorer's side: the only files that may import the hidden registry. */
-const SCORER_SIDE = ['src/outer/score.ts'];
+const SCORER_SIDE = ['src/outer/scoring/hidden-score.ts'];
 
 const graph = importGraph();
 const room = (file: string): string => file.split('/')[1];

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { REWARD_RULE, type ScoredEntry, bestEntry, bonusThreshold, groupAdvantages, outerReward, type RewardInput } from './reward.js';
 import { runJob } from '../inner/train.js';
 import { getPublicTask } from '../tasks/briefs.js';
-import { supervisedSpec } from '../tasks/supervised-def.js';
+import { supervisedSpec } from '../tasks/supervised/define.js';
 import { dataForJob, scoreArtifact } from './scoring/hidden-score.js';
 
 const ok = (normalized: number | null, baseline = 0.5, bestSoFar = 0.5): RewardInput => ({ status: 'succeeded', normalized, baseline, bestSoFar });

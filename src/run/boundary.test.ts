@@ -26,7 +26,7 @@ function importClosure(entry: string): Set<string> {
   return seen;
 }
 
-const FORBIDDEN = [/[/\\]supervised-eval\.js$/, /[/\\]tasks[/\\]hidden\.js$/, /[/\\]hidden\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]scoring[/\\]/, /[/\\]control-eval\.js$/];
+const FORBIDDEN = [/[/\\]src[/\\]tasks[/\\](.+[/\\])?evaluate(-[\w-]+)?\.js$/, /[/\\]tasks[/\\]hidden\.js$/, /[/\\]hidden\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]scoring[/\\]/];
 
 test('job code cannot import the hidden evaluation, its seeds or the scorer', () => {
   // The worker, the node side of a cluster job (`rrl job exec`) and the executors that ship jobs.
@@ -44,7 +44,7 @@ test('job code cannot import the hidden evaluation, its seeds or the scorer', ()
 test('the scan does see the hidden modules where they are imported', () => {
   const closure = [...importClosure(resolve(here, '../outer/scoring/hidden-score.js'))];
   assert.ok(closure.some((f) => /tasks[/\\]hidden\.js$/.test(f)));
-  assert.ok(closure.some((f) => /supervised-eval\.js$/.test(f)));
+  assert.ok(closure.some((f) => /supervised[/\\]evaluate\.js$/.test(f)));
   assert.ok(closure.some((f) => /tasks[/\\]secret\.js$/.test(f)));
 });
 

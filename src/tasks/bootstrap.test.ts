@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { bootstrapStderr, meanStderr } from './bootstrap.js';
-import { metricWithStderr } from './supervised-eval.js';
+import { metricWithStderr } from './supervised/evaluate.js';
 
 test('the bootstrap standard error of a mean is near sd/sqrt(n) and the same on every call', () => {
   const coin = Array.from({ length: 100 }, (_, i) => i % 2);

@@ -1,15 +1,16 @@
 /**
- * The public side of the task registry: briefs and baseline specs only. Anything that
- * runs jobs (inner/, run/, agents) may import this; the hidden evaluations live in
- * `tasks/hidden.ts`, which only `outer/score.ts` imports.
+ * The public side of the task registry: briefs and baseline specs only, built from the public
+ * definition files (each source folder's `define.ts` and `tasks.ts`). Anything that runs jobs
+ * (inner/, run/, agents) may import this; it reaches no evaluate file. The evaluations live
+ * behind `tasks/hidden.ts`, which only `outer/scoring/hidden-score.ts` imports.
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpecInput } from '../spec/schema.js';
-import { supervisedBrief } from './supervised-def.js';
+import { supervisedBrief } from './supervised/define.js';
 import { controlBrief } from './control/define.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
-import { EXAMPLE_TASKS } from './examples.js';
+import { EXAMPLE_TASKS } from './supervised/examples.js';
 import { gymnasiumBrief } from './gymnasium/define.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 import { type ExtraTask, extraTasks } from './extra.js';

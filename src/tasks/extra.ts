@@ -1,28 +1,36 @@
 /**
- * Tasks added at run time next to the built-in ones (a user's task files, see `tasks/file/`).
- * `registerTasks` is the one way in: the public registry (`briefs.ts`) and the hidden one
- * (`hidden.ts`) both read the list kept here, so a task registered once is known to both.
- * A thread or process that scores (the scorer worker) registers the same files itself.
+ * Tasks added at run time next to the built-in ones (a user's task files, see `tasks/file/`;
+ * generated families, `tasks/families/`). `registerTasks` is the one way in: the public registry
+ * (`briefs.ts`) and the hidden one (`hidden.ts`) both read the list kept here, so a task
+ * registered once is known to both. A thread or process that scores (the scorer worker)
+ * registers the same files and family draws itself.
  */
-import type { SupervisedTaskDef } from './supervised-def.js';
-import type { GymnasiumTaskDef } from './gymnasium/define.js';
+import type { SupervisedTaskDef } from './supervised/define.js';
+import type { GymnasiumTaskDef, GymnasiumTaskOptions } from './gymnasium/define.js';
 import type { ControlTaskDef } from './control/define.js';
-import type { PhysParams } from '../inner/envs/types.js';
+import type { SupervisedTaskFile } from './file/schema.js';
 import { CONTROL_TASKS } from './control/tasks.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
-import { EXAMPLE_TASKS } from './examples.js';
+import { EXAMPLE_TASKS } from './supervised/examples.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
 
+/** A task a family drew: the family's name and the parameters it drew for the task (`families/<name>/define.ts`). */
+export interface MadeByFamily {
+  family: string;
+  params: unknown;
+}
+
 /**
- * A task added at run time: supervised from the user's data, control on a Gymnasium environment,
- * or control on a built-in simulator (generated task families, `tasks/families/`). A built-in
- * simulator task may draw its deployment physics from the evaluation secret (`deployment`,
- * harness side; without it the evaluation runs on `def.hidden.params`).
+ * A task added at run time: supervised from the user's data or a family's draw, control on a
+ * Gymnasium environment, or control on a built-in simulator (a family's draw). `def` is the public
+ * definition; `madeFrom` is what the task was made from (a family's draw, the task file, the
+ * Gymnasium options), from which the evaluation side (`tasks/hidden.ts`) builds what its
+ * evaluation knows, by task id.
  */
 export type ExtraTask =
-  | { kind: 'supervised'; def: SupervisedTaskDef; origin: string }
-  | { kind: 'control'; def: GymnasiumTaskDef; origin: string }
-  | { kind: 'control-sim'; def: ControlTaskDef; origin: string; deployment?: (secret: string) => PhysParams };
+  | { kind: 'supervised'; def: SupervisedTaskDef; origin: string; madeFrom: MadeByFamily | { taskFile: SupervisedTaskFile } }
+  | { kind: 'control'; def: GymnasiumTaskDef; origin: string; madeFrom: { options: GymnasiumTaskOptions } }
+  | { kind: 'control-sim'; def: ControlTaskDef; origin: string; madeFrom: MadeByFamily };
 
 const EXTRA = new Map<string, ExtraTask>();
 

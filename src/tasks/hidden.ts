@@ -1,24 +1,40 @@
 /**
- * The private side of the task registry. Only the harness's scorer (`outer/score.ts`)
- * imports this module; job code in workers or on cluster nodes never does.
+ * The private side of the task registry: each task's evaluation, built from its public definition
+ * and what its evaluation knows, looked up by task id in its source's evaluate file (`control/`,
+ * `supervised/`, `gymnasium/`, `families/`, `file/` `evaluate.ts`). It is the only importer of
+ * the evaluate files; only the harness's scorer (`outer/scoring/hidden-score.ts`) imports it, and job code in
+ * workers or on cluster nodes never does (`public-side.test.ts` checks the import graph).
  */
 import type { HiddenEvaluation } from './hidden-types.js';
-import { type SupervisedEvaluation, supervisedEvaluation } from './supervised-eval.js';
+import { SUPERVISED_EVALUATIONS, type SupervisedEvaluation, supervisedEvaluation } from './supervised/evaluate.js';
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
-import { EXAMPLE_TASKS } from './examples.js';
+import { EXAMPLE_TASKS } from './supervised/examples.js';
 import { CONTROL_TASKS } from './control/tasks.js';
-import { controlHiddenEvaluation, secretPhysicsEvaluation } from './control-eval.js';
+import { CONTROL_EVALUATIONS, controlEvaluation, secretPhysicsEvaluation } from './control/evaluate.js';
+import { familyControlEvaluation, familySupervisedEvaluation } from './families/evaluate.js';
+import { taskFileEvaluation } from './file/evaluate.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
-import { gymnasiumHiddenEvaluation } from './gymnasium/eval.js';
+import { GYMNASIUM_EVALUATIONS, gymnasiumEvaluation, gymnasiumEvaluationSettings } from './gymnasium/evaluate.js';
 import { type Demonstrations, recordDemonstrations } from './control/demos.js';
 import type { SupervisedData } from '../spec/data.js';
 import { type ExtraTask, extraTasks } from './extra.js';
 
-const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASKS].map(supervisedEvaluation);
-const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) =>
-  controlHiddenEvaluation({ taskId: def.id, envId: def.envId, episodes: def.hidden.episodes, reference: def.hidden.reference, params: def.hidden.params, referenceHow: def.hidden.referenceHow }),
+/** What the evaluation of a built-in task knows (its source's `evaluate.ts`); throws for a task without it. */
+function builtIn<T>(table: Readonly<Record<string, T>>, taskId: string, where: string): T {
+  const settings = table[taskId];
+  if (!settings) throw new Error(`built-in task "${taskId}" has no evaluation settings (${where})`);
+  return settings;
+}
+
+const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASKS].map((def) =>
+  supervisedEvaluation(def, builtIn(SUPERVISED_EVALUATIONS, def.id, 'supervised/evaluate.ts')),
 );
-const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM_TASKS.map(gymnasiumHiddenEvaluation)];
+const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) => {
+  const { episodes, reference, params, referenceHow } = builtIn(CONTROL_EVALUATIONS, def.id, 'control/evaluate.ts');
+  return controlEvaluation({ taskId: def.id, envId: def.envId, episodes, reference, params, referenceHow });
+});
+const GYMNASIUM: HiddenEvaluation[] = GYMNASIUM_TASKS.map((def) => gymnasiumEvaluation(def, builtIn(GYMNASIUM_EVALUATIONS, def.id, 'gymnasium/evaluate.ts')));
+const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM];
 
 const EXTRA_EVAL = new WeakMap<ExtraTask, HiddenEvaluation>();
 
@@ -28,9 +44,12 @@ function extraFor(taskId: string): HiddenEvaluation | undefined {
   if (!t) return undefined;
   let e = EXTRA_EVAL.get(t);
   if (!e) {
-    if (t.kind === 'control') e = gymnasiumHiddenEvaluation(t.def);
-    else if (t.kind === 'control-sim') e = secretPhysicsEvaluation(t.def, t.deployment);
-    else e = supervisedEvaluation(t.def);
+    if (t.kind === 'control') e = gymnasiumEvaluation(t.def, gymnasiumEvaluationSettings(t.madeFrom.options));
+    else if (t.kind === 'control-sim') e = secretPhysicsEvaluation(t.def, familyControlEvaluation(t));
+    else {
+      const made = t.madeFrom;
+      e = supervisedEvaluation(t.def, 'family' in made ? familySupervisedEvaluation({ def: t.def, madeFrom: made }) : taskFileEvaluation(made.taskFile));
+    }
     EXTRA_EVAL.set(t, e);
   }
   return e;

@@ -6,7 +6,7 @@
 import type { JobSpecInput } from '../spec/schema.js';
 import { getPublicTask } from './briefs.js';
 import { ppoSpec } from './control/define.js';
-import { supervisedSpec } from './supervised-def.js';
+import { supervisedSpec } from './supervised/define.js';
 
 const ars = (task: string, envSteps: number, params: Record<string, [number, number]> = {}): JobSpecInput => ({
   task,

@@ -5,6 +5,8 @@ import { getHiddenEvaluation } from './hidden.js';
 import { REFERENCE_SPECS } from './reference-specs.js';
 import { validateSpec } from '../inner/spec-check.js';
 import { skipWithoutPython } from '../testing/python.js';
+import { CONTROL_EVALUATIONS } from './control/evaluate.js';
+import { GYMNASIUM_EVALUATIONS } from './gymnasium/evaluate.js';
 
 const tasks = listTasks();
 
@@ -65,5 +67,16 @@ test('briefs describe the metric in words and never carry held-out numbers', () 
     assert.ok(brief.metric.length > 30);
     const text = JSON.stringify(brief);
     assert.doesNotMatch(text, /heldOut|hidden seed|testFraction/i);
+  }
+});
+
+test('every built-in control task states in its metric the reference its evaluation normalises by', () => {
+  const references = { ...CONTROL_EVALUATIONS, ...GYMNASIUM_EVALUATIONS };
+  const control = tasks.filter((t) => t.brief.kind === 'control' && !t.brief.id.includes('-fam-'));
+  assert.ok(control.length >= 8, `${control.length} built-in control tasks`);
+  for (const { brief } of control) {
+    const settings = references[brief.id];
+    assert.ok(settings, `${brief.id} has evaluation settings`);
+    assert.match(brief.metric.replace(/−/g, '-'), new RegExp(`[^0-9.-]${settings.reference}[^0-9.]`), `${brief.id}: the metric states ${settings.reference}`);
   }
 });

@@ -55,7 +55,7 @@ test('the prompt never holds a held-out seed, and the agent modules cannot impor
     const text = JSON.stringify(buildPrompt(brief));
     for (const s of heldOutSeeds(brief.id, 50)) assert.ok(!text.includes(String(s)));
   }
-  const forbidden = [/[/\\]tasks[/\\]hidden\.js$/, /[/\\]supervised-eval\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]scoring[/\\]/, /[/\\]control-eval\.js$/, /[/\\]reference-specs\.js$/];
+  const forbidden = [/[/\\]tasks[/\\]hidden\.js$/, /[/\\]src[/\\]tasks[/\\](.+[/\\])?evaluate(-[\w-]+)?\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]scoring[/\\]/, /[/\\]reference-specs\.js$/];
   for (const entry of ['prompt.js', 'llm/agent.js']) {
     const seen = new Set<string>();
     const stack = [resolve(here, entry)];

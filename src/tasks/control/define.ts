@@ -1,12 +1,12 @@
 /**
- * A control task defined once: its brief (built from the environment's public
- * description), its baseline spec and its hidden evaluation's settings. The evaluation
- * itself is built on the harness side from `hidden` (see `tasks/hidden.ts`).
+ * The public half of a control task on a built-in simulator: its definition, the brief built
+ * from it (with the environment's public description) and its baseline spec. What its evaluation
+ * knows (held-out episodes, deployment physics, reference return) lives in `evaluate.ts`, on the
+ * harness side, looked up by task id; nothing here imports it.
  */
 import type { TaskBrief, TunableParam, VariableInfo } from '../../spec/brief.js';
 import type { AlgorithmName, JobSpecInput } from '../../spec/schema.js';
 import { getEnvironment } from '../../inner/envs/index.js';
-import type { PhysParams } from '../../inner/envs/types.js';
 import type { DemoRecipe } from './demos.js';
 
 /** Everything that defines a control task. */
@@ -32,8 +32,6 @@ export interface ControlTaskDef {
   baseline: JobSpecInput;
   /** Demonstration sets the job may warm-start from (behaviour cloning). */
   demonstrations?: DemoRecipe[];
-  /** Harness side: the physics of the held-out episodes, their number and the reference return. */
-  hidden: { params?: PhysParams; episodes: number; reference: number; referenceHow: string };
 }
 
 /** The public brief of a control task. */

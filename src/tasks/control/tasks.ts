@@ -1,7 +1,8 @@
 /**
- * Control tasks beyond plain CartPole: a CartPole whose deployment physics differ from the
- * default (randomised training pays off), Acrobot, MountainCar (sparse reward: shaping
- * pays off) and Pendulum (continuous actions).
+ * The built-in control tasks, public definitions only: CartPole, a CartPole whose deployment
+ * physics differ from the default (randomised training pays off), Acrobot, MountainCar (sparse
+ * reward: shaping pays off) and Pendulum (continuous actions). What their evaluations know is in
+ * `evaluate.ts` (`CONTROL_EVALUATIONS`).
  */
 import { type ControlTaskDef, ppoSpec } from './define.js';
 import { standardDemos } from './demos.js';
@@ -22,6 +23,7 @@ const cartpoleMetric =
   'mean undiscounted return (steps balanced, up to 500) of the trained policy acting greedily on the default physics over held-out episodes; ' +
   'normalised so that a uniformly random policy scores 0 and 500 scores 1';
 
+/** CartPole-v1 on the default physics. */
 export const cartpoleBalance: ControlTaskDef = {
   id: 'cartpole-balance',
   title: 'Balance a pole on a cart',
@@ -41,9 +43,9 @@ export const cartpoleBalance: ControlTaskDef = {
   maxWallSeconds: 300,
   metric: cartpoleMetric,
   baseline: zooCartpolePpo('cartpole-balance', 100_000),
-  hidden: { episodes: 50, reference: 500, referenceHow: 'the maximum return (500 steps)' },
 };
 
+/** CartPole-v1 with a 10,000-step budget (held out). */
 export const cartpoleShort: ControlTaskDef = {
   ...cartpoleBalance,
   id: 'cartpole-short',
@@ -58,6 +60,7 @@ export const cartpoleShort: ControlTaskDef = {
   baseline: zooCartpolePpo('cartpole-short', 10_000),
 };
 
+/** CartPole-v1 deployed on physics that differ from the defaults by an amount the brief does not state. */
 export const cartpoleHeavy: ControlTaskDef = {
   id: 'cartpole-heavy',
   title: 'Balance a pole on a cart whose real pole differs from the simulator',
@@ -85,9 +88,9 @@ export const cartpoleHeavy: ControlTaskDef = {
     'normalised so that a uniformly random policy scores 0 and 500 scores 1',
   demonstrations: standardDemos('balancing'),
   baseline: zooCartpolePpo('cartpole-heavy', 100_000),
-  hidden: { params: { poleLength: 1.2, massPole: 0.6, forceMag: 6 }, episodes: 50, reference: 500, referenceHow: 'the maximum return (500 steps)' },
 };
 
+/** Acrobot-v1: swing the arm above the line. */
 export const acrobot: ControlTaskDef = {
   id: 'acrobot-swingup',
   title: 'Swing a two-link arm above a line',
@@ -113,9 +116,9 @@ export const acrobot: ControlTaskDef = {
   // reliably do not reach the goal. CleanRL's defaults with observation normalisation reached it on some seeds only
   // (normalised −0.001 or 0.86-0.98 by seed); without normalisation they reached it on every seed, as well as the better spec.
   baseline: ppoSpec('acrobot-swingup', { numEnvs: 16, rolloutSteps: 256, epochs: 4, minibatches: 4, learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.94, entropyCoef: 0, envSteps: 100_000, normalize: true }),
-  hidden: { episodes: 30, reference: -100, referenceHow: 'Gymnasium\'s reward threshold for Acrobot-v1 (−100)' },
 };
 
+/** MountainCar-v0: reach the flag on a sparse reward. */
 export const mountainCar: ControlTaskDef = {
   id: 'mountaincar-reach',
   title: 'Drive an underpowered car up a hill',
@@ -141,9 +144,9 @@ export const mountainCar: ControlTaskDef = {
   // Without observation normalisation PPO on the −1 reward never finds the flag, on any seed; with it, it found the flag on
   // some seeds only (normalised 0 to 0.70 by seed).
   baseline: ppoSpec('mountaincar-reach', { numEnvs: 16, rolloutSteps: 16, epochs: 4, minibatches: 4, entropyCoef: 0, envSteps: 100_000 }),
-  hidden: { episodes: 30, reference: -110, referenceHow: 'Gymnasium\'s reward threshold for MountainCar-v0 (−110)' },
 };
 
+/** Pendulum-v1: swing up and hold, continuous torque. */
 export const pendulum: ControlTaskDef = {
   id: 'pendulum-swingup',
   title: 'Swing a pendulum up and hold it upright',
@@ -167,7 +170,6 @@ export const pendulum: ControlTaskDef = {
   // CleanRL's ppo_continuous_action.py defaults (1 env × 2048 steps, tuned for 1M steps): within this cap they reliably learn
   // nothing. rl-baselines3-zoo's Pendulum PPO (4 × 1024 steps, γ 0.9) got half-way, at 0.26 to 0.58 normalised by seed.
   baseline: ppoSpec('pendulum-swingup', { numEnvs: 1, rolloutSteps: 2048, epochs: 10, minibatches: 32, learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.95, entropyCoef: 0, envSteps: 50_000, normalize: true }),
-  hidden: { episodes: 30, reference: -150, referenceHow: 'a good swing-up controller\'s return (about −150 over 200 steps)' },
 };
 
 /** Every control task defined here, in registry order. */

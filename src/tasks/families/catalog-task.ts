@@ -5,7 +5,7 @@
  * its words and its corruption strengths.
  */
 import type { Dataset } from '../../spec/data.js';
-import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../supervised-def.js';
+import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../supervised/define.js';
 import { standardCatalog } from '../supervised/catalog.js';
 
 /** The drawn strengths of a generated-data task's source corruptions (the standard catalogue's). */
@@ -28,7 +28,7 @@ export interface GeneratedDataTask extends SourceCorruption {
   metric: SupervisedMetricName;
   /** Points generated in all (pool and hidden test split). */
   points: number;
-  /** The hidden test split's share (the family's `hidden.ts`). */
+  /** The hidden test split's share, which sizes the pool the sources are cut from (the family's evaluation knows it too). */
   testFraction: number;
   /** Generates the points (called once, when first needed). */
   make(): Dataset;
@@ -51,7 +51,6 @@ export function generatedDataTask(t: GeneratedDataTask): SupervisedTaskDef {
     description: t.description,
     metric: t.metric,
     load: () => (data ??= t.make()),
-    testFraction: t.testFraction,
     sources: standardCatalog({
       poolSize,
       cleanSize: Math.max(20, Math.round(poolSize * t.cleanShare)),

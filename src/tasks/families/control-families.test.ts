@@ -5,9 +5,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FAMILIES, generateFamilyTasks, registerFamilyTasks } from './index.js';
 import { bandCorners } from './types.js';
-import { pendulumScripted } from './pendulum/hidden.js';
-import { mountainCarScripted } from './mountain-car/hidden.js';
-import { acrobotScripted } from './acrobot/hidden.js';
+import { familyControlEvaluation } from './evaluate.js';
+import { pendulumScripted } from './pendulum/scripted.js';
+import { mountainCarScripted } from './mountain-car/scripted.js';
+import { acrobotScripted } from './acrobot/scripted.js';
 import { getEnvironment } from '../../inner/envs/index.js';
 import { getPublicTask } from '../briefs.js';
 import { getHiddenEvaluation } from '../hidden.js';
@@ -35,6 +36,9 @@ function simOf(t: ExtraTask): SimTask {
   return t as SimTask;
 }
 
+/** What the evaluation of a drawn task knows (its nominal physics, episodes, reference and deployment draw). */
+const evaluationOf = (t: SimTask) => familyControlEvaluation(t);
+
 /** The deployment band the brief states (0 when it says the deployed physics are exact). */
 function statedShift(def: ControlTaskDef): number {
   const m = /±(\d+)%/.exec(def.description);
@@ -53,7 +57,8 @@ test('the control families are registered with their splits, and every task they
 });
 
 test('the same seed gives the same tasks and physics; another seed gives others', () => {
-  const of = (ts: ExtraTask[]): string[] => ts.map(simOf).map((t) => JSON.stringify([t.def.hidden.params, t.def.maxEnvSteps, t.def.description.replace(/-fam-\d+-\d+/g, '')]));
+  const of = (ts: ExtraTask[]): string[] =>
+    ts.map(simOf).map((t) => JSON.stringify([evaluationOf(t).params, t.def.maxEnvSteps, t.def.description.replace(/-fam-\d+-\d+/g, '')]));
   for (const f of NAMES) {
     assert.deepEqual(of(generateFamilyTasks(f, 5, 3)), of(generateFamilyTasks(f, 5, 3)), f);
     assert.notDeepEqual(of(generateFamilyTasks(f, 5, 3)), of(generateFamilyTasks(f, 5, 4)), f);
@@ -70,7 +75,7 @@ test('each baseline validates against its brief and draws its physics inside the
       assert.ok(r.ok, `${t.def.id}: ${r.ok ? '' : r.error.message}`);
       assert.ok(t.def.maxEnvSteps >= caps[f][0] && t.def.maxEnvSteps <= caps[f][1], `${t.def.id}: cap ${t.def.maxEnvSteps}`);
       const info = getEnvironment(t.def.envId).info;
-      for (const [name, v] of Object.entries(t.def.hidden.params!)) {
+      for (const [name, v] of Object.entries(evaluationOf(t).params!)) {
         const q = info.params.find((x) => x.name === name)!;
         assert.ok(v >= q.min && v <= q.max, `${t.def.id}/${name} = ${v} in [${q.min}, ${q.max}]`);
       }
@@ -80,14 +85,14 @@ test('each baseline validates against its brief and draws its physics inside the
 
 test('briefs state the nominal physics and the budget, never held-out seeds or the deployment draw', () => {
   for (const t of NAMES.flatMap((f) => drawn[f])) {
-    const s = t;
+    const s = evaluationOf(t);
     const text = JSON.stringify(getPublicTask(t.def.id));
-    for (const v of Object.values(s.def.hidden.params!)) assert.ok(text.includes(String(v)), `${t.def.id} states ${v}`);
+    for (const v of Object.values(s.params!)) assert.ok(text.includes(String(v)), `${t.def.id} states ${v}`);
     assert.ok(text.includes(t.def.maxEnvSteps.toLocaleString('en-US')), `${t.def.id} states its budget`);
-    for (const seed of heldOutSeeds(t.def.id, s.def.hidden.episodes)) assert.ok(!text.includes(String(seed)), `${t.def.id} carries a held-out seed`);
+    for (const seed of heldOutSeeds(t.def.id, s.episodes)) assert.ok(!text.includes(String(seed)), `${t.def.id} carries a held-out seed`);
     if (s.deployment) {
       for (const [name, v] of Object.entries(s.deployment('control-families-test-secret'))) {
-        if (v !== s.def.hidden.params![name]) assert.ok(!text.includes(String(v)) && !text.includes(v.toFixed(3)), `${t.def.id} carries its deployment ${name}`);
+        if (v !== s.params![name]) assert.ok(!text.includes(String(v)) && !text.includes(v.toFixed(3)), `${t.def.id} carries its deployment ${name}`);
       }
     }
   }
@@ -98,32 +103,40 @@ test('the deployment physics come from the secret, within the stated band; mount
   for (const f of ['pendulum', 'acrobot'] as const) {
     for (const t of drawn[f]) {
       const share = statedShift(t.def);
-      const a = t.deployment!('secret-a');
-      assert.deepEqual(a, t.deployment!('secret-a'), 'the same secret, the same physics');
+      const s = evaluationOf(t);
+      const a = s.deployment!('secret-a');
+      assert.deepEqual(a, s.deployment!('secret-a'), 'the same secret, the same physics');
       if (share === 0) {
-        assert.deepEqual(a, t.def.hidden.params, `${t.def.id}: no shift stated, none applied`);
+        assert.deepEqual(a, s.params, `${t.def.id}: no shift stated, none applied`);
         continue;
       }
       shifted += 1;
-      assert.notDeepEqual(a, t.deployment!('secret-b'), `${t.def.id}: another secret, other physics`);
-      for (const [name, v] of Object.entries(t.def.hidden.params!)) assert.ok(Math.abs(a[name] - v) <= share * v + 1e-9, `${t.def.id}/${name}: ${a[name]} within ±${share} of ${v}`);
+      assert.notDeepEqual(a, s.deployment!('secret-b'), `${t.def.id}: another secret, other physics`);
+      for (const [name, v] of Object.entries(s.params!)) {
+        assert.ok(Math.abs(a[name] - v) <= share * v + 1e-9, `${t.def.id}/${name}: ${a[name]} within ±${share} of ${v}`);
+      }
     }
   }
   assert.ok(shifted > 0, 'some drawn tasks have a deployment shift');
   for (const t of drawn['mountain-car']) {
-    assert.equal(t.deployment, undefined);
+    assert.equal(evaluationOf(t).deployment, undefined);
     assert.match(t.def.description, /the deployed car has exactly them/);
   }
 });
 
 test('every drawn task stays solvable across its band, and its reference (the scripted controller) beats a random policy', () => {
   for (const t of drawn.pendulum) {
-    for (const p of bandCorners(t.def.hidden.params!, statedShift(t.def))) assert.ok(pendulumScripted(p).feasible, `${t.def.id}: swing-up feasible at ${JSON.stringify(p)}`);
-    assert.equal(t.def.hidden.reference, Math.round(pendulumScripted(t.def.hidden.params!).ret));
+    const s = evaluationOf(t);
+    for (const p of bandCorners(s.params!, statedShift(t.def))) {
+      assert.ok(pendulumScripted(p).feasible, `${t.def.id}: swing-up feasible at ${JSON.stringify(p)}`);
+    }
+    assert.equal(s.reference, Math.round(pendulumScripted(s.params!).ret));
   }
-  for (const t of drawn['mountain-car']) assert.ok(mountainCarScripted(t.def.hidden.params!).worst > -180, `${t.def.id}: the flag within 180 steps`);
+  for (const t of drawn['mountain-car']) assert.ok(mountainCarScripted(evaluationOf(t).params!).worst > -180, `${t.def.id}: the flag within 180 steps`);
   for (const t of drawn.acrobot) {
-    for (const p of bandCorners(t.def.hidden.params!, statedShift(t.def))) assert.ok(acrobotScripted(p).worst > -400, `${t.def.id}: goal within 400 steps at ${JSON.stringify(p)}`);
+    for (const p of bandCorners(evaluationOf(t).params!, statedShift(t.def))) {
+      assert.ok(acrobotScripted(p).worst > -400, `${t.def.id}: goal within 400 steps at ${JSON.stringify(p)}`);
+    }
   }
   for (const f of NAMES) {
     for (const t of drawn[f].slice(0, 3)) {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { FAMILIES, generateFamilyTasks, registerFamilyTasks } from './index.js';
 import { Scorer } from '../../outer/scoring/scorer-pool.js';
 import { builtInTaskIds } from '../extra.js';
+import { familyControlEvaluation } from './evaluate.js';
 
 import { getPublicTask, listTasks } from '../briefs.js';
 import { getHiddenEvaluation, getSupervisedEvaluation } from '../hidden.js';
@@ -84,10 +85,11 @@ test('briefs are written from the parameters and never carry held-out numbers', 
     assert.doesNotMatch(text, /heldOut|hidden seed|testFraction/i);
     for (const s of heldOutSeeds(t.def.id, 5)) assert.ok(!text.includes(String(s)), `${t.def.id} carries a held-out seed`);
     if (t.kind === 'control-sim') {
-      const nominal = t.def.hidden.params!;
+      const s = familyControlEvaluation(t);
+      const nominal = s.params!;
       for (const v of Object.values(nominal)) assert.ok(text.includes(String(v)), `${t.def.id} states its nominal physics ${v}`);
       assert.match(text, new RegExp(t.def.maxEnvSteps.toLocaleString('en-US')));
-      const deployed = t.deployment?.('families-test-secret') ?? {}; // a family without a shift (mountain-car) has none
+      const deployed = s.deployment?.('families-test-secret') ?? {}; // a family without a shift (mountain-car) has none
       for (const [name, v] of Object.entries(deployed)) if (v !== nominal[name]) assert.ok(!text.includes(String(v)), `${t.def.id} carries its deployment ${name}`);
     }
   }
@@ -99,11 +101,12 @@ test('cartpole: the deployment physics come from the secret, within the stated b
   for (const t of shifted) {
     if (t.kind !== 'control-sim') continue;
     const share = Number(/±(\d+)%/.exec(t.def.description)![1]) / 100;
-    const a = t.deployment!('secret-a');
-    const b = t.deployment!('secret-b');
+    const s = familyControlEvaluation(t);
+    const a = s.deployment!('secret-a');
+    const b = s.deployment!('secret-b');
     assert.notDeepEqual(a, b, 'another secret, other deployment physics');
-    assert.deepEqual(a, t.deployment!('secret-a'));
-    for (const [name, v] of Object.entries(t.def.hidden.params!)) {
+    assert.deepEqual(a, s.deployment!('secret-a'));
+    for (const [name, v] of Object.entries(s.params!)) {
       assert.ok(Math.abs(a[name] - v) <= share * v + 1e-9, `${t.def.id}/${name}: ${a[name]} within ±${share} of ${v}`);
     }
   }

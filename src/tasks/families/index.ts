@@ -1,22 +1,24 @@
 /**
  * Task families: generators of tasks from seeded parameter spaces. Each
- * family lives in its own folder: `generate.ts` draws the parameters and writes the public
- * definition and brief from them; `hidden.ts` holds what only the hidden evaluation knows.
+ * family lives in its own folder: `define.ts` draws the parameters and writes the public
+ * definition and brief from them; `evaluate.ts` holds what only the hidden evaluation knows and is
+ * reached only through `evaluate.ts` here, from `tasks/hidden.ts`.
  * Generated tasks are registered like any task added at run time: `registerTasks(generateFamilyTasks(...))`.
  */
 import { type ExtraTask, registerTasks } from '../extra.js';
-import { acrobotFamily } from './acrobot/generate.js';
-import { blobsFamily } from './blobs/generate.js';
-import { cartpoleFamily } from './cartpole/generate.js';
-import { friedmanFamily } from './friedman/generate.js';
-import { mountainCarFamily } from './mountain-car/generate.js';
-import { pendulumFamily } from './pendulum/generate.js';
-import { ringsFamily } from './rings/generate.js';
-import { syntheticFamily } from './synthetic/generate.js';
-import { tabularFamily } from './tabular/generate.js';
-import { vegaMoreFamily } from './vega-more/generate.js';
+import { acrobotFamily } from './acrobot/define.js';
+import { blobsFamily } from './blobs/define.js';
+import { cartpoleFamily } from './cartpole/define.js';
+import { friedmanFamily } from './friedman/define.js';
+import { mountainCarFamily } from './mountain-car/define.js';
+import { pendulumFamily } from './pendulum/define.js';
+import { ringsFamily } from './rings/define.js';
+import { syntheticFamily } from './synthetic/define.js';
+import { tabularFamily } from './tabular/define.js';
+import { vegaMoreFamily } from './vega-more/define.js';
 import type { TaskFamily } from './types.js';
 
+/** The shape every task family shares (`types.ts`). */
 export type { TaskFamily } from './types.js';
 
 /** Every task family, by name. */

@@ -11,7 +11,7 @@ import { runJob } from '../../inner/train.js';
 import { dataForJob, scoreArtifact, type Score } from '../../outer/scoring/hidden-score.js';
 import { Scorer } from '../../outer/scoring/scorer-pool.js';
 import type { ExtraTask } from '../extra.js';
-import type { SupervisedTaskDef } from '../supervised-def.js';
+import type { SupervisedTaskDef } from '../supervised/define.js';
 
 // The held-out rows depend on the secret: these tests use their own.
 process.env.RRL_EVAL_SECRET = 'supervised-families-test-secret';

@@ -3,15 +3,14 @@
  * with a drawn target (the table's own or one of its numeric columns), a drawn subset of the other
  * features, a drawn share of the rows, the metric, and the standard source catalog with drawn
  * corruption strengths (label noise, shifted feature, class imbalance, clean-sample size). Each
- * family folder names its tables, ranges and hidden test share.
+ * family folder names its tables, ranges and test share.
  */
 import { subsample } from '../../inner/data/index.js';
 import type { Dataset } from '../../spec/data.js';
 import { Rng, mixSeed } from '../../util/rng.js';
-import type { ExtraTask } from '../extra.js';
-import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../supervised-def.js';
+import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../supervised/define.js';
 import { standardCatalog } from '../supervised/catalog.js';
-import { type TaskFamily, familyOrigin, familyTaskId, sig } from './types.js';
+import { type TaskFamily, drawTasks, sig } from './types.js';
 
 /** A base table, the numeric columns that may serve as a regression target, and (optionally) what it is in words. */
 export interface TableBase {
@@ -36,8 +35,11 @@ export interface TableFamilyConfig {
   /** Salts of the family's parameter stream and of each task's row subsample. */
   salt: number;
   rowSalt: number;
-  /** What the hidden evaluation knows (the family's `hidden.ts`). */
-  hidden(): { testFraction: number };
+  /**
+   * Share of each task's rows held out for the hidden test set: public, as the sources' sizes follow
+   * from it (the family's `evaluate.ts` hands it to the evaluation, which draws the split).
+   */
+  testFraction: number;
 }
 
 /**
@@ -122,7 +124,7 @@ export function tableTask(cfg: TableFamilyConfig, id: string, p: TableParams, se
   };
   const d = load();
   const rows = d.x.length;
-  const poolSize = rows - Math.round(rows * cfg.hidden().testFraction);
+  const poolSize = rows - Math.round(rows * cfg.testFraction);
   const cleanSize = Math.max(10, Math.round(poolSize * p.cleanShare));
   const what = d.kind === 'classification' ? `the class of ${d.target} (${d.classes!.join(', ')})` : `${d.target} (${(d.descriptions[d.target] ?? d.target).replace(/\.$/, '')})`;
   const source = base.words ? `${base.words}; vega-datasets` : `${p.base} data from vega-datasets`;
@@ -135,7 +137,6 @@ export function tableTask(cfg: TableFamilyConfig, id: string, p: TableParams, se
     description: `Predict ${what} from ${p.features.join(', ')} (${source}, about ${rows} rows in all). Several data sources of different quality are available.`,
     metric: p.metric,
     load,
-    ...cfg.hidden(),
     sources: standardCatalog({
       poolSize,
       cleanSize,
@@ -157,12 +158,12 @@ export function tableFamily(cfg: TableFamilyConfig): TaskFamily {
     kind: 'supervised',
     split: cfg.split,
     description: cfg.description,
-    generate(count, seed): ExtraTask[] {
-      const rng = new Rng(mixSeed(seed, cfg.salt));
-      return Array.from({ length: count }, (_, i) => {
-        const id = familyTaskId(cfg.name, seed, i);
-        return { kind: 'supervised' as const, def: tableTask(cfg, id, drawTableParams(cfg, rng), mixSeed(seed, i)), origin: familyOrigin(cfg.name, seed) };
-      });
-    },
+    generate: drawTasks(
+      cfg.name,
+      cfg.salt,
+      'supervised',
+      (rng) => drawTableParams(cfg, rng),
+      (id, params, i, seed) => tableTask(cfg, id, params, mixSeed(seed, i)),
+    ),
   };
 }

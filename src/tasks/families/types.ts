@@ -48,18 +48,30 @@ export function bandCorners(nominal: PhysParams, shift: number): PhysParams[] {
   return out;
 }
 
-/** A task as a family's maker returns it: a registered task's fields but its origin. */
-export type DrawnTask = ExtraTask extends infer T ? (T extends unknown ? Omit<T, 'origin'> : never) : never;
+/** The public definition a task of kind `K` carries. */
+type DefOf<K extends FamilyKind> = Extract<ExtraTask, { kind: K }>['def'];
+type FamilyKind = 'control-sim' | 'supervised';
 
 /**
- * A family's `generate`: one seeded parameter stream per (family salt, seed), and `make` called
- * once per task, in order, with its id, the stream, its index and the seed; every task's origin is
- * the family's draw.
+ * A family's `generate`: one seeded parameter stream per (family salt, seed); for each task, in
+ * order, `draw` draws its parameters from the stream and `define` writes its public definition from
+ * them (with its id, index and the seed). Every task's origin is the family's draw, and it was made
+ * from the family and the parameters drawn.
  */
-export function drawTasks(name: string, salt: number, make: (id: string, rng: Rng, index: number, seed: number) => DrawnTask): TaskFamily['generate'] {
+export function drawTasks<P, K extends FamilyKind>(
+  name: string,
+  salt: number,
+  kind: K,
+  draw: (rng: Rng) => P,
+  define: (id: string, params: P, index: number, seed: number) => DefOf<K>,
+): TaskFamily['generate'] {
   return (count, seed) => {
     const rng = new Rng(mixSeed(seed, salt));
-    return Array.from({ length: count }, (_, i) => ({ ...make(familyTaskId(name, seed, i), rng, i, seed), origin: familyOrigin(name, seed) }) as ExtraTask);
+    return Array.from({ length: count }, (_, i) => {
+      const params = draw(rng);
+      const def = define(familyTaskId(name, seed, i), params, i, seed);
+      return { kind, def, origin: familyOrigin(name, seed), madeFrom: { family: name, params } } as ExtraTask;
+    });
   };
 }
 

@@ -6,7 +6,7 @@
  */
 import { describeGymnasium } from '../../inner/envs/gym-bridge.js';
 import type { VariableInfo } from '../../spec/brief.js';
-import { cleanRlBaseline, gymnasiumTask } from '../gymnasium/define.js';
+import { type GymnasiumTaskOptions, cleanRlBaseline, gymnasiumTask } from '../gymnasium/define.js';
 import type { ExtraTask } from '../extra.js';
 import { type ControlTaskLoader, TaskFieldError, setControlTaskLoader } from './load.js';
 import type { ControlTaskFile } from './schema.js';
@@ -34,7 +34,7 @@ export const loadGymnasiumTaskFile: ControlTaskLoader = async (task: ControlTask
   if (task.baseline.algorithm !== 'ppo') throw new TaskFieldError(`baseline.algorithm: only ppo has a default baseline for Gymnasium tasks (got ${task.baseline.algorithm})`);
   const maxEnvSteps = task.caps.maxEnvSteps ?? 100_000;
   const actionSpace = a.type === 'discrete' ? { type: 'discrete' as const, n: a.n } : { type: 'box' as const, low: a.low, high: a.high };
-  const def = gymnasiumTask({
+  const options: GymnasiumTaskOptions = {
     id: task.id,
     envId: env.gymnasium,
     allowImport: env.allowImport,
@@ -52,8 +52,8 @@ export const loadGymnasiumTaskFile: ControlTaskLoader = async (task: ControlTask
     caps: { maxEnvSteps, maxWallSeconds: task.caps.maxWallSeconds },
     episodes: task.split.episodes,
     baseline: cleanRlBaseline(task.id, actionSpace, Math.min(task.baseline.envSteps ?? Math.floor(maxEnvSteps / 2), maxEnvSteps)),
-  });
-  return { kind: 'control', def, origin: file };
+  };
+  return { kind: 'control', def: gymnasiumTask(options), origin: file, madeFrom: { options } };
 };
 
 setControlTaskLoader(loadGymnasiumTaskFile);

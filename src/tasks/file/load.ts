@@ -2,9 +2,10 @@
  * Turns a task file into a task: checks the file against the schema, reads its data files
  * (only inside the task directory: `..`, absolute paths and symlinks that lead out are refused),
  * builds the dataset (numeric features, a class or a number per row), refuses a target that
- * leaks into the features, and makes the supervised task definition the registry takes. The
- * hidden test split is not made here: the harness draws it from the evaluation secret
- * (`supervised-eval.ts`), like for every built-in task.
+ * leaks into the features, and makes the supervised task definition the registry takes
+ * (`define.ts`). The hidden test split is not made here: the harness draws it from the evaluation
+ * secret (`supervised/evaluate.ts`, with what `evaluate.ts` reads from the file), like for every
+ * built-in task.
  *
  * Every problem is one line that names the field; all lines of a file come back together in a
  * `TaskFileError`.
@@ -13,13 +14,13 @@ import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, isAbsolute, relative, resolve, sep } from 'node:path';
 import type { Dataset } from '../../spec/data.js';
 import { validateSpec } from '../../inner/spec-check.js';
-import type { SourceRecipe, SupervisedTaskDef } from '../supervised-def.js';
-import { supervisedBrief, supervisedSpec } from '../supervised-def.js';
+import { supervisedBrief } from '../supervised/define.js';
 import type { ExtraTask } from '../extra.js';
 import { builtInTaskIds } from '../extra.js';
 import { CLASSIFICATION_METRICS, type ControlTaskFile, type SupervisedTaskFile, type TaskFile, TaskFileSchema, parseTaskText, schemaProblems } from './schema.js';
 import { type Table, TableError, type TableFormat, formatOf, readTable } from './table.js';
-import { DistinctRows, type NearCopies, type NearCopyRule, NearCopyIndex } from './near-copies.js';
+import { DistinctRows, type NearCopyRule, NearCopyIndex } from './near-copies.js';
+import { type ExtraSource, poolSizeOf, supervisedFileTask, taskFileAnchors } from './define.js';
 
 /** Largest task file (bytes). */
 export const MAX_TASK_FILE_BYTES = 1024 * 1024;
@@ -258,28 +259,6 @@ function ruleWords(rule: NearCopyRule): string {
   return `within ${std(rule.tolerance)} of a main row in every feature${rule.trimmed ? `, or ${std(rule.trimmed.tolerance)} in all but ${rule.trimmed.ignore}` : ''}`;
 }
 
-/**
- * Which distinct main rows the split held out: those with more copies in the main file than in
- * the training pool (a row and its duplicates are one feature vector).
- */
-function heldOutRows(distinct: DistinctRows, pool: number[][]): boolean[] {
-  const inPool = new Array<number>(distinct.rows.length).fill(0);
-  for (const row of pool) {
-    const u = distinct.find(row);
-    if (u >= 0) inPool[u]++;
-  }
-  return distinct.count.map((c, u) => c > inPool[u]);
-}
-
-/** The rows of a source to keep once the split is drawn: none that is a near-copy of a held-out row. */
-function keptRows(near: NearCopies, held: boolean[]): number[] {
-  const keep: number[] = [];
-  near.matches.forEach((m, i) => {
-    if (m !== null && !m.some((u) => held[u])) keep.push(i);
-  });
-  return keep;
-}
-
 /** Loads a supervised task file (its data files read and checked). */
 async function loadSupervised(task: SupervisedTaskFile, file: string, root: string, p: Problems): Promise<LoadedTask | null> {
   const notes: string[] = [];
@@ -360,7 +339,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   if (blocked()) return null;
 
   // Extra sources: same columns, labels among the main file's classes, and near-copies of main rows found.
-  const extras: { id: string; description: string; x: number[][]; y: number[]; near: NearCopies; distinct: DistinctRows; rule: string }[] = [];
+  const extras: ExtraSource[] = [];
   let index: NearCopyIndex | null = null;
   for (const [i, s] of data.sources.entries()) {
     const field = `data.sources[${i}]`;
@@ -394,58 +373,13 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   }
   if (blocked()) return null;
 
-  const poolSize = rows.x.length - Math.round(rows.x.length * task.split.testFraction);
-  const caps = task.caps;
-  const maxExamples = caps.maxExamples ?? Math.max(20_000, Math.min(1_000_000, 50 * poolSize));
-  const mainRecipe: SourceRecipe = {
-    id: data.id,
-    description: data.description ?? `the training part of ${main.name}: every row not held out for the hidden evaluation (about ${poolSize} rows)`,
-    examples: poolSize,
-    build: (pool) => pool,
-  };
-  const extraRecipes: SourceRecipe[] = extras.map((e) => ({
-    id: e.id,
-    description: e.description,
-    examples: e.x.length,
-    // Rows of the main file that the split held out are hidden test rows: a near-copy of one in an extra source is dropped.
-    build: (pool) => {
-      const keep = keptRows(e.near, heldOutRows(e.distinct, pool.x));
-      const history = `source ${e.id}: ${keep.length} of ${e.x.length} rows (${e.x.length - keep.length} near-copies of hidden test rows dropped: ${e.rule})`;
-      return { ...pool, name: `${task.id}/${e.id}`, x: keep.map((i) => e.x[i]), y: keep.map((i) => e.y[i]), history: [history] };
-    },
-  }));
-  const negate = task.metric === 'rmse' || task.metric === 'mae' || task.metric === 'log-loss';
-  const raw = (v: number | undefined): number | undefined => (v === undefined ? undefined : negate ? -v : v);
-  const anchors = { random: raw(task.anchors.trivial), reference: raw(task.anchors.reference), how: task.anchors.how };
-  if (anchors.random !== undefined && anchors.reference !== undefined && !(anchors.reference > anchors.random)) {
+  const anchors = taskFileAnchors(task);
+  if (anchors?.random !== undefined && anchors.reference !== undefined && !(anchors.reference > anchors.random)) {
     p.add(`anchors: the reference (${task.anchors.reference}) must be better than the trivial score (${task.anchors.trivial}) in ${task.metric}`);
     return null;
   }
-  const base = task.baseline;
-  const def: SupervisedTaskDef = {
-    id: task.id,
-    title: task.title,
-    family: task.family ?? task.id,
-    split: task.experiments === 'none' ? 'example' : task.experiments,
-    data: 'real',
-    description: task.description,
-    metric: task.metric,
-    ...(anchors.random !== undefined || anchors.reference !== undefined || anchors.how ? { anchors: Object.fromEntries(Object.entries(anchors).filter(([, v]) => v !== undefined)) } : {}),
-    load: () => ({ ...dataset, features: [...dataset.features], x: dataset.x.map((r) => [...r]), y: [...dataset.y], descriptions: { ...dataset.descriptions } }),
-    testFraction: task.split.testFraction,
-    sources: [mainRecipe, ...extraRecipes],
-    baseline: supervisedSpec(task.id, {
-      sources: [{ id: base.source ?? data.id, weight: 1 }],
-      objective: base.objective ?? (data.type === 'classification' ? 'cross-entropy' : 'mse'),
-      hidden: base.hidden,
-      epochs: base.epochs,
-      learningRate: base.learningRate,
-      batchSize: base.batchSize,
-      examples: base.examples ?? Math.floor(maxExamples / 2),
-    }),
-    maxExamples,
-    maxWallSeconds: caps.maxWallSeconds,
-  };
+  const poolSize = poolSizeOf(task, rows.x.length);
+  const def = supervisedFileTask(task, dataset, main.name, extras);
   const checked = validateSpec(def.baseline, supervisedBrief(def));
   if (!checked.ok) for (const issue of checked.error.issues) p.add(`baseline: ${issue.path || '(spec)'}: ${issue.message}`);
   if (blocked()) return null;
@@ -453,7 +387,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
     `${data.type} of "${data.target}" from ${names.length} feature(s) on ${rows.x.length} rows (${rows.x.length - poolSize} held out for the hidden evaluation); ` +
       `sources ${[data.id, ...extras.map((e) => e.id)].join(', ')}; metric ${task.metric}`,
   );
-  return { file, task, extra: { kind: 'supervised', def, origin: file }, notes };
+  return { file, task, extra: { kind: 'supervised', def, origin: file, madeFrom: { taskFile: task } }, notes };
 }
 
 /**

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { registerTaskDir } from './register.js';
 import { getPublicTask } from '../briefs.js';
 import { getHiddenEvaluation } from '../hidden.js';
-import { metricValue } from '../supervised-eval.js';
+import { metricValue } from '../supervised/evaluate.js';
 import { scorePolicy } from '../../outer/scoring/hidden-score.js';
 import { MODEL_FORMAT, type ModelFile } from '../../inner/model.js';
 import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../../testing/task-files.js';

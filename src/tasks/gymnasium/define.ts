@@ -1,9 +1,10 @@
 /**
  * A control task on any registered Gymnasium environment, stepped in the Python bridge
  * (inner/envs/gym-bridge.ts). `gymnasiumTask` is the one entry point for task files and code:
- * it checks the options, fills the defaults and returns a definition whose public parts are
- * `gymnasiumBrief(def)` and `def.baseline`; its hidden evaluation is built on the harness side
- * from `def.hidden` by `gymnasiumHiddenEvaluation` (tasks/gymnasium/eval.ts).
+ * it checks the options, fills the defaults and returns the public definition, whose public parts
+ * are `gymnasiumBrief(def)` and `def.baseline`. What its evaluation knows (held-out episodes,
+ * anchors) is built on the harness side from the same options (`gymnasiumEvaluationSettings` in
+ * `evaluate.ts`; the built-in tasks' are listed there by id); nothing here imports it.
  *
  * The spaces come as data (`obsDim`, `actionSpace`, `maxEpisodeSteps`), as `describeGymnasium`
  * reports them (what `rrl task new --gymnasium ID` writes into the file): listing tasks never
@@ -77,8 +78,6 @@ export interface GymnasiumTaskDef {
   caps: { maxEnvSteps: number; maxWallSeconds: number; maxMemoryMb?: number };
   baseline: JobSpecInput;
   trainer?: CommandTrainer;
-  /** Harness side: held-out episodes and anchors (the random anchor is measured when not given). */
-  hidden: { episodes: number; reference: number; random?: number; how: string };
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -94,6 +93,11 @@ export function cleanRlBaseline(task: string, actionSpace: GymnasiumTaskOptions[
     return ppoSpec(task, { numEnvs: 1, rolloutSteps: 2048, epochs: 10, minibatches: 32, learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.95, entropyCoef: 0, envSteps, normalize: true });
   }
   return ppoSpec(task, { numEnvs: 4, rolloutSteps: 128, epochs: 4, minibatches: 4, learningRate: 2.5e-4, gamma: 0.99, gaeLambda: 0.95, entropyCoef: 0.01, envSteps });
+}
+
+/** The return that scores 1: the options' reference anchor, else Gymnasium's reward threshold (undefined when neither). */
+export function gymnasiumReference(o: Pick<GymnasiumTaskOptions, 'anchors' | 'rewardThreshold'>): number | undefined {
+  return o.anchors?.reference ?? o.rewardThreshold ?? undefined;
 }
 
 /** Checks the options and fills the defaults; throws one line naming the field on bad input. */
@@ -116,11 +120,11 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
   const reserved = new Set(['r', 't', 'done']);
   for (const v of observation) if (!NAME.test(v.name) || reserved.has(v.name)) bad('observation', `"${String(v.name).slice(0, 40)}" is not a variable name (a letter or _, then letters, digits or _; not r, t or done)`);
   if (new Set(observation.map((v) => v.name)).size !== observation.length) bad('observation', 'names must be unique');
-  const reference = o.anchors?.reference ?? o.rewardThreshold ?? undefined;
+  const reference = gymnasiumReference(o);
   if (reference === undefined || !Number.isFinite(reference)) bad('anchors.reference', 'needed (the return that scores 1) when Gymnasium has no reward threshold for the environment');
   const random = o.anchors?.random;
   if (random !== undefined && (!Number.isFinite(random) || !(random < reference))) bad('anchors.random', 'a finite number below anchors.reference');
-  const episodes = o.episodes ?? 20;
+  const episodes = o.episodes ?? 20; // the evaluation's default (evaluate.ts), checked here with the other options
   if (!Number.isInteger(episodes) || episodes < 2 || episodes > 256) bad('episodes', 'an integer from 2 to 256');
   const maxEnvSteps = o.caps?.maxEnvSteps ?? 100_000;
   const maxWallSeconds = o.caps?.maxWallSeconds ?? 600;
@@ -130,7 +134,6 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
   const actions =
     o.actions ??
     (a.type === 'discrete' ? `discrete: an index from 0 to ${a.n - 1}` : `continuous: ${a.low.length} value${a.low.length > 1 ? 's' : ''} in [${a.low.join(', ')}] to [${a.high.join(', ')}] (clipped to the bounds)`);
-  const how = o.anchors?.how ?? `reference: ${o.anchors?.reference !== undefined ? 'the task\'s reference return' : 'Gymnasium\'s reward threshold'} (${reference})`;
   return {
     id: o.id,
     title: o.title ?? `Gymnasium ${o.envId}`,
@@ -148,7 +151,6 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
     caps: { maxEnvSteps, maxWallSeconds, ...(o.caps?.maxMemoryMb !== undefined ? { maxMemoryMb: o.caps.maxMemoryMb } : {}) },
     baseline: o.baseline ?? cleanRlBaseline(o.id, a, maxEnvSteps),
     trainer: o.trainer,
-    hidden: { episodes, reference, random, how },
   };
 }
 

@@ -13,7 +13,7 @@ import { getHiddenEvaluation } from '../hidden.js';
 import { useEvalSecret } from '../secret.js';
 import { skipWithoutPython } from '../../testing/python.js';
 import { type GymnasiumTaskOptions, gymnasiumBrief, gymnasiumTask } from './define.js';
-import { gymnasiumHiddenEvaluation } from './eval.js';
+import { gymnasiumEvaluation, gymnasiumEvaluationSettings } from './evaluate.js';
 
 process.env.RRL_EVAL_SECRET = 'gymnasium-test-secret';
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-gymnasium-'));
@@ -31,8 +31,12 @@ test('gymnasiumTask fills the defaults: a valid PPO baseline, the brief declares
   const r = validateSpec(def.baseline, brief);
   assert.ok(r.ok, r.ok ? '' : r.error.message);
   assert.doesNotMatch(JSON.stringify(brief), /heldOut|seed|random:/);
-  assert.deepEqual(def.hidden, { episodes: 20, reference: -150, random: undefined, how: "reference: the task's reference return (-150)" });
-  assert.equal(gymnasiumTask({ ...minimal, anchors: undefined, rewardThreshold: 475 }).hidden.reference, 475);
+  assert.equal(Object.keys(def).some((k) => /hidden|anchor|episodes/i.test(k)), false, 'the public definition carries no evaluation settings');
+  const how = "reference: the task's reference return (-150)";
+  assert.deepEqual(gymnasiumEvaluationSettings(minimal), { episodes: 20, reference: -150, random: undefined, how });
+  const threshold = { ...minimal, anchors: undefined, rewardThreshold: 475 };
+  assert.match(gymnasiumTask(threshold).metric, /and 475 scores 1$/);
+  assert.equal(gymnasiumEvaluationSettings(threshold).reference, 475);
 });
 
 test('gymnasiumTask: bad options are one line naming the field', () => {
@@ -83,8 +87,8 @@ test('PPO trains on Gymnasium CartPole-v1 through the bridge in a job worker, wi
 });
 
 test('the hidden evaluation plays one episode per held-out seed: another secret, other episodes', { skip }, () => {
-  const def = gymnasiumTask({ ...minimal, id: 'secret-pendulum', episodes: 4 });
-  const h = gymnasiumHiddenEvaluation(def);
+  const options = { ...minimal, id: 'secret-pendulum', episodes: 4 };
+  const h = gymnasiumEvaluation(gymnasiumTask(options), gymnasiumEvaluationSettings(options));
   useEvalSecret('first secret');
   const a = h.anchors();
   assert.equal(h.anchors(), a, 'cached per secret');
@@ -118,7 +122,7 @@ test('continuous actions (PPO on Pendulum-v1) and the other algorithms (ARS, DQN
   assert.equal(a.cost.envSteps, 1_024);
   const policy = JSON.parse(readFileSync(join(dir, 'policy.json'), 'utf8'));
   assert.deepEqual(policy.actionSpace, { type: 'box', low: [-2], high: [2] });
-  const s = gymnasiumHiddenEvaluation(def).score(policy);
+  const s = gymnasiumEvaluation(def, gymnasiumEvaluationSettings(minimal)).score(policy);
   assert.ok(s.raw < 0 && s.raw > -2000 && s.stderr !== null, JSON.stringify(s));
   const cart = getPublicTask('gym-cartpole').brief;
   const specs: Record<string, unknown> = {

@@ -2,12 +2,14 @@
  * Worked examples of Gymnasium tasks (split `example`: in no experiment): CartPole-v1 from
  * Gymnasium itself, trained by the embedded algorithms through the bridge, and MuJoCo's
  * InvertedPendulum-v5 trained by the PyTorch PPO command trainer (python/rrl_gym/ppo_continuous.py).
- * Both are scored by the harness through the bridge on its held-out seeds.
+ * Both are scored by the harness through the bridge on its held-out seeds; what their evaluations
+ * know (episodes, anchors) is `GYMNASIUM_EVALUATIONS` in `evaluate.ts`.
  */
 import { ppoSpec } from '../control/define.js';
 import { CARTPOLE_OBS } from '../control/observations.js';
 import { type GymnasiumTaskDef, gymnasiumTask } from './define.js';
 
+/** Gymnasium's own CartPole-v1, trained by the embedded algorithms through the bridge. */
 export const gymCartpole: GymnasiumTaskDef = gymnasiumTask({
   id: 'gym-cartpole',
   envId: 'CartPole-v1',
@@ -22,12 +24,12 @@ export const gymCartpole: GymnasiumTaskDef = gymnasiumTask({
   observation: CARTPOLE_OBS,
   actions: 'discrete: 0 pushes the cart left, 1 pushes it right (force 10 N)',
   rewardWords: 'the environment reward: 1 for every step',
-  anchors: { reference: 500, how: 'reference: the maximum return (500 steps)' },
+  anchors: { reference: 500 },
   caps: { maxEnvSteps: 50_000, maxWallSeconds: 300 },
   baseline: ppoSpec('gym-cartpole', { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps: 50_000 }),
-  episodes: 20,
 });
 
+/** MuJoCo's InvertedPendulum-v5, trained by the PyTorch PPO command trainer. */
 export const invertedPendulumTorch: GymnasiumTaskDef = gymnasiumTask({
   id: 'inverted-pendulum-torch',
   envId: 'InvertedPendulum-v5',
@@ -50,13 +52,12 @@ export const invertedPendulumTorch: GymnasiumTaskDef = gymnasiumTask({
   ],
   actions: 'continuous: one force on the cart in [−3, 3]',
   rewardWords: 'the environment reward: 1 for every step the pole stays up',
-  anchors: { reference: 1000, how: 'reference: the maximum return (1000 steps)' },
+  anchors: { reference: 1000 },
   caps: { maxEnvSteps: 200_000, maxWallSeconds: 900 },
   // CleanRL's ppo_continuous_action.py settings, at this task's cap.
   baseline: {
     ...ppoSpec('inverted-pendulum-torch', { numEnvs: 1, rolloutSteps: 2048, epochs: 10, minibatches: 32, learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.95, entropyCoef: 0, envSteps: 200_000, normalize: true }),
   },
-  episodes: 20,
   trainer: {
     kind: 'command',
     argv: ['python', 'python/rrl_gym/ppo_continuous.py'],

@@ -5,7 +5,7 @@
  * clean set with synthetic augmentation.
  */
 import { covariateShift, duplicate, imbalance, jitterAugment, labelNoise, subsample } from '../../inner/data/index.js';
-import type { SourceRecipe } from '../supervised-def.js';
+import type { SourceRecipe } from './define.js';
 
 /** Parameters of the standard catalog for one dataset. */
 export interface CatalogOptions {

@@ -2,14 +2,22 @@
  * The supervised tasks: real data shipped in npm packages (penguins, cars, Seattle weather,
  * iris) and synthetic generators (two spirals, moons). Each offers the standard catalog of
  * sources made from its training pool; the hidden test set is a held-out split of the clean
- * data that no source contains.
+ * data that no source contains (drawn on the evaluation side, `evaluate.ts`).
  */
 import { loadCars, loadIris, loadPenguins, loadSeattleWeather, moons, twoSpirals } from '../../inner/data/index.js';
-import { type SupervisedTaskDef, supervisedSpec } from '../supervised-def.js';
+import { type SupervisedTaskDef, supervisedSpec } from './define.js';
 import { standardCatalog } from './catalog.js';
 
-const poolOf = (n: number, testFraction: number): number => n - Math.round(n * testFraction);
+/**
+ * The share of the clean data each built-in supervised task holds out for its hidden test set: public, as the
+ * sources' sizes follow from it (the split itself is drawn from the evaluation secret, in `evaluate.ts`).
+ */
+export const SUPERVISED_TEST_FRACTION = 0.3;
 
+/** The size of the training pool the test split leaves of `n` rows. */
+const poolOf = (n: number): number => n - Math.round(n * SUPERVISED_TEST_FRACTION);
+
+/** Palmer penguins: the species (accuracy). */
 export const penguins: SupervisedTaskDef = {
   id: 'penguins-species',
   title: 'Tell penguin species apart from body measurements',
@@ -21,8 +29,14 @@ export const penguins: SupervisedTaskDef = {
     '(Palmer Archipelago field data). Several data sources of different quality are available.',
   metric: 'accuracy',
   load: loadPenguins,
-  testFraction: 0.3,
-  sources: standardCatalog({ poolSize: poolOf(333, 0.3), cleanSize: 40, noise: 0.4, shiftFeature: 'body_mass', shiftWords: 'only the lightest birds (body mass in the lowest 40%)', imbalance: [1, 0.1, 0.1] }),
+  sources: standardCatalog({
+    poolSize: poolOf(333),
+    cleanSize: 40,
+    noise: 0.4,
+    shiftFeature: 'body_mass',
+    shiftWords: 'only the lightest birds (body mass in the lowest 40%)',
+    imbalance: [1, 0.1, 0.1],
+  }),
   // The reliable but shifted source: a network fitted to the bulk set's noisy labels scored anywhere between 0.73 and 0.91 by
   // seed (it memorises a different share of the noise each time), and a regularised or linear fit of the bulk set is as good
   // as the better spec; the light birds hold almost no Gentoo, which every seed gets wrong alike.
@@ -31,6 +45,7 @@ export const penguins: SupervisedTaskDef = {
   maxWallSeconds: 120,
 };
 
+/** Auto MPG: fuel efficiency (RMSE). */
 export const cars: SupervisedTaskDef = {
   id: 'cars-mpg',
   title: 'Predict the fuel efficiency of a car',
@@ -42,8 +57,13 @@ export const cars: SupervisedTaskDef = {
     'model year and origin. Several data sources of different quality are available.',
   metric: 'rmse',
   load: loadCars,
-  testFraction: 0.3,
-  sources: standardCatalog({ poolSize: poolOf(392, 0.3), cleanSize: 60, noise: 0.8, shiftFeature: 'weight', shiftWords: 'only light cars (weight in the lowest 40%)' }),
+  sources: standardCatalog({
+    poolSize: poolOf(392),
+    cleanSize: 60,
+    noise: 0.8,
+    shiftFeature: 'weight',
+    shiftWords: 'only light cars (weight in the lowest 40%)',
+  }),
   // Linear least squares on the shifted set (full batch, a little L2, fitted to convergence): it extrapolates to heavy cars
   // badly but the same way for every seed. A 64-64 network there extrapolated differently per seed (−0.77 to 0.41).
   baseline: supervisedSpec('cars-mpg', { sources: [{ id: 'shifted', weight: 1 }], objective: 'mse', hidden: [], validationFraction: 0, batchSize: 256, learningRate: 0.1, weightDecay: 0.01, schedule: 'cosine', epochs: 400, examples: 50_000 }),
@@ -51,6 +71,7 @@ export const cars: SupervisedTaskDef = {
   maxWallSeconds: 120,
 };
 
+/** Seattle weather: the kind of day (macro-F1, held out). */
 export const weather: SupervisedTaskDef = {
   id: 'seattle-weather',
   title: "Name the day's weather in Seattle",
@@ -62,14 +83,21 @@ export const weather: SupervisedTaskDef = {
     'Some classes are rare; every class counts equally in the metric. Several data sources of different quality are available.',
   metric: 'macro-f1',
   load: loadSeattleWeather,
-  testFraction: 0.3,
-  sources: standardCatalog({ poolSize: poolOf(1461, 0.3), cleanSize: 200, noise: 0.3, shiftFeature: 'temp_max', shiftWords: 'recorded on the colder days only (maximum temperature in the lowest 40%)', imbalance: [0.3, 0.3, 1, 0.3, 1] }),
+  sources: standardCatalog({
+    poolSize: poolOf(1461),
+    cleanSize: 200,
+    noise: 0.3,
+    shiftFeature: 'temp_max',
+    shiftWords: 'recorded on the colder days only (maximum temperature in the lowest 40%)',
+    imbalance: [0.3, 0.3, 1, 0.3, 1],
+  }),
   // Every row (no validation split drawn by the seed) and a cosine schedule: the rare classes no longer come and go by seed.
   baseline: supervisedSpec('seattle-weather', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', validationFraction: 0, schedule: 'cosine', epochs: 30, examples: 40_000 }),
   maxExamples: 100_000,
   maxWallSeconds: 120,
 };
 
+/** Fisher's iris: the species (accuracy, held out). */
 export const iris: SupervisedTaskDef = {
   id: 'iris-species',
   title: 'Tell iris species apart from flower measurements',
@@ -81,8 +109,14 @@ export const iris: SupervisedTaskDef = {
     'Several data sources of different quality are available.',
   metric: 'accuracy',
   load: loadIris,
-  testFraction: 0.3,
-  sources: standardCatalog({ poolSize: poolOf(150, 0.3), cleanSize: 24, noise: 0.4, shiftFeature: 'petal_length', shiftWords: 'only flowers with short petals (petal length in the lowest 40%)', imbalance: [1, 1, 0.15] }),
+  sources: standardCatalog({
+    poolSize: poolOf(150),
+    cleanSize: 24,
+    noise: 0.4,
+    shiftFeature: 'petal_length',
+    shiftWords: 'only flowers with short petals (petal length in the lowest 40%)',
+    imbalance: [1, 1, 0.15],
+  }),
   // Softmax (logistic) regression on the bulk set, full batch with a little L2, fitted to convergence: the same model for
   // every seed. A 64-64 network on the noisy labels moved by 4-6 of the 45 test rows from seed to seed.
   baseline: supervisedSpec('iris-species', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', hidden: [], validationFraction: 0, batchSize: 128, learningRate: 0.1, weightDecay: 0.01, schedule: 'cosine', epochs: 280, examples: 30_000 }),
@@ -95,6 +129,7 @@ const spiralData = (() => {
   return () => (d ??= twoSpirals(2000, 0.05, 20261130));
 })();
 
+/** Two interleaved spirals (accuracy). */
 export const spirals: SupervisedTaskDef = {
   id: 'two-spirals',
   title: 'Separate two interleaved spirals',
@@ -106,8 +141,13 @@ export const spirals: SupervisedTaskDef = {
     'The boundary is highly non-linear. Several data sources of different quality are available.',
   metric: 'accuracy',
   load: spiralData,
-  testFraction: 0.3,
-  sources: standardCatalog({ poolSize: poolOf(2000, 0.3), cleanSize: 200, noise: 0.3, shiftFeature: 'x1', shiftWords: 'sampled from the left part of the plane only (x1 in the lowest 40%)' }),
+  sources: standardCatalog({
+    poolSize: poolOf(2000),
+    cleanSize: 200,
+    noise: 0.3,
+    shiftFeature: 'x1',
+    shiftWords: 'sampled from the left part of the plane only (x1 in the lowest 40%)',
+  }),
   // A cautious learning rate with a cosine schedule on every row: reliably short of the spirals (Adam 1e-3 for 30 epochs stopped
   // mid-way through learning them, at 0.45 to 0.87 by seed).
   baseline: supervisedSpec('two-spirals', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', learningRate: 3e-4, validationFraction: 0, schedule: 'cosine', epochs: 30, examples: 50_000 }),
@@ -120,6 +160,7 @@ const moonData = (() => {
   return () => (d ??= moons(1000, 0.25, 20261130));
 })();
 
+/** Two half-moons (accuracy, held out). */
 export const twoMoons: SupervisedTaskDef = {
   id: 'two-moons',
   title: 'Separate two interleaving half-moons',
@@ -131,8 +172,13 @@ export const twoMoons: SupervisedTaskDef = {
     'Several data sources of different quality are available.',
   metric: 'accuracy',
   load: moonData,
-  testFraction: 0.3,
-  sources: standardCatalog({ poolSize: poolOf(1000, 0.3), cleanSize: 60, noise: 0.35, shiftFeature: 'x2', shiftWords: 'sampled from the lower part of the plane only (x2 in the lowest 40%)' }),
+  sources: standardCatalog({
+    poolSize: poolOf(1000),
+    cleanSize: 60,
+    noise: 0.35,
+    shiftFeature: 'x2',
+    shiftWords: 'sampled from the lower part of the plane only (x2 in the lowest 40%)',
+  }),
   // Logistic regression, the classic first model (and the classic failure on moons): a linear boundary, the same for every seed.
   baseline: supervisedSpec('two-moons', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', hidden: [], learningRate: 0.01, validationFraction: 0, schedule: 'cosine', epochs: 30, examples: 25_000 }),
   maxExamples: 80_000,
