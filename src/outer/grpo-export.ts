@@ -14,7 +14,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { Store } from '../store/store.js';
-import type { ChatMessage } from './agents/prompt.js';
+import type { ChatMessage } from './agents/types.js';
 import type { LlmTrace } from './agents/llm/trace.js';
 import { writeJsonLines } from './json-lines.js';
 

@@ -10,7 +10,7 @@ import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { type JsonObject, applyMergePatch, isJsonObject } from '../../spec/patch.js';
 import { validateSpec } from '../../inner/spec-check.js';
 import { isUnchanged } from '../answer.js';
-import type { ChatMessage } from './prompt.js';
+import type { ChatMessage } from './types.js';
 
 type Node = { [key: string]: unknown };
 

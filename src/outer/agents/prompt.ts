@@ -11,12 +11,7 @@ import { jobSpecJsonSchema } from '../../spec/schema.js';
 import { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS } from '../../inner/expr/expression.js';
 import { REWARD_RULE } from '../reward.js';
 import { patchPrompt } from './patch-prompt.js';
-
-/** One chat message as the chat.completions protocol carries it. */
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
+import type { ChatMessage } from './types.js';
 
 /** One earlier job of this run on the task, as the prompt shows it. */
 export interface PromptHistoryItem {

@@ -90,3 +90,9 @@ export abstract class StatelessAgent implements Agent {
   /** Nothing to restore. */
   async load(): Promise<void> {}
 }
+
+/** One chat message as the chat.completions protocol carries it. */
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}

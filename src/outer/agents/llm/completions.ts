@@ -7,7 +7,7 @@ import OpenAI from 'openai';
 import type { TaskBrief } from '../../../spec/brief.js';
 import { MAX_ISSUE_CHARS, oneLine } from '../../../spec/bounds.js';
 import type { Rng } from '../../../util/rng.js';
-import type { ChatMessage } from '../prompt.js';
+import type { ChatMessage } from '../types.js';
 import type { ResolvedLlmOptions } from './options.js';
 import { RESPONSE_FORMATS, type ResponseFormatMode, refusesFormat, responseFormat } from './response-format.js';
 import { MAX_RETRY_AFTER_MS, backoffDelay, classifyError } from './retry.js';

@@ -3,7 +3,7 @@
  * (vLLM, llama-server, llama-cpp-python each answer in their own way) or learnt from a refusal,
  * so that the agent can tell whether its full prompt fits before it sends it.
  */
-import type { ChatMessage } from '../prompt.js';
+import type { ChatMessage } from '../types.js';
 import type { ResolvedLlmOptions } from './options.js';
 import { serverHeaders, serverRoot } from './server.js';
 

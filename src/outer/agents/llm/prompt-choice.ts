@@ -5,7 +5,8 @@
  */
 import type { TaskBrief } from '../../../spec/brief.js';
 import { validateSpec } from '../../../inner/spec-check.js';
-import { buildPrompt, type ChatMessage, type PromptHistoryItem } from '../prompt.js';
+import { buildPrompt, type PromptHistoryItem } from '../prompt.js';
+import type { ChatMessage } from '../types.js';
 import type { ContextProbe } from './context-probe.js';
 import type { ResolvedLlmOptions } from './options.js';
 import { publicBaseline } from './reply.js';

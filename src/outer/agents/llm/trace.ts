@@ -3,7 +3,7 @@
  * the completion with its token log-probabilities, every turn and HTTP attempt, the sampling
  * settings and the prompt's size. The GRPO export (outer/grpo-export.ts) reads it back.
  */
-import type { ChatMessage } from '../prompt.js';
+import type { ChatMessage } from '../types.js';
 import type { ResponseFormatMode } from './response-format.js';
 
 /** One HTTP attempt of a request, as recorded in the trace. */
