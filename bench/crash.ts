@@ -15,9 +15,19 @@ export async function crash(): Promise<Record<string, unknown>> {
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-crash-'));
   const seed = Number(process.env.RRL_CRASH_SEED ?? 1);
   const c = CRASH_RUN;
-  process.stderr.write(`crash: rrl train --tasks ${c.tasks} --agent ${c.agent} --iterations ${c.iterations} --group ${c.group} --seed ${c.seed} --workers ${c.workers}, 20 kills (kill seed ${seed})\n`);
-  const r = await killAnywhere({ dir: join(tmp, 'killed'), referenceDir: join(tmp, 'uninterrupted'), kills: 20, seed, log: (l) => process.stderr.write(`crash: ${l}\n`) });
-  const phases = Object.entries(r.killsByPhase).map(([p, n]) => `${p} ${n}`).join(', ');
+  process.stderr.write(
+    `crash: rrl train --tasks ${c.tasks} --agent ${c.agent} --iterations ${c.iterations} --group ${c.group} --seed ${c.seed} --workers ${c.workers}, 20 kills (kill seed ${seed})\n`,
+  );
+  const r = await killAnywhere({
+    dir: join(tmp, 'killed'),
+    referenceDir: join(tmp, 'uninterrupted'),
+    kills: 20,
+    seed,
+    log: (l) => process.stderr.write(`crash: ${l}\n`),
+  });
+  const phases = Object.entries(r.killsByPhase)
+    .map(([p, n]) => `${p} ${n}`)
+    .join(', ');
   console.log(
     table(
       ['figure', 'value'],

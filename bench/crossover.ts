@@ -67,7 +67,13 @@ export async function crossover(): Promise<Record<string, unknown>> {
   console.log(
     table(
       ['width', 'batch', 'fused ms/step', `tfjs (${backend}) ms/step`, 'faster'],
-      rows.map((r) => [String(r.width), String(r.batch), num(r.fusedMs, 3), num(r.tfjsMs, 3), r.fusedMs <= r.tfjsMs ? `fused ${num(r.tfjsMs / r.fusedMs, 2)}×` : `tfjs ${num(r.fusedMs / r.tfjsMs, 2)}×`]),
+      rows.map((r) => [
+        String(r.width),
+        String(r.batch),
+        num(r.fusedMs, 3),
+        num(r.tfjsMs, 3),
+        r.fusedMs <= r.tfjsMs ? `fused ${num(r.tfjsMs / r.fusedMs, 2)}×` : `tfjs ${num(r.fusedMs / r.tfjsMs, 2)}×`,
+      ]),
     ),
   );
   return { backend, rows };

@@ -109,18 +109,56 @@ async function screenshots(): Promise<void> {
   // The LLM agent, its replies scripted by a local OpenAI-compatible server (one reply is broken JSON, repaired).
   const base = getPublicTask('iris-species').baseline as Record<string, unknown>;
   const spec = (seed: number, lr: number): string =>
-    JSON.stringify({ ...base, dataset: { sources: [{ id: 'clean-small', weight: 1 }] }, model: { hidden: [16], activation: 'relu' }, algorithm: { ...(base.algorithm as object), learningRate: lr }, budget: { examples: 2000 }, seed });
-  const llm = new FakeLlmServer({ model: 'Qwen/Qwen3.6-35B-A3B', script: [{ content: spec(11, 0.01) }, { content: '{"task": "iris-species", "model": ' }, { content: spec(12, 0.003) }, { content: spec(13, 0.02) }, { content: spec(14, 0.005) }] });
+    JSON.stringify({
+      ...base,
+      dataset: { sources: [{ id: 'clean-small', weight: 1 }] },
+      model: { hidden: [16], activation: 'relu' },
+      algorithm: { ...(base.algorithm as object), learningRate: lr },
+      budget: { examples: 2000 },
+      seed,
+    });
+  const llm = new FakeLlmServer({
+    model: 'Qwen/Qwen3.6-35B-A3B',
+    script: [
+      { content: spec(11, 0.01) },
+      { content: '{"task": "iris-species", "model": ' },
+      { content: spec(12, 0.003) },
+      { content: spec(13, 0.02) },
+      { content: spec(14, 0.005) },
+    ],
+  });
   const baseUrl = await llm.start();
   try {
-    if (!finished(join(tmp, 'llm-iris'))) await rrl(['train', '--agent', 'llm', '--base-url', baseUrl, '--model', 'Qwen/Qwen3.6-35B-A3B', '--tasks', 'iris-species', '--iterations', '2', '--group', '2', '--run', join(tmp, 'llm-iris')]);
+    if (!finished(join(tmp, 'llm-iris')))
+      await rrl([
+        'train',
+        '--agent',
+        'llm',
+        '--base-url',
+        baseUrl,
+        '--model',
+        'Qwen/Qwen3.6-35B-A3B',
+        '--tasks',
+        'iris-species',
+        '--iterations',
+        '2',
+        '--group',
+        '2',
+        '--run',
+        join(tmp, 'llm-iris'),
+      ]);
   } finally {
     await llm.close();
   }
   // A small transfer experiment (meta-training on one task, one held-out task).
   const executor = new LocalExecutor({});
   try {
-    if (!existsSync(join(tmp, 'transfer-small', 'transfer.json'))) await runTransfer(join(tmp, 'transfer-small'), { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 2, group: 2, seed: 3, seeds: 1 }, executor);
+    if (!existsSync(join(tmp, 'transfer-small', 'transfer.json')))
+      await runTransfer(
+        join(tmp, 'transfer-small'),
+        { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 2, group: 2, seed: 3, seeds: 1 },
+        executor,
+      );
   } finally {
     await executor.close();
   }
@@ -135,7 +173,11 @@ async function screenshots(): Promise<void> {
       process.stderr.write(`${join(out, file)}\n`);
     };
     const db = openReadOnly(join(tmp, 'controller-cartpole'));
-    const best = (db.prepare("SELECT j.id FROM jobs j JOIN scores s ON s.job_id = j.id WHERE j.kind = 'proposal' ORDER BY j.iteration DESC, s.normalized DESC LIMIT 1").get() as { id: number }).id;
+    const best = (
+      db
+        .prepare("SELECT j.id FROM jobs j JOIN scores s ON s.job_id = j.id WHERE j.kind = 'proposal' ORDER BY j.iteration DESC, s.normalized DESC LIMIT 1")
+        .get() as { id: number }
+    ).id;
     db.close();
     const ldb = openReadOnly(join(tmp, 'llm-iris'));
     const repaired = (ldb.prepare("SELECT id FROM jobs WHERE kind = 'proposal' ORDER BY iteration, slot LIMIT 1 OFFSET 1").get() as { id: number }).id;

@@ -71,11 +71,37 @@ interface Settings {
 /** Runs the trainer for one arm; echoes each step's line to stderr. */
 function runArm(arm: Arm, url: string, out: string, settings: Settings): Promise<void> {
   const args = [
-    '-m', 'rrl_client.grpo', '--url', url, '--model', settings.model, '--tasks', settings.tasks,
-    '--steps', String(settings.steps), '--num-generations', '4', '--prompts-per-step', '2',
-    '--max-completion-length', '288', '--temperature', '0.5', '--learning-rate', settings.learningRate,
-    '--beta', settings.beta, '--format-weight', settings.formatWeight,
-    '--threads', String(settings.threads), '--seed', '0', '--output-dir', join(out, arm), ...(arm === 'frozen' ? ['--frozen'] : []),
+    '-m',
+    'rrl_client.grpo',
+    '--url',
+    url,
+    '--model',
+    settings.model,
+    '--tasks',
+    settings.tasks,
+    '--steps',
+    String(settings.steps),
+    '--num-generations',
+    '4',
+    '--prompts-per-step',
+    '2',
+    '--max-completion-length',
+    '288',
+    '--temperature',
+    '0.5',
+    '--learning-rate',
+    settings.learningRate,
+    '--beta',
+    settings.beta,
+    '--format-weight',
+    settings.formatWeight,
+    '--threads',
+    String(settings.threads),
+    '--seed',
+    '0',
+    '--output-dir',
+    join(out, arm),
+    ...(arm === 'frozen' ? ['--frozen'] : []),
   ];
   const child = spawn(resolve('.venv/bin/python'), args, { stdio: ['ignore', 'pipe', 'pipe'] });
   createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -83,14 +109,19 @@ function runArm(arm: Arm, url: string, out: string, settings: Settings): Promise
   });
   let tail = '';
   child.stderr!.on('data', (d: Buffer) => (tail = (tail + d.toString()).slice(-4000)));
-  return new Promise((done, fail) => child.once('exit', (code) => (code === 0 ? done() : fail(new Error(`${arm} trainer exited with code ${code}:\n${tail}`)))));
+  return new Promise((done, fail) =>
+    child.once('exit', (code) => (code === 0 ? done() : fail(new Error(`${arm} trainer exited with code ${code}:\n${tail}`)))),
+  );
 }
 
 /** The steps of one arm's log. */
 function readLog(out: string, arm: Arm): StepLine[] {
   const path = join(out, arm, 'log.jsonl');
   if (!existsSync(path)) return [];
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as StepLine);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as StepLine);
 }
 
 const mean = (xs: number[]): number | null => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
@@ -209,7 +240,10 @@ export async function grpo(): Promise<Record<string, unknown>> {
     ['seconds per step (median)', 'secondsPerStep', 1],
   ];
   process.stderr.write(
-    `${table(['over ' + steps + ' steps', 'GRPO (LoRA)', 'frozen'], rows.map(([label, key, digits]) => [label, num(summary.grpo[key], digits), num(summary.frozen[key], digits)]))}\nplot: ${svg}\n`,
+    `${table(
+      [`over ${steps} steps`, 'GRPO (LoRA)', 'frozen'],
+      rows.map(([label, key, digits]) => [label, num(summary.grpo[key], digits), num(summary.frozen[key], digits)]),
+    )}\nplot: ${svg}\n`,
   );
   return { steps, tasks: settings.tasks, model: settings.model, ...summary, svg };
 }

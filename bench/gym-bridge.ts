@@ -57,7 +57,12 @@ export async function gymBridge(): Promise<Record<string, unknown>> {
   const gymnasium = median(a);
   const bridge = median(b);
   const ratio = bridge / gymnasium;
-  console.log(table(['env', 'envs', 'Gymnasium alone (steps/s)', 'through the bridge (steps/s)', 'ratio'], [[envId, String(envs), num(gymnasium, 0), num(bridge, 0), num(ratio, 2)]]));
+  console.log(
+    table(
+      ['env', 'envs', 'Gymnasium alone (steps/s)', 'through the bridge (steps/s)', 'ratio'],
+      [[envId, String(envs), num(gymnasium, 0), num(bridge, 0), num(ratio, 2)]],
+    ),
+  );
   if (!(ratio > 0.5)) process.stderr.write(`gym-bridge: the ratio ${ratio.toFixed(2)} is below 0.5\n`);
   return { envId, numEnvs: envs, vectorSteps: steps, gymnasiumStepsPerSec: gymnasium, bridgeStepsPerSec: bridge, ratio, rounds: { gymnasium: a, bridge: b } };
 }

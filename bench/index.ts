@@ -109,8 +109,7 @@ async function cartpole(): Promise<Record<string, unknown>> {
       medianWallSeconds: arsSolved.length ? median(arsSolved.map((s) => s.wallSeconds)) : null,
       perSeed: ars.map((a) => a.solved),
     },
-    speedupArsOverBaseline:
-      base.solved && arsSolved.length ? base.solved.wallSeconds / median(arsSolved.map((s) => s.wallSeconds)) : null,
+    speedupArsOverBaseline: base.solved && arsSolved.length ? base.solved.wallSeconds / median(arsSolved.map((s) => s.wallSeconds)) : null,
     harness: { ...overhead.timing, jobs: overhead.jobs, target: 0.05 },
   };
   console.log(
@@ -139,7 +138,10 @@ async function tasks(): Promise<Record<string, unknown>> {
   for (const { brief, baseline } of listTasks()) {
     const ref = REFERENCE_SPECS[brief.id];
     const entry: Record<string, unknown> = { task: brief.id, kind: brief.kind, split: brief.split, betterSpec: ref?.why ?? null };
-    for (const [label, spec] of [['baseline', baseline], ['better', ref?.spec()]] as const) {
+    for (const [label, spec] of [
+      ['baseline', baseline],
+      ['better', ref?.spec()],
+    ] as const) {
       if (!spec) continue;
       log(`tasks: ${brief.id} ${label}`);
       const dir = join(tmp, `${brief.id}-${label}`);
@@ -157,14 +159,36 @@ async function tasks(): Promise<Record<string, unknown>> {
       rows.map((r) => {
         const b = r.baseline as R;
         const g = r.better as R;
-        return [String(r.task), String(r.split), num(b?.raw, 3), num(b?.normalized), cost(b), num(g?.raw, 3), num(g?.normalized), cost(g), String(r.betterSpec ?? '')];
+        return [
+          String(r.task),
+          String(r.split),
+          num(b?.raw, 3),
+          num(b?.normalized),
+          cost(b),
+          num(g?.raw, 3),
+          num(g?.normalized),
+          cost(g),
+          String(r.betterSpec ?? ''),
+        ];
       }),
     ),
   );
   return { rows };
 }
 
-const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = { cartpole, tasks, slurm, crash, serve, crossover, 'vs-torch': vsTorch, grpo, 'gym-bridge': gymBridge, llm, noise };
+const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
+  cartpole,
+  tasks,
+  slurm,
+  crash,
+  serve,
+  crossover,
+  'vs-torch': vsTorch,
+  grpo,
+  'gym-bridge': gymBridge,
+  llm,
+  noise,
+};
 /** Run only when named (long, or needing the Python environment and a model). */
 const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise']);
 

@@ -57,7 +57,10 @@ function summarise(rows: Outcome[]) {
     promptForm: [...new Set(rows.map((r) => r.promptForm))].join(','),
     promptTokens: rows.find((r) => r.promptTokens !== null)?.promptTokens ?? null,
     responseFormat: [...new Set(rows.map((r) => r.responseFormat ?? '—'))].join(','),
-    errors: rows.filter((r) => r.error).map((r) => r.error!.slice(0, 160)).slice(0, 4),
+    errors: rows
+      .filter((r) => r.error)
+      .map((r) => r.error!.slice(0, 160))
+      .slice(0, 4),
   };
 }
 
@@ -66,7 +69,10 @@ export async function llm(): Promise<Record<string, unknown>> {
   const missing = llamaServerMissing();
   if (missing) throw new Error(`bench llm: ${missing}`);
   const n = env('RRL_BENCH_LLM_N', 4);
-  const tasks = (process.env.RRL_BENCH_LLM_TASKS ?? 'iris-species,cartpole-short').split(',').map((s) => s.trim()).filter(Boolean);
+  const tasks = (process.env.RRL_BENCH_LLM_TASKS ?? 'iris-species,cartpole-short')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const maxTokens = env('RRL_BENCH_LLM_MAX_TOKENS', 384);
   const nCtx = env('RRL_BENCH_LLM_CTX', 2048);
   const threads = env('RRL_BENCH_LLM_THREADS', 1);
@@ -80,7 +86,10 @@ export async function llm(): Promise<Record<string, unknown>> {
   const all: Record<string, Outcome[]> = {};
   try {
     for (const arm of ['structured', 'free'] as const) {
-      const agent = new LlmAgent({ baseUrl: server.baseUrl, model: server.alias, structuredOutput: arm === 'structured', maxTokens, temperature, retries: 1, timeoutSeconds: 600 }, (m) => log(`llm [${arm}]: ${m}`));
+      const agent = new LlmAgent(
+        { baseUrl: server.baseUrl, model: server.alias, structuredOutput: arm === 'structured', maxTokens, temperature, retries: 1, timeoutSeconds: 600 },
+        (m) => log(`llm [${arm}]: ${m}`),
+      );
       arms[arm] = {};
       all[arm] = [];
       for (const task of tasks) {
@@ -102,7 +111,9 @@ export async function llm(): Promise<Record<string, unknown>> {
             responseFormat: t.turns[0]?.responseFormat ?? null,
             error: p.rejected?.error ?? null,
           };
-          log(`llm [${arm}] ${task} ${i + 1}/${n}: ${row.valid ? (row.repaired ? 'valid after repair' : 'valid') : `invalid (${(row.error ?? '').slice(0, 120)})`}, ${row.completionTokens} tokens, ${num(row.wallSeconds, 1)} s`);
+          log(
+            `llm [${arm}] ${task} ${i + 1}/${n}: ${row.valid ? (row.repaired ? 'valid after repair' : 'valid') : `invalid (${(row.error ?? '').slice(0, 120)})`}, ${row.completionTokens} tokens, ${num(row.wallSeconds, 1)} s`,
+          );
           rows.push(row);
         }
         arms[arm][task] = summarise(rows);
@@ -117,9 +128,37 @@ export async function llm(): Promise<Record<string, unknown>> {
   const rows: string[][] = [];
   for (const [arm, byTask] of Object.entries(arms)) {
     for (const [task, s] of Object.entries(byTask)) {
-      rows.push([arm, task, String(s.proposals), pct(s.validShare), pct(s.validFirstShare), pct(s.repairedShare), num(s.tokensPerSecond, 1), num(s.completionTokensPerProposal, 0), num(s.wallSecondsPerProposal, 1), `${s.promptForm} (${s.promptTokens ?? '?'} tokens)`, s.responseFormat]);
+      rows.push([
+        arm,
+        task,
+        String(s.proposals),
+        pct(s.validShare),
+        pct(s.validFirstShare),
+        pct(s.repairedShare),
+        num(s.tokensPerSecond, 1),
+        num(s.completionTokensPerProposal, 0),
+        num(s.wallSecondsPerProposal, 1),
+        `${s.promptForm} (${s.promptTokens ?? '?'} tokens)`,
+        s.responseFormat,
+      ]);
     }
   }
-  console.log(table(['arm', 'task', 'proposals', 'valid', 'valid at 1st reply', 'repaired', 'tokens/s', 'tokens/proposal', 's/proposal', 'prompt', 'response_format'], rows));
-  return { model: 'SmolLM2-135M-Instruct Q4_1 (llama-cpp-python 0.3.36 server)', server: server.commandLine.join(' '), serverReadySeconds: startSeconds, n, tasks, maxTokens, nCtx, threads, temperature, arms };
+  console.log(
+    table(
+      ['arm', 'task', 'proposals', 'valid', 'valid at 1st reply', 'repaired', 'tokens/s', 'tokens/proposal', 's/proposal', 'prompt', 'response_format'],
+      rows,
+    ),
+  );
+  return {
+    model: 'SmolLM2-135M-Instruct Q4_1 (llama-cpp-python 0.3.36 server)',
+    server: server.commandLine.join(' '),
+    serverReadySeconds: startSeconds,
+    n,
+    tasks,
+    maxTokens,
+    nCtx,
+    threads,
+    temperature,
+    arms,
+  };
 }

@@ -68,7 +68,8 @@ export function seedsFor(task: string, arg: string, secret = evalSecret()): numb
     return Array.from({ length: b - a + 1 }, (_, i) => a + i);
   }
   const list = arg.split(',').map((s) => Number(s.trim()));
-  if (!list.length || list.some((s) => !Number.isInteger(s) || s < 0 || s > 0x7fffffff)) throw new Error(`--seeds=${arg}: expected seeds like 1,2,3, a range 1-5 or secret[:N]`);
+  if (!list.length || list.some((s) => !Number.isInteger(s) || s < 0 || s > 0x7fffffff))
+    throw new Error(`--seeds=${arg}: expected seeds like 1,2,3, a range 1-5 or secret[:N]`);
   return list;
 }
 
@@ -110,7 +111,14 @@ async function measure(task: string, spec: JobSpecInput, seeds: number[], label:
     try {
       const a = await runJob(s, brief, { outDir: dir, data: dataForJob(task, s) });
       const score = scoreArtifact(task, dir);
-      runs.push({ seed, raw: score.raw, normalized: score.normalized, stderr: score.stderr, cpuSeconds: a.cost.cpuSeconds, used: a.cost.envSteps || a.cost.examples });
+      runs.push({
+        seed,
+        raw: score.raw,
+        normalized: score.normalized,
+        stderr: score.stderr,
+        cpuSeconds: a.cost.cpuSeconds,
+        used: a.cost.envSteps || a.cost.examples,
+      });
       log(`noise: ${task} ${label} seed ${seed}: ${num(score.normalized)} (± ${num(score.stderr)}; ${num((performance.now() - t0) / 1000, 1)} s)`);
     } catch (err) {
       runs.push({ seed, raw: null, normalized: null, stderr: null, cpuSeconds: null, used: null, error: (err as Error).message.split('\n')[0] });
@@ -136,7 +144,10 @@ export async function noise(): Promise<Record<string, unknown>> {
   const args = process.argv.slice(2);
   const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
   const seedArg = opt('seeds') ?? '1-5';
-  const only = opt('tasks')?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = opt('tasks')
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const better = args.includes('--better');
   const all = listTasks();
   if (only) for (const id of only) if (!all.some((t) => t.brief.id === id)) throw new Error(`--tasks: unknown task "${id}"`);

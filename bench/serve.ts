@@ -19,10 +19,19 @@ export async function serve(): Promise<Record<string, unknown>> {
   const clients = 4;
   const requests = 16;
   const executor = new LocalExecutor();
-  const service = RewardService.open(mkdtempSync(join(tmpdir(), 'rrl-bench-serve-')), { mode: 'serve', seed: 0, reward: { rule: 'improvement', lambda: 0.5 } }, executor, { maxQueue: 1024 });
+  const service = RewardService.open(
+    mkdtempSync(join(tmpdir(), 'rrl-bench-serve-')),
+    { mode: 'serve', seed: 0, reward: { rule: 'improvement', lambda: 0.5 } },
+    executor,
+    { maxQueue: 1024 },
+  );
   const server = await startServer(service, { port: 0 });
   const post = async (seeds: number[]): Promise<number> => {
-    const res = await fetch(`${server.url}/v1/rewards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task, completions: seeds.map((s) => JSON.stringify(arsSpec(task, 500, s))) }) });
+    const res = await fetch(`${server.url}/v1/rewards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ task, completions: seeds.map((s) => JSON.stringify(arsSpec(task, 500, s))) }),
+    });
     if (res.status !== 200) throw new Error(`rewards: HTTP ${res.status} ${await res.text()}`);
     return ((await res.json()) as { rewards: number[] }).rewards.length;
   };

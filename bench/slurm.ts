@@ -38,7 +38,12 @@ async function latency(cluster: SlurmCluster, dir: string, submit: (script: stri
 /** The two batches: tiny ARS jobs (overhead-bound) and short PPO jobs (training-bound). */
 const BATCHES = [
   { label: 'ARS, 5,000 env steps', jobs: 8, task: 'cartpole-balance', spec: (i: number): unknown => arsSpec('cartpole-balance', 5000, i + 1) },
-  { label: 'PPO, 10,000 env steps', jobs: 4, task: 'cartpole-short', spec: (i: number): unknown => ({ ...(getPublicTask('cartpole-short').baseline as object), seed: i + 1 }) },
+  {
+    label: 'PPO, 10,000 env steps',
+    jobs: 4,
+    task: 'cartpole-short',
+    spec: (i: number): unknown => ({ ...(getPublicTask('cartpole-short').baseline as object), seed: i + 1 }),
+  },
 ];
 
 /** Runs a batch of jobs at once through an executor; returns the wall seconds and results. */
@@ -64,17 +69,36 @@ export async function slurm(): Promise<Record<string, unknown>> {
     const dir = cluster.dir;
     log('slurm: submit-to-start latency through sbatch (10 jobs, one after another)');
     const cli = new SlurmCliBackend(cluster.env);
-    const sbatchLatency = await latency(cluster, join(dir, 'lat-cli'), async (script, out) => {
-      execFileSync(findBinary('sbatch')!, ['--parsable', `--output=${out}`, '--wrap', script.split('\n')[1]], { env: { ...process.env, ...cluster.env } });
-    }, 10);
+    const sbatchLatency = await latency(
+      cluster,
+      join(dir, 'lat-cli'),
+      async (script, out) => {
+        execFileSync(findBinary('sbatch')!, ['--parsable', `--output=${out}`, '--wrap', script.split('\n')[1]], { env: { ...process.env, ...cluster.env } });
+      },
+      10,
+    );
     let restLatency: number[] | null = null;
     if (rest) {
       log('slurm: submit-to-start latency through slurmrestd (10 jobs)');
       const backend = new SlurmRestBackend({ url: cluster.restUrl!, token: { scontrol: true, env: cluster.env } });
       await backend.apiVersion();
-      restLatency = await latency(cluster, join(dir, 'lat-rest'), async (script, out) => {
-        await backend.submit({ name: 'bench', script, scriptPath: '', workDir: dir, output: out, timeMinutes: 5, extraArgs: [], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
-      }, 10);
+      restLatency = await latency(
+        cluster,
+        join(dir, 'lat-rest'),
+        async (script, out) => {
+          await backend.submit({
+            name: 'bench',
+            script,
+            scriptPath: '',
+            workDir: dir,
+            output: out,
+            timeMinutes: 5,
+            extraArgs: [],
+            env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          });
+        },
+        10,
+      );
     }
 
     const ok = (r: { results: JobResult[] }): number => r.results.filter((x) => x.status === 'succeeded').length;
@@ -103,20 +127,35 @@ export async function slurm(): Promise<Record<string, unknown>> {
         batch: b.label,
         jobs: b.jobs,
         local: { succeeded: ok(localRun), wallSeconds: localRun.wallSeconds, jobsPerHour: perHour(localRun), meanJobSeconds: meanJob(localRun) },
-        slurm: { succeeded: ok(slurmRun), wallSeconds: slurmRun.wallSeconds, jobsPerHour: perHour(slurmRun), meanJobSeconds: meanJob(slurmRun), medianQueueSeconds: median(slurmEx.startLatencies) },
+        slurm: {
+          succeeded: ok(slurmRun),
+          wallSeconds: slurmRun.wallSeconds,
+          jobsPerHour: perHour(slurmRun),
+          meanJobSeconds: meanJob(slurmRun),
+          medianQueueSeconds: median(slurmEx.startLatencies),
+        },
         slurmOverLocal: perHour(slurmRun) / perHour(localRun),
       };
       batches.push(entry);
       rows.push(
-        [`${b.label}: ${b.jobs} jobs, local (${cpus} workers)`, `${num(localRun.wallSeconds, 1)} s, ${num(entry.local.jobsPerHour, 0)} jobs/h, ${ok(localRun)}/${b.jobs} ok`],
-        [`${b.label}: ${b.jobs} jobs, Slurm (${cpus} CPUs)`, `${num(slurmRun.wallSeconds, 1)} s, ${num(entry.slurm.jobsPerHour, 0)} jobs/h, ${ok(slurmRun)}/${b.jobs} ok`],
+        [
+          `${b.label}: ${b.jobs} jobs, local (${cpus} workers)`,
+          `${num(localRun.wallSeconds, 1)} s, ${num(entry.local.jobsPerHour, 0)} jobs/h, ${ok(localRun)}/${b.jobs} ok`,
+        ],
+        [
+          `${b.label}: ${b.jobs} jobs, Slurm (${cpus} CPUs)`,
+          `${num(slurmRun.wallSeconds, 1)} s, ${num(entry.slurm.jobsPerHour, 0)} jobs/h, ${ok(slurmRun)}/${b.jobs} ok`,
+        ],
         [`${b.label}: Slurm / local jobs per hour`, num(entry.slurmOverLocal, 2)],
         [`${b.label}: mean training s per job (local / Slurm)`, `${num(entry.local.meanJobSeconds, 2)} / ${num(entry.slurm.meanJobSeconds, 2)}`],
       );
     }
     const result = {
       cpus,
-      latencySeconds: { sbatch: { median: median(sbatchLatency), all: sbatchLatency }, slurmrestd: restLatency && { median: median(restLatency), all: restLatency } },
+      latencySeconds: {
+        sbatch: { median: median(sbatchLatency), all: sbatchLatency },
+        slurmrestd: restLatency && { median: median(restLatency), all: restLatency },
+      },
       batches,
     };
     console.log(table(['figure', 'value'], rows));

@@ -36,7 +36,7 @@ try {
 
   // The mixture of sources the spec asks for: `size` rows drawn by weight, or every row once.
   const chosen = spec.dataset.sources.filter((s) => s.weight > 0);
-  let rows = [];
+  const rows = [];
   if (spec.dataset.size === null) {
     for (const s of chosen) data.sources[s.id].x.forEach((x, i) => rows.push([x, data.sources[s.id].y[i]]));
   } else {

@@ -5,7 +5,7 @@
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { closure, importCircles, importGraph } from './testing/import-graph.js';
+import { importCircles, importGraph } from './testing/import-graph.js';
 
 /** The rooms of `src/`, lowest first: a file may import its own room and the rooms below it. */
 const LAYERS = ['util', 'spec', 'store', 'inner', 'tasks', 'run', 'outer', 'serve', 'dashboard', 'cli'] as const;
@@ -46,7 +46,8 @@ test('imports go down the layers, and only tests import src/testing', () => {
       const to = room(target);
       if (to === 'testing' && from !== 'testing') wrong.push(`${file} → ${target} (test helpers are for tests)`);
       if (from === 'testing' || to === 'testing') continue;
-      if (LAYERS.indexOf(to as (typeof LAYERS)[number]) > LAYERS.indexOf(from as (typeof LAYERS)[number])) wrong.push(`${file} → ${target} (${from} is below ${to})`);
+      if (LAYERS.indexOf(to as (typeof LAYERS)[number]) > LAYERS.indexOf(from as (typeof LAYERS)[number]))
+        wrong.push(`${file} → ${target} (${from} is below ${to})`);
     }
   }
   assert.deepEqual(wrong, []);

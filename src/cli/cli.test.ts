@@ -124,7 +124,10 @@ test('rrl tasks --families lists the families; --family draws tasks; rrl train o
   const fams = JSON.parse(rrl('tasks', '--families', '--json').stdout) as { name: string; split: string }[];
   assert.ok(fams.some((f) => f.name === 'synthetic' && f.split === 'train'));
   const drawn = JSON.parse(rrl('tasks', '--family', 'synthetic:3', '--family-seed', '5', '--json').stdout) as { id: string }[];
-  assert.deepEqual(drawn.filter((t) => t.id.includes('-fam-')).map((t) => t.id), ['synthetic-fam-5-0', 'synthetic-fam-5-1', 'synthetic-fam-5-2']);
+  assert.deepEqual(
+    drawn.filter((t) => t.id.includes('-fam-')).map((t) => t.id),
+    ['synthetic-fam-5-0', 'synthetic-fam-5-1', 'synthetic-fam-5-2'],
+  );
   const bad = rrl('tasks', '--family', 'nope:3');
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /unknown task family "nope"; known families: .*synthetic/);
@@ -133,7 +136,20 @@ test('rrl tasks --families lists the families; --family draws tasks; rrl train o
   // Three drawn tasks, two per iteration: the run's tasks are the draw only, and a resume finds them again.
   const run = join(tmp, 'fam-run');
   const r = rrl(
-    'train', '--family', 'synthetic:3', '--family-seed', '5', '--tasks-per-iteration', '2', '--iterations', '2', '--group', '2', '--run', run, '--json',
+    'train',
+    '--family',
+    'synthetic:3',
+    '--family-seed',
+    '5',
+    '--tasks-per-iteration',
+    '2',
+    '--iterations',
+    '2',
+    '--group',
+    '2',
+    '--run',
+    run,
+    '--json',
   );
   assert.equal(r.code, 0, r.stderr);
   const summary = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { jobs: number; baselines: Record<string, number> };
@@ -144,7 +160,7 @@ test('rrl tasks --families lists the families; --family draws tasks; rrl train o
   assert.equal((JSON.parse(again.stdout.trim().split('\n').at(-1)!) as { jobs: number }).jobs, 8, 'nothing rerun');
 });
 
-test('rrl tasks shows each task\'s training noise from the noise table', () => {
+test("rrl tasks shows each task's training noise from the noise table", () => {
   const file = join(tmp, 'noise.db');
   const table = new NoiseStore(file);
   table.put(engineIdentity(), evalIdentity(), { task: 'cars-mpg', seeds: 5, mean: 0.5, sd: 0.012, spread: 0.03, evalSe: 0.036 });

@@ -48,7 +48,7 @@ export function learningHeadline(
     const verdict = last.meanNormalized! > first.meanNormalized! ? 'the agent got better' : 'the agent did not get better';
     const went = `${num(first.meanNormalized)} (iteration ${first.iteration + 1}) → ${num(last.meanNormalized)} (iteration ${last.iteration + 1})`;
     lines.push(`${verdict}: its jobs' mean hidden score went ${went}; baseline spec: ${baselines}`);
-    if (varied) lines.push('(each iteration took other tasks, so part of that change is the tasks\' own difficulty)');
+    if (varied) lines.push("(each iteration took other tasks, so part of that change is the tasks' own difficulty)");
   } else lines.push(`baseline spec's hidden score: ${baselines}`);
   lines.push(`hidden score: normalised on held-out data or seeds, 0 = a trivial model, 1 = the task's reference; ${rewardMeaning(rule, lambda)}`);
   return lines;

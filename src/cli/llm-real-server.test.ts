@@ -58,8 +58,32 @@ test(REAL_SERVER_TEST, { skip: why ?? false, timeout: 900_000 }, async () => {
   const runDir = join(tmp, 'run');
   try {
     const r = await rrl(
-      ['train', '--agent', 'llm', '--base-url', baseUrl, '--model', server.alias, '--tasks', TASKS.join(','), '--iterations', '1', '--group', '2',
-        '--max-tokens', '384', '--temperature', '0.7', '--llm-retries', '1', '--llm-timeout', '300', '--run', runDir, '--json'],
+      [
+        'train',
+        '--agent',
+        'llm',
+        '--base-url',
+        baseUrl,
+        '--model',
+        server.alias,
+        '--tasks',
+        TASKS.join(','),
+        '--iterations',
+        '1',
+        '--group',
+        '2',
+        '--max-tokens',
+        '384',
+        '--temperature',
+        '0.7',
+        '--llm-retries',
+        '1',
+        '--llm-timeout',
+        '300',
+        '--run',
+        runDir,
+        '--json',
+      ],
       tmp,
     );
     assert.equal(r.code, 0, `rrl train failed:\n${r.stderr.slice(-3000)}\nserver log:\n${server.logTail()}`);

@@ -92,12 +92,44 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
   try {
     const r = await rrl(
       [
-        'train', '--agent', 'llm', '--base-url', baseUrl, '--model', MODEL, '--api-key-env', 'RRL_TEST_KEY',
-        '--tasks', `${IRIS},${PENGUINS}`, '--iterations', '2', '--group', '3', '--seed', '3', '--workers', '2',
-        '--temperature', '0.8', '--top-p', '0.95', '--max-tokens', '3000',
-        '--llm-retries', '1', '--llm-timeout', '2', '--llm-backoff', '1', '--llm-history', '4',
-        '--policy-update-command', `"${process.execPath}" "${updateScript}"`,
-        '--run', runDir, '--json',
+        'train',
+        '--agent',
+        'llm',
+        '--base-url',
+        baseUrl,
+        '--model',
+        MODEL,
+        '--api-key-env',
+        'RRL_TEST_KEY',
+        '--tasks',
+        `${IRIS},${PENGUINS}`,
+        '--iterations',
+        '2',
+        '--group',
+        '3',
+        '--seed',
+        '3',
+        '--workers',
+        '2',
+        '--temperature',
+        '0.8',
+        '--top-p',
+        '0.95',
+        '--max-tokens',
+        '3000',
+        '--llm-retries',
+        '1',
+        '--llm-timeout',
+        '2',
+        '--llm-backoff',
+        '1',
+        '--llm-history',
+        '4',
+        '--policy-update-command',
+        `"${process.execPath}" "${updateScript}"`,
+        '--run',
+        runDir,
+        '--json',
       ],
       { RRL_TEST_KEY: 'sk-test-123' },
     );
@@ -135,11 +167,17 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     assert.equal(hostile.status, 'invalid');
     assert.equal(hostile.failureKind, 'invalid');
     assert.match(hostile.error ?? '', /after a repair turn: reward\.weight: got "require\('fs'\)": .*unknown function "require"/);
-    assert.deepEqual(trace(hostile).turns[0].attempts.map((a) => a.status), [429, 200]);
+    assert.deepEqual(
+      trace(hostile).turns[0].attempts.map((a) => a.status),
+      [429, 200],
+    );
     assert.match(trace(hostile).turns[0].error ?? '', /process\.exit.*property access is not allowed/);
     // Iteration 1, penguins: a 500 then a job, a wrong field twice, a request for the evaluation data.
     assert.equal(at(0, PENGUINS, 0).status, 'succeeded');
-    assert.deepEqual(trace(at(0, PENGUINS, 0)).turns[0].attempts.map((a) => a.status), [500, 200]);
+    assert.deepEqual(
+      trace(at(0, PENGUINS, 0)).turns[0].attempts.map((a) => a.status),
+      [500, 200],
+    );
     assert.match(at(0, PENGUINS, 1).error ?? '', /evaluationData: got "please attach the held-out test set": unknown field/);
     assert.match(trace(at(0, PENGUINS, 1)).turns[0].error ?? '', /algorithm\.learningRate: got 5/);
     const asks = at(0, PENGUINS, 2);
@@ -170,7 +208,10 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
       const t = trace(j);
       assert.equal(t.messages[0].role, 'system');
       assert.match(t.messages[1].content, new RegExp(`Write the job spec for task "${j.task}"`));
-      assert.deepEqual(t.logprobs, fakeTokens(t.completion!).map((token, i) => ({ token, logprob: fakeLogprob(token, i) })));
+      assert.deepEqual(
+        t.logprobs,
+        fakeTokens(t.completion!).map((token, i) => ({ token, logprob: fakeLogprob(token, i) })),
+      );
     }
     // The second iteration's prompts show the first iteration's jobs with their rewards.
     assert.match(trace(at(1, PENGUINS, 0)).messages[1].content, /# History\nYour earlier jobs on this task \(3 of 3/);
@@ -184,18 +225,27 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     assert.equal(seen.env.RRL_ITERATION, '0');
     assert.equal(seen.env.RRL_ADAPTER_NAME, name);
     assert.equal(seen.env.RRL_BASE_MODEL, MODEL);
-    assert.deepEqual(seen.rewards, jobs.filter((j) => j.iteration === 0).map((j) => j.reward));
+    assert.deepEqual(
+      seen.rewards,
+      jobs.filter((j) => j.iteration === 0).map((j) => j.reward),
+    );
     const load = server.requests.find((q) => q.path === '/v1/load_lora_adapter')!;
     assert.deepEqual(load.body, { lora_name: name, lora_path: server.adapters[0].path });
     assert.equal(load.status, 200);
     // Iteration 1 sampled from the base model, iteration 2 from the adapter; each proposal records which.
     for (const j of jobs) assert.equal(trace(j).adapter, j.iteration === 0 ? null : name);
     assert.deepEqual([...new Set(chats.map((c) => c.model))], [MODEL, name]);
-    assert.deepEqual(chats.slice(12).map((c) => c.model), new Array(script.length - 12).fill(name));
+    assert.deepEqual(
+      chats.slice(12).map((c) => c.model),
+      new Array(script.length - 12).fill(name),
+    );
     const state = checkpoint.state as { adapter: string; version: number; updates: { adapter: string; exitCode: number }[] };
     assert.equal(state.adapter, name);
     assert.equal(state.version, 1);
-    assert.deepEqual(state.updates.map((u) => [u.adapter, u.exitCode]), [[name, 0]]);
+    assert.deepEqual(
+      state.updates.map((u) => [u.adapter, u.exitCode]),
+      [[name, 0]],
+    );
 
     // Exports: TRL JSON Lines and verl Parquet, read back column by column against the store.
     const trlPath = join(tmp, 'grpo.jsonl');
@@ -206,7 +256,10 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     assert.equal(e2.code, 0, e2.stderr);
     const exported = jobs.filter((j) => trace(j).completion !== null);
     assert.equal(exported.length, 11);
-    const trl = readFileSync(trlPath, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const trl = readFileSync(trlPath, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(trl.length, exported.length);
     trl.forEach((row, i) => {
       const j = exported[i];
@@ -223,8 +276,14 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
       assert.equal(row.iteration, j.iteration);
       assert.equal(row.status, j.status);
       assert.equal(row.model, j.iteration === 0 ? MODEL : name);
-      assert.deepEqual(row.completion_tokens, t.logprobs!.map((l) => l.token));
-      assert.deepEqual(row.completion_logprobs, t.logprobs!.map((l) => l.logprob));
+      assert.deepEqual(
+        row.completion_tokens,
+        t.logprobs!.map((l) => l.token),
+      );
+      assert.deepEqual(
+        row.completion_logprobs,
+        t.logprobs!.map((l) => l.logprob),
+      );
     });
     const buf = readFileSync(verlPath);
     const verl = await parquetReadObjects({ file: buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength) as ArrayBuffer });

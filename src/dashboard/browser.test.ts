@@ -49,14 +49,18 @@ test('a short rrl train: the open run page shows each new iteration without relo
   const dir = join(root, 'live-run');
   // The browser starts first (seconds on a busy machine): the run's jobs train in about a second each.
   const browserFirst = await launchBrowser();
-  const child: ChildProcess = spawn(process.execPath, [bin, 'train', '--tasks', 'cartpole-short', '--iterations', '3', '--group', '2', '--workers', '2', '--run', dir], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [bin, 'train', '--tasks', 'cartpole-short', '--iterations', '3', '--group', '2', '--workers', '2', '--run', dir],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
   const exited = new Promise<number | null>((res) => child.on('exit', (code) => res(code)));
   let dash: RunningDashboard | null = null;
-  let browser: Browser | null = browserFirst;
+  const browser: Browser | null = browserFirst;
   try {
     // The store appears as soon as the run starts.
     while (!existsSync(join(dir, 'store.db'))) {
@@ -96,7 +100,10 @@ test('runs list, jobs filters, a job page and a transfer experiment in the brows
   mkdirSync(exp, { recursive: true });
   writeFileSync(join(exp, 'transfer.md'), '# Transfer experiment\n\n| task | controller zero-shot |\n| --- | --- |\n| iris-species | 0.667 |\n');
   writeFileSync(join(exp, 'transfer.json'), '{}');
-  writeFileSync(join(exp, 'held-out.svg'), '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="#2563eb"/></svg>');
+  writeFileSync(
+    join(exp, 'held-out.svg'),
+    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><rect width="40" height="20" fill="#2563eb"/></svg>',
+  );
   const dash = await startDashboard(new RunCatalog([root]), { port: 0 });
   const browser = await launchBrowser();
   try {
@@ -110,7 +117,9 @@ test('runs list, jobs filters, a job page and a transfer experiment in the brows
     const all = await page.locator('#jobs tbody tr').count();
     assert.equal(all, 2 + 5 * 4 * 2);
     await page.selectOption('select[data-filter="status"]', 'failed');
-    await page.waitForFunction(() => new URLSearchParams(window.location.search).get('status') === 'failed' && document.querySelectorAll('#jobs tbody tr').length > 0);
+    await page.waitForFunction(
+      () => new URLSearchParams(window.location.search).get('status') === 'failed' && document.querySelectorAll('#jobs tbody tr').length > 0,
+    );
     const failedRows = await page.locator('#jobs tbody tr').allInnerTexts();
     assert.ok(failedRows.length < all);
     for (const r of failedRows) assert.match(r, /failed[\s\S]*timeout: the job ran past its wall-clock limit/);
@@ -135,7 +144,10 @@ test('runs list, jobs filters, a job page and a transfer experiment in the brows
     await page.waitForSelector('body[data-ready]');
     assert.match(await page.locator('#report table').innerText(), /iris-species\s+0\.667/);
     await page.waitForFunction(() => document.querySelectorAll('img[alt="held-out.svg"]').length === 1);
-    assert.ok((await page.locator('img[alt="held-out.svg"]').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)) > 0, 'the plot loaded');
+    assert.ok(
+      (await page.locator('img[alt="held-out.svg"]').evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)) > 0,
+      'the plot loaded',
+    );
 
     assert.deepEqual(problems, []);
     const bad = await page.goto(`${dash.url}/runs/big/jobs/abc`);
@@ -171,7 +183,10 @@ test('a page of another origin cannot make rrl serve train a job; a DNS-rebindin
         // A no-cors POST needs no preflight: the browser sends it, only its answer is hidden.
         const opaque = await fetch(url, { method: 'POST', mode: 'no-cors', headers: { 'content-type': 'text/plain' }, body: text });
         // A JSON POST needs a preflight, which the server refuses.
-        const cors = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text }).then(() => 'answered', (e: Error) => e.name);
+        const cors = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text }).then(
+          () => 'answered',
+          (e: Error) => e.name,
+        );
         return { opaque: opaque.type, cors };
       },
       [`${serve.url}/v1/rewards`, body] as const,

@@ -61,8 +61,17 @@ export function scan(root: string, depth = 0): { runs: string[]; experiments: st
 
 /** A URL-safe key for a run directory, relative to the directory it was found under. */
 function keyFor(root: string, dir: string): string {
-  const rel = dir === root ? basename(dir) : dir.slice(root.length + 1).split(/[\\/]+/).join('.');
-  const key = rel.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^[.]+/, '_').slice(0, 100);
+  const rel =
+    dir === root
+      ? basename(dir)
+      : dir
+          .slice(root.length + 1)
+          .split(/[\\/]+/)
+          .join('.');
+  const key = rel
+    .replace(/[^A-Za-z0-9._-]+/g, '_')
+    .replace(/^[.]+/, '_')
+    .slice(0, 100);
   return key || 'run';
 }
 

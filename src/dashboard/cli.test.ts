@@ -63,7 +63,10 @@ test('rrl dashboard serves the runs under ./runs by default and stops on SIGTERM
   });
   try {
     const runs = (await (await fetch(`${url}/api/runs`)).json()) as { key: string }[];
-    assert.deepEqual(runs.map((r) => r.key), ['one']);
+    assert.deepEqual(
+      runs.map((r) => r.key),
+      ['one'],
+    );
     assert.match(stderr, /1 run\(s\) under runs; read-only/);
   } finally {
     const exited = new Promise<number | null>((res) => child.once('exit', (code) => res(code)));

@@ -127,8 +127,14 @@ const columnsCache = new WeakMap<Database.Database, { stderr: string; groupId: s
 function cols(db: Database.Database): { stderr: string; groupId: string; rung: boolean; patch: string } {
   let c = columnsCache.get(db);
   if (!c) {
-    const has = (table: string, column: string): boolean => (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((r) => r.name === column);
-    c = { stderr: has('scores', 'stderr') ? 's.stderr' : 'NULL', groupId: has('rewards', 'group_id') ? 'r.group_id' : 'NULL', rung: has('jobs', 'rung'), patch: has('jobs', 'patch') ? 'j.patch' : 'NULL' };
+    const has = (table: string, column: string): boolean =>
+      (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).some((r) => r.name === column);
+    c = {
+      stderr: has('scores', 'stderr') ? 's.stderr' : 'NULL',
+      groupId: has('rewards', 'group_id') ? 'r.group_id' : 'NULL',
+      rung: has('jobs', 'rung'),
+      patch: has('jobs', 'patch') ? 'j.patch' : 'NULL',
+    };
     columnsCache.set(db, c);
   }
   return c;
@@ -197,7 +203,13 @@ export function runDetail(db: Database.Database): RunDetail | null {
   const config = parse((db.prepare('SELECT config FROM runs LIMIT 1').get() as { config: string }).config);
   const perIteration = db.prepare(`SELECT j.iteration, ${FIGURES} ${FROM} GROUP BY j.iteration ORDER BY j.iteration`).all() as IterationFigures[];
   const stored = new Map(
-    (db.prepare('SELECT idx, status, update_stats AS updateStats FROM iterations ORDER BY idx').all() as { idx: number; status: string; updateStats: string | null }[]).map((r) => [r.idx, r]),
+    (
+      db.prepare('SELECT idx, status, update_stats AS updateStats FROM iterations ORDER BY idx').all() as {
+        idx: number;
+        status: string;
+        updateStats: string | null;
+      }[]
+    ).map((r) => [r.idx, r]),
   );
   // The controller's trace lists its choices: the decisions its entropy is summed over.
   const decisions = new Map(
@@ -216,9 +228,13 @@ export function runDetail(db: Database.Database): RunDetail | null {
     const entropy = stats && typeof stats['agent/entropy'] === 'number' ? stats['agent/entropy'] : null;
     return { ...f, status: it?.status ?? null, entropy, decisions: decisions.get(f.iteration) ?? null, updateStats: stats };
   });
-  const perTask = db.prepare(`SELECT j.iteration, j.task, ${FIGURES} ${FROM} GROUP BY j.iteration, j.task ORDER BY j.iteration, j.task`).all() as IterationFigures[];
+  const perTask = db
+    .prepare(`SELECT j.iteration, j.task, ${FIGURES} ${FROM} GROUP BY j.iteration, j.task ORDER BY j.iteration, j.task`)
+    .all() as IterationFigures[];
   const baselines = db
-    .prepare(`SELECT j.task, j.id AS jobId, j.status, s.normalized, ${stderr} AS stderr FROM jobs j LEFT JOIN scores s ON s.job_id = j.id WHERE j.kind = 'baseline' ORDER BY j.task`)
+    .prepare(
+      `SELECT j.task, j.id AS jobId, j.status, s.normalized, ${stderr} AS stderr FROM jobs j LEFT JOIN scores s ON s.job_id = j.id WHERE j.kind = 'baseline' ORDER BY j.task`,
+    )
     .all() as RunDetail['baselines'];
   const best = db
     .prepare(
@@ -245,15 +261,30 @@ const LIST_COLUMNS = (stderr: string): string => `j.id, j.iteration, j.slot, j.t
   j.wall_seconds AS wallSeconds, j.cache_hit AS cacheHit`;
 
 /** The jobs table, filtered, in id order (at most MAX_JOB_ROWS rows), with the values its filters can take. */
-export function jobList(db: Database.Database, f: JobFilter = {}): { rows: JobListRow[]; truncated: boolean; options: { tasks: string[]; statuses: string[]; iterations: number[] } } {
+export function jobList(
+  db: Database.Database,
+  f: JobFilter = {},
+): { rows: JobListRow[]; truncated: boolean; options: { tasks: string[]; statuses: string[]; iterations: number[] } } {
   try {
     const { stderr } = cols(db);
     const where: string[] = [];
     const args: (string | number)[] = [];
-    if (f.task !== undefined) where.push('j.task = ?'), args.push(f.task);
-    if (f.status !== undefined) where.push('j.status = ?'), args.push(f.status);
-    if (f.iteration !== undefined) where.push('j.iteration = ?'), args.push(f.iteration);
-    if (f.kind !== undefined) where.push('j.kind = ?'), args.push(f.kind);
+    if (f.task !== undefined) {
+      where.push('j.task = ?');
+      args.push(f.task);
+    }
+    if (f.status !== undefined) {
+      where.push('j.status = ?');
+      args.push(f.status);
+    }
+    if (f.iteration !== undefined) {
+      where.push('j.iteration = ?');
+      args.push(f.iteration);
+    }
+    if (f.kind !== undefined) {
+      where.push('j.kind = ?');
+      args.push(f.kind);
+    }
     const rows = db
       .prepare(
         `SELECT ${LIST_COLUMNS(stderr)} FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id
@@ -265,7 +296,9 @@ export function jobList(db: Database.Database, f: JobFilter = {}): { rows: JobLi
     const options = {
       tasks: (db.prepare('SELECT DISTINCT task FROM jobs ORDER BY task').all() as { task: string }[]).map((r) => r.task),
       statuses: (db.prepare('SELECT DISTINCT status FROM jobs ORDER BY status').all() as { status: string }[]).map((r) => r.status),
-      iterations: (db.prepare("SELECT DISTINCT iteration FROM jobs WHERE kind = 'proposal' ORDER BY iteration").all() as { iteration: number }[]).map((r) => r.iteration),
+      iterations: (db.prepare("SELECT DISTINCT iteration FROM jobs WHERE kind = 'proposal' ORDER BY iteration").all() as { iteration: number }[]).map(
+        (r) => r.iteration,
+      ),
     };
     return { rows: truncated ? rows.slice(0, MAX_JOB_ROWS) : rows, truncated, options };
   } catch (err) {
@@ -318,7 +351,9 @@ export function jobDetail(db: Database.Database, id: number): JobDetail | null {
     const spec = parse(specText);
     const trace = parse(traceText);
     const base = db
-      .prepare("SELECT j.id, j.spec, s.normalized FROM jobs j LEFT JOIN scores s ON s.job_id = j.id WHERE j.kind = 'baseline' AND j.task = ? ORDER BY j.id LIMIT 1")
+      .prepare(
+        "SELECT j.id, j.spec, s.normalized FROM jobs j LEFT JOIN scores s ON s.job_id = j.id WHERE j.kind = 'baseline' AND j.task = ? ORDER BY j.id LIMIT 1",
+      )
       .get(job.task) as { id: number; spec: string; normalized: number | null } | undefined;
     const best = db
       .prepare(
@@ -329,7 +364,11 @@ export function jobDetail(db: Database.Database, id: number): JobDetail | null {
       .get(job.task, id, job.iteration, job.iteration, id) as { id: number; spec: string; normalized: number | null; stderr: number | null } | undefined;
     const baseline = base && base.id !== id ? { id: base.id, spec: parse(base.spec), normalized: base.normalized } : null;
     const bestBefore = best ? { id: best.id, spec: parse(best.spec), normalized: best.normalized, stderr: best.stderr } : null;
-    const points = db.prepare('SELECT name, step, value FROM curves WHERE job_id = ? ORDER BY name, step').all(id) as { name: string; step: number; value: number }[];
+    const points = db.prepare('SELECT name, step, value FROM curves WHERE job_id = ? ORDER BY name, step').all(id) as {
+      name: string;
+      step: number;
+      value: number;
+    }[];
     const byName = new Map<string, { step: number; value: number }[]>();
     for (const p of points) {
       const list = byName.get(p.name) ?? [];

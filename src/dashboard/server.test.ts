@@ -18,7 +18,11 @@ writeLargeRun(join(root, 'big'), { iterations: 4, group: 5 });
 writeLargeRun(join(root, 'nested', 'deeper', 'second'), { iterations: 1, group: 2, tasks: ['cartpole-short'] });
 
 /** A GET (or another method) with raw path bytes; resolves status, headers and body text. */
-function get(base: string, path: string, o: { method?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function get(
+  base: string,
+  path: string,
+  o: { method?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, path, method: o.method ?? 'GET', headers: o.headers }, (res) => {
@@ -41,7 +45,11 @@ test('the catalog finds runs under a directory (not inside a run), with URL-safe
   mkdirSync(join(root, 'big', 'jobs', 'j00001'), { recursive: true });
   assert.deepEqual(findRunDirs(root), [join(root, 'big'), join(root, 'nested', 'deeper', 'second')]);
   const c = new RunCatalog([root, join(root, 'big')]);
-  assert.deepEqual(c.list().map((e) => e.key), ['big', 'nested.deeper.second'], 'a run named twice is listed once');
+  assert.deepEqual(
+    c.list().map((e) => e.key),
+    ['big', 'nested.deeper.second'],
+    'a run named twice is listed once',
+  );
   assert.throws(() => new RunCatalog([join(root, 'no-such-dir')]), /no-such-dir: no such directory/);
 });
 
@@ -55,7 +63,10 @@ test('the API gives the runs, a run’s figures, filtered jobs and a job with it
   const d = await startDashboard(new RunCatalog([root]), { port: 0 });
   try {
     const runs = await json(d.url, '/api/runs');
-    assert.deepEqual(runs.map((r: { key: string }) => r.key), ['big', 'nested.deeper.second']);
+    assert.deepEqual(
+      runs.map((r: { key: string }) => r.key),
+      ['big', 'nested.deeper.second'],
+    );
     const big = runs[0].summary;
     assert.equal(big.jobs, 4 * 5 * 2);
     assert.equal(big.agent, 'controller');
@@ -64,15 +75,24 @@ test('the API gives the runs, a run’s figures, filtered jobs and a job with it
     const run = await json(d.url, '/api/runs/big');
     assert.equal(run.iterations.length, 4);
     assert.equal(run.perTask.length, 8);
-    assert.deepEqual(run.baselines.map((b: { task: string }) => b.task), ['cartpole-short', 'iris-species']);
+    assert.deepEqual(
+      run.baselines.map((b: { task: string }) => b.task),
+      ['cartpole-short', 'iris-species'],
+    );
     assert.equal(run.iterations[0].entropy, 20);
     assert.equal(run.iterations[0].decisions, 2, "the controller's choices per proposal, from its traces");
     assert.deepEqual(run.promotions, [], 'no successive halving in this run');
     for (const it of run.iterations) {
       const parts = run.perTask.filter((p: { iteration: number }) => p.iteration === it.iteration);
       assert.equal(it.jobs, 10);
-      assert.equal(parts.reduce((a: number, p: { jobs: number }) => a + p.jobs, 0), it.jobs);
-      assert.equal(parts.reduce((a: number, p: { failed: number }) => a + p.failed, 0), it.failed);
+      assert.equal(
+        parts.reduce((a: number, p: { jobs: number }) => a + p.jobs, 0),
+        it.jobs,
+      );
+      assert.equal(
+        parts.reduce((a: number, p: { failed: number }) => a + p.failed, 0),
+        it.failed,
+      );
     }
 
     const failed = await json(d.url, '/api/runs/big/jobs?status=failed');
@@ -186,7 +206,11 @@ test('a transfer experiment: its report, its plots (a fixed list, as images that
   const d = await startDashboard(new RunCatalog([join(root, 'exp')]), { port: 0 });
   try {
     assert.deepEqual(await json(d.url, '/api/experiments'), [{ key: 'transfer-1', dir }]);
-    assert.deepEqual((await json(d.url, '/api/runs')).map((r: { key: string }) => r.key), ['transfer-1.meta'], "the experiment's runs are runs too");
+    assert.deepEqual(
+      (await json(d.url, '/api/runs')).map((r: { key: string }) => r.key),
+      ['transfer-1.meta'],
+      "the experiment's runs are runs too",
+    );
     const e = await json(d.url, '/api/experiments/transfer-1');
     assert.match(e.markdown, /\| iris-species \| 0\.667 \|/);
     assert.deepEqual(e.result, { heldOut: { zeroShot: 0.667 } });
@@ -242,12 +266,37 @@ test('a run with successive halving: per rung, the jobs trained and those promot
   try {
     store.createRun('asha', { tasks: [task], agent: 'controller', iterations: 1, group: 3, seed: 1, reward: { rule: 'improvement', lambda: 0.5 } });
     store.startIteration('asha', 0);
-    const proposals = store.addJobs('asha', [0, 1, 2].map((slot) => ({ iteration: 0, slot, task, kind: 'proposal' as const, agent: 'controller', spec: {}, trace: null })));
+    const proposals = store.addJobs(
+      'asha',
+      [0, 1, 2].map((slot) => ({ iteration: 0, slot, task, kind: 'proposal' as const, agent: 'controller', spec: {}, trace: null })),
+    );
     let slot = 0; // rung jobs number their slots on across rungs, as the loop does
     const rung = (r: number, parents: number[], share: number): number[] =>
-      store.addJobs('asha', parents.map((parentId) => ({ iteration: 0, slot: slot++, task, kind: 'rung' as const, agent: 'controller', spec: {}, trace: null, rung: r, parentId, share })));
+      store.addJobs(
+        'asha',
+        parents.map((parentId) => ({
+          iteration: 0,
+          slot: slot++,
+          task,
+          kind: 'rung' as const,
+          agent: 'controller',
+          spec: {},
+          trace: null,
+          rung: r,
+          parentId,
+          share,
+        })),
+      );
     const r0 = rung(0, proposals, 1 / 3);
-    r0.forEach((id, k) => store.finishJob(id, { status: 'succeeded', examples: 100, cpuSeconds: 0.1, wallSeconds: 0.1, score: { raw: 0.5 + k / 10, normalized: 0.2 + k / 10, stderr: 0.01 } }));
+    r0.forEach((id, k) =>
+      store.finishJob(id, {
+        status: 'succeeded',
+        examples: 100,
+        cpuSeconds: 0.1,
+        wallSeconds: 0.1,
+        score: { raw: 0.5 + k / 10, normalized: 0.2 + k / 10, stderr: 0.01 },
+      }),
+    );
     const r1 = rung(1, [proposals[2]], 1); // the best of rung 0 goes on
     store.finishJob(r1[0], { status: 'succeeded', examples: 300, cpuSeconds: 0.3, wallSeconds: 0.3, score: { raw: 0.9, normalized: 0.8, stderr: 0.01 } });
   } finally {

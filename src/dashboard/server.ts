@@ -38,7 +38,7 @@ import {
   refuseUnreadable,
   requireTokenBeyondLoopback,
 } from '../serve/http.js';
-import { EXPERIMENT_FILE, KEY_PATTERN, RunCatalog, openReadOnly } from './catalog.js';
+import { EXPERIMENT_FILE, KEY_PATTERN, type RunCatalog, openReadOnly } from './catalog.js';
 import { LiveUpdates } from './live.js';
 import { JOB_STATUSES, type JobFilter, jobDetail, jobList, runDetail, runSummary } from './queries.js';
 
@@ -224,8 +224,7 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
     return entry;
   };
   /** The token a request carries: the header, else `?token=` (a page opened once with it), else the cookie. */
-  const tokenGiven = (c: HttpContext): string | null =>
-    bearerOf(c.env.incoming) ?? c.get('url').searchParams.get('token') ?? cookieOf(c.env.incoming, COOKIE);
+  const tokenGiven = (c: HttpContext): string | null => bearerOf(c.env.incoming) ?? c.get('url').searchParams.get('token') ?? cookieOf(c.env.incoming, COOKIE);
 
   const live = new LiveUpdates(catalog, db, o.pollMs ?? 500, o.maxStreams ?? DEFAULT_MAX_STREAMS);
 
@@ -302,7 +301,8 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
   app.get('/', page, index);
   app.on('GET', RUN_PAGES, page, (c) => {
     const key = keyOf(c.req.param('key') ?? '');
-    if (!catalog.get(key) && (catalog.refresh(), !catalog.get(key))) throw new HttpError(404, `no run "${key}" here`);
+    if (!catalog.get(key)) catalog.refresh();
+    if (!catalog.get(key)) throw new HttpError(404, `no run "${key}" here`);
     if (c.req.param('id') !== undefined) intOf('job id', rawParam(c, 'id'));
     return index();
   });

@@ -71,19 +71,28 @@ test('TensorBoard reads back every scalar: per iteration, per task, per job', { 
   const got = readBack(dirs);
 
   const perIteration = got[join(out, 'run')];
-  assert.deepEqual(perIteration['outer/reward'].map(([s]) => s), [1, 2, 3]);
+  assert.deepEqual(
+    perIteration['outer/reward'].map(([s]) => s),
+    [1, 2, 3],
+  );
   for (const [i, it] of iterations.entries()) {
     assert.ok(close(perIteration['outer/reward'][i][1], it.meanReward!), `reward of iteration ${i + 1}`);
     assert.ok(close(perIteration['outer/score_normalized'][i][1], it.meanNormalized!));
     assert.ok(close(perIteration['outer/score_normalized_best'][i][1], it.bestNormalized!));
   }
-  assert.deepEqual(perIteration['agent/entropy'].map(([, v]) => v), [20, 20 - 10 / 3, 20 - 20 / 3].map((v) => Math.fround(v)));
+  assert.deepEqual(
+    perIteration['agent/entropy'].map(([, v]) => v),
+    [20, 20 - 10 / 3, 20 - 20 / 3].map((v) => Math.fround(v)),
+  );
   for (const tag of ['outer/invalid_share', 'outer/failed_share', 'compute/env_steps', 'compute/cpu_seconds']) assert.equal(perIteration[tag].length, 3, tag);
 
   const task = got[join(out, 'tasks', 'cartpole-short')];
   const taskJobs = jobs.filter((j) => j.task === 'cartpole-short' && j.kind === 'proposal' && j.iteration === 0 && j.normalized !== null);
   assert.ok(close(task['outer/score_normalized_best'][0][1], Math.max(...taskJobs.map((j) => j.normalized!))));
-  assert.deepEqual(task['baseline/score_normalized'].map(([, v]) => v), [0.4, 0.4, 0.4].map((v) => Math.fround(v)));
+  assert.deepEqual(
+    task['baseline/score_normalized'].map(([, v]) => v),
+    [0.4, 0.4, 0.4].map((v) => Math.fround(v)),
+  );
 
   let curves = 0;
   for (const j of jobs) {
@@ -92,7 +101,10 @@ test('TensorBoard reads back every scalar: per iteration, per task, per job', { 
     else assert.ok(close(s['job/score_normalized'][0][1], j.normalized), `job ${j.id}`);
     if (j.reward !== null) assert.ok(close(s['job/reward'][0][1], j.reward));
     if (s['charts/episodic_return']) {
-      assert.deepEqual(s['charts/episodic_return'].map(([step]) => step), Array.from({ length: 20 }, (_, k) => (k + 1) * 100));
+      assert.deepEqual(
+        s['charts/episodic_return'].map(([step]) => step),
+        Array.from({ length: 20 }, (_, k) => (k + 1) * 100),
+      );
       curves += 1;
     }
   }

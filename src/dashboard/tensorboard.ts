@@ -164,7 +164,14 @@ export function exportTensorboard(runDir: string, out: string): { files: number;
         `SELECT j.id, j.finished_at AS finishedAt, j.wall_seconds AS wallSeconds, s.normalized, s.stderr, r.reward
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id WHERE j.status != 'pending' ORDER BY j.id`,
       )
-      .all() as { id: number; finishedAt: string | null; wallSeconds: number | null; normalized: number | null; stderr: number | null; reward: number | null }[];
+      .all() as {
+      id: number;
+      finishedAt: string | null;
+      wallSeconds: number | null;
+      normalized: number | null;
+      stderr: number | null;
+      reward: number | null;
+    }[];
     const curve = db.prepare('SELECT name, step, wall_time AS wallTime, value FROM curves WHERE job_id = ? ORDER BY name, step');
     for (const j of jobs) {
       const end = seconds(j.finishedAt, start);

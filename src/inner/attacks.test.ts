@@ -21,7 +21,9 @@ const EXPECTED: Record<string, RegExp | 'valid'> = {
 };
 
 test('every hostile spec in examples/attacks gets the recorded outcome, with a one-line reason', () => {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   assert.deepEqual(files, Object.keys(EXPECTED).sort());
   for (const f of files) {
     const spec: unknown = JSON.parse(readFileSync(dir + f, 'utf8'));

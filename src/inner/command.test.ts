@@ -54,10 +54,10 @@ test('a command trainer that fails, overspends or writes no curve is a recorded 
   const cases: [string, RegExp][] = [
     ["console.error('boom: no GPU'); process.exit(3);", /exited with code 3: boom: no GPU/],
     [
-      succeeded + "writeFileSync(d + '/curve.jsonl', ''); writeFileSync(d + '/cost.json', '{\"envSteps\":0,\"examples\":999999}');",
+      `${succeeded}writeFileSync(d + '/curve.jsonl', ''); writeFileSync(d + '/cost.json', '{"envSteps":0,"examples":999999}');`,
       /999999 examples, over the cap 10000/,
     ],
-    [succeeded + "writeFileSync(d + '/cost.json', '{\"envSteps\":0,\"examples\":1}');", /wrote no curve\.jsonl/],
+    [`${succeeded}writeFileSync(d + '/cost.json', '{"envSteps":0,"examples":1}');`, /wrote no curve\.jsonl/],
   ];
   for (const [i, [script, expected]] of cases.entries()) {
     const { brief, spec } = briefWith(script);

@@ -99,8 +99,9 @@ export async function runCommandTrainer(trainer: CommandTrainer, spec: JobSpec, 
   if (signal && wall * 1000 >= capMs * 0.99) throw new Error(`trainer: the program exceeded the task's wall-clock cap of ${brief.budget.maxWallSeconds} s`);
   if (code !== 0) {
     const own = existsSync(join(dir, 'status.json')) ? readJson(dir, 'status.json').error : undefined;
-    throw new Error(`trainer: the program exited with ${signal ?? `code ${code}`}: ` +
-      `${own !== undefined && own !== null ? oneLine(own, 400) : tail() || 'no output'}`);
+    throw new Error(
+      `trainer: the program exited with ${signal ?? `code ${code}`}: ` + `${own !== undefined && own !== null ? oneLine(own, 400) : tail() || 'no output'}`,
+    );
   }
   const status = readJson(dir, 'status.json');
   if (status.status !== 'succeeded') throw new Error(`trainer: status.json says "${oneLine(status.status, 40)}": ${oneLine(status.error ?? '', 400)}`);

@@ -53,7 +53,7 @@ test('every baseline and reference spec passes, well inside the caps', () => {
   }
 });
 
-test("attack 1 (PPO, one minibatch of 99,968 rows through [512, 1, 512, 1]) is refused on memory, naming model.hidden", () => {
+test('attack 1 (PPO, one minibatch of 99,968 rows through [512, 1, 512, 1]) is refused on memory, naming model.hidden', () => {
   const checked = validateSpec(attack1, cartpole.brief);
   assert.equal(checked.ok, false);
   if (checked.ok) return;
@@ -78,8 +78,17 @@ test('DQN with 16 gradient steps of batch 1024 every env step over 100k steps is
     cartpoleSpec((s) => {
       s.environment = { numEnvs: 1 };
       s.algorithm = {
-        name: 'dqn', learningRate: 1e-3, gamma: 0.99, bufferSize: 100_000, batchSize, learningStarts: 1000,
-        trainFrequency: 1, gradientSteps, targetUpdateInterval: 500, explorationFraction: 0.1, explorationFinal: 0.05,
+        name: 'dqn',
+        learningRate: 1e-3,
+        gamma: 0.99,
+        bufferSize: 100_000,
+        batchSize,
+        learningStarts: 1000,
+        trainFrequency: 1,
+        gradientSteps,
+        targetUpdateInterval: 500,
+        explorationFraction: 0.1,
+        explorationFinal: 0.05,
       };
     });
   const checked = validateSpec(dqn(16, 1024), cartpole.brief);

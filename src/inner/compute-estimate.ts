@@ -169,8 +169,7 @@ function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
     const gradientSteps = updates * a.epochs * mbPerEpoch;
     const rows = gradientSteps * mb;
     const params = actor.params + critic.params + (space.type === 'box' ? k : 0);
-    const rowsWords =
-      `minibatch of ${n0(mb)} rows (environment.numEnvs ${numEnvs} × algorithm.rolloutSteps ${steps} / algorithm.minibatches ${a.minibatches})`;
+    const rowsWords = `minibatch of ${n0(mb)} rows (environment.numEnvs ${numEnvs} × algorithm.rolloutSteps ${steps} / algorithm.minibatches ${a.minibatches})`;
     memory.push(
       {
         field: 'model.hidden',
@@ -189,7 +188,8 @@ function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
       },
     );
     const flops = 2 * (rows * 3 * (actor.macs + critic.macs) + updates * batch * (actor.macs + critic.macs));
-    const what = `${n0(gradientSteps)} gradient steps (algorithm.epochs ${a.epochs} × ${mbPerEpoch} minibatches × ${n0(updates)} rollouts) of ${n0(mb)} ` +
+    const what =
+      `${n0(gradientSteps)} gradient steps (algorithm.epochs ${a.epochs} × ${mbPerEpoch} minibatches × ${n0(updates)} rollouts) of ${n0(mb)} ` +
       `rows through the actor and critic (${n0(actor.macs + critic.macs)} multiply-adds a row)`;
     return finish(params, memory, flops, gradientSteps, { field: a.epochs > 1 ? 'algorithm.epochs' : 'model.hidden', what });
   }
@@ -218,7 +218,8 @@ function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
       },
     );
     const flops = 2 * (gradientSteps * B * (3 * q.macs + q.macs) + envSteps * q.macs + events * q.params);
-    const what = `${n0(gradientSteps)} gradient steps (budget.envSteps ${n0(envSteps)} / environment.numEnvs ${numEnvs} / algorithm.trainFrequency ` +
+    const what =
+      `${n0(gradientSteps)} gradient steps (budget.envSteps ${n0(envSteps)} / environment.numEnvs ${numEnvs} / algorithm.trainFrequency ` +
       `${a.trainFrequency} × algorithm.gradientSteps ${a.gradientSteps}) of algorithm.batchSize ${B} rows (${n0(q.macs)} multiply-adds a row, ` +
       `${hiddenWords(spec)})`;
     const field = a.gradientSteps > 1 ? 'algorithm.gradientSteps' : a.trainFrequency <= 1 ? 'algorithm.trainFrequency' : 'algorithm.batchSize';
@@ -236,7 +237,8 @@ function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
       },
       {
         field: 'model.hidden',
-        what: `updates of up to ${n0(rows)} rows ((algorithm.episodesPerUpdate ${a.episodesPerUpdate} + environment.numEnvs ${numEnvs}) episodes × ` +
+        what:
+          `updates of up to ${n0(rows)} rows ((algorithm.episodesPerUpdate ${a.episodesPerUpdate} + environment.numEnvs ${numEnvs}) episodes × ` +
           `${info.maxEpisodeSteps} steps) × ${n0(actor.units + critic.units)} units (${hiddenWords(spec)}), forward and backward`,
         bytes: trainActivations(rows, actor, k) + trainActivations(rows, critic, 1) + rows * F32 * FORWARD_TENSORS_PER_UNIT * critic.units,
       },
@@ -248,7 +250,8 @@ function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
     );
     // Every step is used in exactly one update; the number of updates depends on episode lengths (not counted).
     const flops = 2 * envSteps * (actor.macs + 3 * actor.macs + 4 * critic.macs);
-    const what = `budget.envSteps ${n0(envSteps)} steps, each acted on and trained on once through the policy and value networks ` +
+    const what =
+      `budget.envSteps ${n0(envSteps)} steps, each acted on and trained on once through the policy and value networks ` +
       `(${n0(4 * actor.macs + 4 * critic.macs)} multiply-adds a step, ${hiddenWords(spec)})`;
     return finish(actor.params + critic.params, memory, flops, 0, { field: 'model.hidden', what });
   }
@@ -303,7 +306,8 @@ function supervisedEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
     },
     {
       field: 'dataset.size',
-      what: `${n0(n)} drawn rows (dataset.size ${spec.dataset.size ?? 'null: every row of the chosen sources'}) and the ${n0(provided)} rows provided, × ` +
+      what:
+        `${n0(n)} drawn rows (dataset.size ${spec.dataset.size ?? 'null: every row of the chosen sources'}) and the ${n0(provided)} rows provided, × ` +
         `${d} features`,
       bytes: (n + provided) * (d + 1) * F64 * 2,
     },
@@ -314,7 +318,8 @@ function supervisedEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
     },
   ];
   const flops = 2 * (gradientSteps * batch * 3 * net.macs + epochs * nVal * net.macs);
-  const what = `${n0(gradientSteps)} gradient steps of ${n0(batch)} rows (algorithm.epochs ${a.epochs} × ${n0(perEpoch)} steps an epoch, within ` +
+  const what =
+    `${n0(gradientSteps)} gradient steps of ${n0(batch)} rows (algorithm.epochs ${a.epochs} × ${n0(perEpoch)} steps an epoch, within ` +
     `budget.examples ${n0(maxExamples)}) through ${n0(net.macs)} multiply-adds a row (${hiddenWords(spec)})`;
   return finish(net.params, memory, flops, gradientSteps, { field: a.batchSize < 16 ? 'algorithm.batchSize' : 'budget.examples', what });
 }
@@ -342,7 +347,8 @@ export function computeIssues(spec: JobSpec, brief: TaskBrief, estimate: Compute
     issues.push({
       path: top.field,
       value: fieldValue(spec, top.field),
-      message: `the job needs about ${formatBytes(estimate.memoryBytes)} of memory, over the task's cap of ${capMb.toLocaleString('en-US')} MB ` +
+      message:
+        `the job needs about ${formatBytes(estimate.memoryBytes)} of memory, over the task's cap of ${capMb.toLocaleString('en-US')} MB ` +
         `(${top.what}: ${formatBytes(top.bytes)})`,
     });
   }
@@ -354,7 +360,7 @@ export function computeIssues(spec: JobSpec, brief: TaskBrief, estimate: Compute
       message:
         `the job's work cannot finish within the task's wall-clock cap of ${n0(wall)} s: ${estimate.work.what}; about ${sci(estimate.flops)} FLOPs, ` +
         `which take about ${n0(estimate.seconds)} s even at ${THROUGHPUT_FLOPS / 1e9} GFLOP/s and ${STEP_OVERHEAD_S * 1000} ms a gradient step (refused ` +
-          `above ${WORK_MARGIN}× the cap)`,
+        `above ${WORK_MARGIN}× the cap)`,
     });
   }
   return issues;

@@ -90,7 +90,7 @@ test('a spec whose estimated memory passes the cap is refused before it runs, wi
   assert.equal(status(dir).kind, 'invalid');
 });
 
-test('supervised training checks the engine\'s caps at its minibatches', async () => {
+test("supervised training checks the engine's caps at its minibatches", async () => {
   const { brief, baseline } = getPublicTask('iris-species');
   const dir = join(tmp, 'supervised-timeout');
   const startedAt = Date.now() - (brief.budget.maxWallSeconds + 1) * 1000;

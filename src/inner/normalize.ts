@@ -43,7 +43,7 @@ export class RunningNorm {
     for (let r = 0; r < rows; r++) {
       for (let i = 0; i < d; i++) {
         const z = (x[r * d + i] - this.mean[i]) / Math.sqrt(this.var[i] + 1e-8);
-        out[r * d + i] = z > this.clip ? this.clip : z < -this.clip ? -this.clip : z;
+        out[r * d + i] = z > this.clip ? this.clip : Math.max(z, -this.clip);
       }
     }
     return out;

@@ -76,7 +76,10 @@ test('PolicyRunner without obsNorm acts greedily on the raw observations', () =>
   assert.deepEqual(Array.from(r.act(INPUT, 3)), [0, 1, 1]);
   const t = new PolicyRunner(file(NET, null, 'tanh'));
   const out = mlpForward(NET, 'tanh', INPUT, 3);
-  assert.deepEqual(Array.from(t.act(INPUT, 3)), [0, 1, 2].map((k) => argmax(out, 2 * k, 2)));
+  assert.deepEqual(
+    Array.from(t.act(INPUT, 3)),
+    [0, 1, 2].map((k) => argmax(out, 2 * k, 2)),
+  );
   assert.ok(r.act(INPUT, 3) instanceof Float64Array);
 });
 
@@ -121,21 +124,15 @@ test('PolicyRunner rejects malformed files with a message', () => {
   for (const [what, f, re] of cases) assert.throws(() => new PolicyRunner(f), re, what);
 });
 
-test(
-  'PolicyRunner rejects an obsNorm whose mean/std length differs from obsDim',
-  () => {
-    const f = file(NET, { mean: [0], std: [1], clip: 10 });
-    assert.throws(() => new PolicyRunner(f), /obsNorm/);
-  },
-);
+test('PolicyRunner rejects an obsNorm whose mean/std length differs from obsDim', () => {
+  const f = file(NET, { mean: [0], std: [1], clip: 10 });
+  assert.throws(() => new PolicyRunner(f), /obsNorm/);
+});
 
-test(
-  'PolicyRunner.act rejects an observation buffer shorter than rows × obsDim',
-  () => {
-    const r = new PolicyRunner(file(NET));
-    assert.throws(() => r.act([1, 2, 3], 2), /obs/);
-  },
-);
+test('PolicyRunner.act rejects an observation buffer shorter than rows × obsDim', () => {
+  const r = new PolicyRunner(file(NET));
+  assert.throws(() => r.act([1, 2, 3], 2), /obs/);
+});
 
 // ------------------------------------------------------------- RunningNorm
 
@@ -217,12 +214,21 @@ test('RunningNorm.freeze matches apply when used by PolicyRunner', () => {
   const frozen = norm.freeze();
   assert.equal(frozen.clip, 10);
   assertClose(frozen.mean, Array.from(norm.mean), 0, 'mean');
-  assertClose(frozen.std, Array.from(norm.var, (v) => Math.sqrt(v + 1e-8)), 0, 'std');
+  assertClose(
+    frozen.std,
+    Array.from(norm.var, (v) => Math.sqrt(v + 1e-8)),
+    0,
+    'std',
+  );
   // probe(c) picks action 0 iff the normalised x1 >= c
   const obs = [0, 2.9, 0, 1.1, 0, 2.0, 0, 100];
   const z = norm.apply(obs, 4, new Float64Array(8));
   for (const c of [-1, 0, 0.5, 1, 9.9, 10.5]) {
     const acts = Array.from(new PolicyRunner(file(probe(c), frozen)).act(obs, 4));
-    assert.deepEqual(acts, [1, 3, 5, 7].map((k) => (z[k] >= c ? 0 : 1)), `c = ${c}`);
+    assert.deepEqual(
+      acts,
+      [1, 3, 5, 7].map((k) => (z[k] >= c ? 0 : 1)),
+      `c = ${c}`,
+    );
   }
 });

@@ -79,7 +79,7 @@ export function mlpForward(
       if (!last) {
         for (let j = 0; j < m; j++) {
           const v = y[yo + j];
-          y[yo + j] = activation === 'tanh' ? Math.tanh(v) : v > 0 ? v : 0;
+          y[yo + j] = activation === 'tanh' ? Math.tanh(v) : Math.max(v, 0);
         }
       }
     }

@@ -23,9 +23,15 @@ test('PPO solves CartPole on the hidden evaluation from a fixed seed', async () 
   const a = await runJob(fastPpoSpec('cartpole-balance'), brief, { outDir: join(tmp, 'ppo') });
   const s = scoreArtifact('cartpole-balance', a.dir);
   assert.ok(s.raw >= 475, `PPO hidden score ${s.raw}`);
-  const curve = readFileSync(join(a.dir, 'curve.jsonl'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const curve = readFileSync(join(a.dir, 'curve.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
   for (const m of ['charts/episodic_return', 'losses/policy_loss', 'losses/value_loss', 'losses/entropy', 'losses/approx_kl']) {
-    assert.ok(curve.some((p) => p.name === m), `curve has ${m}`);
+    assert.ok(
+      curve.some((p) => p.name === m),
+      `curve has ${m}`,
+    );
   }
 });
 
@@ -82,13 +88,21 @@ test('continuous-action PPO (Gaussian policy) learns Pendulum from a fixed seed'
   assert.deepEqual(policy.actionSpace, { type: 'box', low: [-2], high: [2] });
 });
 
-test('continuous-action PPO learns Pendulum from rl-baselines3-zoo\'s settings over many minibatches (its std follows the log std each step)', async () => {
+test("continuous-action PPO learns Pendulum from rl-baselines3-zoo's settings over many minibatches (its std follows the log std each step)", async () => {
   // rl-baselines3-zoo's Pendulum PPO (4 × 1024 steps, 10 epochs, 32 minibatches; the task's baseline until
   // issue 21) moves the log std hundreds of times per rollout; a std refreshed once per rollout mixed two
   // policies in the ratio and scored about half.
   const task = getPublicTask('pendulum-swingup');
   const zoo = ppoSpec('pendulum-swingup', {
-    numEnvs: 4, rolloutSteps: 1024, epochs: 10, minibatches: 32, learningRate: 0.001, gamma: 0.9, gaeLambda: 0.95, entropyCoef: 0, envSteps: 50_000,
+    numEnvs: 4,
+    rolloutSteps: 1024,
+    epochs: 10,
+    minibatches: 32,
+    learningRate: 0.001,
+    gamma: 0.9,
+    gaeLambda: 0.95,
+    entropyCoef: 0,
+    envSteps: 50_000,
   });
   let sum = 0;
   for (const seed of [1, 2, 3]) {

@@ -42,4 +42,3 @@ export function wasmFailure(error: unknown): WasmFailure | null {
   }
   return null;
 }
-

@@ -112,7 +112,18 @@ test('the intake worker reads both forms and says which jobs are unchanged', () 
 });
 
 test('a patch naming another algorithm replaces the algorithm section; the same name merges field by field', () => {
-  const dqnAlgorithm = { name: 'dqn', learningRate: 0.0005, gamma: 0.99, bufferSize: 10000, batchSize: 64, learningStarts: 500, trainFrequency: 4, targetUpdateInterval: 500, explorationFraction: 0.2, explorationFinal: 0.05 };
+  const dqnAlgorithm = {
+    name: 'dqn',
+    learningRate: 0.0005,
+    gamma: 0.99,
+    bufferSize: 10000,
+    batchSize: 64,
+    learningStarts: 500,
+    trainFrequency: 4,
+    targetUpdateInterval: 500,
+    explorationFraction: 0.2,
+    explorationFinal: 0.05,
+  };
   const dqn = jobOf(JSON.stringify({ algorithm: dqnAlgorithm }), cartpole);
   assert.ok(dqn.ok, !dqn.ok ? dqn.error : '');
   const ref = validateSpec({ ...(cartpole.baseline as object), algorithm: dqnAlgorithm }, cartpole.brief);

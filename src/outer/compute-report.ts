@@ -65,7 +65,9 @@ export function computeReport(jobs: JobRow[]): ComputeReport {
     const best = full.length ? Math.max(...full) : null;
     tasks[task] = { baseline, best, gain: best !== null && baseline !== null ? best - baseline : null };
   }
-  const gains = Object.values(tasks).map((t) => t.gain).filter((g): g is number => g !== null);
+  const gains = Object.values(tasks)
+    .map((t) => t.gain)
+    .filter((g): g is number => g !== null);
   const gain = gains.length ? gains.reduce((a, b) => a + b, 0) / gains.length : null;
   const per = (v: number): number | null => (gain !== null && gain > 0 ? v / gain : null);
   const perGain = { envSteps: per(proposals.envSteps), examples: per(proposals.examples), cpuSeconds: per(proposals.cpuSeconds) };

@@ -87,7 +87,12 @@ export class Evaluator {
       }
       const { cost } = result.artifact;
       const work = {
-        envSteps: cost.envSteps, examples: cost.examples, wallSeconds: cost.wallSeconds, cpuSeconds: cost.cpuSeconds, artifactDir: outDir, curve: result.curve,
+        envSteps: cost.envSteps,
+        examples: cost.examples,
+        wallSeconds: cost.wallSeconds,
+        cpuSeconds: cost.cpuSeconds,
+        artifactDir: outDir,
+        curve: result.curve,
       };
       // Scored in the scorer's own thread: the harness's event loop stays free meanwhile.
       const scored = await scorer.score(row.task, outDir, { signal, secret });

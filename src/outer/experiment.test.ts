@@ -13,7 +13,17 @@ test('the transfer experiment writes its tables and plots and reports every meth
   const ex = new LocalExecutor({ workers: 2 });
   try {
     const r = await runTransfer(dir, { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 3, seeds: 2 }, ex);
-    assert.deepEqual(Object.keys(r.heldOut).sort(), ['baseline', 'controllerAdaptBest16', 'controllerBest16', 'controllerBest4', 'randomBest16', 'randomBest4', 'searchBest16', 'searchBest4', 'zeroShot']);
+    assert.deepEqual(Object.keys(r.heldOut).sort(), [
+      'baseline',
+      'controllerAdaptBest16',
+      'controllerBest16',
+      'controllerBest4',
+      'randomBest16',
+      'randomBest4',
+      'searchBest16',
+      'searchBest4',
+      'zeroShot',
+    ]);
     for (const v of Object.values(r.heldOut)) assert.ok(v === null || Number.isFinite(v));
     const row = r.rows[0];
     assert.ok(row.controllerBest16! >= row.controllerBest4! && row.controllerBest4! >= row.zeroShot!, 'best of more samples is never worse');
@@ -22,7 +32,10 @@ test('the transfer experiment writes its tables and plots and reports every meth
     assert.ok(row.searchBest16! >= row.searchBest4!);
     assert.equal(r.curve.length, 1);
     // Two seeds, each in its own directory; the reported means are the means over the seeds.
-    assert.deepEqual(r.perSeed.map((p) => p.seed), [3, 4]);
+    assert.deepEqual(
+      r.perSeed.map((p) => p.seed),
+      [3, 4],
+    );
     for (const p of r.perSeed) assert.ok(existsSync(join(dir, `seed-${p.seed}`, 'meta')));
     const z = r.perSeed.map((p) => p.heldOut.zeroShot!);
     assert.ok(Math.abs(r.heldOut.zeroShot! - (z[0] + z[1]) / 2) < 1e-12);
@@ -51,7 +64,11 @@ test('the presets draw every family: train families for meta-training, whole hel
     if (name === 'full') {
       assert.ok(q.trainTasks.length >= 200, `full: ${q.trainTasks.length} train tasks`);
       assert.ok(heldFamilies.size >= 3, `full: ${heldFamilies.size} held-out families`);
-      const kinds = new Set(Object.values(FAMILIES).filter((f) => f.split === 'held-out').map((f) => f.kind));
+      const kinds = new Set(
+        Object.values(FAMILIES)
+          .filter((f) => f.split === 'held-out')
+          .map((f) => f.kind),
+      );
       assert.deepEqual([...kinds].sort(), ['control', 'supervised'], 'control and supervised families are held out');
     }
   }
@@ -93,7 +110,10 @@ test('over families: meta-training never sees a held-out family, and the report 
     } finally {
       store.close();
     }
-    assert.deepEqual(r.families.map((f) => f.task), ['rings']);
+    assert.deepEqual(
+      r.families.map((f) => f.task),
+      ['rings'],
+    );
     assert.equal(r.families[0].zeroShot, r.rows[0].zeroShot);
     assert.equal(r.verdict.zeroShotBeatsRandom4EverySeed, r.heldOut.zeroShot! > r.heldOut.randomBest4!);
     const md = readFileSync(r.files.markdown, 'utf8');

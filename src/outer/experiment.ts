@@ -85,7 +85,9 @@ export const PRESET_DRAWS = { full: { train: 30, heldOut: 2 }, quick: { train: 4
 export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   const builtIn = new Set(builtInTaskIds());
   const own = (s: 'train' | 'held-out'): string[] =>
-    listTasks().filter((t) => t.brief.split === s && !builtIn.has(t.brief.id) && familyOf(t.brief.id) === t.brief.id).map((t) => t.brief.id);
+    listTasks()
+      .filter((t) => t.brief.split === s && !builtIn.has(t.brief.id) && familyOf(t.brief.id) === t.brief.id)
+      .map((t) => t.brief.id);
   const draws = PRESET_DRAWS[name];
   const families = Object.values(FAMILIES).map((f) => ({ family: f.name, count: f.split === 'train' ? draws.train : draws.heldOut, seed: 1 }));
   // Scored on the hidden score alone: the cost-aware rule (λ 0.5) taught cheap jobs that scored half as well zero-shot (docs/transfer.md).

@@ -8,7 +8,28 @@ import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 
 const bin = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
-const args = ['train', '--tasks', 'cartpole-short', '--agent', 'controller', '--iterations', '2', '--group', '3', '--seed', '5', '--workers', '2', '--fidelity', 'asha', '--eta', '3', '--min-share', '1/3', '--json'];
+const args = [
+  'train',
+  '--tasks',
+  'cartpole-short',
+  '--agent',
+  'controller',
+  '--iterations',
+  '2',
+  '--group',
+  '3',
+  '--seed',
+  '5',
+  '--workers',
+  '2',
+  '--fidelity',
+  'asha',
+  '--eta',
+  '3',
+  '--min-share',
+  '1/3',
+  '--json',
+];
 
 interface Row {
   id: number;
@@ -77,7 +98,10 @@ test('a run with successive halving killed with SIGKILL resumes without losing o
   for (const it of [0, 1]) {
     const rungs = after.filter((r) => r.kind === 'rung' && r.iteration === it);
     assert.equal(after.filter((r) => r.kind === 'proposal' && r.iteration === it).length, 3);
-    assert.deepEqual(rungs.map((r) => r.rung), [0, 0, 0, 1]);
+    assert.deepEqual(
+      rungs.map((r) => r.rung),
+      [0, 0, 0, 1],
+    );
   }
 
   // Resuming reproduces the uninterrupted run: same proposals, rungs, results and rewards.

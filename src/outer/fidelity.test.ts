@@ -23,7 +23,10 @@ test('rung shares climb by eta from the minimum share and end at the full budget
 });
 
 test('the top 1/eta of a rung are promoted, at least one, never a failure', () => {
-  assert.deepEqual([9, 8, 3, 2, 1, 0].map((n) => promotedCount(n, 3)), [3, 2, 1, 1, 1, 0]);
+  assert.deepEqual(
+    [9, 8, 3, 2, 1, 0].map((n) => promotedCount(n, 3)),
+    [3, 2, 1, 1, 1, 0],
+  );
   const results = [
     { proposal: 10, status: 'succeeded', normalized: 0.2 },
     { proposal: 11, status: 'failed', normalized: null },
@@ -35,7 +38,13 @@ test('the top 1/eta of a rung are promoted, at least one, never a failure', () =
   assert.deepEqual(promote(results, 3), [12, 14]); // ties: the earlier proposal first
   assert.deepEqual(promote(results, 6), [12]);
   // Fewer successes than places: only the successes go on; none at all, nobody.
-  assert.deepEqual(promote(results.filter((r) => r.status !== 'succeeded' || r.proposal === 13), 2), [13]);
+  assert.deepEqual(
+    promote(
+      results.filter((r) => r.status !== 'succeeded' || r.proposal === 13),
+      2,
+    ),
+    [13],
+  );
   assert.deepEqual(promote([{ proposal: 1, status: 'failed', normalized: null }], 2), []);
 });
 
@@ -62,11 +71,31 @@ test('a proposal stopped early is paid its own score, never more than one promot
   // final). C: stopped at rung 0 with 0.3. D: failed at rung 0. E: promoted to the top and failed there.
   const paid = paidScores(
     [
-      { proposal: 1, rungs: [{ status: 'succeeded', normalized: 0.5 }, { status: 'succeeded', normalized: 0.7 }, { status: 'succeeded', normalized: 0.6 }] },
-      { proposal: 2, rungs: [{ status: 'succeeded', normalized: 0.55 }, { status: 'succeeded', normalized: 0.8 }] },
+      {
+        proposal: 1,
+        rungs: [
+          { status: 'succeeded', normalized: 0.5 },
+          { status: 'succeeded', normalized: 0.7 },
+          { status: 'succeeded', normalized: 0.6 },
+        ],
+      },
+      {
+        proposal: 2,
+        rungs: [
+          { status: 'succeeded', normalized: 0.55 },
+          { status: 'succeeded', normalized: 0.8 },
+        ],
+      },
       { proposal: 3, rungs: [{ status: 'succeeded', normalized: 0.3 }] },
       { proposal: 4, rungs: [{ status: 'failed', normalized: null }] },
-      { proposal: 5, rungs: [{ status: 'succeeded', normalized: 0.6 }, { status: 'succeeded', normalized: 0.75 }, { status: 'failed', normalized: null }] },
+      {
+        proposal: 5,
+        rungs: [
+          { status: 'succeeded', normalized: 0.6 },
+          { status: 'succeeded', normalized: 0.75 },
+          { status: 'failed', normalized: null },
+        ],
+      },
     ],
     2,
   );
@@ -89,21 +118,33 @@ test('a real run with successive halving: every rung stored, the best promoted, 
   const baseline = getPublicTask(task).baseline as { model: object; algorithm: object; budget: object };
   const base = { ...baseline, budget: { ...baseline.budget, examples: 20_000 } };
   // Four proposals of different quality (one invalid) on a task whose jobs train in well under a second.
-  const agent = new ScriptedAgent(([
-    { ...base, model: { ...base.model, hidden: [32, 32] }, seed: 1 },
-    { ...base, model: { ...base.model, hidden: [4] }, seed: 2 },
-    { ...base, algorithm: { ...base.algorithm, learningRate: 7 } },
-    { ...base, model: { ...base.model, hidden: [16, 16] }, seed: 3 },
-  ] as unknown[]).map((spec) => () => spec));
+  const agent = new ScriptedAgent(
+    (
+      [
+        { ...base, model: { ...base.model, hidden: [32, 32] }, seed: 1 },
+        { ...base, model: { ...base.model, hidden: [4] }, seed: 2 },
+        { ...base, algorithm: { ...base.algorithm, learningRate: 7 } },
+        { ...base, model: { ...base.model, hidden: [16, 16] }, seed: 3 },
+      ] as unknown[]
+    ).map((spec) => () => spec),
+  );
   const executor = new LocalExecutor({ workers: 2 });
   try {
-    const summary = await train(dir, { tasks: [task], agent: 'random', iterations: 1, group: 4, seed: 3, fidelity: { mode: 'asha', eta: 2, minShare: 0.25 } }, executor, { agent, cache: null });
+    const summary = await train(
+      dir,
+      { tasks: [task], agent: 'random', iterations: 1, group: 4, seed: 3, fidelity: { mode: 'asha', eta: 2, minShare: 0.25 } },
+      executor,
+      { agent, cache: null },
+    );
     const store = new Store(dir);
     const proposals = store.jobs(summary.run, { kind: 'proposal' });
     const rungs = store.jobs(summary.run, { kind: 'rung' });
     store.close();
     // 3 valid proposals: rung 0 (1/4 of the budget) all three, rung 1 (1/2) one, rung 2 (full) one.
-    assert.deepEqual(rungs.map((r) => r.rung), [0, 0, 0, 1, 2]);
+    assert.deepEqual(
+      rungs.map((r) => r.rung),
+      [0, 0, 0, 1, 2],
+    );
     assert.equal(proposals[2].status, 'invalid');
     assert.match(proposals[2].error ?? '', /algorithm\.learningRate/);
     assert.ok(rungs.every((r) => r.status === 'succeeded' && r.normalized !== null));
@@ -120,7 +161,10 @@ test('a real run with successive halving: every rung stored, the best promoted, 
       const mine = rungs.filter((r) => r.parentId === p.id);
       assert.equal(p.normalized, mine.at(-1)!.normalized);
       assert.equal(p.share, mine.at(-1)!.share);
-      assert.equal(p.examples, mine.reduce((a, r) => a + (r.examples ?? 0), 0));
+      assert.equal(
+        p.examples,
+        mine.reduce((a, r) => a + (r.examples ?? 0), 0),
+      );
     }
     // Paid for all four (the invalid one the penalty); a stopped one never above the finalist.
     const items = agent.updates[0][0].items;
@@ -128,11 +172,15 @@ test('a real run with successive halving: every rung stored, the best promoted, 
     const finalist = proposals.find((p) => p.id === bestAt0.parentId)!;
     for (const p of proposals) {
       if (p.status === 'invalid') assert.equal(p.reward, -1);
-      else if (p.id !== finalist.id) assert.ok((p.reward as number) <= (finalist.reward as number) + 1e-12, `stopped ${p.reward} vs finalist ${finalist.reward}`);
+      else if (p.id !== finalist.id)
+        assert.ok((p.reward as number) <= (finalist.reward as number) + 1e-12, `stopped ${p.reward} vs finalist ${finalist.reward}`);
     }
     // The compute report counts the rung jobs once (not the settled proposals too).
     assert.equal(summary.compute.proposals.jobs, 5);
-    assert.equal(summary.compute.proposals.examples, rungs.reduce((a, r) => a + (r.examples ?? 0), 0));
+    assert.equal(
+      summary.compute.proposals.examples,
+      rungs.reduce((a, r) => a + (r.examples ?? 0), 0),
+    );
     assert.equal(summary.compute.tasks[task].best, finalist.normalized);
   } finally {
     await executor.close();

@@ -56,7 +56,10 @@ test('a scorer thread scores the task as the harness loaded it: a data file rewr
       assert.equal(r.ok, false);
       if (r.ok) return;
       assert.equal(r.kind, 'score-error');
-      assert.match(r.error, /^scoring: task pin-own: data file \S*data\.csv changed since the harness loaded it \(sha256 [0-9a-f]{12} → [0-9a-f]{12}(, \d+ → \d+ bytes)?; fingerprint [0-9a-f]{12} → [0-9a-f]{12}\); the scorer refuses to score it against another split; restore the file, or start a new run$/);
+      assert.match(
+        r.error,
+        /^scoring: task pin-own: data file \S*data\.csv changed since the harness loaded it \(sha256 [0-9a-f]{12} → [0-9a-f]{12}(, \d+ → \d+ bytes)?; fingerprint [0-9a-f]{12} → [0-9a-f]{12}\); the scorer refuses to score it against another split; restore the file, or start a new run$/,
+      );
       // A task file that no longer loads names the change too, not only the load error.
       writeTask(dir, 'pin.json', '{ "id": "pin-own", ');
       const another = new Scorer({ workers: 1 });
@@ -73,7 +76,7 @@ test('a scorer thread scores the task as the harness loaded it: a data file rewr
   }
 });
 
-test('a run records its tasks\' fingerprints; resuming after a used task file changed is refused in one line naming the file', async () => {
+test("a run records its tasks' fingerprints; resuming after a used task file changed is refused in one line naming the file", async () => {
   writeFileSync(join(dir, 'data.csv'), original);
   await reload();
   const run = join(dir, 'run-train');
@@ -91,7 +94,9 @@ test('a run records its tasks\' fingerprints; resuming after a used task file ch
     train(run, null, failing, { cache: null }),
     (err: Error) =>
       err instanceof TaskChangedError &&
-      /^task pin-own: data file \S*data\.csv changed since the run started \(sha256 [0-9a-f]{12} → [0-9a-f]{12}[^)]*\); restore it to resume this run, or start a new run in another directory$/.test(err.message),
+      /^task pin-own: data file \S*data\.csv changed since the run started \(sha256 [0-9a-f]{12} → [0-9a-f]{12}[^)]*\); restore it to resume this run, or start a new run in another directory$/.test(
+        err.message,
+      ),
   );
   writeFileSync(join(dir, 'data.csv'), original);
   await reload();
@@ -117,6 +122,8 @@ test('a task the run has no job on takes its new fingerprint; a serve run refuse
   await reload();
   assert.throws(
     () => RewardService.open(run, null, failing),
-    (err: Error) => err instanceof TaskChangedError && /^task pin-own: data file \S*data\.csv changed since the run started \([^\n]+\); restore it to resume this run/.test(err.message),
+    (err: Error) =>
+      err instanceof TaskChangedError &&
+      /^task pin-own: data file \S*data\.csv changed since the run started \([^\n]+\); restore it to resume this run/.test(err.message),
   );
 });

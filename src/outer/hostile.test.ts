@@ -29,7 +29,7 @@ function good(seed: number): Record<string, unknown> {
 
 /** JSON text of an object nested `depth` levels deep. */
 function deepJson(depth: number): string {
-  return '{"a":'.repeat(depth - 1) + '{}' + '}'.repeat(depth - 1);
+  return `${'{"a":'.repeat(depth - 1)}{}${'}'.repeat(depth - 1)}`;
 }
 
 /** An object nested `depth` levels deep, built without recursion. */
@@ -41,7 +41,7 @@ function deepValue(depth: number): Record<string, unknown> {
 
 test('attack 2: an LLM reply nested 6,000 levels deep is an invalid job with a short reason; the run finishes and resumes', async () => {
   const goodText = JSON.stringify(good(11));
-  const deepReply = goodText.slice(0, -1) + `,"notes":${deepJson(6000)}}`;
+  const deepReply = `${goodText.slice(0, -1)},"notes":${deepJson(6000)}}`;
   assert.throws(() => JSON.stringify(JSON.parse(deepReply)), RangeError, 'the reply really breaks JSON.stringify once parsed');
   const server = new FakeLlmServer({ model: MODEL, script: [{ content: goodText }, { content: deepReply }, { content: deepReply }] });
   const baseUrl = await server.start();
@@ -115,12 +115,17 @@ test('an agent that bypasses the reply checks cannot crash the loop: deep, cycli
   const dir = mkdtempSync(join(tmpdir(), 'rrl-hostile-raw-'));
   const executor = new LocalExecutor({ workers: 1 });
   try {
-    const summary = await train(dir, { tasks: [IRIS], agent: 'random', iterations: 1, group: script.length, seed: 5 }, executor, { agent: new RawAgent(script) });
+    const summary = await train(dir, { tasks: [IRIS], agent: 'random', iterations: 1, group: script.length, seed: 5 }, executor, {
+      agent: new RawAgent(script),
+    });
     assert.equal(summary.iterations.length, 1);
     const store = new Store(dir);
     const jobs = store.jobs(summary.run, { kind: 'proposal' });
     store.close();
-    assert.deepEqual(jobs.map((j) => j.status), ['succeeded', 'invalid', 'invalid', 'invalid', 'invalid', 'invalid']);
+    assert.deepEqual(
+      jobs.map((j) => j.status),
+      ['succeeded', 'invalid', 'invalid', 'invalid', 'invalid', 'invalid'],
+    );
     for (const j of jobs.slice(1)) {
       assert.ok(j.error!.length <= MAX_ERROR_CHARS && !j.error!.includes('\n'), j.error!);
       assert.ok(j.reward !== null && j.reward < 0);

@@ -211,7 +211,11 @@ export async function train(
     const addBaselines = (tasks: TaskBrief[]): void => {
       const have = new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task));
       const missing = tasks.filter((b) => !have.has(b.id));
-      if (missing.length) store.addJobs(runId, missing.flatMap((b) => baselineJobs(b.id, getPublicTask(b.id).baseline, secret)));
+      if (missing.length)
+        store.addJobs(
+          runId,
+          missing.flatMap((b) => baselineJobs(b.id, getPublicTask(b.id).baseline, secret)),
+        );
     };
     const baselinesOf = (task: string): JobRow[] => store.jobs(runId, { kind: 'baseline' }).filter((r) => r.task === task);
     // A baseline seed that failed for a reason of the machine is tried again (BASELINE_ATTEMPTS in all).
@@ -221,7 +225,10 @@ export async function train(
         if (!retries.length) return;
         emit({ type: 'phase', message: `retrying ${retries.length} baseline job(s) that failed for a reason of the machine` });
         store.addJobs(runId, retries);
-        await runJobs(store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending'), iteration);
+        await runJobs(
+          store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending'),
+          iteration,
+        );
       }
     };
     if (!cfg.tasksPerIteration) addBaselines(allBriefs);
@@ -275,7 +282,11 @@ export async function train(
       const settling = briefs.map((brief) => {
         const mine = rows.filter((r) => r.task === brief.id);
         const paid = cfg.fidelity ? fidelityPaid(mine, rungRows, brief, cfg.fidelity) : undefined;
-        const standing = taskStanding(baselinesOf(brief.id), earlier.filter((j) => j.task === brief.id), store.jobs(runId, { kind: 'confirm' }));
+        const standing = taskStanding(
+          baselinesOf(brief.id),
+          earlier.filter((j) => j.task === brief.id),
+          store.jobs(runId, { kind: 'confirm' }),
+        );
         return { brief, mine, paid, standing };
       });
       // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
@@ -303,7 +314,10 @@ export async function train(
       });
       const stats = await agent.update(groups, { runDir: dir, runId, iteration: it, last: it === cfg.iterations - 1 });
       // Scores at the full budget only (with successive halving: the proposals that reached it).
-      const norms = rows.filter((r) => r.share === null || r.share >= 1).map((r) => r.normalized).filter((v): v is number => v !== null);
+      const norms = rows
+        .filter((r) => r.share === null || r.share >= 1)
+        .map((r) => r.normalized)
+        .filter((v): v is number => v !== null);
       const summary = {
         meanReward: rewards.reduce((a, r) => a + r.reward, 0) / Math.max(1, rewards.length),
         meanNormalized: norms.length ? norms.reduce((a, b) => a + b, 0) / norms.length : null,

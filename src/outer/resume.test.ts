@@ -25,7 +25,9 @@ function rows(dir: string): Row[] {
   const db = new Database(join(dir, 'store.db'), { readonly: true });
   try {
     return db
-      .prepare('SELECT j.id, j.kind, j.iteration, j.slot, j.status, j.finished_at, j.spec, s.raw FROM jobs j LEFT JOIN scores s ON s.job_id = j.id ORDER BY j.id')
+      .prepare(
+        'SELECT j.id, j.kind, j.iteration, j.slot, j.status, j.finished_at, j.spec, s.raw FROM jobs j LEFT JOIN scores s ON s.job_id = j.id ORDER BY j.id',
+      )
       .all() as Row[];
   } finally {
     db.close();

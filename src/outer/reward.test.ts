@@ -21,7 +21,11 @@ test('the rule constants', () => {
 
 test('group advantages: mean 0 and sd 1 within the group; all 0 without a spread or a member', () => {
   const a = groupAdvantages([1, 0, -1, 0]);
-  near(a.reduce((x, y) => x + y, 0), 0, 'mean');
+  near(
+    a.reduce((x, y) => x + y, 0),
+    0,
+    'mean',
+  );
   near(a.reduce((x, y) => x + y * y, 0) / a.length, 1, 'variance');
   near(a[0], Math.SQRT2, 'the best');
   assert.deepEqual(groupAdvantages([0.3, 0.3, 0.3]), [0, 0, 0]);
@@ -110,7 +114,14 @@ test('the bonus threshold is max(margin, 2·sqrt(u² + u_best²)); unknown uncer
   assert.equal(bonusThreshold(null, null), REWARD_RULE.margin);
   assert.equal(bonusThreshold(undefined, NaN), REWARD_RULE.margin);
   near(bonusThreshold(0.05, null), 0.1, 'one error known');
-  const noisy = (normalized: number): RewardInput => ({ status: 'succeeded', normalized, baseline: 0.5, bestSoFar: 0.8, uncertainty: 0.03, bestUncertainty: 0.04 });
+  const noisy = (normalized: number): RewardInput => ({
+    status: 'succeeded',
+    normalized,
+    baseline: 0.5,
+    bestSoFar: 0.8,
+    uncertainty: 0.03,
+    bestUncertainty: 0.04,
+  });
   // 0.8 + 0.1 is the line now, not 0.81
   assert.equal(outerReward(noisy(0.85)).bonus, 0);
   assert.equal(outerReward(noisy(0.9)).bonus, 0, 'exactly at the line is not beyond it');
@@ -165,7 +176,12 @@ test('attack 5: the same iris spec with seeds 1-6 earns no bonus from seed noise
 
 test('without a reference no improvement is paid; an unconfirmed score never earns the bonus', () => {
   for (const rule of ['improvement', 'best'] as const) {
-    assert.deepEqual(outerReward({ status: 'succeeded', normalized: 0.9, baseline: null, bestSoFar: 0 }, rule), { reward: 0, improvement: null, bonus: 0, cost: 0 });
+    assert.deepEqual(outerReward({ status: 'succeeded', normalized: 0.9, baseline: null, bestSoFar: 0 }, rule), {
+      reward: 0,
+      improvement: null,
+      bonus: 0,
+      cost: 0,
+    });
   }
   assert.equal(outerReward({ status: 'failed', normalized: null, baseline: null, bestSoFar: 0 }).reward, -1, 'a failure still costs');
   const far = { status: 'succeeded' as const, normalized: 0.9, baseline: 0.2, bestSoFar: 0.2 };

@@ -78,9 +78,11 @@ async function fish(agent: StatelessAgent, tasks: string[], group: number, cache
   }
   const store = new Store(dir);
   try {
-    const rows = store.db
-      .prepare("SELECT j.task, r.reward, r.detail FROM jobs j JOIN rewards r ON r.job_id = j.id WHERE j.kind = 'proposal'")
-      .all() as { task: string; reward: number; detail: string }[];
+    const rows = store.db.prepare("SELECT j.task, r.reward, r.detail FROM jobs j JOIN rewards r ON r.job_id = j.id WHERE j.kind = 'proposal'").all() as {
+      task: string;
+      reward: number;
+      detail: string;
+    }[];
     const confirmations = (store.db.prepare("SELECT COUNT(*) AS n FROM jobs WHERE kind = 'confirm'").get() as { n: number }).n;
     return { rows: rows.map((r) => ({ task: r.task, reward: r.reward, bonus: (JSON.parse(r.detail) as { bonus: number }).bonus })), confirmations };
   } finally {
@@ -99,7 +101,12 @@ for (const agent of [new SeedFisher(), new Nudger()]) {
     const rows: Paid[] = [];
     let confirmations = 0;
     for (const kind of ['control', 'supervised'] as const) {
-      const got = await fish(agent, all.filter((t) => kindOf(t) === kind), GROUPS[kind], join(cacheDir, 'cache.db'));
+      const got = await fish(
+        agent,
+        all.filter((t) => kindOf(t) === kind),
+        GROUPS[kind],
+        join(cacheDir, 'cache.db'),
+      );
       rows.push(...got.rows);
       confirmations += got.confirmations;
     }

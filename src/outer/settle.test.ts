@@ -55,8 +55,14 @@ test('the harness seeds are spec seeds, differ by task and secret, and the basel
   assert.notDeepEqual(harnessSeeds('cars-mpg', BASELINE_SEEDS, 'two'), a);
   assert.deepEqual(harnessSeeds('cars-mpg', CONFIRM_SEEDS, 'one'), a.slice(0, CONFIRM_SEEDS), 'confirmation seeds are the baseline seeds');
   const jobs = baselineJobs('cars-mpg', getPublicTask('cars-mpg').baseline, 'one');
-  assert.deepEqual(jobs.map((j) => (j.spec as { seed: number }).seed), a);
-  assert.deepEqual(jobs.map((j) => j.slot), [0, 1, 2, 3, 4]);
+  assert.deepEqual(
+    jobs.map((j) => (j.spec as { seed: number }).seed),
+    a,
+  );
+  assert.deepEqual(
+    jobs.map((j) => j.slot),
+    [0, 1, 2, 3, 4],
+  );
 });
 
 test('the reference is the mean over the seeds that scored; its noise is their sample sd', () => {
@@ -67,7 +73,11 @@ test('the reference is the mean over the seeds that scored; its noise is their s
   assert.ok(Math.abs(ref.evalSe - 0.03) < 1e-12);
   assert.ok(Math.abs(ref.uncertainty - Math.sqrt(0.03 ** 2 + 0.005 / 5)) < 1e-12);
   // A seed retried after a failure counts by its latest attempt.
-  const retried = [...baselines([0.5, 0.5]), row('baseline', { slot: 2, status: 'failed', failureKind: 'timeout', normalized: null }), row('baseline', { slot: 2 + BASELINE_SEEDS, normalized: 0.8 })];
+  const retried = [
+    ...baselines([0.5, 0.5]),
+    row('baseline', { slot: 2, status: 'failed', failureKind: 'timeout', normalized: null }),
+    row('baseline', { slot: 2 + BASELINE_SEEDS, normalized: 0.8 }),
+  ];
   assert.equal(taskReference(retried).scored, 3);
   const none = taskReference([row('baseline', { status: 'failed', failureKind: 'timeout', error: 'past 5 s', normalized: null })]);
   assert.equal(none.mean, null);
@@ -77,7 +87,11 @@ test('the reference is the mean over the seeds that scored; its noise is their s
 test('a baseline seed that failed for a reason of the machine is retried up to the attempt limit; a NaN is not', () => {
   const timedOut = (slot: number): JobRow => row('baseline', { slot, status: 'failed', failureKind: 'timeout', normalized: null });
   const retry = baselineRetries([...baselines([0.5]), timedOut(1), row('baseline', { slot: 2, status: 'failed', failureKind: 'nan', normalized: null })]);
-  assert.deepEqual(retry.map((j) => j.slot), [1 + BASELINE_SEEDS], 'the second attempt of seed 1');
+  assert.deepEqual(
+    retry.map((j) => j.slot),
+    [1 + BASELINE_SEEDS],
+    'the second attempt of seed 1',
+  );
   const history = Array.from({ length: BASELINE_ATTEMPTS }, (_, k) => timedOut(k * BASELINE_SEEDS));
   assert.equal(baselineRetries(history.slice(0, BASELINE_ATTEMPTS - 1)).length, 1);
   assert.equal(baselineRetries(history).length, 0, 'attempts are bounded');
@@ -88,7 +102,10 @@ test('without a reference nothing but failures is paid, and no candidate is conf
   const rows = [row('proposal', { normalized: 0.9 }), row('proposal', { status: 'invalid', normalized: null })];
   assert.deepEqual(bonusCandidates(rows, standing, []), []);
   const g = rewardGroup(rows, brief, standing, [], 'g');
-  assert.deepEqual(g.map((r) => r.reward), [0, -1]);
+  assert.deepEqual(
+    g.map((r) => r.reward),
+    [0, -1],
+  );
   assert.equal(g[0].improvement, null);
   assert.match(String(g[0].detail.unscored), /failed on every seed/);
 });
@@ -98,10 +115,21 @@ test('a candidate is paid from its confirmation: the bonus only when the confirm
   const lucky = row('proposal', { normalized: 0.8, spec: { lr: 1, seed: 1 } });
   const good = row('proposal', { normalized: 0.8, spec: { lr: 2, seed: 1 } });
   const plain = row('proposal', { normalized: 0.51 });
-  assert.deepEqual(bonusCandidates([lucky, good, plain], standing, []).map((r) => r.id), [lucky.id, good.id]);
+  assert.deepEqual(
+    bonusCandidates([lucky, good, plain], standing, []).map((r) => r.id),
+    [lucky.id, good.id],
+  );
   const jobs = confirmJobs([lucky, good], [], 'secret');
   assert.equal(jobs.length, 2 * CONFIRM_SEEDS);
-  assert.deepEqual(confirmJobs([lucky, good], jobs.map((j, i) => row('confirm', { parentId: j.parentId!, slot: i })), 'secret'), [], 'confirmation jobs are added once');
+  assert.deepEqual(
+    confirmJobs(
+      [lucky, good],
+      jobs.map((j, i) => row('confirm', { parentId: j.parentId!, slot: i })),
+      'secret',
+    ),
+    [],
+    'confirmation jobs are added once',
+  );
   const confirm = [
     ...[0.5, 0.49, 0.51, 0.5, 0.5].map((normalized, slot) => row('confirm', { parentId: lucky.id, slot, normalized, spec: { lr: 1, seed: 100 + slot } })),
     ...[0.79, 0.8, 0.81, 0.8, 0.8].map((normalized, slot) => row('confirm', { parentId: good.id, slot, normalized, spec: { lr: 2, seed: 100 + slot } })),
@@ -113,7 +141,9 @@ test('a candidate is paid from its confirmation: the bonus only when the confirm
   assert.ok(Math.abs(g[1].improvement! - 0.3) < 1e-9);
   assert.equal(g[2].bonus, 0, 'an unconfirmed score never earns the bonus');
   // A confirmation with a failed seed is incomplete: no bonus.
-  const broken = confirm.map((r) => (r.parentId === good.id && r.slot === 2 ? { ...r, status: 'failed' as const, failureKind: 'timeout', normalized: null } : r));
+  const broken = confirm.map((r) =>
+    r.parentId === good.id && r.slot === 2 ? { ...r, status: 'failed' as const, failureKind: 'timeout', normalized: null } : r,
+  );
   assert.equal(rewardGroup([good], brief, standing, broken, 'g')[0].bonus, 0);
   // Later groups are compared with the confirmed best, not with the reference.
   const later = taskStanding(baselines([0.5, 0.52, 0.48, 0.5, 0.5]), [lucky, good, plain], confirm);
@@ -125,25 +155,32 @@ test('a candidate is paid from its confirmation: the bonus only when the confirm
   assert.ok(Math.abs(rewardGroup([again], brief, later, confirm, 'g')[0].improvement!) < 1e-9);
 });
 
-test('property: scores drawn from the baseline\'s own noise earn no bonus and a mean improvement near 0', () => {
+test("property: scores drawn from the baseline's own noise earn no bonus and a mean improvement near 0", () => {
   fc.assert(
-    fc.property(fc.double({ min: -0.5, max: 0.9, noNaN: true }), fc.double({ min: 0.005, max: 0.05, noNaN: true }), fc.integer({ min: 1, max: 2 ** 31 - 1 }), (centre, sd, seed) => {
-      // A deterministic normal sampler: every score is the baseline spec's score on some seed.
-      let s = seed >>> 0;
-      const uniform = (): number => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) + 0.5) / 2 ** 32;
-      const draw = (): number => centre + sd * Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
-      const standing = taskStanding(baselines(Array.from({ length: BASELINE_SEEDS }, draw), 0.01), [], []);
-      // Only the seed changes (every spec the same otherwise): a confirmed spec pays its known score to the others.
-      const rows = Array.from({ length: 40 }, (_, i) => row('proposal', { normalized: draw(), stderr: 0.01, spec: { lr: 1, seed: i + 1 } }));
-      const confirm = bonusCandidates(rows, standing, []).flatMap((c) =>
-        Array.from({ length: CONFIRM_SEEDS }, (_, slot) => row('confirm', { parentId: c.id, slot, normalized: draw(), stderr: 0.01, spec: { lr: 1, seed: 100 + slot } })),
-      );
-      const g = rewardGroup(rows, brief, standing, confirm, 'g');
-      const bonuses = g.filter((r) => r.bonus > 0).length;
-      assert.ok(bonuses <= 2, `${bonuses} of 40 noise draws earned the bonus`);
-      const mean = g.reduce((a, r) => a + (r.improvement ?? 0), 0) / g.length;
-      assert.ok(Math.abs(mean) < 3 * sd, `mean improvement ${mean} from noise of sd ${sd}`);
-    }),
+    fc.property(
+      fc.double({ min: -0.5, max: 0.9, noNaN: true }),
+      fc.double({ min: 0.005, max: 0.05, noNaN: true }),
+      fc.integer({ min: 1, max: 2 ** 31 - 1 }),
+      (centre, sd, seed) => {
+        // A deterministic normal sampler: every score is the baseline spec's score on some seed.
+        let s = seed >>> 0;
+        const uniform = (): number => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) + 0.5) / 2 ** 32;
+        const draw = (): number => centre + sd * Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+        const standing = taskStanding(baselines(Array.from({ length: BASELINE_SEEDS }, draw), 0.01), [], []);
+        // Only the seed changes (every spec the same otherwise): a confirmed spec pays its known score to the others.
+        const rows = Array.from({ length: 40 }, (_, i) => row('proposal', { normalized: draw(), stderr: 0.01, spec: { lr: 1, seed: i + 1 } }));
+        const confirm = bonusCandidates(rows, standing, []).flatMap((c) =>
+          Array.from({ length: CONFIRM_SEEDS }, (_, slot) =>
+            row('confirm', { parentId: c.id, slot, normalized: draw(), stderr: 0.01, spec: { lr: 1, seed: 100 + slot } }),
+          ),
+        );
+        const g = rewardGroup(rows, brief, standing, confirm, 'g');
+        const bonuses = g.filter((r) => r.bonus > 0).length;
+        assert.ok(bonuses <= 2, `${bonuses} of 40 noise draws earned the bonus`);
+        const mean = g.reduce((a, r) => a + (r.improvement ?? 0), 0) / g.length;
+        assert.ok(Math.abs(mean) < 3 * sd, `mean improvement ${mean} from noise of sd ${sd}`);
+      },
+    ),
     { seed: 21, numRuns: 200 },
   );
 });

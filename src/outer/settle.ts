@@ -47,7 +47,13 @@ export interface NewJob {
 /** The baseline jobs of a task: its baseline spec on each of the harness's seeds. */
 export function baselineJobs(task: string, baseline: unknown, secret: string): NewJob[] {
   return harnessSeeds(task, BASELINE_SEEDS, secret).map((seed, slot) => ({
-    iteration: 0, slot, task, kind: 'baseline', agent: 'baseline', spec: withSeed(baseline, seed), trace: null,
+    iteration: 0,
+    slot,
+    task,
+    kind: 'baseline',
+    agent: 'baseline',
+    spec: withSeed(baseline, seed),
+    trace: null,
   }));
 }
 
@@ -162,10 +168,18 @@ export function confirmJobs(candidates: JobRow[], existing: JobRow[], secret: st
   return candidates
     .filter((c) => !have.has(c.id))
     .flatMap((c) =>
-      harnessSeeds(c.task, CONFIRM_SEEDS, secret).map((seed, i): NewJob => ({
-        iteration: c.iteration, slot: c.slot * CONFIRM_SEEDS + i, task: c.task, kind: 'confirm', agent: 'harness',
-        spec: withSeed(c.spec, seed), trace: null, parentId: c.id,
-      })),
+      harnessSeeds(c.task, CONFIRM_SEEDS, secret).map(
+        (seed, i): NewJob => ({
+          iteration: c.iteration,
+          slot: c.slot * CONFIRM_SEEDS + i,
+          task: c.task,
+          kind: 'confirm',
+          agent: 'harness',
+          spec: withSeed(c.spec, seed),
+          trace: null,
+          parentId: c.id,
+        }),
+      ),
     );
 }
 

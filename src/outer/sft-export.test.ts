@@ -58,10 +58,17 @@ const seedless = (spec: unknown, brief: TaskBrief): unknown => {
 test('rrl export sft: the best distinct patches of train tasks only, best first, each giving back its job', { timeout: 600_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-sft-'));
   const run = join(dir, 'run');
-  const summary = await train(run, { tasks: [TRAIN_TASK, HELD_OUT], agent: 'random', iterations: 1, group: 4, seed: 1 }, new LocalExecutor({ workers: 2 }), { agent: new PlanAgent(), cache: null });
+  const summary = await train(run, { tasks: [TRAIN_TASK, HELD_OUT], agent: 'random', iterations: 1, group: 4, seed: 1 }, new LocalExecutor({ workers: 2 }), {
+    agent: new PlanAgent(),
+    cache: null,
+  });
   const out = join(dir, 'sft.jsonl');
   const r = exportSft([run], { out });
-  const rows = readFileSync(out, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as SftRow);
+  const rows = readFileSync(out, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as SftRow);
   assert.equal(rows.length, r.rows);
 
   const store = new Store(run);
@@ -70,18 +77,27 @@ test('rrl export sft: the best distinct patches of train tasks only, best first,
   const brief = getPublicTask(TRAIN_TASK).brief;
   const baseline = getPublicTask(TRAIN_TASK).baseline;
   assert.ok(rows.length >= 1, `a better spec was kept: ${r.tasks.map(summaryLine).join(' | ')}`);
-  assert.ok(rows.every((row) => row.task === TRAIN_TASK), 'the held-out task never appears');
+  assert.ok(
+    rows.every((row) => row.task === TRAIN_TASK),
+    'the held-out task never appears',
+  );
   assert.ok(rows.length <= 4);
   const seen = new Set<string>();
   for (const [i, row] of rows.entries()) {
     assert.deepEqual(row.messages.slice(0, 2), sftPrompt(brief));
-    assert.deepEqual(row.messages.map((m) => m.role), ['system', 'user', 'assistant']);
+    assert.deepEqual(
+      row.messages.map((m) => m.role),
+      ['system', 'user', 'assistant'],
+    );
     const patch = JSON.parse(row.messages[2].content) as Record<string, unknown>;
     assert.ok(Object.keys(patch).length > 0 && !('seed' in patch), 'no no-op patch, no seed');
     const job = jobs.get(row.job)!;
     assert.equal(job.status, 'succeeded');
     assert.equal(row.run, summary.run);
-    assert.ok(isDeepStrictEqual(seedless((readAnswer(patch, baseline) as { spec: unknown }).spec, brief), seedless(job.spec, brief)), 'the patch gives back the job');
+    assert.ok(
+      isDeepStrictEqual(seedless((readAnswer(patch, baseline) as { spec: unknown }).spec, brief), seedless(job.spec, brief)),
+      'the patch gives back the job',
+    );
     assert.ok(!seen.has(row.messages[2].content), 'distinct patches');
     seen.add(row.messages[2].content);
     if (i > 0) assert.ok(rows[i - 1].score >= row.score, 'best first');
@@ -111,13 +127,22 @@ test('sftPatch: the baseline reseeded is the empty patch; a change is the change
 test('rrl export sft: a missing, foreign or empty store is a one-line error', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-sft-bad-'));
   const out = join(dir, 'x.jsonl');
-  assert.throws(() => exportSft([join(dir, 'nothing')], { out }), (e: Error) => /no run in .*store\.db not found/.test(e.message) && !e.message.includes('\n'));
+  assert.throws(
+    () => exportSft([join(dir, 'nothing')], { out }),
+    (e: Error) => /no run in .*store\.db not found/.test(e.message) && !e.message.includes('\n'),
+  );
   mkdirSync(join(dir, 'junk'));
   writeFileSync(join(dir, 'junk', 'store.db'), 'not a database at all '.repeat(100));
-  assert.throws(() => exportSft([join(dir, 'junk')], { out }), (e: Error) => /junk: cannot read the run's store/.test(e.message) && !e.message.includes('\n'));
+  assert.throws(
+    () => exportSft([join(dir, 'junk')], { out }),
+    (e: Error) => /junk: cannot read the run's store/.test(e.message) && !e.message.includes('\n'),
+  );
   mkdirSync(join(dir, 'empty'));
   new Store(join(dir, 'empty')).close();
-  assert.throws(() => exportSft([join(dir, 'empty')], { out }), (e: Error) => /the store has no run/.test(e.message));
+  assert.throws(
+    () => exportSft([join(dir, 'empty')], { out }),
+    (e: Error) => /the store has no run/.test(e.message),
+  );
   assert.throws(() => exportSft([], { out }), /no run given/);
 });
 
@@ -136,7 +161,30 @@ test('rrl export sft reads the family draws a run recorded: their tasks are know
   const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'rrl.js');
   const dir = mkdtempSync(join(tmpdir(), 'rrl-sft-fam-'));
   const run = join(dir, 'run');
-  const trained = spawnSync(process.execPath, [bin, 'train', '--family', 'synthetic:1', '--family-seed', '3', '--agent', 'random', '--iterations', '1', '--group', '3', '--seed', '1', '--run', run, '--workers', '2'], { encoding: 'utf8' });
+  const trained = spawnSync(
+    process.execPath,
+    [
+      bin,
+      'train',
+      '--family',
+      'synthetic:1',
+      '--family-seed',
+      '3',
+      '--agent',
+      'random',
+      '--iterations',
+      '1',
+      '--group',
+      '3',
+      '--seed',
+      '1',
+      '--run',
+      run,
+      '--workers',
+      '2',
+    ],
+    { encoding: 'utf8' },
+  );
   assert.equal(trained.status, 0, trained.stderr.slice(-500));
   // another process: the draw is registered from the run's stored config alone
   const exported = spawnSync(process.execPath, [bin, 'export', 'sft', run, '--out', join(dir, 'sft.jsonl')], { encoding: 'utf8' });

@@ -26,11 +26,23 @@ function importClosure(entry: string): Set<string> {
   return seen;
 }
 
-const FORBIDDEN = [/[/\\]src[/\\]tasks[/\\](.+[/\\])?evaluate(-[\w-]+)?\.js$/, /[/\\]tasks[/\\]hidden\.js$/, /[/\\]hidden\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]scoring[/\\]/];
+const FORBIDDEN = [
+  /[/\\]src[/\\]tasks[/\\](.+[/\\])?evaluate(-[\w-]+)?\.js$/,
+  /[/\\]tasks[/\\]hidden\.js$/,
+  /[/\\]hidden\.js$/,
+  /[/\\]tasks[/\\]secret\.js$/,
+  /[/\\]outer[/\\]scoring[/\\]/,
+];
 
 test('job code cannot import the hidden evaluation, its seeds or the scorer', () => {
   // The worker, the node side of a cluster job (`rrl job exec`) and the executors that ship jobs.
-  for (const [entry, min] of [['job-worker.js', 5], ['local.js', 5], ['node-job.js', 5], ['slurm.js', 5], ['slurm-rest.js', 1]] as const) {
+  for (const [entry, min] of [
+    ['job-worker.js', 5],
+    ['local.js', 5],
+    ['node-job.js', 5],
+    ['slurm.js', 5],
+    ['slurm-rest.js', 1],
+  ] as const) {
     const closure = importClosure(resolve(here, entry));
     assert.ok(closure.size > min, `the import scan found the modules of ${entry}`);
     for (const f of closure) {

@@ -21,15 +21,25 @@ export interface SlurmExecutorConfig
 export type ExecutorConfig = { kind: 'local' } | SlurmExecutorConfig;
 
 /** Builds the executor a config names for the run in `runDir`. */
-export function makeExecutor(config: ExecutorConfig | undefined, o: { runDir: string; workers?: number; memoryMb?: number; slurmEnv?: Record<string, string> }): Executor {
+export function makeExecutor(
+  config: ExecutorConfig | undefined,
+  o: { runDir: string; workers?: number; memoryMb?: number; slurmEnv?: Record<string, string> },
+): Executor {
   if (!config || config.kind === 'local') return new LocalExecutor({ workers: o.workers, memoryMb: o.memoryMb ?? 2048 });
   if (config.kind !== 'slurm') throw new Error(`executor: unknown kind "${(config as { kind: string }).kind}"; use local or slurm`);
   if (!config.rest) {
     const missing = ['sbatch', 'squeue', 'scancel'].filter((p) => !(process.env.PATH ?? '').split(':').some((d) => d && existsSync(join(d, p))));
-    if (missing.length) throw new Error(`--executor slurm: ${missing.join(', ')} not found on PATH; install Slurm's client tools here, or submit through slurmrestd with --slurm-rest URL`);
+    if (missing.length)
+      throw new Error(
+        `--executor slurm: ${missing.join(', ')} not found on PATH; install Slurm's client tools here, or submit through slurmrestd with --slurm-rest URL`,
+      );
   }
   const backend = config.rest
-    ? new SlurmRestBackend({ url: config.rest.url, user: config.rest.user, token: config.rest.tokenEnv ? { env: config.rest.tokenEnv } : { scontrol: true, env: o.slurmEnv } })
+    ? new SlurmRestBackend({
+        url: config.rest.url,
+        user: config.rest.user,
+        token: config.rest.tokenEnv ? { env: config.rest.tokenEnv } : { scontrol: true, env: o.slurmEnv },
+      })
     : new SlurmCliBackend(o.slurmEnv);
   return new SlurmExecutor(
     {

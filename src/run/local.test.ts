@@ -32,7 +32,10 @@ test('a job past its wall-clock limit fails with a reason and the pool goes on',
     // when a worker is terminated while it is still loading its modules.
     // A wide network and many epochs: well past 6 s on the fused engine (about 4 s at 64-64).
     const spec = cleanRlPpoSpec('cartpole-balance', 100_000);
-    const slow = await ex.execute({ spec: { ...spec, model: { hidden: [512, 512], activation: 'tanh' }, algorithm: { ...spec.algorithm, epochs: 20 } }, brief, outDir: join(tmp, 'slow') }, { timeoutMs: 6000 });
+    const slow = await ex.execute(
+      { spec: { ...spec, model: { hidden: [512, 512], activation: 'tanh' }, algorithm: { ...spec.algorithm, epochs: 20 } }, brief, outDir: join(tmp, 'slow') },
+      { timeoutMs: 6000 },
+    );
     assert.equal(slow.status, 'failed');
     if (slow.status === 'failed') {
       assert.equal(slow.kind, 'timeout');

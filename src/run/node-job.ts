@@ -29,7 +29,11 @@ function readJson(path: string, what: string): unknown {
 export async function execNodeJob(argv: string[]): Promise<number> {
   let values: { spec?: string; brief?: string; data?: string; out?: string };
   try {
-    ({ values } = parseArgs({ args: argv, options: { spec: { type: 'string' }, brief: { type: 'string' }, data: { type: 'string' }, out: { type: 'string' } }, strict: true }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { spec: { type: 'string' }, brief: { type: 'string' }, data: { type: 'string' }, out: { type: 'string' } },
+      strict: true,
+    }));
   } catch (err) {
     process.stderr.write(`rrl job exec: ${(err as Error).message}\n${NODE_JOB_USAGE}\n`);
     return 2;
@@ -65,11 +69,12 @@ export async function execNodeJob(argv: string[]): Promise<number> {
         }
       },
     });
-    process.stderr.write(`done: ${a.stopReason}, ${a.cost.envSteps} env steps, ${a.cost.examples} examples, ${a.cost.wallSeconds.toFixed(1)} s; artifact in ${outDir}\n`);
+    process.stderr.write(
+      `done: ${a.stopReason}, ${a.cost.envSteps} env steps, ${a.cost.examples} examples, ${a.cost.wallSeconds.toFixed(1)} s; artifact in ${outDir}\n`,
+    );
     return 0;
   } catch (err) {
     process.stderr.write(`rrl job exec: the job failed: ${(err as Error).message}\n`);
     return 1;
   }
 }
-

@@ -126,8 +126,7 @@ test('the caller aborting a running or queued task cancels it', async () => {
     assert.equal(failure(await running, 'cancelled'), 'cancelled by the caller: user pressed stop');
     assert.equal(failure(await queued, 'cancelled'), 'cancelled by the caller: user pressed stop');
     // An already-aborted signal never starts the task.
-    assert.equal(failure(await pool.run({ mode: 'echo', value: 1 }, { signal: controller.signal }), 'cancelled'),
-      'cancelled by the caller: user pressed stop');
+    assert.equal(failure(await pool.run({ mode: 'echo', value: 1 }, { signal: controller.signal }), 'cancelled'), 'cancelled by the caller: user pressed stop');
     await assertStillWorks(pool);
   } finally {
     await pool.close();
@@ -206,7 +205,7 @@ test('a closed pool cancels what it still holds and refuses new tasks', async ()
   assert.equal(failure(await pool.run({ mode: 'echo', value: 1 }), 'cancelled'), 'the pool is closed');
 });
 
-test("a task whose tfjs WebAssembly heap runs out is out-of-memory, its worker is replaced, and a tfjs task then succeeds", async () => {
+test('a task whose tfjs WebAssembly heap runs out is out-of-memory, its worker is replaced, and a tfjs task then succeeds', async () => {
   const pool = makePool(1);
   try {
     const before = await pool.run({ mode: 'tf', n: 100 });
@@ -214,7 +213,10 @@ test("a task whose tfjs WebAssembly heap runs out is out-of-memory, its worker i
     assert.deepEqual(before.value.value, { sum: 5050, backend: 'wasm' });
     // 4096 pages of 64 KiB: the heap stops at 256 MB instead of 4 GiB (a V8 flag for this test process).
     const message = failure(await pool.run({ mode: 'wasm-oom', maxPages: 4096, chunkMb: 16 }), 'out-of-memory');
-    assert.match(message, /^ran out of WebAssembly \(tensor\) memory: (RuntimeError: )?.*(Aborted\(|memory access out of bounds|Cannot enlarge memory).*; the worker was replaced$/);
+    assert.match(
+      message,
+      /^ran out of WebAssembly \(tensor\) memory: (RuntimeError: )?.*(Aborted\(|memory access out of bounds|Cannot enlarge memory).*; the worker was replaced$/,
+    );
     assert.ok(!message.includes('\n'), message);
     const after = await pool.run({ mode: 'tf', n: 100 });
     assert.ok(after.ok, JSON.stringify(after));
@@ -240,7 +242,16 @@ test('a WebAssembly trap ends its worker too (worker-exit, with the trap)', asyn
 });
 
 test('job workers do not see the evaluation secret or variables named like credentials', async () => {
-  const secrets = { RRL_EVAL_SECRET: 's1', OPENAI_API_KEY: 's2', HF_TOKEN: 's3', AWS_SECRET: 's4', DB_PASSWORD_FILE: 's5', my_api_key: 's6', API_KEY: 's7', SLURM_JWT: 's8' };
+  const secrets = {
+    RRL_EVAL_SECRET: 's1',
+    OPENAI_API_KEY: 's2',
+    HF_TOKEN: 's3',
+    AWS_SECRET: 's4',
+    DB_PASSWORD_FILE: 's5',
+    my_api_key: 's6',
+    API_KEY: 's7',
+    SLURM_JWT: 's8',
+  };
   const kept = { RRL_POOL_TEST_PLAIN: 'visible', TOKENIZER_PATH: '/tmp/tok' };
   const saved = Object.fromEntries(Object.keys({ ...secrets, ...kept }).map((k) => [k, process.env[k]]));
   Object.assign(process.env, secrets, kept);
@@ -280,7 +291,7 @@ test('wasmFailure tells WebAssembly memory failures and traps from ordinary erro
   assert.equal(wasmFailure(undefined), null);
 });
 
-test('a poisoned worker\'s report survives the shared buffer, cut to fit', () => {
+test("a poisoned worker's report survives the shared buffer, cut to fit", () => {
   const report = new SharedArrayBuffer(REPORT_BYTES);
   assert.equal(readReport(report), null);
   writeReport(report, { kind: 'out-of-memory', message: 'ran out' });
@@ -300,7 +311,10 @@ test('many tasks queued under one caller signal raise no listener-leak warning',
     const outcomes = await Promise.all(Array.from({ length: 24 }, (_, i) => pool.run({ mode: 'echo', value: i }, { signal: abort.signal })));
     assert.ok(outcomes.every((o) => o.ok));
     await delay(10); // warnings are emitted on a later tick
-    assert.deepEqual(warnings.filter((w) => w === 'MaxListenersExceededWarning'), []);
+    assert.deepEqual(
+      warnings.filter((w) => w === 'MaxListenersExceededWarning'),
+      [],
+    );
   } finally {
     process.off('warning', onWarning);
     await pool.close();

@@ -30,9 +30,7 @@ import { type Envelope, POISONED_EXIT_CODE, REPORT_BYTES, readReport } from './p
 export type TaskFailureKind = 'error' | 'timeout' | 'out-of-memory' | 'cancelled' | 'worker-exit';
 
 /** The result of one task: its value, or the kind of failure and a readable message. */
-export type TaskOutcome<R> =
-  | { ok: true; value: R; wallSeconds: number }
-  | { ok: false; kind: TaskFailureKind; message: string; wallSeconds: number };
+export type TaskOutcome<R> = { ok: true; value: R; wallSeconds: number } | { ok: false; kind: TaskFailureKind; message: string; wallSeconds: number };
 
 /** How to build a pool. */
 export interface PoolOptions {

@@ -118,7 +118,11 @@ export class SlurmRestBackend implements SlurmBackend {
 
   private async call(method: string, path: string, body?: unknown): Promise<{ status: number; json: Record<string, unknown> }> {
     const v = await this.apiVersion();
-    const r = await fetch(`${this.url}/slurm/${v}${path}`, { method, headers: await this.headers(), body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(`${this.url}/slurm/${v}${path}`, {
+      method,
+      headers: await this.headers(),
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await r.text();
     let json: Record<string, unknown> = {};
     try {
@@ -131,12 +135,18 @@ export class SlurmRestBackend implements SlurmBackend {
 
   private static errors(json: Record<string, unknown>): string {
     const errs = (json.errors as { error?: string; description?: string; error_number?: number }[] | undefined) ?? [];
-    return errs.map((e) => [e.description, e.error].filter(Boolean).join(': ')).filter(Boolean).join('; ');
+    return errs
+      .map((e) => [e.description, e.error].filter(Boolean).join(': '))
+      .filter(Boolean)
+      .join('; ');
   }
 
   /** POST job/submit with the script and the job's properties in the version's encoding. */
   async submit(req: SubmitRequest): Promise<string> {
-    if (req.extraArgs.length) throw new Error(`extra sbatch arguments (${req.extraArgs.join(' ')}) cannot be passed through slurmrestd; drop --slurm-arg or use the command-line tools`);
+    if (req.extraArgs.length)
+      throw new Error(
+        `extra sbatch arguments (${req.extraArgs.join(' ')}) cannot be passed through slurmrestd; drop --slurm-arg or use the command-line tools`,
+      );
     const v = await this.apiVersion();
     const modern = compareVersions(v, 'v0.0.39') >= 0; // 23.02+: environment as a list, numbers as {set, number}
     const num = (n: number): unknown => (modern ? { set: true, infinite: false, number: n } : n);
@@ -171,7 +181,13 @@ export class SlurmRestBackend implements SlurmBackend {
       if (status < 300) {
         for (const job of (json.jobs as Record<string, unknown>[] | undefined) ?? []) {
           const id = String(job.job_id);
-          if (ids.includes(id)) out.set(id, { id, state: normalizeState(job.job_state), reason: typeof job.state_reason === 'string' ? job.state_reason : undefined, name: String(job.name ?? '') });
+          if (ids.includes(id))
+            out.set(id, {
+              id,
+              state: normalizeState(job.job_state),
+              reason: typeof job.state_reason === 'string' ? job.state_reason : undefined,
+              name: String(job.name ?? ''),
+            });
         }
         return out;
       }
@@ -180,7 +196,12 @@ export class SlurmRestBackend implements SlurmBackend {
       const { status, json } = await this.call('GET', `/job/${id}`);
       const job = (json.jobs as Record<string, unknown>[] | undefined)?.[0];
       if (status >= 300 || !job) continue;
-      out.set(id, { id, state: normalizeState(job.job_state), reason: typeof job.state_reason === 'string' ? job.state_reason : undefined, name: String(job.name ?? '') });
+      out.set(id, {
+        id,
+        state: normalizeState(job.job_state),
+        reason: typeof job.state_reason === 'string' ? job.state_reason : undefined,
+        name: String(job.name ?? ''),
+      });
     }
     return out;
   }

@@ -31,15 +31,31 @@ test('every state the issue names maps to a result with a reason; lost nodes and
 test('the REST API version is negotiated from what the daemon offers', () => {
   const paths = (v: string) => [`/slurm/${v}/job/submit`, `/slurm/${v}/jobs`, `/slurm/${v}/job/{job_id}`];
   assert.equal(negotiateVersion([...paths('v0.0.36'), ...paths('v0.0.38'), ...paths('v0.0.37')]), 'v0.0.38');
-  assert.equal(negotiateVersion([...paths('v0.0.40'), '/slurm/v0.0.41/job/submit', '/slurmdb/v0.0.41/jobs']), 'v0.0.40', 'a version without the job endpoints is not used');
+  assert.equal(
+    negotiateVersion([...paths('v0.0.40'), '/slurm/v0.0.41/job/submit', '/slurmdb/v0.0.41/jobs']),
+    'v0.0.40',
+    'a version without the job endpoints is not used',
+  );
   assert.throws(() => negotiateVersion(['/slurmdb/v0.0.38/jobs']), /no Slurm API with job submit.*versions seen: none/);
   assert.ok(compareVersions('v0.0.39', 'v0.0.100') < 0);
 });
 
 test('the batch script runs `rrl job exec` with quoted absolute paths and never the scoring command', () => {
-  const s = batchScript({ name: 'rrl-x-j00001', node: '/usr/bin/node', project: "/opt/it's rrl", dir: '/shared/run/jobs/j00001', spec: '/shared/s.json', brief: '/shared/b.json', data: '/shared/d.json', memoryMb: 1000 });
+  const s = batchScript({
+    name: 'rrl-x-j00001',
+    node: '/usr/bin/node',
+    project: "/opt/it's rrl",
+    dir: '/shared/run/jobs/j00001',
+    spec: '/shared/s.json',
+    brief: '/shared/b.json',
+    data: '/shared/d.json',
+    memoryMb: 1000,
+  });
   assert.match(s, /^#!\/bin\/bash\n/);
-  assert.match(s, /exec '\/usr\/bin\/node' --max-old-space-size=850 '\/opt\/it'\\''s rrl\/bin\/rrl\.js' job exec --spec '\/shared\/s\.json' --brief '\/shared\/b\.json' --data '\/shared\/d\.json' --out '\/shared\/run\/jobs\/j00001'/);
+  assert.match(
+    s,
+    /exec '\/usr\/bin\/node' --max-old-space-size=850 '\/opt\/it'\\''s rrl\/bin\/rrl\.js' job exec --spec '\/shared\/s\.json' --brief '\/shared\/b\.json' --data '\/shared\/d\.json' --out '\/shared\/run\/jobs\/j00001'/,
+  );
   assert.doesNotMatch(s, /job run/);
 });
 
@@ -89,7 +105,10 @@ test("Slurm jobs get a HOME and XDG directories of their own (made 0700), never 
     assert.equal(env.RRL_EVAL_SECRET_FILE, undefined);
     for (const d of [env.HOME, env.XDG_CONFIG_HOME, env.XDG_CACHE_HOME]) assert.equal(statSync(d).mode & 0o777, 0o700, d);
   } finally {
-    for (const [name, value] of [['RRL_EVAL_SECRET_FILE', saved.file], ['XDG_CONFIG_HOME', saved.config]] as const) {
+    for (const [name, value] of [
+      ['RRL_EVAL_SECRET_FILE', saved.file],
+      ['XDG_CONFIG_HOME', saved.config],
+    ] as const) {
       if (value === undefined) delete process.env[name];
       else process.env[name] = value;
     }

@@ -38,7 +38,28 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function rrlTrain(runDir: string, extra: string[]): ChildProcess {
   return spawn(
     process.execPath,
-    [bin, 'train', '--executor', 'slurm', '--poll-interval', '300', '--tasks', 'iris-command', '--agent', 'random', '--iterations', '1', '--group', '2', '--seed', '3', '--run', runDir, '--json', ...extra],
+    [
+      bin,
+      'train',
+      '--executor',
+      'slurm',
+      '--poll-interval',
+      '300',
+      '--tasks',
+      'iris-command',
+      '--agent',
+      'random',
+      '--iterations',
+      '1',
+      '--group',
+      '2',
+      '--seed',
+      '3',
+      '--run',
+      runDir,
+      '--json',
+      ...extra,
+    ],
     { env: { ...process.env, ...cluster.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
 }
@@ -83,7 +104,9 @@ async function until<T>(what: string, probe: () => T | undefined | false, timeou
 function jobRows(runDir: string): { id: number; kind: string; status: string; failure_kind: string | null; error: string | null; raw: number | null }[] {
   const db = new Database(join(runDir, 'store.db'), { readonly: true });
   try {
-    return db.prepare('SELECT j.id, j.kind, j.status, j.failure_kind, j.error, s.raw FROM jobs j LEFT JOIN scores s ON s.job_id = j.id ORDER BY j.id').all() as never;
+    return db
+      .prepare('SELECT j.id, j.kind, j.status, j.failure_kind, j.error, s.raw FROM jobs j LEFT JOIN scores s ON s.job_id = j.id ORDER BY j.id')
+      .all() as never;
   } finally {
     db.close();
   }
@@ -104,7 +127,11 @@ function recordedIds(runDir: string): Map<string, string[]> {
   const out = new Map<string, string[]>();
   for (const d of existsSync(jobs) ? readdirSync(jobs) : []) {
     const f = join(jobs, d, 'slurm', 'job.json');
-    if (existsSync(f)) out.set(d, (JSON.parse(readFileSync(f, 'utf8')) as { attempts: { jobId: string }[] }).attempts.map((a) => a.jobId));
+    if (existsSync(f))
+      out.set(
+        d,
+        (JSON.parse(readFileSync(f, 'utf8')) as { attempts: { jobId: string }[] }).attempts.map((a) => a.jobId),
+      );
   }
   return out;
 }
@@ -113,7 +140,25 @@ test('rrl train --executor slurm runs an RL run to completion on the cluster and
   const runDir = join(cluster.dir, 'run-rl');
   const child = spawn(
     process.execPath,
-    [bin, 'train', '--executor', 'slurm', '--poll-interval', '300', '--tasks', 'cartpole-short', '--agent', 'random', '--iterations', '1', '--group', '2', '--run', runDir, '--json'],
+    [
+      bin,
+      'train',
+      '--executor',
+      'slurm',
+      '--poll-interval',
+      '300',
+      '--tasks',
+      'cartpole-short',
+      '--agent',
+      'random',
+      '--iterations',
+      '1',
+      '--group',
+      '2',
+      '--run',
+      runDir,
+      '--json',
+    ],
     { env: { ...process.env, ...cluster.env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const r = await finished(child);
@@ -148,7 +193,10 @@ test('the command trainer runs on the cluster; its hidden evaluation command sco
   assert.ok(ok.length >= 1, JSON.stringify(rows));
   for (const row of ok) assert.ok(row.raw! >= 0 && row.raw! <= 1, 'accuracy from the evaluation command');
   const dirs = readdirSync(join(runDir, 'jobs'));
-  assert.ok(dirs.some((d) => existsSync(join(runDir, 'jobs', d, 'weights.json'))), 'the trainer wrote weights in its own format');
+  assert.ok(
+    dirs.some((d) => existsSync(join(runDir, 'jobs', d, 'weights.json'))),
+    'the trainer wrote weights in its own format',
+  );
 });
 
 test('slurmd killed mid-job: the job ends NODE_FAIL, is submitted again, and the run finishes', { skip }, async () => {
@@ -156,7 +204,27 @@ test('slurmd killed mid-job: the job ends NODE_FAIL, is submitted again, and the
   // A slow first job (long sleeps in the trainer) so it is surely running when slurmd dies.
   const child = spawn(
     process.execPath,
-    [bin, 'train', '--executor', 'slurm', '--poll-interval', '300', '--tasks', 'iris-command', '--agent', 'baseline', '--iterations', '1', '--group', '1', '--run', runDir, '--json', '--max-resubmits', '2'],
+    [
+      bin,
+      'train',
+      '--executor',
+      'slurm',
+      '--poll-interval',
+      '300',
+      '--tasks',
+      'iris-command',
+      '--agent',
+      'baseline',
+      '--iterations',
+      '1',
+      '--group',
+      '1',
+      '--run',
+      runDir,
+      '--json',
+      '--max-resubmits',
+      '2',
+    ],
     { env: { ...process.env, ...cluster.env, RRL_EXAMPLE_TRAINER_DELAY_MS: '4000' }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const done = finished(child);
@@ -181,7 +249,10 @@ test('slurmd killed mid-job: the job ends NODE_FAIL, is submitted again, and the
   assert.ok(attempts.length >= 2, 'submitted again after NODE_FAIL');
   const first = JSON.parse(readFileSync(join(runDir, 'jobs', [...recordedIds(runDir)].find(([, a]) => a[0] === running)![0], 'slurm', 'job.json'), 'utf8'));
   assert.equal(first.attempts[0].state, 'NODE_FAIL');
-  assert.ok(rows.some((row) => row.status === 'succeeded'), JSON.stringify(rows));
+  assert.ok(
+    rows.some((row) => row.status === 'succeeded'),
+    JSON.stringify(rows),
+  );
   await cluster.waitReady();
 });
 
@@ -196,7 +267,10 @@ test('interrupting a run cancels its jobs: none is left in the queue', { skip },
   assert.match(r.stderr, /interrupted/);
   await until('an empty queue', () => queue(runDir).size === 0, 20_000);
   const rows = jobRows(runDir);
-  assert.ok(rows.some((row) => row.status === 'pending'), 'cancelled jobs stay pending for resume');
+  assert.ok(
+    rows.some((row) => row.status === 'pending'),
+    'cancelled jobs stay pending for resume',
+  );
 });
 
 test('resuming a run whose jobs are still queued reattaches to them instead of submitting again', { skip }, async () => {
@@ -210,7 +284,10 @@ test('resuming a run whose jobs are still queued reattaches to them instead of s
   const before = recordedIds(runDir);
   assert.deepEqual([...queue(runDir).keys()].sort(), [...held.keys()].sort(), 'the held jobs outlive the harness');
 
-  const resumed = spawn(process.execPath, [bin, 'train', '--resume', runDir, '--json'], { env: { ...process.env, ...cluster.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const resumed = spawn(process.execPath, [bin, 'train', '--resume', runDir, '--json'], {
+    env: { ...process.env, ...cluster.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const done = finished(resumed);
   await sleep(2000); // the resumed harness polls the held jobs
   assert.deepEqual([...queue(runDir).keys()].sort(), [...held.keys()].sort(), 'no job was submitted again');
@@ -232,7 +309,10 @@ test('through slurmrestd: the API version is negotiated and a run completes', { 
   assert.match(r.stderr, /executor: slurm-rest/);
   const rows = jobRows(runDir);
   assertRunJobs(rows);
-  assert.ok(rows.some((row) => row.status === 'succeeded'), JSON.stringify(rows));
+  assert.ok(
+    rows.some((row) => row.status === 'succeeded'),
+    JSON.stringify(rows),
+  );
   const rec = JSON.parse(readFileSync(join(runDir, 'jobs', readdirSync(join(runDir, 'jobs'))[0], 'slurm', 'job.json'), 'utf8'));
   assert.equal(rec.backend, 'rest');
   // The version in use is the newest the daemon serves with the job endpoints, not a fixed one.
@@ -240,20 +320,28 @@ test('through slurmrestd: the API version is negotiated and a run completes', { 
   const backend = new SlurmRestBackend({ url: cluster.restUrl!, token: { scontrol: true, env: cluster.env } });
   const version = await backend.apiVersion();
   const token = /SLURM_JWT=(\S+)/.exec(cluster.run('scontrol', ['token']))![1];
-  const doc = (await (await fetch(`${cluster.restUrl}/openapi/v3`, { headers: { 'X-SLURM-USER-NAME': 'root', 'X-SLURM-USER-TOKEN': token } })).json()) as { paths: Record<string, unknown> };
-  const offered = Object.keys(doc.paths).map((p) => /^\/slurm\/(v[\d.]+)\/job\/submit$/.exec(p)?.[1]).filter((v): v is string => !!v);
+  const doc = (await (await fetch(`${cluster.restUrl}/openapi/v3`, { headers: { 'X-SLURM-USER-NAME': 'root', 'X-SLURM-USER-TOKEN': token } })).json()) as {
+    paths: Record<string, unknown>;
+  };
+  const offered = Object.keys(doc.paths)
+    .map((p) => /^\/slurm\/(v[\d.]+)\/job\/submit$/.exec(p)?.[1])
+    .filter((v): v is string => !!v);
   assert.ok(offered.includes(version));
   assert.deepEqual([...offered].sort((a, b) => a.localeCompare(b, undefined, { numeric: true })).at(-1), version);
 });
 
-test('the executor maps a failing batch job to the job\'s own error, and cancels a job over its wall-clock limit', { skip }, async () => {
+test("the executor maps a failing batch job to the job's own error, and cancels a job over its wall-clock limit", { skip }, async () => {
   const { SlurmExecutor, SlurmCliBackend } = await import('./slurm.js');
   const { getPublicTask } = await import('../tasks/briefs.js');
   const { arsSpec } = await import('../testing/specs.js');
   const ex = new SlurmExecutor({ pollMs: 200, jobPrefix: 'rrl-unit' }, new SlurmCliBackend(cluster.env));
   try {
     // An invalid spec (the loop would catch it first): rrl job exec exits 1, Slurm says FAILED, status.json says why.
-    const bad = await ex.execute({ spec: { ...arsSpec('cartpole-balance'), seed: -5 }, brief: getPublicTask('cartpole-balance').brief, outDir: join(cluster.dir, 'unit-bad') });
+    const bad = await ex.execute({
+      spec: { ...arsSpec('cartpole-balance'), seed: -5 },
+      brief: getPublicTask('cartpole-balance').brief,
+      outDir: join(cluster.dir, 'unit-bad'),
+    });
     assert.equal(bad.status, 'failed');
     if (bad.status === 'failed') {
       assert.equal(bad.kind, 'invalid');

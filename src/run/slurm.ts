@@ -113,7 +113,16 @@ function sh(s: string): string {
 }
 
 /** The batch script of one job: `rrl job exec` on the node, into the job directory. */
-export function batchScript(o: { name: string; node: string; project: string; dir: string; spec: string; brief: string; data?: string; memoryMb?: number }): string {
+export function batchScript(o: {
+  name: string;
+  node: string;
+  project: string;
+  dir: string;
+  spec: string;
+  brief: string;
+  data?: string;
+  memoryMb?: number;
+}): string {
   const heap = o.memoryMb ? ` --max-old-space-size=${Math.max(64, Math.floor(o.memoryMb * 0.85))}` : '';
   return [
     '#!/bin/bash',
@@ -176,7 +185,10 @@ export class SlurmExecutor implements Executor {
   readonly startLatencies: number[] = [];
 
   /** An executor on `backend` (default: the command-line tools). */
-  constructor(options: SlurmExecutorOptions = {}, readonly backend: SlurmBackend = new SlurmCliBackend()) {
+  constructor(
+    options: SlurmExecutorOptions = {},
+    readonly backend: SlurmBackend = new SlurmCliBackend(),
+  ) {
     this.options = {
       maxResubmits: 2,
       jobPrefix: 'rrl',
@@ -186,7 +198,8 @@ export class SlurmExecutor implements Executor {
       // Unset fields keep their defaults (an explicit undefined would erase them).
       ...Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)),
     };
-    if (!/^[A-Za-z0-9._-]+$/.test(this.options.jobPrefix)) throw new Error(`jobPrefix: "${this.options.jobPrefix}" may hold only letters, digits, ".", "_" and "-"`);
+    if (!/^[A-Za-z0-9._-]+$/.test(this.options.jobPrefix))
+      throw new Error(`jobPrefix: "${this.options.jobPrefix}" may hold only letters, digits, ".", "_" and "-"`);
     this.name = `slurm-${backend.name}`;
     this.slots = options.slots ?? 64;
     this.poller = new StatePoller(backend);
@@ -275,7 +288,10 @@ export class SlurmExecutor implements Executor {
         if (outcome.completed) {
           if (this.artifactSucceeded(dir)) return this.succeeded(dir);
           const own = this.statusError(dir);
-          return failed(own?.kind ?? 'error', own?.error ?? `slurm job ${record.jobId} completed but left no artifact (${this.logTail(record.jobId, slurmDir)})`);
+          return failed(
+            own?.kind ?? 'error',
+            own?.error ?? `slurm job ${record.jobId} completed but left no artifact (${this.logTail(record.jobId, slurmDir)})`,
+          );
         }
         if (outcome.resubmit && record.attempts.length <= this.options.maxResubmits) {
           this.tracked.delete(record.jobId);
@@ -289,7 +305,10 @@ export class SlurmExecutor implements Executor {
         const own = outcome.kind === 'error' ? this.statusError(dir) : null;
         const ids = record.attempts.map((a) => a.jobId).join(', ');
         const tries = record.attempts.length > 1 ? ` after ${record.attempts.length} submissions (slurm jobs ${ids})` : ` (slurm job ${record.jobId})`;
-        return failed(own?.kind ?? outcome.kind, own?.error ?? `${outcome.reason}${tries}${job.reason && job.reason !== 'None' ? `: ${job.reason}` : ''}; ${this.logTail(record.jobId, slurmDir)}`);
+        return failed(
+          own?.kind ?? outcome.kind,
+          own?.error ?? `${outcome.reason}${tries}${job.reason && job.reason !== 'None' ? `: ${job.reason}` : ''}; ${this.logTail(record.jobId, slurmDir)}`,
+        );
       }
     } finally {
       this.tracked.delete(record.jobId);
@@ -307,7 +326,16 @@ export class SlurmExecutor implements Executor {
     writeFileSync(brief, JSON.stringify(req.brief));
     if (data) writeFileSync(data, JSON.stringify(req.data));
     const scriptPath = join(slurmDir, 'job.sh');
-    const script = batchScript({ name: record.name, node: this.options.nodeBinary, project: this.options.projectDir, dir, spec, brief, data, memoryMb: this.options.memoryMb });
+    const script = batchScript({
+      name: record.name,
+      node: this.options.nodeBinary,
+      project: this.options.projectDir,
+      dir,
+      spec,
+      brief,
+      data,
+      memoryMb: this.options.memoryMb,
+    });
     writeFileSync(scriptPath, script, { mode: 0o755 });
     const limitMs = timeoutMs ?? req.brief.budget.maxWallSeconds * 1000;
     const id = await this.backend.submit({
@@ -352,7 +380,9 @@ export class SlurmExecutor implements Executor {
     for (const f of readdirSync(dir)) if (f !== 'slurm') rmSync(join(dir, f), { recursive: true, force: true });
   }
 
-  private status(dir: string): { status?: string; kind?: string; error?: string; stopReason?: string; updates?: number; trainReturn?: number | null; backend?: string } | null {
+  private status(
+    dir: string,
+  ): { status?: string; kind?: string; error?: string; stopReason?: string; updates?: number; trainReturn?: number | null; backend?: string } | null {
     const p = join(dir, ARTIFACT_FILES.status);
     if (!existsSync(p)) return null;
     try {
@@ -376,7 +406,9 @@ export class SlurmExecutor implements Executor {
     const s = this.status(dir)!;
     const cost = JSON.parse(readFileSync(join(dir, ARTIFACT_FILES.cost), 'utf8')) as JobCost;
     const specFile = join(dir, ARTIFACT_FILES.spec);
-    const spec = (existsSync(specFile) ? JSON.parse(readFileSync(specFile, 'utf8')) : JSON.parse(readFileSync(join(dir, 'slurm', 'spec.json'), 'utf8'))) as JobSpec;
+    const spec = (
+      existsSync(specFile) ? JSON.parse(readFileSync(specFile, 'utf8')) : JSON.parse(readFileSync(join(dir, 'slurm', 'spec.json'), 'utf8'))
+    ) as JobSpec;
     const artifact: Artifact = {
       status: 'succeeded',
       dir,
@@ -440,7 +472,17 @@ export class SlurmCliBackend implements SlurmBackend {
 
   /** `sbatch --parsable`; the options go on the command line, extra ones verbatim after them. */
   async submit(req: SubmitRequest): Promise<string> {
-    const args = ['--parsable', `--job-name=${req.name}`, `--chdir=${req.workDir}`, `--output=${req.output}`, '--no-requeue', '--ntasks=1', '--cpus-per-task=1', `--time=${req.timeMinutes}`, '--export=ALL'];
+    const args = [
+      '--parsable',
+      `--job-name=${req.name}`,
+      `--chdir=${req.workDir}`,
+      `--output=${req.output}`,
+      '--no-requeue',
+      '--ntasks=1',
+      '--cpus-per-task=1',
+      `--time=${req.timeMinutes}`,
+      '--export=ALL',
+    ];
     if (req.partition) args.push(`--partition=${req.partition}`);
     if (req.account) args.push(`--account=${req.account}`);
     if (req.gpus) args.push(`--gpus=${req.gpus}`);

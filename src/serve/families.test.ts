@@ -21,7 +21,10 @@ test('a serve run registers its family draws, and again on resume', async () => 
     const service = RewardService.open(dir, stored, executor);
     try {
       const rows = service.tasks().filter((t) => ids.includes(t.id));
-      assert.deepEqual(rows.map((r) => [r.id, r.family, r.split]), ids.map((id) => [id, 'rings-fam', 'held-out']));
+      assert.deepEqual(
+        rows.map((r) => [r.id, r.family, r.split]),
+        ids.map((id) => [id, 'rings-fam', 'held-out']),
+      );
       assert.ok(service.prompt(ids[0], 'patch').messages.length > 0);
       assert.equal((service.schema(ids[1], 'patch') as { type: string }).type, 'object');
     } finally {

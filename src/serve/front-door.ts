@@ -142,7 +142,7 @@ export function createDoorServer(limits: DoorLimits, body: RawBody, listener: Re
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const res = answering.get(socket);
-    if (!socket.writable || (res && res.headersSent && !res.writableFinished)) {
+    if (!socket.writable || (res?.headersSent && !res.writableFinished)) {
       socket.destroy();
       return;
     }

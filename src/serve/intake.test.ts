@@ -27,15 +27,27 @@ test('a trace keeps a valid completion whole and an invalid one cut to 1 KiB wit
   const long = 'a'.repeat(5000);
   assert.deepEqual(traceOf(long, { spec: {}, trace: null }), { completion: long });
   assert.deepEqual(traceOf('short', { spec: null, trace: null, rejected: { kind: 'invalid', error: 'x' } }), { completion: 'short' });
-  assert.deepEqual(traceOf(long, { spec: null, trace: null, rejected: { kind: 'invalid', error: 'x' } }), { completion: `${'a'.repeat(1024)}…[3976 more characters not kept]` });
+  assert.deepEqual(traceOf(long, { spec: null, trace: null, rejected: { kind: 'invalid', error: 'x' } }), {
+    completion: `${'a'.repeat(1024)}…[3976 more characters not kept]`,
+  });
   const pairs = `${'b'.repeat(1023)}${'😀'.repeat(10)}`;
-  assert.equal(traceOf(pairs, { spec: null, trace: null, rejected: { kind: 'invalid', error: 'x' } }).completion, `${'b'.repeat(1023)}…[20 more characters not kept]`, 'no half of a surrogate pair');
+  assert.equal(
+    traceOf(pairs, { spec: null, trace: null, rejected: { kind: 'invalid', error: 'x' } }).completion,
+    `${'b'.repeat(1023)}…[20 more characters not kept]`,
+    'no half of a surrogate pair',
+  );
 });
 
 test('completions are parsed and validated in a worker; a worker that fails makes them invalid with its reason', async () => {
   const { brief, baseline } = getPublicTask('cartpole-short');
   const [ok, none, bad, patch, badPatch] = await parseProposals(
-    [JSON.stringify(arsSpec('cartpole-short')), 'no spec here', JSON.stringify({ ...arsSpec('cartpole-short'), reward: { expression: 'r + foo' } }), '{"seed": 9}', '{"algorithm": {"learningRate": 5}}'],
+    [
+      JSON.stringify(arsSpec('cartpole-short')),
+      'no spec here',
+      JSON.stringify({ ...arsSpec('cartpole-short'), reward: { expression: 'r + foo' } }),
+      '{"seed": 9}',
+      '{"algorithm": {"learningRate": 5}}',
+    ],
     brief,
     baseline,
   );
@@ -55,7 +67,10 @@ test('completions are parsed and validated in a worker; a worker that fails make
   // ... and one past its time limit (the worker is ended and replaced): 256 completions that each take milliseconds, 10 ms allowed.
   const slow = Array.from({ length: 256 }, () => `${'{'.repeat(32)}${'x'.repeat(32_000)}`);
   const late = await parseProposals(slow, brief, baseline, 10);
-  for (const [out, kind, n] of [[broken, 'error', 2], [late, 'timeout', 256]] as const) {
+  for (const [out, kind, n] of [
+    [broken, 'error', 2],
+    [late, 'timeout', 256],
+  ] as const) {
     assert.equal(out.length, n);
     for (const p of out) {
       assert.equal(p.spec, null);

@@ -62,7 +62,11 @@ export class CompletionBudget {
         until = s.at + this.windowMs;
       }
       const wait = Math.max(1, Math.ceil((until - t) / 1000));
-      return { ok: false, message: `too many completion bytes: ${this.used} of ${this.bytes} taken in the last ${this.windowMs / 1000} s, this request has ${n}; retry in ${wait} s`, retryAfterSeconds: wait };
+      return {
+        ok: false,
+        message: `too many completion bytes: ${this.used} of ${this.bytes} taken in the last ${this.windowMs / 1000} s, this request has ${n}; retry in ${wait} s`,
+        retryAfterSeconds: wait,
+      };
     }
     this.spent.push({ at: t, bytes: n });
     this.used += n;
@@ -94,7 +98,12 @@ export function requestsParsing(): number {
  * task's baseline spec, or a full spec) and validated in the worker thread. When the worker fails (a time limit, its heap, a crash) every completion of the request
  * comes back invalid with the reason.
  */
-export async function parseProposals(completions: string[], brief: TaskBrief, baseline: unknown, timeoutMs: number = INTAKE_DEFAULTS.parseTimeoutMs): Promise<GuardedProposal[]> {
+export async function parseProposals(
+  completions: string[],
+  brief: TaskBrief,
+  baseline: unknown,
+  timeoutMs: number = INTAKE_DEFAULTS.parseTimeoutMs,
+): Promise<GuardedProposal[]> {
   parsing += 1;
   try {
     const out = await intakePool().run({ completions, brief, baseline }, { timeoutMs });

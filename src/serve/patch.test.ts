@@ -44,7 +44,10 @@ test('a patch completion is trained and scored; its result carries the patch and
   const res = await fetch(`${server.url}/v1/rewards`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ task, completions: [`Here: ${JSON.stringify(edit)}`, '{"seed": 3}', JSON.stringify(getPublicTask(task).baseline), '{"model": {"hidden": [9999]}}'] }),
+    body: JSON.stringify({
+      task,
+      completions: [`Here: ${JSON.stringify(edit)}`, '{"seed": 3}', JSON.stringify(getPublicTask(task).baseline), '{"model": {"hidden": [9999]}}'],
+    }),
   });
   assert.equal(res.status, 200);
   const body = RewardsResponse.parse(await res.json());

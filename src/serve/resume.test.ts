@@ -35,7 +35,11 @@ test('rrl serve killed with SIGKILL resumes: finished jobs are kept, unfinished 
   const dir = mkdtempSync(join(tmpdir(), 'rrl-serve-resume-'));
   const completions = [JSON.stringify(arsSpec(task, 5000, 41)), JSON.stringify(arsSpec(task, 5000, 42))];
   const first = await serve(['--run', dir]);
-  const lost = fetch(`${first.url}/v1/rewards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task, completions }) }).catch((e: unknown) => e);
+  const lost = fetch(`${first.url}/v1/rewards`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ task, completions }),
+  }).catch((e: unknown) => e);
 
   // Killed once one job (of seven: the baseline on five seeds and two proposals, on one worker) has finished.
   const store = new Store(dir);
@@ -55,8 +59,14 @@ test('rrl serve killed with SIGKILL resumes: finished jobs are kept, unfinished 
     const run = store.getRun()!;
     const jobs = store.jobs(run.id);
     assert.equal(jobs.length, 7);
-    assert.ok(jobs.some((j) => j.status === 'pending'), 'the kill left a job unfinished');
-    assert.deepEqual(store.requests(run.id).map((r) => r.status), ['pending']);
+    assert.ok(
+      jobs.some((j) => j.status === 'pending'),
+      'the kill left a job unfinished',
+    );
+    assert.deepEqual(
+      store.requests(run.id).map((r) => r.status),
+      ['pending'],
+    );
     assert.ok((await lost) instanceof Error, 'the killed server never answered');
 
     // Restarted with --resume: it finishes the request by itself.
@@ -64,12 +74,19 @@ test('rrl serve killed with SIGKILL resumes: finished jobs are kept, unfinished 
     try {
       while (store.requests(run.id)[0].status !== 'done') await sleep(50);
       const after = store.jobs(run.id);
-      assert.ok(after.every((j) => j.status === 'succeeded'), JSON.stringify(after.map((j) => [j.status, j.error])));
+      assert.ok(
+        after.every((j) => j.status === 'succeeded'),
+        JSON.stringify(after.map((j) => [j.status, j.error])),
+      );
       for (const [id, finishedAt] of before) assert.equal(after.find((j) => j.id === id)!.finishedAt, finishedAt, `job ${id} was not run again`);
       const stored = RewardsResponse.parse(store.requests(run.id)[0].response);
 
       // The trainer's retry of the lost request gets the answer the resumed server stored: the same rewards, no new jobs.
-      const res = await fetch(`${second.url}/v1/rewards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task, completions }) });
+      const res = await fetch(`${second.url}/v1/rewards`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ task, completions }),
+      });
       assert.equal(res.status, 200);
       const again = RewardsResponse.parse(await res.json());
       assert.equal(again.replayed, true);
@@ -87,13 +104,18 @@ test('rrl serve killed with SIGKILL resumes: finished jobs are kept, unfinished 
 });
 
 test('rrl serve refuses to listen beyond loopback without a token', async () => {
-  const child = spawn(process.execPath, [bin, 'serve', '--host', '0.0.0.0', '--port', '0', '--run', mkdtempSync(join(tmpdir(), 'rrl-serve-host-'))], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [bin, 'serve', '--host', '0.0.0.0', '--port', '0', '--run', mkdtempSync(join(tmpdir(), 'rrl-serve-host-'))], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const [code] = (await once(child, 'exit')) as [number];
   assert.notEqual(code, 0);
   assert.match(err, /beyond loopback: a bearer token is required/);
-  const empty = spawn(process.execPath, [bin, 'serve', '--token-env', 'RRL_TEST_NO_SUCH_VAR', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, RRL_TEST_NO_SUCH_VAR: '' } });
+  const empty = spawn(process.execPath, [bin, 'serve', '--token-env', 'RRL_TEST_NO_SUCH_VAR', '--port', '0'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, RRL_TEST_NO_SUCH_VAR: '' },
+  });
   let err2 = '';
   empty.stderr.on('data', (c: Buffer) => (err2 += c.toString()));
   assert.notEqual(((await once(empty, 'exit')) as [number])[0], 0);

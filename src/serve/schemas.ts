@@ -20,7 +20,9 @@ export const RewardsRequest = z
       .array(
         z
           .string()
-          .describe('raw model text; its answer is the first complete JSON object in it: a full job spec (it has a "task" field) or a JSON Merge Patch (RFC 7396) over the task\'s baseline spec (any other object)'),
+          .describe(
+            'raw model text; its answer is the first complete JSON object in it: a full job spec (it has a "task" field) or a JSON Merge Patch (RFC 7396) over the task\'s baseline spec (any other object)',
+          ),
       )
       .min(1)
       .max(MAX_COMPLETIONS)
@@ -39,12 +41,14 @@ export const RewardsRequest = z
 export const Score = z
   .object({
     normalized: z.number().describe('0 = random or trivial, 1 = the reference'),
-    stderr: z.number().nullable().describe('standard error of `normalized` (the evaluation\'s bootstrap); null when unknown'),
+    stderr: z.number().nullable().describe("standard error of `normalized` (the evaluation's bootstrap); null when unknown"),
     uncertainty: z
       .number()
       .nullable()
       .optional()
-      .describe("the score's uncertainty with the task's training noise included: sqrt(stderr² + sd²), sd = the baseline's spread over the harness's seeds; for a confirmed candidate, that of its confirmed mean"),
+      .describe(
+        "the score's uncertainty with the task's training noise included: sqrt(stderr² + sd²), sd = the baseline's spread over the harness's seeds; for a confirmed candidate, that of its confirmed mean",
+      ),
   })
   .describe('the normalised hidden score');
 
@@ -52,10 +56,13 @@ export const Score = z
 export const JobStatus = z.enum(['succeeded', 'failed', 'invalid']).describe('invalid: no JSON object or a spec that fails validation');
 
 /** The merge patch an answer was written as. */
-export const Patch = z.record(z.string(), z.unknown()).nullable().describe('the JSON Merge Patch over the task\'s baseline spec the completion was written as; null for a full spec');
+export const Patch = z
+  .record(z.string(), z.unknown())
+  .nullable()
+  .describe("the JSON Merge Patch over the task's baseline spec the completion was written as; null for a full spec");
 
 /** Whether a job is the baseline's. */
-export const Unchanged = z.boolean().describe('the spec trains the same job as the task\'s baseline spec, seed aside (false for an invalid one)');
+export const Unchanged = z.boolean().describe("the spec trains the same job as the task's baseline spec, seed aside (false for an invalid one)");
 
 /** One completion's outcome. */
 export const RewardResult = z.object({
@@ -71,7 +78,9 @@ export const RewardResult = z.object({
 export const RewardsResponse = z
   .object({
     request: z.number().int().describe('the request id'),
-    replayed: z.boolean().describe('true when this is the stored answer of an earlier request (same idempotency key, or the same task and completions within the replay window)'),
+    replayed: z
+      .boolean()
+      .describe('true when this is the stored answer of an earlier request (same idempotency key, or the same task and completions within the replay window)'),
     rewards: z.array(z.number()).describe('the outer reward of each completion, in order'),
     results: z.array(RewardResult).describe('what became of each completion, in order'),
   })
@@ -92,7 +101,9 @@ export const PromptResponse = z.object({
   example: z
     .record(z.string(), z.unknown())
     .nullable()
-    .describe('the valid job spec the compact form shows, or the example patch the patch form shows (null in the full form): what a trainer-side format reward can compare structure with'),
+    .describe(
+      'the valid job spec the compact form shows, or the example patch the patch form shows (null in the full form): what a trainer-side format reward can compare structure with',
+    ),
 });
 
 /** `GET /v1/jobs/{id}` answer. */
@@ -121,7 +132,9 @@ const SCHEMAS = { RewardsRequest, RewardsResponse, RewardResult, Score, TaskRow,
 export function openApiDocument(version: string): Record<string, unknown> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(SCHEMAS)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', uri: (id) => `#/components/schemas/${id}` }) as { schemas: Record<string, Record<string, unknown>> };
+  const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', uri: (id) => `#/components/schemas/${id}` }) as {
+    schemas: Record<string, Record<string, unknown>>;
+  };
   for (const s of Object.values(schemas)) {
     delete s.$schema;
     delete s.$id;
@@ -134,7 +147,13 @@ export function openApiDocument(version: string): Record<string, unknown> {
     '403': json('ErrorResponse', "a browser request from another origin than the server's own"),
     '421': json('ErrorResponse', 'without a token: a Host other than 127.0.0.1, localhost or [::1] with the server port'),
   };
-  const idParam = (description: string, integer = false) => ({ name: 'id', in: 'path', required: true, description, schema: { type: integer ? 'integer' : 'string' } });
+  const idParam = (description: string, integer = false) => ({
+    name: 'id',
+    in: 'path',
+    required: true,
+    description,
+    schema: { type: integer ? 'integer' : 'string' },
+  });
   return {
     openapi: '3.1.0',
     info: { title: 'rrl serve', version, description: 'recursive-rl as the environment and reward of an LLM RL framework: completions in, outer rewards out.' },
@@ -144,12 +163,31 @@ export function openApiDocument(version: string): Record<string, unknown> {
     },
     security: [{ bearer: [] }, {}],
     paths: {
-      '/v1/tasks': { get: { operationId: 'listTasks', summary: 'the tasks', responses: { '200': { description: 'the task rows', content: { 'application/json': { schema: { type: 'array', items: ref('TaskRow') } } } }, ...errors } } },
+      '/v1/tasks': {
+        get: {
+          operationId: 'listTasks',
+          summary: 'the tasks',
+          responses: {
+            '200': { description: 'the task rows', content: { 'application/json': { schema: { type: 'array', items: ref('TaskRow') } } } },
+            ...errors,
+          },
+        },
+      },
       '/v1/tasks/{id}/prompt': {
         get: {
           operationId: 'taskPrompt',
           summary: 'the chat messages that ask for a job spec for the task',
-          parameters: [idParam('task id'), { name: 'form', in: 'query', required: false, description: 'full (default), compact (one spec to edit, for small models) or patch (the current job and what may change; the answer is a merge patch)', schema: { type: 'string', enum: ['full', 'compact', 'patch'] } }],
+          parameters: [
+            idParam('task id'),
+            {
+              name: 'form',
+              in: 'query',
+              required: false,
+              description:
+                'full (default), compact (one spec to edit, for small models) or patch (the current job and what may change; the answer is a merge patch)',
+              schema: { type: 'string', enum: ['full', 'compact', 'patch'] },
+            },
+          ],
           responses: { '200': json('PromptResponse', 'the messages'), '404': json('ErrorResponse', 'no such task'), ...errors },
         },
       },
@@ -157,8 +195,21 @@ export function openApiDocument(version: string): Record<string, unknown> {
         get: {
           operationId: 'taskSchema',
           summary: 'a JSON Schema of the answer for guided decoding, narrowed to the task',
-          parameters: [idParam('task id'), { name: 'form', in: 'query', required: false, description: 'spec (default: the full job spec) or patch (a merge patch over the baseline: no task field, no field required)', schema: { type: 'string', enum: ['spec', 'patch'] } }],
-          responses: { '200': { description: 'a JSON Schema (plain features only, for grammar engines)', content: { 'application/json': { schema: { type: 'object' } } } }, '404': json('ErrorResponse', 'no such task'), ...errors },
+          parameters: [
+            idParam('task id'),
+            {
+              name: 'form',
+              in: 'query',
+              required: false,
+              description: 'spec (default: the full job spec) or patch (a merge patch over the baseline: no task field, no field required)',
+              schema: { type: 'string', enum: ['spec', 'patch'] },
+            },
+          ],
+          responses: {
+            '200': { description: 'a JSON Schema (plain features only, for grammar engines)', content: { 'application/json': { schema: { type: 'object' } } } },
+            '404': json('ErrorResponse', 'no such task'),
+            ...errors,
+          },
         },
       },
       '/v1/rewards': {
@@ -171,14 +222,22 @@ export function openApiDocument(version: string): Record<string, unknown> {
             '404': json('ErrorResponse', 'no such task'),
             '413': json('ErrorResponse', 'the body is over the size limit'),
             '415': json('ErrorResponse', 'the body is not application/json'),
-            '429': { ...json('ErrorResponse', 'the job queue is full, or too many completion bytes came of late; retry after the Retry-After header'), headers: { 'Retry-After': { schema: { type: 'integer' } } } },
+            '429': {
+              ...json('ErrorResponse', 'the job queue is full, or too many completion bytes came of late; retry after the Retry-After header'),
+              headers: { 'Retry-After': { schema: { type: 'integer' } } },
+            },
             '503': json('ErrorResponse', 'the server is shutting down; the request is kept and finishes on --resume'),
             ...errors,
           },
         },
       },
       '/v1/jobs/{id}': {
-        get: { operationId: 'job', summary: 'one job', parameters: [idParam('job id', true)], responses: { '200': json('JobResponse', 'the job'), '404': json('ErrorResponse', 'no such job'), ...errors } },
+        get: {
+          operationId: 'job',
+          summary: 'one job',
+          parameters: [idParam('job id', true)],
+          responses: { '200': json('JobResponse', 'the job'), '404': json('ErrorResponse', 'no such job'), ...errors },
+        },
       },
       '/openapi.json': { get: { operationId: 'openapi', summary: 'this document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
     },

@@ -43,7 +43,14 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
     components: { schemas: Record<string, unknown> };
   };
   assert.equal(doc.openapi, '3.1.0');
-  assert.deepEqual(Object.keys(doc.paths).sort(), ['/openapi.json', '/v1/jobs/{id}', '/v1/rewards', '/v1/tasks', '/v1/tasks/{id}/prompt', '/v1/tasks/{id}/schema']);
+  assert.deepEqual(Object.keys(doc.paths).sort(), [
+    '/openapi.json',
+    '/v1/jobs/{id}',
+    '/v1/rewards',
+    '/v1/tasks',
+    '/v1/tasks/{id}/prompt',
+    '/v1/tasks/{id}/schema',
+  ]);
   // Every reference points at a schema the document defines.
   const refs = JSON.stringify(doc).match(/"\$ref":"[^"]*"/g) ?? [];
   assert.ok(refs.length > 5);
@@ -62,14 +69,20 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
   assert.ok(compact.messages[1].content.includes(JSON.stringify(compact.example)));
   assert.equal((await fetch(`${server.url}/v1/tasks/nope/prompt`)).status, 404);
 
-  const res = await post({ task, completions: [fenced(arsSpec(task, 5000, 1)), 'I do not know.', JSON.stringify({ ...arsSpec(task), reward: { expression: 'r + foo' } })] });
+  const res = await post({
+    task,
+    completions: [fenced(arsSpec(task, 5000, 1)), 'I do not know.', JSON.stringify({ ...arsSpec(task), reward: { expression: 'r + foo' } })],
+  });
   assert.equal(res.status, 200);
   const body = RewardsResponse.parse(await res.json());
   assert.equal(body.rewards.length, 3);
   assert.equal(body.results[0].status, 'succeeded');
   assert.ok(body.results[0].score && body.results[0].score.normalized > 0, 'ARS learns CartPole');
   assert.ok(body.rewards[0] > -1);
-  assert.deepEqual(body.results.slice(1).map((r) => r.status), ['invalid', 'invalid']);
+  assert.deepEqual(
+    body.results.slice(1).map((r) => r.status),
+    ['invalid', 'invalid'],
+  );
   assert.deepEqual(body.rewards.slice(1), [-1, -1]);
   assert.match(body.results[1].reason ?? '', /no JSON object/);
   assert.match(body.results[2].reason ?? '', /reward\.expression.*foo/);
@@ -87,8 +100,14 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
     assert.equal(req.status, 'done');
     assert.deepEqual(req.response, body);
     const rows = store.jobs(run.id, { iteration: req.id, kind: 'proposal' });
-    assert.deepEqual(rows.map((r) => r.reward), body.rewards);
-    assert.ok(store.jobs(run.id, { kind: 'baseline' }).every((r) => r.task === task && r.status !== 'pending'), 'the baseline trained once');
+    assert.deepEqual(
+      rows.map((r) => r.reward),
+      body.rewards,
+    );
+    assert.ok(
+      store.jobs(run.id, { kind: 'baseline' }).every((r) => r.task === task && r.status !== 'pending'),
+      'the baseline trained once',
+    );
   } finally {
     store.close();
   }
@@ -141,15 +160,21 @@ test('hostile bodies are 4xx with a one-line error; hostile completions are inva
     '{"__proto__": {"polluted": true}, "task": "cartpole-short"}',
     'x'.repeat(100_000),
     '{'.repeat(100_000),
-    '<think>' + '{"a": ['.repeat(1000),
+    `<think>${'{"a": ['.repeat(1000)}`,
     JSON.stringify({ ...arsSpec(task), budget: { envSteps: 1e12 } }),
     '\u0000\uffff\ud800',
   ];
   const res = await post({ task, completions });
   assert.equal(res.status, 200);
   const body = RewardsResponse.parse(await res.json());
-  assert.deepEqual(body.results.map((r) => r.status), completions.map(() => 'invalid'));
-  assert.deepEqual(body.rewards, completions.map(() => -1));
+  assert.deepEqual(
+    body.results.map((r) => r.status),
+    completions.map(() => 'invalid'),
+  );
+  assert.deepEqual(
+    body.rewards,
+    completions.map(() => -1),
+  );
   for (const r of body.results) assert.doesNotMatch(r.reason ?? '', /\n/);
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
 });
@@ -160,9 +185,17 @@ test('a full queue answers 429 with Retry-After; shutting down answers 503 and k
   const small = RewardService.open(dir2, config, ex, { maxQueue: 2 });
   const srv = await startServer(small, { port: 0 });
   try {
-    const first = fetch(`${srv.url}/v1/rewards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task, completions: [JSON.stringify(arsSpec(task, 5000, 31)), JSON.stringify(arsSpec(task, 5000, 32))] }) });
+    const first = fetch(`${srv.url}/v1/rewards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ task, completions: [JSON.stringify(arsSpec(task, 5000, 31)), JSON.stringify(arsSpec(task, 5000, 32))] }),
+    });
     while (small.queued < 2) await new Promise((r) => setTimeout(r, 20));
-    const refused = await fetch(`${srv.url}/v1/rewards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task, completions: ['{}'] }) });
+    const refused = await fetch(`${srv.url}/v1/rewards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ task, completions: ['{}'] }),
+    });
     assert.equal(refused.status, 429);
     assert.match(refused.headers.get('retry-after') ?? '', /^[1-9]\d*$/);
     assert.match(((await refused.json()) as { error: string }).error, /queue is full/);
@@ -176,7 +209,10 @@ test('a full queue answers 429 with Retry-After; shutting down answers 503 and k
   }
   const store = new Store(dir2);
   try {
-    assert.deepEqual(store.requests(store.getRun()!.id).map((r) => r.status), ['pending']);
+    assert.deepEqual(
+      store.requests(store.getRun()!.id).map((r) => r.status),
+      ['pending'],
+    );
   } finally {
     store.close();
   }
@@ -188,7 +224,11 @@ test('a token is required beyond loopback, and once given, on every request', as
   try {
     assert.equal((await fetch(`${srv.url}/v1/tasks`)).status, 401);
     assert.equal((await fetch(`${srv.url}/openapi.json`, { headers: { authorization: 'Bearer wrong' } })).status, 401);
-    const bad = await fetch(`${srv.url}/v1/rewards`, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json', authorization: 'Basic s3cret' } });
+    const bad = await fetch(`${srv.url}/v1/rewards`, {
+      method: 'POST',
+      body: '{}',
+      headers: { 'content-type': 'application/json', authorization: 'Basic s3cret' },
+    });
     assert.equal(bad.status, 401);
     assert.equal((await fetch(`${srv.url}/v1/tasks`, { headers: { authorization: 'Bearer s3cret' } })).status, 200);
   } finally {
@@ -197,7 +237,11 @@ test('a token is required beyond loopback, and once given, on every request', as
 });
 
 /** A request with raw headers (Host included) over a real socket; resolves status, headers and body. */
-function raw(base: string, path: string, o: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
+function raw(
+  base: string,
+  path: string,
+  o: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: string }> {
   const u = new URL(base);
   return new Promise((resolve, reject) => {
     const req = request({ host: u.hostname, port: u.port, path, method: o.method ?? 'GET', headers: o.headers }, (res) => {
@@ -266,7 +310,10 @@ test('without a token only a loopback Host with the port is served; an Origin mu
   try {
     const auth = { authorization: 'Bearer s3cret' };
     assert.equal((await raw(srv.url, '/v1/tasks', { headers: { ...auth, host: `box.example:${srv.port}` } })).status, 200);
-    assert.equal((await raw(srv.url, '/v1/tasks', { headers: { ...auth, host: `box.example:${srv.port}`, origin: `http://box.example:${srv.port}` } })).status, 200);
+    assert.equal(
+      (await raw(srv.url, '/v1/tasks', { headers: { ...auth, host: `box.example:${srv.port}`, origin: `http://box.example:${srv.port}` } })).status,
+      200,
+    );
     assert.equal((await raw(srv.url, '/v1/tasks', { headers: { ...auth, host: `box.example:${srv.port}`, origin: 'http://evil.example' } })).status, 403);
   } finally {
     await srv.close();
@@ -275,12 +322,24 @@ test('without a token only a loopback Host with the port is served; an Origin mu
 
 test('a POST body must be application/json: text/plain, a form or no type is 415', async () => {
   const body = JSON.stringify({ task, completions: ['x'] });
-  for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json; charset=latin1', 'application/jsonx', null]) {
+  for (const type of [
+    'text/plain',
+    'text/plain;charset=UTF-8',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/json; charset=latin1',
+    'application/jsonx',
+    null,
+  ]) {
     const r = await raw(server.url, '/v1/rewards', { method: 'POST', headers: type ? { 'content-type': type } : {}, body });
     assert.equal(r.status, 415, String(type));
     assert.match(oneLineError(r.body), /must be application\/json/);
   }
-  const ok = await raw(server.url, '/v1/rewards', { method: 'POST', headers: { 'content-type': 'Application/JSON; charset="UTF-8"' }, body: JSON.stringify({ task: 'no-such-task', completions: ['x'] }) });
+  const ok = await raw(server.url, '/v1/rewards', {
+    method: 'POST',
+    headers: { 'content-type': 'Application/JSON; charset="UTF-8"' },
+    body: JSON.stringify({ task: 'no-such-task', completions: ['x'] }),
+  });
   assert.equal(ok.status, 404, 'past the type check');
 });
 
@@ -302,7 +361,11 @@ test('a half-sent body is answered 408 and closed after the body timeout; a long
     // Headers that never end are cut off the same way.
     assert.match(await untilClosed(srv.port, `GET /v1/tasks HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\n`), /^HTTP\/1\.1 408 /);
     // A request whose body arrived waits for its jobs (seconds, past the body timeout).
-    const res = await fetch(`${srv.url}/v1/rewards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task, completions: [JSON.stringify(arsSpec(task, 3000, 77))] }) });
+    const res = await fetch(`${srv.url}/v1/rewards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ task, completions: [JSON.stringify(arsSpec(task, 3000, 77))] }),
+    });
     assert.equal(res.status, 200);
     assert.equal(RewardsResponse.parse(await res.json()).results[0].status, 'succeeded');
   } finally {
@@ -317,7 +380,10 @@ test('connections past the cap are answered 503 and closed, and none of their re
     await Promise.all(held.map((s) => once(s, 'connect')));
     const before = requestCount();
     const body = JSON.stringify({ task, completions: [JSON.stringify(arsSpec(task, 500, 6))] });
-    const answer = await untilClosed(srv.port, `POST /v1/rewards HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    const answer = await untilClosed(
+      srv.port,
+      `POST /v1/rewards HTTP/1.1\r\nHost: 127.0.0.1:${srv.port}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
     assert.match(answer, /^HTTP\/1\.1 503 /);
     assert.match(oneLineError(answer.slice(answer.indexOf('\r\n\r\n') + 4)), /too many connections: this server keeps at most 2 open/);
     assert.equal(requestCount(), before);
@@ -325,7 +391,10 @@ test('connections past the cap are answered 503 and closed, and none of their re
     held.pop()!.destroy();
     let status = 0;
     for (let i = 0; i < 100 && status !== 200; i++) {
-      status = await raw(srv.url, '/v1/tasks', { headers: { connection: 'close' } }).then((r) => r.status, () => 0);
+      status = await raw(srv.url, '/v1/tasks', { headers: { connection: 'close' } }).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (status !== 200) await new Promise((r) => setTimeout(r, 20));
     }
     assert.equal(status, 200);
@@ -343,7 +412,11 @@ test('a flood of completions is parsed off the event loop: other clients are ans
   try {
     // Each completion makes the parser try 32 unclosed objects, each to the end of the text.
     const completions = Array.from({ length: 256 }, (_, i) => `${'{'.repeat(32)}${String(i).padEnd(32_000, 'x')}`);
-    const flood = fetch(`${srv.url}/v1/rewards`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ task, completions }) });
+    const flood = fetch(`${srv.url}/v1/rewards`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ task, completions }),
+    });
     while (requestsParsing() === 0) await new Promise((r) => setImmediate(r));
     let answeredWhileParsing = 0;
     while (requestsParsing() > 0) {
@@ -377,7 +450,10 @@ test('invalid completions count against a byte budget: a flood gets 429 with Ret
     const first = await post2([valid, ...junk]);
     assert.equal(first.status, 200);
     const answer = RewardsResponse.parse(await first.json());
-    assert.deepEqual(answer.results.map((r) => r.status), ['succeeded', 'invalid', 'invalid', 'invalid']);
+    assert.deepEqual(
+      answer.results.map((r) => r.status),
+      ['succeeded', 'invalid', 'invalid', 'invalid'],
+    );
     // The budget is spent (invalid bytes too): the next flood is refused before it is parsed.
     const refused = await post2(junk);
     assert.equal(refused.status, 429);

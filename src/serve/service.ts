@@ -121,7 +121,11 @@ export class RewardService {
       if ((stored as { mode?: string }).mode !== 'serve') throw new Error(`the run in ${dir} is a training run, not a serve run`);
       // Generated tasks of the run (`rrl serve --family`), new or resumed: registered before anything looks a task up.
       for (const d of (stored as ServeConfig).families ?? []) registerFamilyTasks(d.family, d.count, d.seed);
-      pinTaskFingerprints(store, runId, listTasks().map((t) => t.brief.id)); // a resumed run refuses tasks whose files changed
+      pinTaskFingerprints(
+        store,
+        runId,
+        listTasks().map((t) => t.brief.id),
+      ); // a resumed run refuses tasks whose files changed
       store.setRunStatus(runId, 'running');
       cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
       const scorer = new Scorer(options.scoring);
@@ -214,22 +218,36 @@ export class RewardService {
     const digest = requestDigest(task, completions);
     // Looked up again after parsing: an identical request may have been recorded meanwhile.
     const replay = (): Promise<z.infer<typeof RewardsResponse>> | null => {
-      const earlier = idempotencyKey !== undefined ? this.store.requestByKey(this.runId, idempotencyKey) : this.store.requestByDigest(this.runId, digest, this.options.replayWindowSeconds ?? 600);
+      const earlier =
+        idempotencyKey !== undefined
+          ? this.store.requestByKey(this.runId, idempotencyKey)
+          : this.store.requestByDigest(this.runId, digest, this.options.replayWindowSeconds ?? 600);
       if (!earlier) return null;
-      if (earlier.digest !== digest) throw new HttpError(422, `idempotency key "${idempotencyKey?.slice(0, 64)}" was used for request ${earlier.id}, whose task or completions differ; use a new key for a new request`);
+      if (earlier.digest !== digest)
+        throw new HttpError(
+          422,
+          `idempotency key "${idempotencyKey?.slice(0, 64)}" was used for request ${earlier.id}, whose task or completions differ; use a new key for a new request`,
+        );
       return this.answerOf(earlier.id, earlier.task, earlier.completions).then((answer) => ({ ...answer, replayed: true }));
     };
     const n = completions.length;
     const room = (): void => {
       if (this.abort.signal.aborted) throw new HttpError(503, 'the server is shutting down');
       if (this.outstanding + n > this.maxQueue) {
-        throw new HttpError(429, `the job queue is full (${this.outstanding} of ${this.maxQueue} jobs waiting or running; this request has ${n})`, this.retryAfter());
+        throw new HttpError(
+          429,
+          `the job queue is full (${this.outstanding} of ${this.maxQueue} jobs waiting or running; this request has ${n})`,
+          this.retryAfter(),
+        );
       }
     };
     const before = replay();
     if (before) return before;
     room();
-    this.budget ??= new CompletionBudget(this.options.completionBytes ?? INTAKE_DEFAULTS.completionBytes, this.options.completionWindowMs ?? INTAKE_DEFAULTS.windowMs);
+    this.budget ??= new CompletionBudget(
+      this.options.completionBytes ?? INTAKE_DEFAULTS.completionBytes,
+      this.options.completionWindowMs ?? INTAKE_DEFAULTS.windowMs,
+    );
     const admitted = this.budget.admit(completions);
     if (!admitted.ok) throw new HttpError(429, admitted.message, admitted.retryAfterSeconds);
     const parsed = await parseProposals(completions, getPublicTask(task).brief, getPublicTask(task).baseline);
@@ -280,7 +298,11 @@ export class RewardService {
         const rows = (): JobRow[] => this.store.jobs(this.runId, { kind: 'baseline' }).filter((r) => r.task === task);
         if (!rows().length) this.store.addJobs(this.runId, baselineJobs(task, getPublicTask(task).baseline, this.secret));
         for (;;) {
-          const oks = await Promise.all(rows().filter((r) => r.status === 'pending').map((r) => this.runJob(r)));
+          const oks = await Promise.all(
+            rows()
+              .filter((r) => r.status === 'pending')
+              .map((r) => this.runJob(r)),
+          );
           if (oks.some((ok) => !ok)) return false;
           const retries = baselineRetries(rows());
           if (!retries.length) return true;
@@ -289,7 +311,10 @@ export class RewardService {
         }
       })();
       this.baselines.set(task, p);
-      p.then((ok) => ok || this.baselines.delete(task), () => this.baselines.delete(task));
+      p.then(
+        (ok) => ok || this.baselines.delete(task),
+        () => this.baselines.delete(task),
+      );
     }
     return p;
   }
@@ -316,12 +341,17 @@ export class RewardService {
 
   private async finish(id: number, task: string): Promise<z.infer<typeof RewardsResponse>> {
     const brief = getPublicTask(task).brief;
-    const interrupted = (): HttpError => new HttpError(503, `the server is shutting down; request ${id} is kept and finishes when the server is started again with --resume`);
+    const interrupted = (): HttpError =>
+      new HttpError(503, `the server is shutting down; request ${id} is kept and finishes when the server is started again with --resume`);
     const pending = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }).filter((r) => r.status === 'pending');
     const oks = await Promise.all([this.baseline(task), ...pending.map((r) => this.runJob(r))]);
     if (oks.some((ok) => !ok) || this.abort.signal.aborted) throw interrupted();
     // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
-    const candidates = bonusCandidates(this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }), this.standing(task, id), this.store.jobs(this.runId, { kind: 'confirm' }));
+    const candidates = bonusCandidates(
+      this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }),
+      this.standing(task, id),
+      this.store.jobs(this.runId, { kind: 'confirm' }),
+    );
     const added = confirmJobs(candidates, this.store.jobs(this.runId, { kind: 'confirm' }), this.secret);
     if (added.length) this.store.addJobs(this.runId, added);
     const confirming = this.store.jobs(this.runId, { iteration: id, kind: 'confirm' }).filter((r) => r.status === 'pending');
@@ -336,8 +366,14 @@ export class RewardService {
       rewards: group.map((g) => g.reward),
       results: rows.map((r, i) => ({
         status: r.status as 'succeeded' | 'failed' | 'invalid',
-        score: r.normalized === null ? null : { normalized: r.normalized, stderr: r.stderr, uncertainty: (group[i].detail.uncertainty as number | null) ?? null },
-        reason: r.status === 'succeeded' ? (group[i].detail.unscored ? `not rewarded: ${group[i].detail.unscored as string}` : null) : (r.error ?? r.failureKind ?? 'failed'),
+        score:
+          r.normalized === null ? null : { normalized: r.normalized, stderr: r.stderr, uncertainty: (group[i].detail.uncertainty as number | null) ?? null },
+        reason:
+          r.status === 'succeeded'
+            ? group[i].detail.unscored
+              ? `not rewarded: ${group[i].detail.unscored as string}`
+              : null
+            : (r.error ?? r.failureKind ?? 'failed'),
         job: r.id,
         ...this.answerFields(r),
       })),

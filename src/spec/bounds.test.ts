@@ -34,7 +34,13 @@ test('checkBounds measures depth, size, strings, keys and cycles without recursi
   // Far deeper than the call stack allows a recursive walk (or JSON.stringify) to go.
   const deep = checkBounds(JSON.parse('['.repeat(200_000) + ']'.repeat(200_000)), TRACE_BOUNDS);
   assert.match(deep!.message, /nested more than 32 levels deep/);
-  assert.match(checkBounds(Array.from({ length: 5000 }, () => 1), SPEC_BOUNDS)!.message, /array of 5000 items/);
+  assert.match(
+    checkBounds(
+      Array.from({ length: 5000 }, () => 1),
+      SPEC_BOUNDS,
+    )!.message,
+    /array of 5000 items/,
+  );
   assert.match(checkBounds({ s: 'x'.repeat(70_000) }, SPEC_BOUNDS)!.message, /string of 70000 characters; the limit is 65536/);
   assert.match(checkBounds({ ['k'.repeat(300)]: 1 }, SPEC_BOUNDS)!.message, /key of 300 characters/);
   const cyclic: Record<string, unknown> = { a: 1 };

@@ -122,7 +122,11 @@ export function checkBounds(value: unknown, bounds: Bounds): BoundsViolation | n
   try {
     return walk(value, bounds);
   } catch (err) {
-    return { path: '', shown: 'a value that is not JSON data', message: oneLine(`the value cannot be read as JSON data (${(err as Error)?.message ?? 'error'})`, MAX_ISSUE_CHARS) };
+    return {
+      path: '',
+      shown: 'a value that is not JSON data',
+      message: oneLine(`the value cannot be read as JSON data (${(err as Error)?.message ?? 'error'})`, MAX_ISSUE_CHARS),
+    };
   }
 }
 
@@ -131,7 +135,11 @@ function walk(root: unknown, b: Bounds): BoundsViolation | null {
   const open = new Set<object>(); // the objects on the path from the root: a cycle returns to one
   let nodes = 0;
   let chars = 0;
-  const fail = (path: readonly (string | number)[], message: string, shown = 'a value over the size limits'): BoundsViolation => ({ path: showPath(path), shown, message });
+  const fail = (path: readonly (string | number)[], message: string, shown = 'a value over the size limits'): BoundsViolation => ({
+    path: showPath(path),
+    shown,
+    message,
+  });
   const notJson = 'a value that is not JSON data';
   while (stack.length) {
     const { value, depth, path, leave } = stack.pop()!;
@@ -167,7 +175,8 @@ function walk(root: unknown, b: Bounds): BoundsViolation | null {
     for (let i = keys.length - 1; i >= 0; i--) {
       const k = keys[i];
       if (k.length > b.maxKeyLength) return fail(path, `a key of ${k.length} characters; the limit is ${b.maxKeyLength}`);
-      if (b.refusePrototypeKeys && PROTOTYPE_KEYS.has(k)) return fail([...path, k], `the key "${k}" is refused (it names an object's prototype)`, 'a reserved key');
+      if (b.refusePrototypeKeys && PROTOTYPE_KEYS.has(k))
+        return fail([...path, k], `the key "${k}" is refused (it names an object's prototype)`, 'a reserved key');
       chars += k.length;
       if (chars > b.maxTotalChars) return fail(path, `more than ${b.maxTotalChars} characters of text in all`);
       const d = Object.getOwnPropertyDescriptor(value, k);

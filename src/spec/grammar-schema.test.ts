@@ -10,7 +10,21 @@ import { validateSpec } from '../inner/spec-check.js';
 import { jobSpecJsonSchema } from './schema.js';
 
 /** Keywords grammar engines reject or ignore unevenly (see docs/llm-agent.md); none is in the grammar form. */
-const AVOIDED = ['$schema', 'prefixItems', 'propertyNames', 'maxProperties', 'minProperties', 'default', 'pattern', '$ref', '$defs', 'oneOf', 'allOf', 'not', 'if'];
+const AVOIDED = [
+  '$schema',
+  'prefixItems',
+  'propertyNames',
+  'maxProperties',
+  'minProperties',
+  'default',
+  'pattern',
+  '$ref',
+  '$defs',
+  'oneOf',
+  'allOf',
+  'not',
+  'if',
+];
 
 /** A validator compiled from a JSON Schema by zod itself (a second reader of the schema). */
 const validator = (schema: Record<string, unknown>) => z.fromJSONSchema(schema);
@@ -34,7 +48,7 @@ test('every field named in KIND_ONLY_FIELDS exists in the spec schema', () => {
   for (const path of [...KIND_ONLY_FIELDS.control, ...KIND_ONLY_FIELDS.supervised]) assert.ok(nodeAt(root, path), path);
 });
 
-test('every task\'s compact example and reference spec pass its grammar form; the generic form admits its baseline too', () => {
+test("every task's compact example and reference spec pass its grammar form; the generic form admits its baseline too", () => {
   for (const { brief, baseline } of listTasks()) {
     const narrowed = validator(grammarSchema(brief));
     const generic = validator(grammarSchema());
@@ -95,7 +109,9 @@ test('the patch form: no task field, nothing required, closed objects; every one
       { ...base, seed: 7 },
       { ...base, model: { ...base.model, hidden: [16] } },
       { ...base, algorithm: { ...base.algorithm, ...('learningRate' in base.algorithm ? { learningRate: 0.002 } : { stepSize: 0.05 }) } },
-      brief.kind === 'control' ? { ...base, budget: { ...base.budget, envSteps: 1000 } } : { ...base, dataset: { ...base.dataset, sources: [{ id: brief.supervised!.sources[0].id, weight: 1 }] } },
+      brief.kind === 'control'
+        ? { ...base, budget: { ...base.budget, envSteps: 1000 } }
+        : { ...base, dataset: { ...base.dataset, sources: [{ id: brief.supervised!.sources[0].id, weight: 1 }] } },
     ];
     for (const edited of edits) {
       const patch = mergePatchBetween(baseline, edited);

@@ -151,7 +151,11 @@ function narrow(root: SchemaNode, brief: TaskBrief): void {
   for (const p of brief.environment.params) props[p.name] = paramNode(p.min, p.max, p.description);
   setField(root, 'environment.params', { type: 'object', properties: props, additionalProperties: false });
   const wrappers = brief.environment.wrappers;
-  setField(root, 'environment.wrappers', wrappers.length ? { type: 'array', items: { type: 'string', enum: wrappers }, maxItems: wrappers.length } : { type: 'array', maxItems: 0 });
+  setField(
+    root,
+    'environment.wrappers',
+    wrappers.length ? { type: 'array', items: { type: 'string', enum: wrappers }, maxItems: wrappers.length } : { type: 'array', maxItems: 0 },
+  );
   if (brief.kind === 'control') {
     const demos = brief.demonstrations.map((d) => d.id);
     setField(root, 'dataset.demonstrations', demos.length ? { anyOf: [{ type: 'string', enum: demos }, { type: 'null' }] } : { type: 'null' });

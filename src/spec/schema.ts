@@ -7,12 +7,15 @@ import { z } from 'zod';
  */
 
 const paramSetting = z
-  .union([
-    z.number().min(-1e6).max(1e6).describe('a fixed value for every episode'),
-    z
-      .tuple([z.number().min(-1e6).max(1e6), z.number().min(-1e6).max(1e6)])
-      .describe('[low, high]: drawn uniformly at the start of every episode (domain randomisation)'),
-  ], { error: 'expected a number or a [low, high] pair of numbers' })
+  .union(
+    [
+      z.number().min(-1e6).max(1e6).describe('a fixed value for every episode'),
+      z
+        .tuple([z.number().min(-1e6).max(1e6), z.number().min(-1e6).max(1e6)])
+        .describe('[low, high]: drawn uniformly at the start of every episode (domain randomisation)'),
+    ],
+    { error: 'expected a number or a [low, high] pair of numbers' },
+  )
   .describe('a physical parameter: a fixed value or a [low, high] range');
 
 /** Most physical parameters one spec may set. */
@@ -37,9 +40,7 @@ export const EnvironmentSection = z
       .refine((o) => Object.keys(o).length <= MAX_PARAMS, { error: `at most ${MAX_PARAMS} parameters` })
       .meta({ maxProperties: MAX_PARAMS })
       .default({})
-      .describe(
-        "physical parameters of the training environment by name, within the ranges the task's brief declares; unset parameters keep their defaults",
-      ),
+      .describe("physical parameters of the training environment by name, within the ranges the task's brief declares; unset parameters keep their defaults"),
     wrappers: z
       .array(z.enum(WRAPPERS))
       .max(4)
@@ -78,7 +79,9 @@ export const RewardSection = z
       .max(500)
       .nullable()
       .default(null)
-      .describe("supervised tasks: optional per-example loss weight, an expression over the brief's feature names and `label`; null weighs all examples equally"),
+      .describe(
+        "supervised tasks: optional per-example loss weight, an expression over the brief's feature names and `label`; null weighs all examples equally",
+      ),
   })
   .describe('what the job optimises: a per-step reward (control) or a loss (supervised); the hidden evaluation always uses the canonical metric');
 
@@ -101,17 +104,28 @@ export const DatasetSection = z
       .max(8)
       .default([])
       .describe('supervised tasks: the sources to train on and their mixture weights'),
-    size: z.number().int().min(10).max(100_000).nullable().default(null).describe('supervised tasks: examples drawn from the mixture (with replacement when a source is smaller); null uses every example of the chosen sources once'),
-    validationFraction: z.number().min(0).max(0.5).default(0.1).describe('supervised tasks: share of the drawn examples held back for validation (early stopping, curves)'),
+    size: z
+      .number()
+      .int()
+      .min(10)
+      .max(100_000)
+      .nullable()
+      .default(null)
+      .describe(
+        'supervised tasks: examples drawn from the mixture (with replacement when a source is smaller); null uses every example of the chosen sources once',
+      ),
+    validationFraction: z
+      .number()
+      .min(0)
+      .max(0.5)
+      .default(0.1)
+      .describe('supervised tasks: share of the drawn examples held back for validation (early stopping, curves)'),
   })
   .describe('data the job trains on besides its own experience');
 
 export const ModelSection = z
   .strictObject({
-    hidden: z
-      .array(z.number().int().min(1).max(512))
-      .max(4)
-      .describe('hidden layer widths of the policy (and value) network; [] is a linear policy'),
+    hidden: z.array(z.number().int().min(1).max(512)).max(4).describe('hidden layer widths of the policy (and value) network; [] is a linear policy'),
     activation: z.enum(['tanh', 'relu']).describe('activation of the hidden layers'),
     dropout: z.number().min(0).max(0.8).default(0).describe('supervised tasks: dropout rate after each hidden layer'),
   })
@@ -191,7 +205,13 @@ export const SupervisedParams = z
     warmupEpochs: z.number().int().min(0).max(50).default(0).describe('epochs of linear warm-up'),
     batchSize: z.number().int().min(1).max(4096).describe('examples per gradient step'),
     epochs: z.number().int().min(1).max(500).describe('passes over the training set'),
-    earlyStoppingPatience: z.number().int().min(0).max(100).default(0).describe('stop after this many epochs without validation improvement and keep the best weights (0: off)'),
+    earlyStoppingPatience: z
+      .number()
+      .int()
+      .min(0)
+      .max(100)
+      .default(0)
+      .describe('stop after this many epochs without validation improvement and keep the best weights (0: off)'),
   })
   .describe('supervised optimiser and schedule');
 
@@ -213,19 +233,35 @@ export const AlgorithmSection = z
 
 export const BudgetSection = z
   .strictObject({
-    envSteps: z.number().int().min(1).max(10_000_000).optional().describe("control tasks (required there): environment steps the engine may take (capped by the task's brief)"),
-    examples: z.number().int().min(1).max(100_000_000).optional().describe("supervised tasks (required there): training examples the engine may process, summed over epochs (capped by the task's brief)"),
+    envSteps: z
+      .number()
+      .int()
+      .min(1)
+      .max(10_000_000)
+      .optional()
+      .describe("control tasks (required there): environment steps the engine may take (capped by the task's brief)"),
+    examples: z
+      .number()
+      .int()
+      .min(1)
+      .max(100_000_000)
+      .optional()
+      .describe("supervised tasks (required there): training examples the engine may process, summed over epochs (capped by the task's brief)"),
     targetReturn: z
       .number()
       .min(-1e6)
       .max(1e6)
       .nullable()
       .default(null)
-      .describe('control tasks: stop early once the mean return of the last 20 training episodes reaches this (on the canonical environment reward); null: use the whole budget'),
+      .describe(
+        'control tasks: stop early once the mean return of the last 20 training episodes reaches this (on the canonical environment reward); null: use the whole budget',
+      ),
     stopWhenFlat: z
       .boolean()
       .default(false)
-      .describe('control tasks: stop a hopeless job once half the budget is spent and the mean return of the last 20 training episodes is no better than that of its first 20 (training returns only; the hidden evaluation is never consulted)'),
+      .describe(
+        'control tasks: stop a hopeless job once half the budget is spent and the mean return of the last 20 training episodes is no better than that of its first 20 (training returns only; the hidden evaluation is never consulted)',
+      ),
   })
   .describe('compute budget; the engine counts it itself and stops at the cap');
 

@@ -73,11 +73,17 @@ for (const [kind, brief, arb] of [
 
   test(`validation property (${kind}): ${RUNS} generated hostile values (random JSON, deep, wide, prototype keys, huge numbers, NaN-like strings) are refused in one line`, () => {
     fc.assert(
-      fc.property(fc.oneof(hostileValueArb, arb.chain((spec) => hostileValueArb.map((v) => ({ ...spec, environment: { params: { poleLength: v } } })))), (value) => {
-        const r = check(value, brief);
-        const keys = value !== null && typeof value === 'object' ? Object.keys(value) : [];
-        if (keys.some((k) => PROTOTYPE_KEYS.has(k))) assert.equal(r.ok, false, 'a prototype key is refused');
-      }),
+      fc.property(
+        fc.oneof(
+          hostileValueArb,
+          arb.chain((spec) => hostileValueArb.map((v) => ({ ...spec, environment: { params: { poleLength: v } } }))),
+        ),
+        (value) => {
+          const r = check(value, brief);
+          const keys = value !== null && typeof value === 'object' ? Object.keys(value) : [];
+          if (keys.some((k) => PROTOTYPE_KEYS.has(k))) assert.equal(r.ok, false, 'a prototype key is refused');
+        },
+      ),
       { numRuns: RUNS, seed: kind === 'control' ? 301 : 302 },
     );
   });

@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { ALGORITHMS, jobSpecJsonSchema, type JobSpecInput } from './schema.js';
+import { ALGORITHMS, jobSpecJsonSchema } from './schema.js';
 import { SpecError, assertSpec, formatIssues, joinPath, parseSpec, showValue, type SpecIssue } from './validate.js';
 import { briefIssues, validateSpec } from '../inner/spec-check.js';
 import { getPublicTask } from '../tasks/briefs.js';
@@ -49,7 +49,10 @@ test('parseSpec fills defaults and does not mutate its input', () => {
   assert.deepEqual(r.spec.environment, { params: {}, wrappers: [], numEnvs: 8, standardize: true, inputNoise: 0, mixup: 0 });
   assert.deepEqual(r.spec.dataset, { demonstrations: null, bcEpochs: 20, sources: [], size: null, validationFraction: 0.1 });
   assert.deepEqual(input, before);
-  const ppo = { ...base(), algorithm: { name: 'ppo', learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.95, clip: 0.2, epochs: 4, minibatches: 4, rolloutSteps: 128, entropyCoef: 0.01 } };
+  const ppo = {
+    ...base(),
+    algorithm: { name: 'ppo', learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.95, clip: 0.2, epochs: 4, minibatches: 4, rolloutSteps: 128, entropyCoef: 0.01 },
+  };
   const p = assertSpec(ppo);
   assert.equal(p.algorithm.name, 'ppo');
   if (p.algorithm.name === 'ppo') {
@@ -152,18 +155,15 @@ test('a parameter outside the brief range names the parameter, the value and the
   assert.ok(validateSpec(ok, brief).ok);
 });
 
-test(
-  'a malformed parameter setting names the rule (a number or a [low, high] pair)',
-  () => {
-    for (const bad of [[0.5], [0.3, 0.5, 0.7], 'long']) {
-      const s = base();
-      s.environment.params = { poleLength: bad };
-      const { message } = issuesOf(s);
-      assert.ok(message.includes('environment.params.poleLength'), message);
-      assert.match(message, /low, high/, message);
-    }
-  },
-);
+test('a malformed parameter setting names the rule (a number or a [low, high] pair)', () => {
+  for (const bad of [[0.5], [0.3, 0.5, 0.7], 'long']) {
+    const s = base();
+    s.environment.params = { poleLength: bad };
+    const { message } = issuesOf(s);
+    assert.ok(message.includes('environment.params.poleLength'), message);
+    assert.match(message, /low, high/, message);
+  }
+});
 
 test('an unknown parameter is rejected, listing the tunable ones', () => {
   const s = base();
@@ -292,7 +292,11 @@ test('the schema audit itself catches missing descriptions and bounds', () => {
       a: { type: 'number', minimum: 0, description: 'a' },
       b: { type: 'object', properties: { c: { type: 'string' } }, description: 'b' },
       d: { description: 'd', anyOf: [{ type: 'array', items: { type: 'integer', maximum: 3 } }, { type: 'null' }] },
-      e: { description: 'e', type: 'object', additionalProperties: { type: 'array', prefixItems: [{ type: 'number', minimum: 0, maximum: 1 }, { type: 'number' }] } },
+      e: {
+        description: 'e',
+        type: 'object',
+        additionalProperties: { type: 'array', prefixItems: [{ type: 'number', minimum: 0, maximum: 1 }, { type: 'number' }] },
+      },
     },
   };
   const { problems } = auditSchema(bad);

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import { JobSpecSchema, type JobSpec } from './schema.js';
 import { MAX_ERROR_CHARS, MAX_ISSUE_CHARS, SPEC_BOUNDS, checkBounds, oneLine } from './bounds.js';
 
@@ -33,7 +33,8 @@ export function showValue(v: unknown): string {
   if (v === undefined) return 'missing';
   let s: string;
   if (typeof v === 'string') s = JSON.stringify(v.length > 200 ? v.slice(0, 200) : v);
-  else if (v !== null && typeof v === 'object' && checkBounds(v, SHOW_BOUNDS) !== null) s = Array.isArray(v) ? `an array of ${v.length} items` : 'a large object';
+  else if (v !== null && typeof v === 'object' && checkBounds(v, SHOW_BOUNDS) !== null)
+    s = Array.isArray(v) ? `an array of ${v.length} items` : 'a large object';
   else {
     try {
       s = JSON.stringify(v) ?? String(v);

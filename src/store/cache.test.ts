@@ -68,14 +68,27 @@ test('the key holds the engine identity and the evaluation identity: it changes 
 test('only NaN failures are cached: errors, limits and scorer failures are not', () => {
   const c = new ResultCache(join(mkdtempSync(join(tmpdir(), 'rrl-cache-kinds-')), 'cache.db'));
   const row = (key: string, status: 'succeeded' | 'failed', failureKind: string | null): CachedResult => ({
-    key, task: 'cartpole-balance', status, failureKind, error: failureKind, envSteps: 10, examples: 0, wallSeconds: 1, cpuSeconds: 1,
-    raw: status === 'succeeded' ? 20 : null, normalized: status === 'succeeded' ? 0.1 : null, stderr: status === 'succeeded' ? 0.02 : null, artifactDir: '/x',
+    key,
+    task: 'cartpole-balance',
+    status,
+    failureKind,
+    error: failureKind,
+    envSteps: 10,
+    examples: 0,
+    wallSeconds: 1,
+    cpuSeconds: 1,
+    raw: status === 'succeeded' ? 20 : null,
+    normalized: status === 'succeeded' ? 0.1 : null,
+    stderr: status === 'succeeded' ? 0.02 : null,
+    artifactDir: '/x',
   });
   c.put(row('ok', 'succeeded', null));
-  for (const kind of ['nan', 'error', 'timeout', 'out-of-memory', 'worker-exit', 'score-error', 'score-timeout', 'score-out-of-memory']) c.put(row(kind, 'failed', kind));
+  for (const kind of ['nan', 'error', 'timeout', 'out-of-memory', 'worker-exit', 'score-error', 'score-timeout', 'score-out-of-memory'])
+    c.put(row(kind, 'failed', kind));
   assert.equal(c.get('ok')?.stderr, 0.02);
   assert.ok(c.get('nan'));
-  for (const kind of ['error', 'timeout', 'out-of-memory', 'worker-exit', 'score-error', 'score-timeout', 'score-out-of-memory']) assert.equal(c.get(kind), undefined, kind);
+  for (const kind of ['error', 'timeout', 'out-of-memory', 'worker-exit', 'score-error', 'score-timeout', 'score-out-of-memory'])
+    assert.equal(c.get(kind), undefined, kind);
   c.close();
 });
 
@@ -87,7 +100,24 @@ test('a cache file written before standard errors opens and gains the column', (
   db.prepare("INSERT INTO results VALUES ('k', 't', 'succeeded', NULL, NULL, 1, 0, 1, 1, 2, 0.5, '/a', 'then')").run();
   db.close();
   const c = new ResultCache(path);
-  assert.deepEqual({ ...c.get('k') }, { key: 'k', task: 't', status: 'succeeded', failureKind: null, error: null, envSteps: 1, examples: 0, wallSeconds: 1, cpuSeconds: 1, raw: 2, normalized: 0.5, stderr: null, artifactDir: '/a' });
+  assert.deepEqual(
+    { ...c.get('k') },
+    {
+      key: 'k',
+      task: 't',
+      status: 'succeeded',
+      failureKind: null,
+      error: null,
+      envSteps: 1,
+      examples: 0,
+      wallSeconds: 1,
+      cpuSeconds: 1,
+      raw: 2,
+      normalized: 0.5,
+      stderr: null,
+      artifactDir: '/a',
+    },
+  );
   c.close();
 });
 
@@ -123,7 +153,14 @@ test('a cache hit returns the recorded result without training, and is recorded 
 
 test('the key holds the task fingerprint: a task file whose data changed misses the cache and trains again; the same file hits', async () => {
   const dir = taskDir('rrl-cache-task-');
-  writeTask(dir, 'own.json', classificationTask('cache-own', { caps: { maxExamples: 20_000, maxWallSeconds: 60 }, baseline: { epochs: 40, examples: 8000, hidden: [16], learningRate: 0.01 } }));
+  writeTask(
+    dir,
+    'own.json',
+    classificationTask('cache-own', {
+      caps: { maxExamples: 20_000, maxWallSeconds: 60 },
+      baseline: { epochs: 40, examples: 8000, hidden: [16], learningRate: 0.01 },
+    }),
+  );
   const shared = join(dir, 'cache.db');
   const ex = counting(new LocalExecutor({ workers: 1 }));
   // Each run: the baseline on the harness's seeds, and one proposal (the baseline's spec).
@@ -149,7 +186,10 @@ test('the key holds the task fingerprint: a task file whose data changed misses 
     const second = await run('b');
     assert.notEqual(taskFingerprint('cache-own'), fp, 'new data, new fingerprint');
     assert.equal(ex.calls, 2 * trained, 'the changed data trains every job again');
-    assert.ok(second.normalized !== null && second.normalized < first.normalized - 0.3, `the noise scores ${second.normalized}, not the replayed ${first.normalized}`);
+    assert.ok(
+      second.normalized !== null && second.normalized < first.normalized - 0.3,
+      `the noise scores ${second.normalized}, not the replayed ${first.normalized}`,
+    );
     const third = await run('c');
     assert.equal(ex.calls, 2 * trained, 'the identical file trains nothing');
     assert.ok(third.cacheHit);

@@ -43,15 +43,15 @@ export function engineIdentity(): string {
   const here = fileURLToPath(new URL('.', import.meta.url));
   const root = join(here, '..');
   const isCode = (f: string): boolean => f.endsWith('.js') && !f.endsWith('.test.js');
-  const files = [
-    ...ENGINE_DIRS.flatMap((d) => walk(join(here, d))),
-    ...walk(join(root, 'outer', 'scoring')),
-  ]
+  const files = [...ENGINE_DIRS.flatMap((d) => walk(join(here, d))), ...walk(join(root, 'outer', 'scoring'))]
     .filter(isCode)
     .map((f) => relative(root, f).split('\\').join('/'))
     .sort();
   const h = createHash('sha256').update('rrl-engine/1\n');
-  for (const f of files) h.update(`${f}\n`).update(readFileSync(join(root, f))).update('\n');
+  for (const f of files)
+    h.update(`${f}\n`)
+      .update(readFileSync(join(root, f)))
+      .update('\n');
   const require = createRequire(import.meta.url);
   for (const p of ENGINE_PACKAGES) {
     let version = 'absent';
@@ -77,7 +77,10 @@ export function specKey(spec: unknown, evaluation: string, fingerprint: string):
 
 /** A recorded result that a later identical job may reuse. */
 export interface CachedResult
-  extends Pick<JobRow, 'task' | 'failureKind' | 'error' | 'envSteps' | 'examples' | 'wallSeconds' | 'cpuSeconds' | 'raw' | 'normalized' | 'stderr' | 'artifactDir'> {
+  extends Pick<
+    JobRow,
+    'task' | 'failureKind' | 'error' | 'envSteps' | 'examples' | 'wallSeconds' | 'cpuSeconds' | 'raw' | 'normalized' | 'stderr' | 'artifactDir'
+  > {
   key: string;
   status: 'succeeded' | 'failed';
 }

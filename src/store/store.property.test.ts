@@ -25,14 +25,22 @@ const asJson = (v: unknown): unknown => JSON.parse(JSON.stringify(v ?? null));
 /** A string as SQLite's UTF-8 keeps it: a lone surrogate becomes U+FFFD. */
 const asUtf8 = (s: string): string => Buffer.from(s, 'utf8').toString('utf8');
 
-const errorText = fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ maxLength: 20 }).map((s) => `${s}\n${s}\r\n\u0000\u2028`), fc.integer({ min: 1, max: 300_000 }).map((n) => 'e'.repeat(n)));
-const cost = fc.option(fc.oneof(fc.double(), fc.integer({ min: -1e9, max: 1e9 }), fc.constantFrom(NaN, Infinity, -Infinity, -0, Number.MAX_VALUE)), { nil: undefined });
+const errorText = fc.oneof(
+  fc.string({ unit: 'binary', maxLength: 200 }),
+  fc.string({ maxLength: 20 }).map((s) => `${s}\n${s}\r\n\u0000\u2028`),
+  fc.integer({ min: 1, max: 300_000 }).map((n) => 'e'.repeat(n)),
+);
+const cost = fc.option(fc.oneof(fc.double(), fc.integer({ min: -1e9, max: 1e9 }), fc.constantFrom(NaN, Infinity, -Infinity, -0, Number.MAX_VALUE)), {
+  nil: undefined,
+});
 
 const proposalArb = fc.record(
   {
     spec: fc.oneof(hostileValueArb, fc.constant(null)),
     trace: fc.oneof(hostileValueArb, fc.constant(null)),
-    rejected: fc.option(fc.record({ kind: fc.oneof(fc.string({ maxLength: 100 }), fc.constant(undefined)), error: fc.oneof(errorText, hostileValueArb) }), { nil: undefined }),
+    rejected: fc.option(fc.record({ kind: fc.oneof(fc.string({ maxLength: 100 }), fc.constant(undefined)), error: fc.oneof(errorText, hostileValueArb) }), {
+      nil: undefined,
+    }),
   },
   { requiredKeys: ['spec', 'trace'] },
 );

@@ -26,9 +26,24 @@ test('proposals the agent rejected are recorded invalid at once; rewards carry t
   store.startIteration('r', 0);
   const [a, b] = store.addJobs('r', [
     { iteration: 0, slot: 0, task: 't', kind: 'proposal', agent: 'llm', spec: { task: 't' }, trace: { kind: 'llm' } },
-    { iteration: 0, slot: 1, task: 't', kind: 'proposal', agent: 'llm', spec: null, trace: { kind: 'llm' }, rejected: { kind: 'llm-error', error: 'HTTP 500' } },
+    {
+      iteration: 0,
+      slot: 1,
+      task: 't',
+      kind: 'proposal',
+      agent: 'llm',
+      spec: null,
+      trace: { kind: 'llm' },
+      rejected: { kind: 'llm-error', error: 'HTTP 500' },
+    },
   ]);
-  store.completeIteration('r', 0, [{ jobId: b, reward: -1, advantage: -1, detail: {}, groupId: 'it0/t' }], { agent: 'llm', state: {} }, { meanReward: -1, meanNormalized: null, bestNormalized: null, updateStats: {} });
+  store.completeIteration(
+    'r',
+    0,
+    [{ jobId: b, reward: -1, advantage: -1, detail: {}, groupId: 'it0/t' }],
+    { agent: 'llm', state: {} },
+    { meanReward: -1, meanNormalized: null, bestNormalized: null, updateStats: {} },
+  );
   const [ja, jb] = [store.job('r', a)!, store.job('r', b)!];
   assert.equal(ja.status, 'pending');
   assert.deepEqual([jb.status, jb.failureKind, jb.error, jb.reward, jb.groupId], ['invalid', 'llm-error', 'HTTP 500', -1, 'it0/t']);
@@ -85,7 +100,13 @@ test('a store written before successive halving and the patch form gains the run
     { iteration: 0, slot: 1, task: 't', kind: 'rung', agent: 'random', spec: {}, trace: null, rung: 1, parentId: row.id, share: 1 },
   ]);
   const rungs = store.jobs('r', { kind: 'rung' });
-  assert.deepEqual(rungs.map((j) => [j.id, j.rung, j.parentId, j.share]), [[a, 0, row.id, 0.25], [b, 1, row.id, 1]]);
+  assert.deepEqual(
+    rungs.map((j) => [j.id, j.rung, j.parentId, j.share]),
+    [
+      [a, 0, row.id, 0.25],
+      [b, 1, row.id, 1],
+    ],
+  );
   assert.equal(store.jobs('r', { kind: 'proposal' })[0].normalized, 0.5);
   store.close();
   new Store(dir).close(); // opening again changes nothing
@@ -94,7 +115,9 @@ test('a store written before successive halving and the patch form gains the run
 test('a store written before task fingerprints opens with an empty table; fingerprints are kept per run and task', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-store-fp-'));
   const old = new Database(join(dir, 'store.db'));
-  old.exec("CREATE TABLE runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL, finished_at TEXT, eval_identity TEXT)");
+  old.exec(
+    'CREATE TABLE runs (id TEXT PRIMARY KEY, created_at TEXT NOT NULL, config TEXT NOT NULL, status TEXT NOT NULL, finished_at TEXT, eval_identity TEXT)',
+  );
   old.prepare("INSERT INTO runs VALUES ('r', 'then', '{}', 'finished', NULL, NULL)").run();
   old.close();
   const store = new Store(dir);

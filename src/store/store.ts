@@ -227,7 +227,10 @@ export class Store {
           .prepare("INSERT INTO requests (run_id, task, completions, status, created_at, idem_key, digest) VALUES (?, ?, ?, 'pending', ?, ?, ?)")
           .run(runId, task, jobs.length, now(), match.key, match.digest).lastInsertRowid,
       );
-      this.addJobs(runId, jobs.map((j, slot) => ({ ...j, iteration: id, slot, task, kind: 'proposal' as const, agent: 'external' })));
+      this.addJobs(
+        runId,
+        jobs.map((j, slot) => ({ ...j, iteration: id, slot, task, kind: 'proposal' as const, agent: 'external' })),
+      );
       return id;
     })();
   }
@@ -255,18 +258,29 @@ export class Store {
   /** The latest request with this digest made within the last `withinSeconds`, if any. */
   requestByDigest(runId: string, digest: string, withinSeconds: number): { id: number; task: string; completions: number; digest: string | null } | undefined {
     const since = new Date(Date.now() - withinSeconds * 1000).toISOString();
-    return this.db.prepare('SELECT id, task, completions, digest FROM requests WHERE run_id = ? AND digest = ? AND created_at >= ? ORDER BY id DESC LIMIT 1').get(runId, digest, since) as
-      | { id: number; task: string; completions: number; digest: string | null }
-      | undefined;
+    return this.db
+      .prepare('SELECT id, task, completions, digest FROM requests WHERE run_id = ? AND digest = ? AND created_at >= ? ORDER BY id DESC LIMIT 1')
+      .get(runId, digest, since) as { id: number; task: string; completions: number; digest: string | null } | undefined;
   }
 
   /** Requests of a run, optionally only those with a status (`pending` / `done`), in order. */
-  requests(runId: string, status?: string): { id: number; task: string; completions: number; status: string; response: unknown; createdAt: string; finishedAt: string | null }[] {
+  requests(
+    runId: string,
+    status?: string,
+  ): { id: number; task: string; completions: number; status: string; response: unknown; createdAt: string; finishedAt: string | null }[] {
     const rows = this.db
       .prepare(
         `SELECT id, task, completions, status, response, created_at AS createdAt, finished_at AS finishedAt FROM requests WHERE run_id = ?${status ? ' AND status = ?' : ''} ORDER BY id`,
       )
-      .all(...(status ? [runId, status] : [runId])) as { id: number; task: string; completions: number; status: string; response: string | null; createdAt: string; finishedAt: string | null }[];
+      .all(...(status ? [runId, status] : [runId])) as {
+      id: number;
+      task: string;
+      completions: number;
+      status: string;
+      response: string | null;
+      createdAt: string;
+      finishedAt: string | null;
+    }[];
     return rows.map((r) => ({ ...r, response: r.response === null ? null : JSON.parse(r.response) }));
   }
 
@@ -303,7 +317,11 @@ export class Store {
    * when the run first used it), by task. A store written before fingerprints has none.
    */
   taskFingerprints(runId: string): Map<string, { fingerprint: string; detail: unknown }> {
-    const rows = this.db.prepare('SELECT task, fingerprint, detail FROM task_fingerprints WHERE run_id = ?').all(runId) as { task: string; fingerprint: string; detail: string }[];
+    const rows = this.db.prepare('SELECT task, fingerprint, detail FROM task_fingerprints WHERE run_id = ?').all(runId) as {
+      task: string;
+      fingerprint: string;
+      detail: string;
+    }[];
     return new Map(rows.map((r) => [r.task, { fingerprint: r.fingerprint, detail: JSON.parse(r.detail) }]));
   }
 
@@ -332,7 +350,9 @@ export class Store {
   /** Iterations with their summaries, in order. */
   iterations(runId: string): { idx: number; status: string; meanReward: number | null; meanNormalized: number | null; bestNormalized: number | null }[] {
     return this.db
-      .prepare('SELECT idx, status, mean_reward AS meanReward, mean_normalized AS meanNormalized, best_normalized AS bestNormalized FROM iterations WHERE run_id = ? ORDER BY idx')
+      .prepare(
+        'SELECT idx, status, mean_reward AS meanReward, mean_normalized AS meanNormalized, best_normalized AS bestNormalized FROM iterations WHERE run_id = ? ORDER BY idx',
+      )
       .all(runId) as { idx: number; status: string; meanReward: number | null; meanNormalized: number | null; bestNormalized: number | null }[];
   }
 
@@ -367,8 +387,25 @@ export class Store {
         const t = now();
         const r = j.rejected;
         return Number(
-          ins.run(runId, j.iteration, j.slot, j.task, j.kind, j.agent, JSON.stringify(j.spec ?? null), JSON.stringify(j.trace ?? null), r ? 'invalid' : 'pending', r?.kind ?? null, r?.error ?? null, t, r ? t : null, j.rung ?? null, j.parentId ?? null, j.share ?? null, j.patch == null ? null : JSON.stringify(j.patch))
-            .lastInsertRowid,
+          ins.run(
+            runId,
+            j.iteration,
+            j.slot,
+            j.task,
+            j.kind,
+            j.agent,
+            JSON.stringify(j.spec ?? null),
+            JSON.stringify(j.trace ?? null),
+            r ? 'invalid' : 'pending',
+            r?.kind ?? null,
+            r?.error ?? null,
+            t,
+            r ? t : null,
+            j.rung ?? null,
+            j.parentId ?? null,
+            j.share ?? null,
+            j.patch == null ? null : JSON.stringify(j.patch),
+          ).lastInsertRowid,
         );
       }),
     )();
@@ -388,7 +425,19 @@ export class Store {
         .prepare(
           'UPDATE jobs SET status = ?, failure_kind = ?, error = ?, env_steps = ?, examples = ?, wall_seconds = ?, cpu_seconds = ?, artifact_dir = ?, cache_hit = ?, finished_at = ? WHERE id = ?',
         )
-        .run(o.status, o.failureKind ?? null, o.error ?? null, o.envSteps ?? null, o.examples ?? null, o.wallSeconds ?? null, o.cpuSeconds ?? null, o.artifactDir ?? null, o.cacheHit ?? null, now(), id);
+        .run(
+          o.status,
+          o.failureKind ?? null,
+          o.error ?? null,
+          o.envSteps ?? null,
+          o.examples ?? null,
+          o.wallSeconds ?? null,
+          o.cpuSeconds ?? null,
+          o.artifactDir ?? null,
+          o.cacheHit ?? null,
+          now(),
+          id,
+        );
       if (o.share !== undefined) this.db.prepare('UPDATE jobs SET share = ? WHERE id = ?').run(o.share, id);
       if (o.score) {
         this.db
@@ -434,7 +483,12 @@ export class Store {
           WHERE ${where.join(' AND ')} ORDER BY j.id`,
       )
       .all(...args) as (Omit<JobRow, 'spec' | 'trace' | 'patch'> & { spec: string; trace: string | null; patch: string | null })[];
-    return rows.map((r) => ({ ...r, spec: JSON.parse(r.spec), trace: r.trace === null ? null : JSON.parse(r.trace), patch: r.patch === null ? null : JSON.parse(r.patch) }));
+    return rows.map((r) => ({
+      ...r,
+      spec: JSON.parse(r.spec),
+      trace: r.trace === null ? null : JSON.parse(r.trace),
+      patch: r.patch === null ? null : JSON.parse(r.patch),
+    }));
   }
 
   /**

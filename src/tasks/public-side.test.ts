@@ -84,7 +84,9 @@ const SOURCES = [...tsFiles(join(ROOT, 'src')), ...tsFiles(join(ROOT, 'bench'))]
 
 /** The public entry files: every src/tasks module that code outside it imports (but `outer/scoring/hidden-score.ts`), and every public definition file. */
 function publicEntries(): string[] {
-  const outside = SOURCES.filter((f) => !inTasks(f) && f !== SCORE).flatMap((f) => importsOf(f, readSource)).filter(inTasks);
+  const outside = SOURCES.filter((f) => !inTasks(f) && f !== SCORE)
+    .flatMap((f) => importsOf(f, readSource))
+    .filter(inTasks);
   const definitionNames = ['define.ts', 'tasks.ts', 'examples.ts', 'scripted.ts', 'index.ts'];
   const definitions = SOURCES.filter((f) => inTasks(f) && definitionNames.includes(basename(f)));
   const registry = ['briefs.ts', 'extra.ts', 'reference-specs.ts', 'fingerprint.ts', 'file/register.ts', 'file/load.ts', 'file/new.ts'];

@@ -28,7 +28,12 @@ function withPatch(task: string, patch: Partial<Record<keyof JobSpecInput, unkno
   return base as JobSpecInput;
 }
 
-const cleanPlusAugmented = { sources: [{ id: 'clean-small', weight: 1 }, { id: 'augmented', weight: 1 }] };
+const cleanPlusAugmented = {
+  sources: [
+    { id: 'clean-small', weight: 1 },
+    { id: 'augmented', weight: 1 },
+  ],
+};
 /** A 64-64 ReLU network with Adam (supervisedSpec's defaults) on the checked sample and its augmentation. */
 const cleanAugmentedNet = (task: string, examples: number, o: Partial<Parameters<typeof supervisedSpec>[1]> = {}): JobSpecInput =>
   supervisedSpec(task, { sources: cleanPlusAugmented.sources, objective: 'cross-entropy', learningRate: 0.01, epochs: 100, examples, ...o });
@@ -44,25 +49,72 @@ export const REFERENCE_SPECS: Record<string, { why: string; spec: () => JobSpecI
   'acrobot-swingup': { why: 'ARS with a linear policy: better returns at a fraction of the compute', spec: () => ars('acrobot-swingup', 100_000) },
   'mountaincar-reach': {
     why: 'PPO (16 envs × 16 steps, observation normalisation) on a shaped reward that pays for speed',
-    spec: () => ppoSpec('mountaincar-reach', { numEnvs: 16, rolloutSteps: 16, epochs: 4, minibatches: 4, entropyCoef: 0, envSteps: 100_000, normalize: true, expression: 'r + 10 * abs(velocity)' }),
+    spec: () =>
+      ppoSpec('mountaincar-reach', {
+        numEnvs: 16,
+        rolloutSteps: 16,
+        epochs: 4,
+        minibatches: 4,
+        entropyCoef: 0,
+        envSteps: 100_000,
+        normalize: true,
+        expression: 'r + 10 * abs(velocity)',
+      }),
   },
   'pendulum-swingup': {
     why: 'PPO with short rollouts over 8 envs (many more updates in the budget), γ 0.95 and the reward scaled by 1/10',
     spec: () =>
-      ppoSpec('pendulum-swingup', { numEnvs: 8, rolloutSteps: 128, epochs: 10, minibatches: 8, learningRate: 0.001, gamma: 0.95, gaeLambda: 0.95, entropyCoef: 0, envSteps: 50_000, expression: 'r / 10' }),
+      ppoSpec('pendulum-swingup', {
+        numEnvs: 8,
+        rolloutSteps: 128,
+        epochs: 10,
+        minibatches: 8,
+        learningRate: 0.001,
+        gamma: 0.95,
+        gaeLambda: 0.95,
+        entropyCoef: 0,
+        envSteps: 50_000,
+        expression: 'r / 10',
+      }),
   },
-  'penguins-species': { why: 'the checked sample plus its augmentation instead of the light birds only', spec: () => cleanAugmentedNet('penguins-species', 20_000) },
+  'penguins-species': {
+    why: 'the checked sample plus its augmentation instead of the light birds only',
+    spec: () => cleanAugmentedNet('penguins-species', 20_000),
+  },
   'cars-mpg': {
     why: 'the shifted set together with the checked sample, which covers the heavy cars, in a 64-64 network with a little weight decay',
     spec: () =>
-      supervisedSpec('cars-mpg', { sources: [{ id: 'shifted', weight: 1 }, { id: 'clean-small', weight: 1 }], objective: 'mse', weightDecay: 0.01, epochs: 200, examples: 50_000 }),
+      supervisedSpec('cars-mpg', {
+        sources: [
+          { id: 'shifted', weight: 1 },
+          { id: 'clean-small', weight: 1 },
+        ],
+        objective: 'mse',
+        weightDecay: 0.01,
+        epochs: 200,
+        examples: 50_000,
+      }),
   },
   'seattle-weather': {
     why: 'the noisy bulk set mixed with the checked sample, a wider network',
     spec: () =>
-      supervisedSpec('seattle-weather', { sources: [{ id: 'noisy-large', weight: 1 }, { id: 'clean-small', weight: 1 }], objective: 'cross-entropy', hidden: [128, 128], learningRate: 0.003, batchSize: 64, epochs: 60, examples: 40_000 }),
+      supervisedSpec('seattle-weather', {
+        sources: [
+          { id: 'noisy-large', weight: 1 },
+          { id: 'clean-small', weight: 1 },
+        ],
+        objective: 'cross-entropy',
+        hidden: [128, 128],
+        learningRate: 0.003,
+        batchSize: 64,
+        epochs: 60,
+        examples: 40_000,
+      }),
   },
-  'iris-species': { why: 'a 64-64 network on the checked sample plus its augmentation instead of a linear model on the noisy bulk set', spec: () => cleanAugmentedNet('iris-species', 10_000) },
+  'iris-species': {
+    why: 'a 64-64 network on the checked sample plus its augmentation instead of a linear model on the noisy bulk set',
+    spec: () => cleanAugmentedNet('iris-species', 10_000),
+  },
   'two-spirals': {
     why: 'a wider network, a bolder learning rate (5e-3), label smoothing against the noisy labels and more passes',
     spec: () =>

@@ -53,12 +53,17 @@ test('processes that start together agree on one secret file', async () => {
   delete env.RRL_EVAL_SECRET;
   const run = promisify(execFile);
   const outs = await Promise.all(
-    Array.from({ length: 6 }, () => run(process.execPath, ['--input-type=module', '-e', `import { evalIdentity } from '${url}'; console.log(evalIdentity());`], { env })),
+    Array.from({ length: 6 }, () =>
+      run(process.execPath, ['--input-type=module', '-e', `import { evalIdentity } from '${url}'; console.log(evalIdentity());`], { env }),
+    ),
   );
   const ids = new Set(outs.map((o) => o.stdout.trim()));
   assert.equal(ids.size, 1, `identities: ${[...ids].join(', ')}`);
   assert.match([...ids][0], /^[0-9a-f]{16}$/);
-  assert.equal(withEnv({ RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: file }, () => evalIdentity()), [...ids][0]);
+  assert.equal(
+    withEnv({ RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: file }, () => evalIdentity()),
+    [...ids][0],
+  );
 });
 
 test('RRL_EVAL_SECRET overrides the file; an integer keeps the historical held-out seeds', () => {
@@ -66,7 +71,10 @@ test('RRL_EVAL_SECRET overrides the file; an integer keeps the historical held-o
     assert.equal(evalSecret(), '1779033703');
     let h = 0;
     for (const ch of 'cartpole-balance') h = mixSeed(h, ch.codePointAt(0) ?? 0);
-    assert.deepEqual(heldOutSeeds('cartpole-balance', 3), [0, 1, 2].map((i) => (mixSeed(0x6a09e667, h, i) | 0x80000000) >>> 0));
+    assert.deepEqual(
+      heldOutSeeds('cartpole-balance', 3),
+      [0, 1, 2].map((i) => (mixSeed(0x6a09e667, h, i) | 0x80000000) >>> 0),
+    );
   });
   const words = withEnv({ RRL_EVAL_SECRET: 'correct horse battery staple' }, () => heldOutSeeds('cartpole-balance', 20));
   const other = withEnv({ RRL_EVAL_SECRET: 'correct horse battery stapler' }, () => heldOutSeeds('cartpole-balance', 20));
@@ -78,7 +86,7 @@ test('RRL_EVAL_SECRET overrides the file; an integer keeps the historical held-o
 test('a secret file that group or others can read is refused in one line naming the file, its mode and the chmod', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-mode-'));
   const file = join(dir, 'eval-secret');
-  writeFileSync(file, 'f00d'.repeat(16) + '\n');
+  writeFileSync(file, `${'f00d'.repeat(16)}\n`);
   chmodSync(file, 0o644);
   const refused = (): Error => {
     try {
@@ -96,7 +104,10 @@ test('a secret file that group or others can read is refused in one line naming 
     assert.match(refused().message, new RegExp(`has mode 0${mode.toString(8)}: .*chmod 600`));
   }
   chmodSync(file, 0o600);
-  assert.equal(withEnv({ RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: file }, () => evalSecret()), 'f00d'.repeat(16));
+  assert.equal(
+    withEnv({ RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: file }, () => evalSecret()),
+    'f00d'.repeat(16),
+  );
 });
 
 test('a secret file in a directory others may write to is refused (a sticky directory such as /tmp is not)', () => {
@@ -107,7 +118,8 @@ test('a secret file in a directory others may write to is refused (a sticky dire
   chmodSync(dir, 0o777);
   assert.throws(
     () => withEnv({ RRL_EVAL_SECRET: undefined, RRL_EVAL_SECRET_FILE: file }, () => evalSecret()),
-    (e: Error) => e.message === `evaluation secret file ${file}: its directory ${dir} has mode 0777: group or others may replace the secret; run \`chmod 700 ${dir}\``,
+    (e: Error) =>
+      e.message === `evaluation secret file ${file}: its directory ${dir} has mode 0777: group or others may replace the secret; run \`chmod 700 ${dir}\``,
   );
   assert.doesNotThrow(() => checkSecretFileMode('/tmp/s', 0o100600, 0o41777), 'sticky /tmp');
   assert.doesNotThrow(() => checkSecretFileMode('/home/u/.config/recursive-rl/eval-secret', 0o100600, 0o40755), 'a directory others may list but not write');

@@ -24,7 +24,10 @@ test('held-out tasks differ in content from the train tasks of their family', ()
     for (const tr of tasks.filter((t) => t.brief.split === 'train' && t.brief.family === held.brief.family)) {
       const differs =
         held.brief.description !== tr.brief.description &&
-        (held.brief.budget.maxEnvSteps !== tr.brief.budget.maxEnvSteps || held.brief.environment.id !== tr.brief.environment.id || held.brief.supervised?.target.name !== tr.brief.supervised?.target.name || held.brief.title !== tr.brief.title);
+        (held.brief.budget.maxEnvSteps !== tr.brief.budget.maxEnvSteps ||
+          held.brief.environment.id !== tr.brief.environment.id ||
+          held.brief.supervised?.target.name !== tr.brief.supervised?.target.name ||
+          held.brief.title !== tr.brief.title);
       assert.ok(differs, `${held.brief.id} vs ${tr.brief.id}`);
     }
   }
@@ -56,7 +59,9 @@ test('every task has a hidden evaluation whose anchors are ordered and explained
   for (const { brief } of tasks.filter((t) => !isGymnasium(t))) checkAnchors(brief.id);
 });
 
-test('every Gymnasium task has a hidden evaluation whose anchors are ordered and explained', { skip: skipWithoutPython('the anchors of the Gymnasium tasks', ['gymnasium', 'mujoco']) }, () => {
+test('every Gymnasium task has a hidden evaluation whose anchors are ordered and explained', {
+  skip: skipWithoutPython('the anchors of the Gymnasium tasks', ['gymnasium', 'mujoco']),
+}, () => {
   const gym = tasks.filter(isGymnasium);
   assert.ok(gym.length >= 2, 'gym-cartpole and inverted-pendulum-torch');
   for (const { brief } of gym) checkAnchors(brief.id);

@@ -27,7 +27,11 @@ export function notOneLine(message: unknown, max: number): string | null {
 // ---------------------------------------------------------------------------------------------
 // Expressions.
 
-const NUMBER_LITERAL = fc.oneof(fc.integer({ min: 0, max: 1000 }).map(String), fc.double({ min: 0, max: 1e6, noNaN: true }).map((d) => String(Math.round(d * 1000) / 1000)), fc.constantFrom('pi', 'e', '0.5', '1e-3', '2.4'));
+const NUMBER_LITERAL = fc.oneof(
+  fc.integer({ min: 0, max: 1000 }).map(String),
+  fc.double({ min: 0, max: 1e6, noNaN: true }).map((d) => String(Math.round(d * 1000) / 1000)),
+  fc.constantFrom('pi', 'e', '0.5', '1e-3', '2.4'),
+);
 const BINARY_OPS = ['+', '-', '*', '/', '%', 'mod', '<', '<=', '>', '>=', '==', '!=', 'and', 'or'];
 
 /** A grammatical expression over `variables` (whatever its value: it may still fold to Infinity). */
@@ -53,12 +57,102 @@ export function expressionArb(variables: readonly string[], maxDepth = 5): fc.Ar
 const ARITY: Record<string, number> = { min: 2, max: 3, clip: 3, log: 2 };
 
 const SOUP_TOKENS = [
-  'x', 'r', 't', 'done', 'theta', 'foo', 'constructor', '__proto__', 'prototype', 'process', 'eval', 'import', 'require', 'this', 'globalThis', 'Function',
-  'pi', 'e', 'Infinity', 'NaN', 'true', 'false', 'null', 'undefined', 'i', 'end',
-  '0', '1', '2.5', '1e6', '1e308', '1e999', '0x1F', '0b101', '-0', '.5', '1e-400',
-  '+', '-', '*', '/', '^', '%', 'mod', '!', "'", '.*', './', '.^', '==', '!=', '<', '<=', '>', '>=', '=', ':=', '?', ':', 'and', 'or', 'not', 'xor', '&', '|', '~', '<<', '>>', '>>>',
-  '(', ')', '[', ']', '{', '}', ',', ';', '.', '\n', '"s"', "'s'", '#', 'to', 'in', 'cm', 'deg', '@', '$', '\\', '`',
-  ...ALLOWED_FUNCTIONS, 'sum', 'f(x)=x', 'x.constructor', 'x["a"]', 'import("fs")',
+  'x',
+  'r',
+  't',
+  'done',
+  'theta',
+  'foo',
+  'constructor',
+  '__proto__',
+  'prototype',
+  'process',
+  'eval',
+  'import',
+  'require',
+  'this',
+  'globalThis',
+  'Function',
+  'pi',
+  'e',
+  'Infinity',
+  'NaN',
+  'true',
+  'false',
+  'null',
+  'undefined',
+  'i',
+  'end',
+  '0',
+  '1',
+  '2.5',
+  '1e6',
+  '1e308',
+  '1e999',
+  '0x1F',
+  '0b101',
+  '-0',
+  '.5',
+  '1e-400',
+  '+',
+  '-',
+  '*',
+  '/',
+  '^',
+  '%',
+  'mod',
+  '!',
+  "'",
+  '.*',
+  './',
+  '.^',
+  '==',
+  '!=',
+  '<',
+  '<=',
+  '>',
+  '>=',
+  '=',
+  ':=',
+  '?',
+  ':',
+  'and',
+  'or',
+  'not',
+  'xor',
+  '&',
+  '|',
+  '~',
+  '<<',
+  '>>',
+  '>>>',
+  '(',
+  ')',
+  '[',
+  ']',
+  '{',
+  '}',
+  ',',
+  ';',
+  '.',
+  '\n',
+  '"s"',
+  "'s'",
+  '#',
+  'to',
+  'in',
+  'cm',
+  'deg',
+  '@',
+  '$',
+  '\\',
+  '`',
+  ...ALLOWED_FUNCTIONS,
+  'sum',
+  'f(x)=x',
+  'x.constructor',
+  'x["a"]',
+  'import("fs")',
 ];
 
 /** A random soup of expression tokens (hostile names, operators, brackets), joined with or without spaces. */
@@ -69,7 +163,24 @@ export const tokenSoupArb: fc.Arbitrary<string> = fc
 // ---------------------------------------------------------------------------------------------
 // Hostile JSON values.
 
-const NASTY_STRINGS = ['NaN', 'Infinity', '-Infinity', '1e999', '-0', '__proto__', 'constructor', 'toString', '\u0000', '\ud800', '\u2028', '"', '\\', '{}', '</script>', 'null'];
+const NASTY_STRINGS = [
+  'NaN',
+  'Infinity',
+  '-Infinity',
+  '1e999',
+  '-0',
+  '__proto__',
+  'constructor',
+  'toString',
+  '\u0000',
+  '\ud800',
+  '\u2028',
+  '"',
+  '\\',
+  '{}',
+  '</script>',
+  'null',
+];
 const NASTY_NUMBERS = [Number.NaN, Infinity, -Infinity, -0, Number.MAX_VALUE, -Number.MAX_VALUE, Number.MIN_VALUE, 2 ** 53 + 1, 1e308, 1e-308, 4294967296, -1];
 
 /** A hostile JSON-ish leaf: nasty strings and numbers, huge strings, anything small. */
@@ -85,13 +196,25 @@ const hostileLeaf: fc.Arbitrary<unknown> = fc.oneof(
 /** Hostile values: random JSON, deep and wide values, prototype keys, huge numbers, NaN-like strings. */
 export const hostileValueArb: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 6 }),
-  fc.anything({ maxDepth: 4, withNullPrototype: true, withBoxedValues: true, withMap: true, withSet: true, withTypedArray: true, withSparseArray: true, withDate: true, withObjectString: true }),
+  fc.anything({
+    maxDepth: 4,
+    withNullPrototype: true,
+    withBoxedValues: true,
+    withMap: true,
+    withSet: true,
+    withTypedArray: true,
+    withSparseArray: true,
+    withDate: true,
+    withObjectString: true,
+  }),
   hostileLeaf,
   fc.integer({ min: 1, max: 8000 }).map((n) => deepValue(n)),
   fc.integer({ min: 1, max: 8000 }).map((n) => JSON.parse('['.repeat(n) + ']'.repeat(n)) as unknown),
   fc.integer({ min: 1, max: 10_000 }).map((n) => Array.from({ length: n }, (_, i) => i)),
   fc.integer({ min: 1, max: 6000 }).map((n) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`k${i}`, i]))),
-  fc.tuple(fc.constantFrom('__proto__', 'constructor', 'prototype'), fc.jsonValue({ maxDepth: 2 })).map(([k, v]) => JSON.parse(`{${JSON.stringify(k)}: ${JSON.stringify(v ?? null)}}`) as unknown),
+  fc
+    .tuple(fc.constantFrom('__proto__', 'constructor', 'prototype'), fc.jsonValue({ maxDepth: 2 }))
+    .map(([k, v]) => JSON.parse(`{${JSON.stringify(k)}: ${JSON.stringify(v ?? null)}}`) as unknown),
   fc.dictionary(fc.string({ maxLength: 8 }), hostileLeaf, { maxKeys: 8 }),
 );
 
@@ -103,27 +226,38 @@ export const hostileValueArb: fc.Arbitrary<unknown> = fc.oneof(
  * small (few units, few envs, small budget) so that no compute bound refuses it.
  */
 export function controlSpecArb(brief: TaskBrief): fc.Arbitrary<Record<string, unknown>> {
-  const params = fc
-    .subarray(brief.environment.params)
-    .chain((ps) =>
-      fc.tuple(
+  const params = fc.subarray(brief.environment.params).chain((ps) =>
+    fc
+      .tuple(
         ...ps.map((p) =>
           fc.oneof(
             fc.double({ min: p.min, max: p.max, noNaN: true }),
-            fc.tuple(fc.double({ min: p.min, max: p.max, noNaN: true }), fc.double({ min: p.min, max: p.max, noNaN: true })).map(([a, b]) => [Math.min(a, b), Math.max(a, b)]),
+            fc
+              .tuple(fc.double({ min: p.min, max: p.max, noNaN: true }), fc.double({ min: p.min, max: p.max, noNaN: true }))
+              .map(([a, b]) => [Math.min(a, b), Math.max(a, b)]),
           ),
         ),
-      ).map((vals) => Object.fromEntries(ps.map((p, i) => [p.name, vals[i]]))),
-    );
+      )
+      .map((vals) => Object.fromEntries(ps.map((p, i) => [p.name, vals[i]]))),
+  );
   const vars = brief.rewardVariables.map((v) => v.name);
   const algorithm = fc.constantFrom(...brief.algorithms).chain((name) => algorithmArb(name));
   return fc.record({
     task: fc.constant(brief.id),
-    environment: fc.record({ params, wrappers: fc.subarray([...brief.environment.wrappers]), numEnvs: fc.integer({ min: 1, max: 16 }) }, { requiredKeys: ['params'] }),
+    environment: fc.record(
+      { params, wrappers: fc.subarray([...brief.environment.wrappers]), numEnvs: fc.integer({ min: 1, max: 16 }) },
+      { requiredKeys: ['params'] },
+    ),
     reward: fc.record({ expression: fc.oneof(fc.constantFrom('r', 'r + 0.1 * (1 - abs(x) / 2.4)', 'done ? -1 : r'), expressionArb(vars, 3)) }),
     model: fc.record({ hidden: fc.array(fc.integer({ min: 1, max: 64 }), { maxLength: 3 }), activation: fc.constantFrom('tanh', 'relu') }),
     algorithm,
-    budget: fc.record({ envSteps: fc.integer({ min: 1, max: Math.min(brief.budget.maxEnvSteps, 20_000) }), targetReturn: fc.option(fc.double({ min: -1e6, max: 1e6, noNaN: true })) }, { requiredKeys: ['envSteps'] }),
+    budget: fc.record(
+      {
+        envSteps: fc.integer({ min: 1, max: Math.min(brief.budget.maxEnvSteps, 20_000) }),
+        targetReturn: fc.option(fc.double({ min: -1e6, max: 1e6, noNaN: true })),
+      },
+      { requiredKeys: ['envSteps'] },
+    ),
     seed: fc.integer({ min: 0, max: 2_147_483_647 }),
   });
 }
@@ -134,22 +268,48 @@ function algorithmArb(name: string): fc.Arbitrary<Record<string, unknown>> {
   switch (name) {
     case 'ppo':
       return fc.record({
-        name: fc.constant('ppo'), learningRate: lr, gamma, gaeLambda: fc.double({ min: 0.5, max: 1, noNaN: true }), clip: fc.double({ min: 0.01, max: 1, noNaN: true }),
-        epochs: fc.integer({ min: 1, max: 10 }), minibatches: fc.integer({ min: 1, max: 8 }), rolloutSteps: fc.integer({ min: 8, max: 256 }), entropyCoef: fc.double({ min: 0, max: 0.5, noNaN: true }),
+        name: fc.constant('ppo'),
+        learningRate: lr,
+        gamma,
+        gaeLambda: fc.double({ min: 0.5, max: 1, noNaN: true }),
+        clip: fc.double({ min: 0.01, max: 1, noNaN: true }),
+        epochs: fc.integer({ min: 1, max: 10 }),
+        minibatches: fc.integer({ min: 1, max: 8 }),
+        rolloutSteps: fc.integer({ min: 8, max: 256 }),
+        entropyCoef: fc.double({ min: 0, max: 0.5, noNaN: true }),
       });
     case 'ars':
       return fc.integer({ min: 1, max: 32 }).chain((directions) =>
-        fc.record({ name: fc.constant('ars'), stepSize: fc.double({ min: 1e-4, max: 1, noNaN: true }), directions: fc.constant(directions), topDirections: fc.integer({ min: 1, max: directions }), noise: fc.double({ min: 1e-4, max: 1, noNaN: true }) }),
+        fc.record({
+          name: fc.constant('ars'),
+          stepSize: fc.double({ min: 1e-4, max: 1, noNaN: true }),
+          directions: fc.constant(directions),
+          topDirections: fc.integer({ min: 1, max: directions }),
+          noise: fc.double({ min: 1e-4, max: 1, noNaN: true }),
+        }),
       );
     case 'dqn':
       return fc.double({ min: 0, max: 1, noNaN: true }).chain((final) =>
         fc.record({
-          name: fc.constant('dqn'), learningRate: lr, gamma, bufferSize: fc.integer({ min: 100, max: 50_000 }), batchSize: fc.integer({ min: 8, max: 64 }), learningStarts: fc.integer({ min: 0, max: 1000 }),
-          trainFrequency: fc.integer({ min: 1, max: 16 }), targetUpdateInterval: fc.integer({ min: 1, max: 1000 }), explorationFraction: fc.double({ min: 0.01, max: 1, noNaN: true }), explorationFinal: fc.constant(final),
+          name: fc.constant('dqn'),
+          learningRate: lr,
+          gamma,
+          bufferSize: fc.integer({ min: 100, max: 50_000 }),
+          batchSize: fc.integer({ min: 8, max: 64 }),
+          learningStarts: fc.integer({ min: 0, max: 1000 }),
+          trainFrequency: fc.integer({ min: 1, max: 16 }),
+          targetUpdateInterval: fc.integer({ min: 1, max: 1000 }),
+          explorationFraction: fc.double({ min: 0.01, max: 1, noNaN: true }),
+          explorationFinal: fc.constant(final),
         }),
       );
     case 'reinforce':
-      return fc.record({ name: fc.constant('reinforce'), learningRate: lr, gamma: fc.double({ min: 0.8, max: 1, noNaN: true }), episodesPerUpdate: fc.integer({ min: 1, max: 16 }) });
+      return fc.record({
+        name: fc.constant('reinforce'),
+        learningRate: lr,
+        gamma: fc.double({ min: 0.8, max: 1, noNaN: true }),
+        episodesPerUpdate: fc.integer({ min: 1, max: 16 }),
+      });
     default:
       return supervisedAlgorithmArb;
   }
@@ -171,7 +331,10 @@ export function supervisedSpecArb(brief: TaskBrief): fc.Arbitrary<Record<string,
   const classify = info.target.type === 'classification';
   return fc.record({
     task: fc.constant(brief.id),
-    environment: fc.record({ standardize: fc.boolean(), inputNoise: fc.double({ min: 0, max: 2, noNaN: true }), mixup: fc.double({ min: 0, max: 1, noNaN: true }) }, { requiredKeys: [] }),
+    environment: fc.record(
+      { standardize: fc.boolean(), inputNoise: fc.double({ min: 0, max: 2, noNaN: true }), mixup: fc.double({ min: 0, max: 1, noNaN: true }) },
+      { requiredKeys: [] },
+    ),
     reward: fc.record({
       objective: classify ? fc.constantFrom('cross-entropy', 'focal') : fc.constantFrom('mse', 'huber'),
       labelSmoothing: fc.double({ min: 0, max: 0.5, noNaN: true }),
@@ -184,7 +347,11 @@ export function supervisedSpecArb(brief: TaskBrief): fc.Arbitrary<Record<string,
       size: fc.option(fc.integer({ min: 10, max: 5000 })),
       validationFraction: fc.double({ min: 0, max: 0.5, noNaN: true }),
     }),
-    model: fc.record({ hidden: fc.array(fc.integer({ min: 1, max: 64 }), { maxLength: 3 }), activation: fc.constantFrom('tanh', 'relu'), dropout: fc.double({ min: 0, max: 0.8, noNaN: true }) }),
+    model: fc.record({
+      hidden: fc.array(fc.integer({ min: 1, max: 64 }), { maxLength: 3 }),
+      activation: fc.constantFrom('tanh', 'relu'),
+      dropout: fc.double({ min: 0, max: 0.8, noNaN: true }),
+    }),
     algorithm: supervisedAlgorithmArb,
     budget: fc.record({ examples: fc.integer({ min: 1, max: Math.min(brief.budget.maxExamples ?? 1, 20_000) }) }),
     seed: fc.integer({ min: 0, max: 2_147_483_647 }),
@@ -210,48 +377,65 @@ function pathsOf(v: unknown, prefix: (string | number)[] = []): (string | number
  * A valid spec with one field mutated: its kind, the path, and the mutated spec. Numbers
  * pushed out of range land at 1e9 or beyond, past every bound of the schema.
  */
-export function almostValidArb(valid: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary<{ mutation: Mutation; path: (string | number)[]; spec: Record<string, unknown> }> {
+export function almostValidArb(
+  valid: fc.Arbitrary<Record<string, unknown>>,
+): fc.Arbitrary<{ mutation: Mutation; path: (string | number)[]; spec: Record<string, unknown> }> {
   return valid.chain((spec) => {
     const paths = pathsOf(spec);
     const numeric = paths.filter((p) => typeof at(spec, p) === 'number');
-    const objects: (string | number)[][] = [[], ...paths.filter((p) => { const x = at(spec, p); return x !== null && typeof x === 'object' && !Array.isArray(x); })];
-    const kinds: Mutation[] = ['wrong-type', 'unknown-key', 'delete-key', 'huge-string', 'deep-nesting', ...(numeric.length ? (['out-of-range'] as const) : [])];
+    const objects: (string | number)[][] = [
+      [],
+      ...paths.filter((p) => {
+        const x = at(spec, p);
+        return x !== null && typeof x === 'object' && !Array.isArray(x);
+      }),
+    ];
+    const kinds: Mutation[] = [
+      'wrong-type',
+      'unknown-key',
+      'delete-key',
+      'huge-string',
+      'deep-nesting',
+      ...(numeric.length ? (['out-of-range'] as const) : []),
+    ];
     return fc.constantFrom(...kinds).chain((mutation) => {
       const pick = mutation === 'out-of-range' ? numeric : mutation === 'unknown-key' ? objects : paths;
-      return fc.tuple(fc.constantFrom(...pick), fc.jsonValue({ maxDepth: 2 }), fc.integer({ min: 20, max: 8000 }), fc.string({ minLength: 1, maxLength: 12 })).map(([path, junk, depth, key]) => {
-        const copy = structuredClone(spec);
-        const parentPath = path.slice(0, -1);
-        const last = path.at(-1)!;
-        const parent = (parentPath.length ? at(copy, parentPath) : copy) as Record<string | number, unknown>;
-        switch (mutation) {
-          case 'wrong-type': {
-            const old = parent[last];
-            parent[last] = typeof old === 'string' ? 42 : typeof old === 'number' ? 'forty-two' : typeof junk === typeof old ? 'x' : junk;
-            break;
+      return fc
+        .tuple(fc.constantFrom(...pick), fc.jsonValue({ maxDepth: 2 }), fc.integer({ min: 20, max: 8000 }), fc.string({ minLength: 1, maxLength: 12 }))
+        .map(([path, junk, depth, key]) => {
+          const copy = structuredClone(spec);
+          const parentPath = path.slice(0, -1);
+          const last = path.at(-1)!;
+          const parent = (parentPath.length ? at(copy, parentPath) : copy) as Record<string | number, unknown>;
+          switch (mutation) {
+            case 'wrong-type': {
+              const old = parent[last];
+              parent[last] = typeof old === 'string' ? 42 : typeof old === 'number' ? 'forty-two' : typeof junk === typeof old ? 'x' : junk;
+              break;
+            }
+            case 'out-of-range': {
+              const old = parent[last] as number;
+              parent[last] = Math.abs(old) * 1e9 + 1e9;
+              break;
+            }
+            case 'unknown-key': {
+              const target = (path.length ? at(copy, path) : copy) as Record<string, unknown>;
+              target[`unknown_${key}`] = junk;
+              break;
+            }
+            case 'delete-key':
+              if (Array.isArray(parent)) parent.splice(last as number, 1);
+              else delete parent[last];
+              break;
+            case 'huge-string':
+              parent[last] = 'y'.repeat(70_000 + depth);
+              break;
+            case 'deep-nesting':
+              parent[last] = deepValue(depth);
+              break;
           }
-          case 'out-of-range': {
-            const old = parent[last] as number;
-            parent[last] = Math.abs(old) * 1e9 + 1e9;
-            break;
-          }
-          case 'unknown-key': {
-            const target = (path.length ? at(copy, path) : copy) as Record<string, unknown>;
-            target[`unknown_${key}`] = junk;
-            break;
-          }
-          case 'delete-key':
-            if (Array.isArray(parent)) parent.splice(last as number, 1);
-            else delete parent[last];
-            break;
-          case 'huge-string':
-            parent[last] = 'y'.repeat(70_000 + depth);
-            break;
-          case 'deep-nesting':
-            parent[last] = deepValue(depth);
-            break;
-        }
-        return { mutation, path, spec: copy };
-      });
+          return { mutation, path, spec: copy };
+        });
     });
   });
 }

@@ -123,8 +123,24 @@ async function watch(child: Child, dir: string, t0: number, reached: (level: num
   return false;
 }
 
-const trainArgs = (c: CrashRunConfig, dir: string): string[] =>
-  ['train', '--tasks', c.tasks, '--agent', c.agent, '--iterations', `${c.iterations}`, '--group', `${c.group}`, '--seed', `${c.seed}`, '--workers', `${c.workers}`, '--run', dir, '--json'];
+const trainArgs = (c: CrashRunConfig, dir: string): string[] => [
+  'train',
+  '--tasks',
+  c.tasks,
+  '--agent',
+  c.agent,
+  '--iterations',
+  `${c.iterations}`,
+  '--group',
+  `${c.group}`,
+  '--seed',
+  `${c.seed}`,
+  '--workers',
+  `${c.workers}`,
+  '--run',
+  dir,
+  '--json',
+];
 const resumeArgs = (c: CrashRunConfig, dir: string): string[] => ['train', '--resume', dir, '--workers', `${c.workers}`, '--json'];
 const tail = (c: Child): string => c.lines.slice(-4).join(' | ');
 
@@ -229,7 +245,8 @@ export class Witness {
       const before = this.lost.length + this.rerun.length;
       if (!j || j.status === 'pending') this.lost.push(`${where}: ${j ? 'pending again' : 'gone'} ${at}`);
       else if (j.finishedAt !== was.finishedAt) this.rerun.push(`${where}: finished again ${at} (${was.finishedAt} → ${j.finishedAt})`);
-      else if (JSON.stringify(j.artifactStatus) !== JSON.stringify(was.artifactStatus)) this.rerun.push(`${where}: its artifact's status.json was written again ${at}`);
+      else if (JSON.stringify(j.artifactStatus) !== JSON.stringify(was.artifactStatus))
+        this.rerun.push(`${where}: its artifact's status.json was written again ${at}`);
       else if (result(j) !== result(was)) this.rerun.push(`${where}: its result changed ${at}: ${result(was)} → ${result(j)}`);
       if (this.lost.length + this.rerun.length > before) this.jobs.delete(id); // reported once; watched again when next seen finished
     }
@@ -262,15 +279,20 @@ export function checkComplete(view: StoreView, config: CrashRunConfig): string[]
     if (!view.checkpoints.some((c) => c.iteration === it)) problems.push(`iteration ${it} has no agent checkpoint`);
     const mine = view.jobs.filter((j) => j.kind === 'proposal' && j.iteration === it);
     for (const task of tasks) {
-      const slots = mine.filter((j) => j.task === task).map((j) => j.slot).sort((a, b) => a - b);
-      if (JSON.stringify(slots) !== JSON.stringify([...Array(config.group).keys()])) problems.push(`iteration ${it}, ${task}: proposal slots ${slots.join(',')}`);
+      const slots = mine
+        .filter((j) => j.task === task)
+        .map((j) => j.slot)
+        .sort((a, b) => a - b);
+      if (JSON.stringify(slots) !== JSON.stringify([...Array(config.group).keys()]))
+        problems.push(`iteration ${it}, ${task}: proposal slots ${slots.join(',')}`);
     }
     for (const j of mine) {
       if (j.reward === null) problems.push(`${describe(j)} has no reward`);
       else if (j.groupId !== `it${it}/${j.task}`) problems.push(`${describe(j)} was paid in group ${j.groupId}`);
     }
     const mean = mine.reduce((a, j) => a + (j.reward ?? NaN), 0) / mine.length;
-    if (row && !(Math.abs((row.meanReward ?? NaN) - mean) < 1e-9)) problems.push(`iteration ${it}: mean reward ${row.meanReward} but its jobs' rewards average ${mean}`);
+    if (row && !(Math.abs((row.meanReward ?? NaN) - mean) < 1e-9))
+      problems.push(`iteration ${it}: mean reward ${row.meanReward} but its jobs' rewards average ${mean}`);
   }
   for (const task of tasks) {
     // The baseline trains once on each harness seed (slots 0..S−1); slot s+S is the retry of a failed slot s.
@@ -297,7 +319,8 @@ export function compareRuns(got: StoreView, want: StoreView): string[] {
     else if (fields(g) !== fields(w)) out.push(`${key(w)} differs: ${fields(g).slice(0, 300)} vs ${fields(w).slice(0, 300)}`);
   }
   const summary = (v: StoreView): string[] => v.iterations.map((i) => JSON.stringify([i.idx, i.status, i.meanReward, i.meanNormalized, i.bestNormalized]));
-  if (JSON.stringify(summary(got)) !== JSON.stringify(summary(want))) out.push(`iteration summaries differ: ${summary(got).join(' ')} vs ${summary(want).join(' ')}`);
+  if (JSON.stringify(summary(got)) !== JSON.stringify(summary(want)))
+    out.push(`iteration summaries differ: ${summary(got).join(' ')} vs ${summary(want).join(' ')}`);
   for (const w of want.checkpoints) {
     const g = got.checkpoints.find((c) => c.iteration === w.iteration);
     if (g?.state !== w.state) out.push(`the agent checkpoint after iteration ${w.iteration} differs`);
@@ -322,7 +345,9 @@ export async function killAnywhere(options: {
   const { dir } = options;
   const log = options.log ?? (() => {});
   const ref = await uninterrupted(config, options.referenceDir);
-  log(`uninterrupted: ${(ref.wallMs / 1000).toFixed(1)} s, startup ${(ref.startupMs / 1000).toFixed(1)} s, progress levels at ${ref.levelAt.map((t) => (t / 1000).toFixed(1)).join(' ')} s`);
+  log(
+    `uninterrupted: ${(ref.wallMs / 1000).toFixed(1)} s, startup ${(ref.startupMs / 1000).toFixed(1)} s, progress levels at ${ref.levelAt.map((t) => (t / 1000).toFixed(1)).join(' ')} s`,
+  );
   const plans = planKills(new Rng(options.seed ?? 1), ref, options.kills ?? 20);
   const bootMs = await cliBootMs();
   log(`the CLI boots in ${(bootMs / 1000).toFixed(2)} s`);
@@ -346,7 +371,8 @@ export async function killAnywhere(options: {
       // resume spends before any write (a resume with only the last close left can finish faster
       // than a fresh run's startup, and its final writes come too close together to catch).
       if (p0 > last) [level, delayMs] = [p0, plan.startupDelayMs * Math.min(1, bootMs / ref.startupMs)];
-      else if (level <= p0 && plan.kind === 'event' && p0 < last) level = p0 + 1; // the next write this process makes
+      else if (level <= p0 && plan.kind === 'event' && p0 < last)
+        level = p0 + 1; // the next write this process makes
       // Its moment has passed: one in this process's first step, its boot (as measured now, under
       // today's load) and the reference's first training step.
       else if (level <= p0) [level, delayMs] = [p0, (plan.firstStepMs / ref.levelAt[1]) * (bootMs + Math.max(0, ref.levelAt[1] - ref.startupMs))];

@@ -105,19 +105,25 @@ function validateChat(body: unknown, models: Set<string>): ChatRequestBody {
       if (!isObject(js) || typeof js.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(js.name)) {
         throw new BadRequest('response_format.json_schema.name: required, letters, digits, _ and - only', 'response_format.json_schema.name');
       }
-      if (!isObject(js.schema) || js.schema.type !== 'object') throw new BadRequest('response_format.json_schema.schema: expected a JSON Schema object', 'response_format.json_schema.schema');
+      if (!isObject(js.schema) || js.schema.type !== 'object')
+        throw new BadRequest('response_format.json_schema.schema: expected a JSON Schema object', 'response_format.json_schema.schema');
     }
   }
   if (body.logprobs !== undefined && typeof body.logprobs !== 'boolean') throw new BadRequest('logprobs: expected a boolean', 'logprobs');
   if (body.top_logprobs !== undefined && body.top_logprobs !== null) {
-    if (!Number.isInteger(body.top_logprobs) || (body.top_logprobs as number) < 0 || (body.top_logprobs as number) > 20) throw new BadRequest('top_logprobs: expected an integer in [0, 20]', 'top_logprobs');
+    if (!Number.isInteger(body.top_logprobs) || (body.top_logprobs as number) < 0 || (body.top_logprobs as number) > 20)
+      throw new BadRequest('top_logprobs: expected an integer in [0, 20]', 'top_logprobs');
     if (body.logprobs !== true) throw new BadRequest('top_logprobs requires logprobs to be true', 'top_logprobs');
   }
-  if (body.n !== undefined && (!Number.isInteger(body.n) || (body.n as number) < 1 || (body.n as number) > 16)) throw new BadRequest('n: expected an integer in [1, 16]', 'n');
-  if (body.temperature !== undefined && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 2)) throw new BadRequest('temperature: expected a number in [0, 2]', 'temperature');
-  if (body.top_p !== undefined && (typeof body.top_p !== 'number' || body.top_p <= 0 || body.top_p > 1)) throw new BadRequest('top_p: expected a number in (0, 1]', 'top_p');
+  if (body.n !== undefined && (!Number.isInteger(body.n) || (body.n as number) < 1 || (body.n as number) > 16))
+    throw new BadRequest('n: expected an integer in [1, 16]', 'n');
+  if (body.temperature !== undefined && (typeof body.temperature !== 'number' || body.temperature < 0 || body.temperature > 2))
+    throw new BadRequest('temperature: expected a number in [0, 2]', 'temperature');
+  if (body.top_p !== undefined && (typeof body.top_p !== 'number' || body.top_p <= 0 || body.top_p > 1))
+    throw new BadRequest('top_p: expected a number in (0, 1]', 'top_p');
   for (const k of ['max_tokens', 'max_completion_tokens'] as const) {
-    if (body[k] !== undefined && body[k] !== null && (!Number.isInteger(body[k]) || (body[k] as number) < 1)) throw new BadRequest(`${k}: expected a positive integer`, k);
+    if (body[k] !== undefined && body[k] !== null && (!Number.isInteger(body[k]) || (body[k] as number) < 1))
+      throw new BadRequest(`${k}: expected a positive integer`, k);
   }
   return body as unknown as ChatRequestBody;
 }
@@ -178,7 +184,11 @@ export class FakeLlmServer {
       res.end(body);
     };
     const fail = (status: number, message: string, param: string | null = null, headers: Record<string, string> = {}): void =>
-      send(status, { error: { message, type: status === 429 ? 'rate_limit_error' : status >= 500 ? 'server_error' : 'invalid_request_error', param, code: status } }, headers);
+      send(
+        status,
+        { error: { message, type: status === 429 ? 'rate_limit_error' : status >= 500 ? 'server_error' : 'invalid_request_error', param, code: status } },
+        headers,
+      );
     if (text) {
       try {
         record.body = JSON.parse(text);

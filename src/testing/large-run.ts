@@ -27,16 +27,38 @@ export function writeLargeRun(dir: string, o: LargeRunOptions): { runId: string;
   const store = new Store(dir);
   const runId = 'run-large-1';
   try {
-    store.createRun(runId, { tasks, agent: 'controller', iterations: o.iterations, group: o.group, seed: o.seed ?? 1, reward: { rule: 'improvement', lambda: 0.5 } });
-    const baseIds = store.addJobs(runId, tasks.map((task) => ({ iteration: 0, slot: 0, task, kind: 'baseline' as const, agent: 'baseline', spec: getPublicTask(task).baseline, trace: null })));
-    baseIds.forEach((id) => store.finishJob(id, { status: 'succeeded', envSteps: 10_000, cpuSeconds: 5, wallSeconds: 6, score: { raw: 100, normalized: 0.4, stderr: 0.02 } }));
+    store.createRun(runId, {
+      tasks,
+      agent: 'controller',
+      iterations: o.iterations,
+      group: o.group,
+      seed: o.seed ?? 1,
+      reward: { rule: 'improvement', lambda: 0.5 },
+    });
+    const baseIds = store.addJobs(
+      runId,
+      tasks.map((task) => ({ iteration: 0, slot: 0, task, kind: 'baseline' as const, agent: 'baseline', spec: getPublicTask(task).baseline, trace: null })),
+    );
+    baseIds.forEach((id) =>
+      store.finishJob(id, { status: 'succeeded', envSteps: 10_000, cpuSeconds: 5, wallSeconds: 6, score: { raw: 100, normalized: 0.4, stderr: 0.02 } }),
+    );
     let proposals = 0;
     for (let it = 0; it < o.iterations; it++) {
       store.startIteration(runId, it);
       const jobs = tasks.flatMap((task) =>
         Array.from({ length: o.group }, (_, slot) => {
-          const spec = task.startsWith('cartpole') ? arsSpec(task, 5000 + 1000 * rng.int(10), rng.int(1e6)) : { ...getPublicTask(task).baseline, seed: rng.int(1e6) };
-          return { iteration: it, slot, task, kind: 'proposal' as const, agent: 'controller', spec, trace: { choice: [rng.int(3), rng.int(3)], logProb: -rng.uniform(1, 5) } };
+          const spec = task.startsWith('cartpole')
+            ? arsSpec(task, 5000 + 1000 * rng.int(10), rng.int(1e6))
+            : { ...getPublicTask(task).baseline, seed: rng.int(1e6) };
+          return {
+            iteration: it,
+            slot,
+            task,
+            kind: 'proposal' as const,
+            agent: 'controller',
+            spec,
+            trace: { choice: [rng.int(3), rng.int(3)], logProb: -rng.uniform(1, 5) },
+          };
         }),
       );
       const ids = store.addJobs(runId, jobs);
@@ -49,23 +71,53 @@ export function writeLargeRun(dir: string, o: LargeRunOptions): { runId: string;
           return { jobId: id, reward: -1, advantage: -1, detail: { rule: 'improvement', penalty: 'invalid' }, groupId: `it${it}/${jobs[i].task}` };
         }
         if (u < 0.1) {
-          store.finishJob(id, { status: 'failed', failureKind: 'timeout', error: 'the job ran past its wall-clock limit of 60 s', wallSeconds: 60, cpuSeconds: 58 });
+          store.finishJob(id, {
+            status: 'failed',
+            failureKind: 'timeout',
+            error: 'the job ran past its wall-clock limit of 60 s',
+            wallSeconds: 60,
+            cpuSeconds: 58,
+          });
           return { jobId: id, reward: -1, advantage: -1, detail: { rule: 'improvement', penalty: 'failed' }, groupId: `it${it}/${jobs[i].task}` };
         }
         const normalized = Math.min(1, Math.max(0, 0.3 + 0.5 * progress + rng.uniform(-0.25, 0.25)));
         const n = o.curvePoints ?? 50;
-        const curve = Array.from({ length: n }, (_, k) => ({ name: 'charts/episodic_return', step: (k + 1) * 100, wallTime: k * 0.01, value: 500 * normalized * ((k + 1) / n) + rng.uniform(-10, 10) }));
-        store.finishJob(id, { status: 'succeeded', envSteps: 5000 + rng.int(5000), cpuSeconds: rng.uniform(1, 4), wallSeconds: rng.uniform(1, 5), score: { raw: 500 * normalized, normalized, stderr: 0.01 + rng.uniform(0, 0.03) }, curve });
-        return { jobId: id, reward: normalized - 0.4, advantage: 0, detail: { rule: 'improvement', improvement: normalized - 0.4 }, groupId: `it${it}/${jobs[i].task}` };
+        const curve = Array.from({ length: n }, (_, k) => ({
+          name: 'charts/episodic_return',
+          step: (k + 1) * 100,
+          wallTime: k * 0.01,
+          value: 500 * normalized * ((k + 1) / n) + rng.uniform(-10, 10),
+        }));
+        store.finishJob(id, {
+          status: 'succeeded',
+          envSteps: 5000 + rng.int(5000),
+          cpuSeconds: rng.uniform(1, 4),
+          wallSeconds: rng.uniform(1, 5),
+          score: { raw: 500 * normalized, normalized, stderr: 0.01 + rng.uniform(0, 0.03) },
+          curve,
+        });
+        return {
+          jobId: id,
+          reward: normalized - 0.4,
+          advantage: 0,
+          detail: { rule: 'improvement', improvement: normalized - 0.4 },
+          groupId: `it${it}/${jobs[i].task}`,
+        };
       });
       const rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
       const norms = rows.map((r) => r.normalized).filter((v): v is number => v !== null);
-      store.completeIteration(runId, it, rewards, { agent: 'controller', state: {} }, {
-        meanReward: rewards.reduce((a, r) => a + r.reward, 0) / rewards.length,
-        meanNormalized: norms.length ? norms.reduce((a, b) => a + b, 0) / norms.length : null,
-        bestNormalized: norms.length ? Math.max(...norms) : null,
-        updateStats: { 'agent/entropy': 20 - (10 * it) / o.iterations, 'agent/loss': 0.1 },
-      });
+      store.completeIteration(
+        runId,
+        it,
+        rewards,
+        { agent: 'controller', state: {} },
+        {
+          meanReward: rewards.reduce((a, r) => a + r.reward, 0) / rewards.length,
+          meanNormalized: norms.length ? norms.reduce((a, b) => a + b, 0) / norms.length : null,
+          bestNormalized: norms.length ? Math.max(...norms) : null,
+          updateStats: { 'agent/entropy': 20 - (10 * it) / o.iterations, 'agent/loss': 0.1 },
+        },
+      );
     }
     store.setRunStatus(runId, 'finished');
     return { runId, proposals };

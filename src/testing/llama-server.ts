@@ -22,7 +22,8 @@ export const SMOLLM2_GGUF = join(root, 'models', 'smollm2', 'SmolLM2-135M-Instru
 export function llamaServerMissing(model = SMOLLM2_GGUF): string | null {
   if (!existsSync(VENV_PYTHON)) return `no Python virtual environment at ${VENV_PYTHON} (run python/setup-venv.sh)`;
   const r = spawnSync(VENV_PYTHON, ['-c', 'import llama_cpp.server.app'], { encoding: 'utf8', timeout: 60_000 });
-  if (r.status !== 0) return `llama-cpp-python[server] is not installed in .venv (python/setup-venv.sh installs it): ${(r.stderr ?? '').trim().split('\n').pop()}`;
+  if (r.status !== 0)
+    return `llama-cpp-python[server] is not installed in .venv (python/setup-venv.sh installs it): ${(r.stderr ?? '').trim().split('\n').pop()}`;
   if (!existsSync(model)) return `no model at ${model} (run python/fetch-model.sh)`;
   return null;
 }
@@ -79,13 +80,20 @@ export class LlamaServer {
   async start(): Promise<string> {
     const port = await freePort();
     const args = [
-      '-m', 'llama_cpp.server',
-      '--model', this.options.model ?? SMOLLM2_GGUF,
-      '--model_alias', this.alias,
-      '--host', '127.0.0.1',
-      '--port', String(port),
-      '--n_ctx', String(this.options.nCtx ?? 2048),
-      '--n_threads', String(this.options.threads ?? 1),
+      '-m',
+      'llama_cpp.server',
+      '--model',
+      this.options.model ?? SMOLLM2_GGUF,
+      '--model_alias',
+      this.alias,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      String(port),
+      '--n_ctx',
+      String(this.options.nCtx ?? 2048),
+      '--n_threads',
+      String(this.options.threads ?? 1),
     ];
     this.commandLine = [VENV_PYTHON, ...args];
     const fd = openSync(this.logPath, 'a');

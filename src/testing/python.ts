@@ -19,7 +19,11 @@ export function pythonMissing(modules: string[] = ['gymnasium'], python = bridge
   if (checked.has(key)) return checked.get(key) ?? null;
   const r = spawnSync(python, ['-c', modules.map((m) => `import ${m}`).join('; ') || 'pass'], { encoding: 'utf8', timeout: 120_000 });
   const last = (r.stderr ?? '').trim().split('\n').pop() ?? '';
-  const why = r.error ? `cannot run ${python} (${(r.error as NodeJS.ErrnoException).code ?? r.error.message})` : r.status !== 0 ? `${python} cannot import ${modules.join(', ')} (${last || `exit ${r.status}`})` : null;
+  const why = r.error
+    ? `cannot run ${python} (${(r.error as NodeJS.ErrnoException).code ?? r.error.message})`
+    : r.status !== 0
+      ? `${python} cannot import ${modules.join(', ')} (${last || `exit ${r.status}`})`
+      : null;
   checked.set(key, why);
   return why;
 }

@@ -157,7 +157,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<SlurmC
     `PartitionName=${partition} Nodes=${hw.name} Default=YES MaxTime=INFINITE State=UP`,
   ];
   const confFile = join(dir, 'slurm.conf');
-  writeFileSync(confFile, conf.join('\n') + '\n', { mode: 0o644 });
+  writeFileSync(confFile, `${conf.join('\n')}\n`, { mode: 0o644 });
   writeFileSync(join(dir, 'cgroup.conf'), 'CgroupPlugin=cgroup/v1\nCgroupAutomount=no\nIgnoreSystemd=yes\n', { mode: 0o644 });
   const env: Record<string, string> = { SLURM_CONF: confFile };
   const childEnv = { ...process.env, ...env };
@@ -200,7 +200,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<SlurmC
   };
 
   try {
-    daemon(bin('munged'), ['-F', '-f', `--socket=${socket}`, `--key-file=${keyFile}`, `--pid-file=${join(munge, 'munged.pid')}`, `--seed-file=${join(munge, 'munged.seed')}`, `--log-file=${join(dir, 'log', 'munged.log')}`]);
+    daemon(bin('munged'), [
+      '-F',
+      '-f',
+      `--socket=${socket}`,
+      `--key-file=${keyFile}`,
+      `--pid-file=${join(munge, 'munged.pid')}`,
+      `--seed-file=${join(munge, 'munged.seed')}`,
+      `--log-file=${join(dir, 'log', 'munged.log')}`,
+    ]);
     for (let i = 0; i < 100 && !existsSync(socket); i++) await sleep(50);
     if (!existsSync(socket)) throw new Error('munged did not create its socket');
     daemon(bin('slurmctld'), ['-D', '-i', '-f', confFile]);

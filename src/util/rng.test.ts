@@ -8,10 +8,19 @@ test('same seed gives the same stream; different seeds differ', () => {
   for (const f of [(r: Rng) => r.uint32(), (r: Rng) => r.next(), (r: Rng) => r.normal(), (r: Rng) => r.int(10)]) {
     assert.deepEqual(draw(new Rng(123), 100, f), draw(new Rng(123), 100, f));
   }
-  assert.notDeepEqual(draw(new Rng(1), 20, (r) => r.uint32()), draw(new Rng(2), 20, (r) => r.uint32()));
-  assert.notDeepEqual(draw(new Rng(0), 20, (r) => r.uint32()), draw(new Rng(0x80000000), 20, (r) => r.uint32()));
+  assert.notDeepEqual(
+    draw(new Rng(1), 20, (r) => r.uint32()),
+    draw(new Rng(2), 20, (r) => r.uint32()),
+  );
+  assert.notDeepEqual(
+    draw(new Rng(0), 20, (r) => r.uint32()),
+    draw(new Rng(0x80000000), 20, (r) => r.uint32()),
+  );
   // seeds are taken modulo 2^32
-  assert.deepEqual(draw(new Rng(-1), 10, (r) => r.uint32()), draw(new Rng(0xffffffff), 10, (r) => r.uint32()));
+  assert.deepEqual(
+    draw(new Rng(-1), 10, (r) => r.uint32()),
+    draw(new Rng(0xffffffff), 10, (r) => r.uint32()),
+  );
 });
 
 test('first outputs of nearby seeds look unrelated', () => {
@@ -107,11 +116,20 @@ test('fork gives a deterministic generator with a different stream', () => {
   const b = new Rng(21);
   const fa = a.fork();
   const fb = b.fork();
-  assert.deepEqual(draw(fa, 10, (r) => r.uint32()), draw(fb, 10, (r) => r.uint32()));
-  assert.deepEqual(draw(a, 10, (r) => r.uint32()), draw(b, 10, (r) => r.uint32()));
+  assert.deepEqual(
+    draw(fa, 10, (r) => r.uint32()),
+    draw(fb, 10, (r) => r.uint32()),
+  );
+  assert.deepEqual(
+    draw(a, 10, (r) => r.uint32()),
+    draw(b, 10, (r) => r.uint32()),
+  );
   const p = new Rng(21);
   const child = p.fork();
-  assert.notDeepEqual(draw(p, 10, (r) => r.uint32()), draw(child, 10, (r) => r.uint32()));
+  assert.notDeepEqual(
+    draw(p, 10, (r) => r.uint32()),
+    draw(child, 10, (r) => r.uint32()),
+  );
 });
 
 test('mixSeed is deterministic, a 32-bit unsigned integer, and differs for different inputs', () => {
@@ -134,10 +152,16 @@ test('mixSeed is deterministic, a 32-bit unsigned integer, and differs for diffe
 
 test('shuffle permutes in place as permutation orders 0..n-1, for arrays and typed arrays', () => {
   const order = new Rng(11).permutation(50);
-  assert.deepEqual([...order].sort((a, b) => a - b), Array.from({ length: 50 }, (_, i) => i));
+  assert.deepEqual(
+    [...order].sort((a, b) => a - b),
+    Array.from({ length: 50 }, (_, i) => i),
+  );
   const letters = Array.from({ length: 50 }, (_, i) => `x${i}`);
   const shuffled = new Rng(11).shuffle([...letters]);
-  assert.deepEqual(shuffled, order.map((i) => letters[i]));
+  assert.deepEqual(
+    shuffled,
+    order.map((i) => letters[i]),
+  );
   const typed = new Rng(11).shuffle(Int32Array.from({ length: 50 }, (_, i) => i));
   assert.deepEqual([...typed], order);
 });

@@ -82,7 +82,7 @@ export class Rng {
 
   /** A Gamma(shape, 1) sample (Marsaglia–Tsang; shape < 1 by the boost u^(1/shape)). */
   gamma(shape: number): number {
-    if (shape < 1) return this.gamma(shape + 1) * Math.pow(this.next() || Number.MIN_VALUE, 1 / shape);
+    if (shape < 1) return this.gamma(shape + 1) * (this.next() || Number.MIN_VALUE) ** (1 / shape);
     const d = shape - 1 / 3;
     const c = 1 / Math.sqrt(9 * d);
     for (;;) {

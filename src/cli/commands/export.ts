@@ -43,7 +43,10 @@ function exportGrpoData(runDir: string, o: FlagValues<typeof GRPO_FLAGS>): void 
 async function exportSftData(runDirs: string[], o: FlagValues<typeof SFT_FLAGS>): Promise<void> {
   const split = oneOf('--split', SPLITS, o.split);
   await useTaskDir(o.taskDir);
-  const r = exportSft(runDirs.map((d) => resolve(d)), { out: resolve(o.out), perTask: o.perTask, minMargin: o.minMargin, split });
+  const r = exportSft(
+    runDirs.map((d) => resolve(d)),
+    { out: resolve(o.out), perTask: o.perTask, minMargin: o.minMargin, split },
+  );
   for (const t of r.tasks) console.error(summaryLine(t));
   console.error(`${r.rows} row(s) written to ${r.path}`);
 }
@@ -65,9 +68,7 @@ export function registerExportCommand(program: Command): void {
   const sft = exporter
     .command('sft')
     .argument('<runs...>', 'run directories (rrl train or rrl serve runs)')
-    .description(
-      "the best jobs of each train task as supervised fine-tuning data: (prompt, merge patch over the baseline) in TRL's conversational format",
-    );
+    .description("the best jobs of each train task as supervised fine-tuning data: (prompt, merge patch over the baseline) in TRL's conversational format");
   addFlags(sft, SFT_FLAGS).action(exportSftData);
   const tensorboard = exporter
     .command('tensorboard')

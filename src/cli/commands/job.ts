@@ -112,7 +112,7 @@ export function registerJobCommand(program: Command): void {
   addFlags(run, RUN_FLAGS).description('train one job here and score it on the hidden evaluation').action(runOneJob);
   job
     .command('exec')
-    .description('node side of a cluster job: train a spec and write the artifact (never scores); ' + NODE_JOB_USAGE.replace('usage: ', ''))
+    .description(`node side of a cluster job: train a spec and write the artifact (never scores); ${NODE_JOB_USAGE.replace('usage: ', '')}`)
     .allowUnknownOption()
     .action(() => {
       // bin/rrl.js runs `rrl job exec` without loading this CLI (and the hidden evaluation with it).

@@ -48,9 +48,6 @@ async function printPrompt(task: string, o: FlagValues<typeof PROMPT_FLAGS>): Pr
 
 /** Registers `rrl prompt` on `program`. */
 export function registerPromptCommand(program: Command): void {
-  const cmd = program
-    .command('prompt')
-    .argument('<task>', 'task id')
-    .description("print the LLM agent's prompt for a task (the chat messages it sends)");
+  const cmd = program.command('prompt').argument('<task>', 'task id').description("print the LLM agent's prompt for a task (the chat messages it sends)");
   addFlags(cmd, PROMPT_FLAGS).action(printPrompt);
 }

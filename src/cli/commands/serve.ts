@@ -109,7 +109,7 @@ async function serve(o: FlagValues<typeof SERVE_FLAGS>, cmd: Command): Promise<v
   const running = server;
   await new Promise<void>((done) => {
     const stop = (): void => {
-      log('stopping: unfinished requests stay in the run; continue with `rrl serve --run ' + dir + ' --resume`');
+      log(`stopping: unfinished requests stay in the run; continue with \`rrl serve --run ${dir} --resume\``);
       void running
         .close()
         .then(() => service.close())
@@ -123,8 +123,6 @@ async function serve(o: FlagValues<typeof SERVE_FLAGS>, cmd: Command): Promise<v
 
 /** Registers `rrl serve` on `program`. */
 export function registerServeCommand(program: Command): void {
-  const cmd = program
-    .command('serve')
-    .description('the harness as a service: an RL framework posts completions, gets outer rewards (see docs/serve.md)');
+  const cmd = program.command('serve').description('the harness as a service: an RL framework posts completions, gets outer rewards (see docs/serve.md)');
   addFlags(cmd, SERVE_FLAGS).action(serve);
 }

@@ -25,7 +25,13 @@ const TASKS_FLAGS = flagTable({
 function listFamilies(json: boolean): void {
   const fams = Object.values(FAMILIES).map((f) => ({ name: f.name, kind: f.kind, split: f.split, description: f.description }));
   if (json) console.log(JSON.stringify(fams));
-  else console.log(table(['family', 'kind', 'split', 'what varies'], fams.map((f) => [f.name, f.kind, f.split, f.description])));
+  else
+    console.log(
+      table(
+        ['family', 'kind', 'split', 'what varies'],
+        fams.map((f) => [f.name, f.kind, f.split, f.description]),
+      ),
+    );
 }
 
 /** Registers `rrl tasks` on `program`. */
@@ -36,7 +42,9 @@ export function registerTasksCommand(program: Command): void {
     await useTaskDir(o.taskDir);
     for (const d of o.family ?? []) registerFamilyTasks(d.family, d.count, o.familySeed);
     if (o.measureNoise) {
-      const missing = listTasks().map((t) => t.brief.id).filter((id) => !measuredNoise().records.has(id));
+      const missing = listTasks()
+        .map((t) => t.brief.id)
+        .filter((id) => !measuredNoise().records.has(id));
       if (missing.length) await measureNoise(missing, o.workers, (line) => process.stderr.write(`${line}\n`));
     }
     const { records, problem } = measuredNoise();
@@ -49,7 +57,12 @@ export function registerTasksCommand(program: Command): void {
     if (o.json) console.log(JSON.stringify(rows));
     else {
       const head = ['id', 'family', 'kind', 'split', 'data', 'title', 'training noise (baseline over harness seeds)'];
-      console.log(table(head, listTasks().map(({ brief: b }) => [b.id, b.family, b.kind, b.split, b.data, b.title, noiseCell(records.get(b.id))])));
+      console.log(
+        table(
+          head,
+          listTasks().map(({ brief: b }) => [b.id, b.family, b.kind, b.split, b.data, b.title, noiseCell(records.get(b.id))]),
+        ),
+      );
       if (rows.some((r) => !r.noise)) {
         process.stderr.write(
           'noise not measured yet for some tasks: `rrl tasks --measure-noise` measures it (every `rrl train` run also records what it measured)\n',

@@ -92,10 +92,16 @@ function computeLine(summary: Awaited<ReturnType<typeof train>>): string {
  * looked up). Every task is checked to exist.
  */
 function runTasks(o: TrainFlags, dir: string, resuming: boolean): { families: NonNullable<TrainConfig['families']>; tasks: string[] } {
-  const families = resuming ? storedConfig(dir)?.families ?? [] : (o.family ?? []).map((d) => ({ ...d, seed: o.familySeed }));
+  const families = resuming ? (storedConfig(dir)?.families ?? []) : (o.family ?? []).map((d) => ({ ...d, seed: o.familySeed }));
   const drawn = families.flatMap((d) => registerFamilyTasks(d.family, d.count, d.seed).map((t) => t.def.id));
-  const named = (o.tasks ?? (drawn.length ? '' : TRAIN_DEFAULTS.tasks)).split(',').map((s) => s.trim()).filter(Boolean);
-  const ofSplit = (s: string): string[] => listTasks().filter((t) => t.brief.split === s).map((t) => t.brief.id);
+  const named = (o.tasks ?? (drawn.length ? '' : TRAIN_DEFAULTS.tasks))
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const ofSplit = (s: string): string[] =>
+    listTasks()
+      .filter((t) => t.brief.split === s)
+      .map((t) => t.brief.id);
   const tasks = [...new Set([...named.flatMap((s) => (s === 'train' || s === 'held-out' ? ofSplit(s) : [s])), ...drawn])];
   for (const t of tasks) getPublicTask(t);
   return { families, tasks };
@@ -183,7 +189,7 @@ async function runTraining(o: TrainFlags, cmd: Command): Promise<void> {
   }
   const abort = new AbortController();
   const onSignal = (): void => {
-    process.stderr.write('\ninterrupted: cancelling running jobs; resume with `rrl train --resume ' + dir + '`\n');
+    process.stderr.write(`\ninterrupted: cancelling running jobs; resume with \`rrl train --resume ${dir}\`\n`);
     abort.abort();
     executor.cancelAll('the run was interrupted');
   };

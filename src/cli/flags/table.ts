@@ -42,11 +42,7 @@ type GivenValue<F extends Flag> = F extends { parse(value: string, previous: nev
         : true;
 
 /** Whether a flag always has a value (a default, a required or a `--no-` one). */
-type AlwaysSet<F extends Flag> = F extends { default: unknown } | { required: true }
-  ? true
-  : F['flag'] extends `--no-${string}`
-    ? true
-    : false;
+type AlwaysSet<F extends Flag> = F extends { default: unknown } | { required: true } ? true : F['flag'] extends `--no-${string}` ? true : false;
 
 /** The values of a table's flags as a command's action receives them (undefined: not given, no default). */
 export type FlagValues<T extends FlagTable> = {

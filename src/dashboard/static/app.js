@@ -2,7 +2,6 @@
 // (/, /runs/KEY, /runs/KEY/jobs, /runs/KEY/jobs/ID), reads /api, draws with uPlot, and
 // re-reads whatever the server says changed (server-sent events on /api/events).
 // @ts-check (src/dashboard/static/tsconfig.json: `npm run typecheck` checks this page)
-'use strict';
 
 const main = document.getElementById('main');
 const crumbs = document.getElementById('crumbs');
@@ -33,7 +32,9 @@ async function getJson(url) {
   return body;
 }
 function setCrumbs(parts) {
-  crumbs.innerHTML = parts.map(([label, href]) => (href ? `<a href="${esc(href)}">${esc(label)}</a>` : `<span>${esc(label)}</span>`)).join('<span class="sep">›</span>');
+  crumbs.innerHTML = parts
+    .map(([label, href]) => (href ? `<a href="${esc(href)}">${esc(label)}</a>` : `<span>${esc(label)}</span>`))
+    .join('<span class="sep">›</span>');
 }
 function done() {
   renders += 1;
@@ -140,7 +141,8 @@ async function runsPage() {
           .join('')}</tbody></table>`
       : '';
     if (!runs.length) {
-      main.innerHTML = '<h1>Runs</h1><p class="muted">No runs here yet. Start one with <code>npx rrl train</code>; it appears here when its store is created.</p>';
+      main.innerHTML =
+        '<h1>Runs</h1><p class="muted">No runs here yet. Start one with <code>npx rrl train</code>; it appears here when its store is created.</p>';
       return done();
     }
     const rows = runs
@@ -169,7 +171,10 @@ async function runsPage() {
 
 // ---- one run -------------------------------------------------------------------------------
 async function runPage(key) {
-  setCrumbs([['runs', '/'], [key, null]]);
+  setCrumbs([
+    ['runs', '/'],
+    [key, null],
+  ]);
   let shell = false;
   const render = async () => {
     const d = await getJson(`/api/runs/${encodeURIComponent(key)}`);
@@ -207,14 +212,28 @@ async function runPage(key) {
     const x = its.map((i) => i.iteration + 1);
     const tasks = [...new Set(d.perTask.map((r) => r.task))];
     const perTask = (task, field) => its.map((i) => d.perTask.find((r) => r.task === task && r.iteration === i.iteration)?.[field] ?? null);
-    chart('c-reward', x, [{ label: 'mean (all tasks)', values: its.map((i) => i.meanReward), color: '#111827', width: 3 }, ...tasks.map((t, k) => ({ label: t, values: perTask(t, 'meanReward'), color: COLORS[k % COLORS.length], width: 1.5 }))], { yLabel: 'outer reward' });
+    chart(
+      'c-reward',
+      x,
+      [
+        { label: 'mean (all tasks)', values: its.map((i) => i.meanReward), color: '#111827', width: 3 },
+        ...tasks.map((t, k) => ({ label: t, values: perTask(t, 'meanReward'), color: COLORS[k % COLORS.length], width: 1.5 })),
+      ],
+      { yLabel: 'outer reward' },
+    );
     chart(
       'c-score',
       x,
       [
         { label: 'mean', values: its.map((i) => i.meanNormalized), color: '#2563eb' },
         { label: 'best', values: its.map((i) => i.bestNormalized), color: '#16a34a' },
-        ...d.baselines.map((b, k) => ({ label: `baseline ${b.task}`, values: its.map(() => b.normalized), color: COLORS[(k + 3) % COLORS.length], dash: [6, 4], width: 1.5 })),
+        ...d.baselines.map((b, k) => ({
+          label: `baseline ${b.task}`,
+          values: its.map(() => b.normalized),
+          color: COLORS[(k + 3) % COLORS.length],
+          dash: [6, 4],
+          width: 1.5,
+        })),
       ],
       { yLabel: 'normalised score' },
     );
@@ -230,7 +249,15 @@ async function runPage(key) {
       ],
       { yLabel: steps && examples ? 'env steps, examples' : examples ? 'examples' : 'env steps', y2Label: 'CPU s' },
     );
-    chart('c-share', x, [{ label: 'invalid', values: its.map((i) => (i.jobs ? i.invalid / i.jobs : null)), color: '#b45309' }, { label: 'failed', values: its.map((i) => (i.jobs ? i.failed / i.jobs : null)), color: '#b91c1c' }], { yLabel: 'share', yRange: [0, 1] });
+    chart(
+      'c-share',
+      x,
+      [
+        { label: 'invalid', values: its.map((i) => (i.jobs ? i.invalid / i.jobs : null)), color: '#b45309' },
+        { label: 'failed', values: its.map((i) => (i.jobs ? i.failed / i.jobs : null)), color: '#b91c1c' },
+      ],
+      { yLabel: 'share', yRange: [0, 1] },
+    );
     const hasEntropy = its.some((i) => i.entropy !== null);
     document.getElementById('p-entropy').hidden = !hasEntropy;
     if (hasEntropy) {
@@ -249,29 +276,35 @@ async function runPage(key) {
         ? `Entropy of the agent's policy from each update, per choice: its sum over the spec's ${Math.round(n)} choices (the iterations table) divided by their number.`
         : "Entropy of the agent's policy from each update.";
     }
-    document.getElementById('iterations').innerHTML = `<table id="iteration-table"><thead><tr><th class="num">iteration</th><th>status</th><th class="num">proposals</th><th class="num">mean reward</th>
+    document.getElementById('iterations').innerHTML =
+      `<table id="iteration-table"><thead><tr><th class="num">iteration</th><th>status</th><th class="num">proposals</th><th class="num">mean reward</th>
       <th class="num">mean score</th><th class="num">best score</th><th class="num">invalid</th><th class="num">failed</th><th class="num">env steps</th><th class="num">CPU s</th><th class="num">entropy</th></tr></thead><tbody>${its
         .map(
-          (i) => `<tr data-iteration="${i.iteration}"><td class="num"><a href="/runs/${esc(key)}/jobs?iteration=${i.iteration}">${i.iteration + 1}</a></td><td class="status-${esc(i.status || 'pending')}">${esc(i.status || (s.mode === 'serve' ? 'request' : 'pending'))}</td>
+          (
+            i,
+          ) => `<tr data-iteration="${i.iteration}"><td class="num"><a href="/runs/${esc(key)}/jobs?iteration=${i.iteration}">${i.iteration + 1}</a></td><td class="status-${esc(i.status || 'pending')}">${esc(i.status || (s.mode === 'serve' ? 'request' : 'pending'))}</td>
           <td class="num">${i.jobs}${i.pending ? ` <span class="muted">(${i.pending} pending)</span>` : ''}</td><td class="num">${num(i.meanReward)}</td><td class="num">${num(i.meanNormalized)}</td><td class="num">${num(i.bestNormalized)}</td>
           <td class="num">${i.invalid}</td><td class="num">${i.failed}</td><td class="num">${int(i.envSteps)}</td><td class="num">${num(i.cpuSeconds, 1)}</td><td class="num">${num(i.entropy, 2)}</td></tr>`,
         )
         .join('')}</tbody></table>`;
     const bl = new Map(d.baselines.map((b) => [b.task, b]));
-    document.getElementById('best').innerHTML = `<table><thead><tr><th>task</th><th class="num">best score</th><th>job</th><th class="num">baseline score</th><th>baseline job</th></tr></thead><tbody>${tasks
-      .map((t) => {
-        const b = d.best.find((r) => r.task === t);
-        const base = bl.get(t);
-        return `<tr><td>${esc(t)}</td><td class="num">${b ? `${num(b.normalized)}${b.stderr !== null ? ` ± ${num(b.stderr)}` : ''}` : '–'}</td>
+    document.getElementById('best').innerHTML =
+      `<table><thead><tr><th>task</th><th class="num">best score</th><th>job</th><th class="num">baseline score</th><th>baseline job</th></tr></thead><tbody>${tasks
+        .map((t) => {
+          const b = d.best.find((r) => r.task === t);
+          const base = bl.get(t);
+          return `<tr><td>${esc(t)}</td><td class="num">${b ? `${num(b.normalized)}${b.stderr !== null ? ` ± ${num(b.stderr)}` : ''}` : '–'}</td>
           <td>${b ? `<a href="/runs/${esc(key)}/jobs/${b.jobId}">job ${b.jobId}</a> (iteration ${b.iteration + 1})` : '–'}</td>
           <td class="num">${base ? num(base.normalized) : '–'}</td><td>${base ? `<a href="/runs/${esc(key)}/jobs/${base.jobId}">job ${base.jobId}</a>` : '–'}</td></tr>`;
-      })
-      .join('')}</tbody></table>`;
+        })
+        .join('')}</tbody></table>`;
     document.getElementById('promotions').innerHTML = d.promotions.length
       ? `<h2>Successive halving: what was promoted</h2><table id="promotion-table"><thead><tr><th class="num">iteration</th><th>task</th><th class="num">rung</th><th class="num">share of budget</th>
         <th class="num">trained</th><th class="num">promoted</th><th class="num">best score</th></tr></thead><tbody>${d.promotions
           .map(
-            (p) => `<tr><td class="num"><a href="/runs/${esc(key)}/jobs?iteration=${p.iteration}&kind=rung">${p.iteration + 1}</a></td><td>${esc(p.task)}</td><td class="num">${p.rung}</td>
+            (
+              p,
+            ) => `<tr><td class="num"><a href="/runs/${esc(key)}/jobs?iteration=${p.iteration}&kind=rung">${p.iteration + 1}</a></td><td>${esc(p.task)}</td><td class="num">${p.rung}</td>
             <td class="num">${num(p.share, 3)}</td><td class="num">${p.trained}</td><td class="num">${p.promoted}</td><td class="num">${num(p.best)}</td></tr>`,
           )
           .join('')}</tbody></table>`
@@ -285,7 +318,11 @@ async function runPage(key) {
 
 // ---- jobs table ----------------------------------------------------------------------------
 async function jobsPage(key) {
-  setCrumbs([['runs', '/'], [key, `/runs/${key}`], ['jobs', null]]);
+  setCrumbs([
+    ['runs', '/'],
+    [key, `/runs/${key}`],
+    ['jobs', null],
+  ]);
   const params = new URLSearchParams(location.search);
   const render = async () => {
     const q = new URLSearchParams();
@@ -297,7 +334,12 @@ async function jobsPage(key) {
         .join('')}</select></label>`;
     const rows = d.rows
       .map((j) => {
-        const why = j.failureKind || j.error ? `${j.failureKind ? `<b>${esc(j.failureKind)}</b>: ` : ''}${esc(j.error ?? '')}` : j.cacheHit ? `<span class="muted">reused from ${esc(j.cacheHit)}</span>` : '';
+        const why =
+          j.failureKind || j.error
+            ? `${j.failureKind ? `<b>${esc(j.failureKind)}</b>: ` : ''}${esc(j.error ?? '')}`
+            : j.cacheHit
+              ? `<span class="muted">reused from ${esc(j.cacheHit)}</span>`
+              : '';
         return `<tr><td class="num"><a href="/runs/${esc(key)}/jobs/${j.id}">${j.id}</a></td><td class="num">${j.kind === 'baseline' ? 'base' : j.iteration + 1}</td><td>${esc(j.task)}</td><td class="num">${j.slot}</td>
           <td class="status-${esc(j.status)}">${esc(j.status)}</td><td class="num">${num(j.normalized)}${j.stderr !== null ? `<span class="muted"> ± ${num(j.stderr)}</span>` : ''}</td>
           <td class="num">${num(j.reward)}</td><td class="num">${int(j.envSteps || j.examples)}</td><td class="num">${num(j.cpuSeconds, 1)}</td><td class="num">${num(j.wallSeconds, 1)}</td><td class="why">${why}</td></tr>`;
@@ -361,7 +403,12 @@ function at(obj, path) {
 }
 
 async function jobPage(key, id) {
-  setCrumbs([['runs', '/'], [key, `/runs/${key}`], ['jobs', `/runs/${key}/jobs`], [`job ${id}`, null]]);
+  setCrumbs([
+    ['runs', '/'],
+    [key, `/runs/${key}`],
+    ['jobs', `/runs/${key}/jobs`],
+    [`job ${id}`, null],
+  ]);
   let curveName = null;
   let last = '';
   const render = async () => {
@@ -406,8 +453,12 @@ async function jobPage(key, id) {
           ${d.rewardDetail ? `<h2>Reward</h2><pre class="spec">${esc(JSON.stringify(d.rewardDetail, null, 2))}</pre>` : ''}
         </div>
       </div>
-      ${d.llm ? `<h2>LLM messages${d.llm.model ? ` (${esc(d.llm.model)})` : ''}</h2>${d.llm.messages.map((m) => `<div class="msg"><div class="role">${esc(m.role)}</div><pre>${esc(m.content)}</pre></div>`).join('')}
-        <div class="msg"><div class="role">reply</div><pre>${esc(d.llm.completion ?? '(no reply)')}</pre></div>` : ''}`;
+      ${
+        d.llm
+          ? `<h2>LLM messages${d.llm.model ? ` (${esc(d.llm.model)})` : ''}</h2>${d.llm.messages.map((m) => `<div class="msg"><div class="role">${esc(m.role)}</div><pre>${esc(m.content)}</pre></div>`).join('')}
+        <div class="msg"><div class="role">reply</div><pre>${esc(d.llm.completion ?? '(no reply)')}</pre></div>`
+          : ''
+      }`;
     charts.delete('c-curve');
     const drawCurve = () => {
       const c = d.curves[curveName];
@@ -431,7 +482,10 @@ async function jobPage(key, id) {
 // ---- a transfer experiment -----------------------------------------------------------------
 /** The report's markdown as HTML: headings, tables, paragraphs, **bold** and `code` (everything escaped first). */
 function markdown(md) {
-  const inline = (t) => esc(t).replace(/\*\*([^*]+)\*\*/g, '<b>$1</b>').replace(/`([^`]+)`/g, '<code>$1</code>');
+  const inline = (t) =>
+    esc(t)
+      .replace(/\*\*([^*]+)\*\*/g, '<b>$1</b>')
+      .replace(/`([^`]+)`/g, '<code>$1</code>');
   const out = [];
   const lines = md.split('\n');
   for (let i = 0; i < lines.length; i++) {
@@ -442,19 +496,41 @@ function markdown(md) {
       const rows = [];
       while (i < lines.length && lines[i].startsWith('|')) rows.push(lines[i++]);
       i -= 1;
-      const cells = (r) => r.replace(/^\|/, '').replace(/\|\s*$/, '').split('|').map((c) => c.trim());
-      const body = rows.slice(2).map((r) => `<tr>${cells(r).map((c, k) => `<td${k ? ' class="num"' : ''}>${inline(c)}</td>`).join('')}</tr>`);
-      out.push(`<table><thead><tr>${cells(rows[0]).map((c, k) => `<th${k ? ' class="num"' : ''}>${inline(c)}</th>`).join('')}</tr></thead><tbody>${body.join('')}</tbody></table>`);
+      const cells = (r) =>
+        r
+          .replace(/^\|/, '')
+          .replace(/\|\s*$/, '')
+          .split('|')
+          .map((c) => c.trim());
+      const body = rows.slice(2).map(
+        (r) =>
+          `<tr>${cells(r)
+            .map((c, k) => `<td${k ? ' class="num"' : ''}>${inline(c)}</td>`)
+            .join('')}</tr>`,
+      );
+      out.push(
+        `<table><thead><tr>${cells(rows[0])
+          .map((c, k) => `<th${k ? ' class="num"' : ''}>${inline(c)}</th>`)
+          .join('')}</tr></thead><tbody>${body.join('')}</tbody></table>`,
+      );
     } else if (line.trim()) out.push(`<p>${inline(line)}</p>`);
   }
   return out.join('\n');
 }
 
 async function experimentPage(key) {
-  setCrumbs([['runs', '/'], [`experiment ${key}`, null]]);
+  setCrumbs([
+    ['runs', '/'],
+    [`experiment ${key}`, null],
+  ]);
   liveEl.textContent = 'files, not live';
   const d = await getJson(`/api/experiments/${encodeURIComponent(key)}`);
-  const plots = d.plots.map((p) => `<div class="panel"><img alt="${esc(p)}" src="/api/experiments/${encodeURIComponent(key)}/plots/${encodeURIComponent(p)}" style="max-width:100%"></div>`).join('');
+  const plots = d.plots
+    .map(
+      (p) =>
+        `<div class="panel"><img alt="${esc(p)}" src="/api/experiments/${encodeURIComponent(key)}/plots/${encodeURIComponent(p)}" style="max-width:100%"></div>`,
+    )
+    .join('');
   main.innerHTML = `<div id="report">${d.markdown ? markdown(d.markdown) : '<p class="muted">The report is not written yet (the experiment is still running).</p>'}</div>
     ${plots ? `<h2>Plots</h2><div class="grid">${plots}</div>` : ''}<p class="muted">${esc(d.dir)}</p>`;
   done();

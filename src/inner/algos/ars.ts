@@ -8,7 +8,7 @@
  */
 import type { ArsConfig } from '../../spec/schema.js';
 import { Rng, mixSeed } from '../../util/rng.js';
-import { type AlgoResult, type TrainContext } from '../context.js';
+import type { AlgoResult, TrainContext } from '../context.js';
 import { type DenseLayer, type PolicyFile, argmax, mlpForward, policyFile } from '../policy.js';
 
 /** Layer shapes of the ARS policy; [] hidden widths give a linear policy (no bias). */

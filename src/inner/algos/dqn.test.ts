@@ -68,11 +68,17 @@ test('DQN learns CartPole on the hidden evaluation from a fixed seed', async () 
   assert.ok(s.raw >= 475, `DQN hidden score ${s.raw} after ${a.cost.envSteps} env steps (${a.stopReason})`);
   const curve = readCurve(a.dir);
   for (const m of ['charts/episodic_return', 'losses/td_loss', 'losses/q_values', 'charts/epsilon']) {
-    assert.ok(curve.some((p) => p.name === m), `curve has ${m}`);
+    assert.ok(
+      curve.some((p) => p.name === m),
+      `curve has ${m}`,
+    );
   }
   const eps = curve.filter((p) => p.name === 'charts/epsilon').map((p) => p.value);
   assert.equal(eps[eps.length - 1], 0.05, 'epsilon reaches explorationFinal');
-  assert.ok(eps.every((e, i) => i === 0 || e <= eps[i - 1]), 'epsilon never rises');
+  assert.ok(
+    eps.every((e, i) => i === 0 || e <= eps[i - 1]),
+    'epsilon never rises',
+  );
 });
 
 test('same spec and seed give the same Q-network; another seed does not', async () => {
@@ -99,12 +105,16 @@ test('DQN never takes more env steps than the budget', async () => {
   }
 });
 
-test('DQN allocates its networks once: the fused engine\'s memory is flat while it trains', async () => {
+test("DQN allocates its networks once: the fused engine's memory is flat while it trains", async () => {
   const counts: number[] = [];
   const spec = { ...dqnSpec(6000), budget: { envSteps: 6000, targetReturn: null } };
   await runJob(spec, brief, { outDir: join(tmp, 'leak'), onProgress: () => counts.push(fusedMemoryBytes()) });
   assert.ok(counts.length >= 4, `progress was called ${counts.length} times`);
-  assert.deepEqual(counts, counts.map(() => counts[0]), `fused memory ${counts.join(', ')}`);
+  assert.deepEqual(
+    counts,
+    counts.map(() => counts[0]),
+    `fused memory ${counts.join(', ')}`,
+  );
 });
 
 test('a loss that overflows fails as NaN, naming the gradient step', async () => {

@@ -184,7 +184,14 @@ export async function trainDqn(ctx: TrainContext, cfg: DqnConfig): Promise<AlgoR
     for (let i = 0; i < numEnvs; i++) buffer.add(obsBefore, env.nextObs, i, actions[i], env.rewards[i], env.terminated[i]);
     const envSteps = env.used;
     const eps = env.drainEpisodes();
-    if (eps.length > 0 && ctx.episodes(envSteps, eps.map((e) => e.ret), eps.map((e) => e.length))) {
+    if (
+      eps.length > 0 &&
+      ctx.episodes(
+        envSteps,
+        eps.map((e) => e.ret),
+        eps.map((e) => e.length),
+      )
+    ) {
       // Stop at once: the saved Q-network is the one that acted (ε-greedily) in the episodes that reached the target.
       stopReason = 'target-return';
       break;

@@ -157,7 +157,15 @@ function collectRollout(p: Ppo): boolean {
       p.dones[row] = env.terminated[i] || env.truncated[i] ? 1 : 0;
     }
     const eps = env.drainEpisodes();
-    if (eps.length && ctx.episodes(env.used, eps.map((e) => e.ret), eps.map((e) => e.length))) reached = true;
+    if (
+      eps.length &&
+      ctx.episodes(
+        env.used,
+        eps.map((e) => e.ret),
+        eps.map((e) => e.length),
+      )
+    )
+      reached = true;
   }
   return reached;
 }

@@ -16,9 +16,7 @@ import { trainReinforce } from './reinforce.js';
 
 const task = getPublicTask('cartpole-balance');
 // The brief may not list reinforce yet; the engine is tested here, not the task's menu.
-const brief = task.brief.algorithms.includes('reinforce')
-  ? task.brief
-  : { ...task.brief, algorithms: [...task.brief.algorithms, 'reinforce' as const] };
+const brief = task.brief.algorithms.includes('reinforce') ? task.brief : { ...task.brief, algorithms: [...task.brief.algorithms, 'reinforce' as const] };
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-reinforce-'));
 
 /** A REINFORCE spec that solves CartPole here: 4 envs, 8 episodes per update, normalised observations. */
@@ -56,7 +54,10 @@ test('REINFORCE learns CartPole on the hidden evaluation from a fixed seed', asy
   assert.ok(s.raw >= 475, `REINFORCE hidden score ${s.raw} after ${a.cost.envSteps} env steps`);
   const curve = readCurve(a.dir);
   for (const m of ['charts/episodic_return', 'losses/policy_loss', 'losses/value_loss', 'losses/entropy']) {
-    assert.ok(curve.some((p) => p.name === m), `curve has ${m}`);
+    assert.ok(
+      curve.some((p) => p.name === m),
+      `curve has ${m}`,
+    );
   }
 });
 
@@ -86,7 +87,6 @@ test('REINFORCE never takes more env steps than the budget and stops at a target
   assert.equal(t.stopReason, 'target-return');
   assert.ok(t.cost.envSteps < 100_000);
 });
-
 
 test('a loss that overflows fails as NaN, naming the update', async () => {
   const spec = { ...reinforceSpec(3000), reward: { expression: 'r * 1000000^7' } };

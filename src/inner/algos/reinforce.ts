@@ -176,7 +176,14 @@ export async function trainReinforce(ctx: TrainContext, cfg: ReinforceConfig): P
       }
     }
     const eps = env.drainEpisodes();
-    if (eps.length && ctx.episodes(env.used, eps.map((e) => e.ret), eps.map((e) => e.length))) {
+    if (
+      eps.length &&
+      ctx.episodes(
+        env.used,
+        eps.map((e) => e.ret),
+        eps.map((e) => e.length),
+      )
+    ) {
       stopReason = 'target-return';
       break;
     }

@@ -103,7 +103,10 @@ test('imbalance keeps round(fraction·count) rows of each class', () => {
   const fr = [1, 0.2, 0.5];
   const s = imbalance(d, fr, 4);
   const before = classCounts(d);
-  assert.deepEqual(classCounts(s), before.map((c, i) => Math.round(fr[i] * c)));
+  assert.deepEqual(
+    classCounts(s),
+    before.map((c, i) => Math.round(fr[i] * c)),
+  );
   console.log(`penguins imbalance [1, 0.2, 0.5]: ${JSON.stringify(before)} -> ${JSON.stringify(classCounts(s))}`);
   const orig = bag(d);
   for (const [k, n] of bag(s)) assert.ok((orig.get(k) ?? 0) >= n, 'only original rows');
@@ -167,10 +170,20 @@ test('split is disjoint, covers the data, stratified and deterministic', () => {
   const b = ids(t2.test);
   assert.equal(new Set([...a, ...b]).size, d.x.length, 'covers every row once');
   assert.equal(a.length + b.length, d.x.length);
-  assert.ok(a.every((i) => !b.includes(i)), 'disjoint');
-  assert.deepEqual(t2.test.x.map((r) => r.slice(0, -1)), held.x, 'the extra column does not change the draw');
+  assert.ok(
+    a.every((i) => !b.includes(i)),
+    'disjoint',
+  );
+  assert.deepEqual(
+    t2.test.x.map((r) => r.slice(0, -1)),
+    held.x,
+    'the extra column does not change the draw',
+  );
   const whole = classCounts(d);
-  assert.deepEqual(classCounts(held), whole.map((c) => Math.round(0.2 * c)));
+  assert.deepEqual(
+    classCounts(held),
+    whole.map((c) => Math.round(0.2 * c)),
+  );
   console.log(`seattle-weather split 0.2: test ${JSON.stringify(classCounts(held))} of ${JSON.stringify(whole)}`);
   assert.deepEqual(split(d, 0.2, 9), { train, test: held });
   assert.notDeepEqual(split(d, 0.2, 10).test.x, held.x);
@@ -178,7 +191,10 @@ test('split is disjoint, covers the data, stratified and deterministic', () => {
   const tagged: Dataset = { ...d, kind: 'regression', classes: undefined, y: d.y.map((_, i) => i) };
   const r = split(tagged, 0.25, 1);
   assert.equal(r.test.x.length, Math.round(0.25 * d.x.length));
-  assert.deepEqual([...r.train.y, ...r.test.y].sort((p, q) => p - q), tagged.y);
+  assert.deepEqual(
+    [...r.train.y, ...r.test.y].sort((p, q) => p - q),
+    tagged.y,
+  );
   pureOn(d, (x) => split(x, 0.3, 1));
 });
 
@@ -204,7 +220,10 @@ test('concat stacks rows, aligns columns by name and merges classes by name', ()
   const m2 = { ...moons(10, 0.1, 2), classes: ['upper', 'extra'] };
   const mc = concat(m1, m2);
   assert.deepEqual(mc.classes, ['upper', 'lower', 'extra']);
-  assert.deepEqual(mc.y.slice(10), m2.y.map((k) => (k === 0 ? 0 : 2)));
+  assert.deepEqual(
+    mc.y.slice(10),
+    m2.y.map((k) => (k === 0 ? 0 : 2)),
+  );
   assert.throws(() => concat(a, loadIris()), /targets differ|features differ/);
   assert.throws(() => concat(a, loadCars()), /kinds differ/);
   pureOn(a, (x) => concat(x, b));

@@ -36,7 +36,12 @@ function derive(d: Dataset, x: number[][], y: number[], entry: string): Dataset 
 
 /** The rows of `d` at `idx`, in that order. */
 function pick(d: Dataset, idx: readonly number[], entry: string): Dataset {
-  return derive(d, idx.map((i) => d.x[i]), idx.map((i) => d.y[i]), entry);
+  return derive(
+    d,
+    idx.map((i) => d.x[i]),
+    idx.map((i) => d.y[i]),
+    entry,
+  );
 }
 
 /** `k` distinct indices from `pool`, uniformly, returned in ascending order. */
@@ -97,8 +102,10 @@ export function labelNoise(d: Dataset, rate: number, seed: number): Dataset {
  * `seed` is accepted for a uniform signature and recorded.
  */
 export function covariateShift(d: Dataset, feature: string, quantileLo: number, quantileHi: number, seed: number): Dataset {
-  check(isFraction(quantileLo) && isFraction(quantileHi) && quantileLo <= quantileHi,
-    `covariateShift: need 0 <= quantileLo <= quantileHi <= 1, got ${quantileLo}, ${quantileHi}`);
+  check(
+    isFraction(quantileLo) && isFraction(quantileHi) && quantileLo <= quantileHi,
+    `covariateShift: need 0 <= quantileLo <= quantileHi <= 1, got ${quantileLo}, ${quantileHi}`,
+  );
   const v = column(d, feature);
   check(v.length > 0, `covariateShift: dataset ${d.name} is empty`);
   const lo = quantile(v, quantileLo);
@@ -113,8 +120,7 @@ export function covariateShift(d: Dataset, feature: string, quantileLo: number, 
  */
 export function imbalance(d: Dataset, keepFractions: number[], seed: number): Dataset {
   const counts = classCounts(d);
-  check(keepFractions.length === counts.length,
-    `imbalance: keepFractions needs one fraction per class (${counts.length}), got ${keepFractions.length}`);
+  check(keepFractions.length === counts.length, `imbalance: keepFractions needs one fraction per class (${counts.length}), got ${keepFractions.length}`);
   check(keepFractions.every(isFraction), `imbalance: every keep fraction must be in [0, 1], got [${keepFractions.join(', ')}]`);
   const rng = rngFor(seed, TAG.imbalance);
   const idx = strata(d)
@@ -172,8 +178,16 @@ export function split(d: Dataset, testFraction: number, seed: number): { train: 
   const all = range(d.y.length);
   const tag = `testFraction=${fmt(testFraction)}, seed=${seed}`;
   return {
-    train: pick(d, all.filter((i) => !inTest[i]), `split(${tag}): train`),
-    test: pick(d, all.filter((i) => inTest[i]), `split(${tag}): test`),
+    train: pick(
+      d,
+      all.filter((i) => !inTest[i]),
+      `split(${tag}): train`,
+    ),
+    test: pick(
+      d,
+      all.filter((i) => inTest[i]),
+      `split(${tag}): test`,
+    ),
   };
 }
 

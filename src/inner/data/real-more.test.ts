@@ -34,7 +34,10 @@ for (const [name, load, rows, counts] of loaders) {
 test('real-more values where the files say so', () => {
   const g = loadGapminder();
   // Afghanistan 1955: population 7,971,931, life expectancy 43.88, fertility 7.42, cluster 0.
-  assert.deepEqual(g.x[0].map((v) => +v.toFixed(4)), [1955, +Math.log10(7971931).toFixed(4), 43.88, 7.42]);
+  assert.deepEqual(
+    g.x[0].map((v) => +v.toFixed(4)),
+    [1955, +Math.log10(7971931).toFixed(4), 43.88, 7.42],
+  );
   assert.equal(g.y[0], 0);
   const w = loadTwoCityWeather();
   // weather.csv opens with Seattle 2012-01-01: 0.0 mm, 12.8 / 5.0 °C, wind 4.7, drizzle.
@@ -47,5 +50,10 @@ test('real-more values where the files say so', () => {
   const m = loadMovies();
   const imdb = m.x.map((r) => r[m.features.indexOf('imdb_rating')]);
   assert.ok(Math.min(...imdb) >= 1 && Math.max(...imdb) <= 10);
-  for (const row of m.x) assert.equal(row.slice(7).reduce((s, v) => s + v, 0), 1, 'one genre per film');
+  for (const row of m.x)
+    assert.equal(
+      row.slice(7).reduce((s, v) => s + v, 0),
+      1,
+      'one genre per film',
+    );
 });

@@ -136,7 +136,10 @@ const STATES = ['AK', 'TX', 'CA', 'OK', 'FL', 'OH', 'NY', 'GA'];
  * Fields are read from the end of each line (some names hold quoted commas).
  */
 export const loadAirports = cached((): Dataset => {
-  const lines = readFileSync(vegaDataPath('airports.csv'), 'utf8').split(/\r?\n/).slice(1).filter((l) => l.trim() !== '');
+  const lines = readFileSync(vegaDataPath('airports.csv'), 'utf8')
+    .split(/\r?\n/)
+    .slice(1)
+    .filter((l) => l.trim() !== '');
   const x: number[][] = [];
   const y: number[] = [];
   for (const line of lines) {

@@ -113,6 +113,9 @@ test('loadDataset finds every registered dataset and rejects unknown names', () 
 });
 
 test('parseCsv reads a header and rows, tolerating CRLF and a trailing newline', () => {
-  assert.deepEqual(parseCsv('a,b\r\n1,x\r\n2,y\r\n'), [{ a: '1', b: 'x' }, { a: '2', b: 'y' }]);
+  assert.deepEqual(parseCsv('a,b\r\n1,x\r\n2,y\r\n'), [
+    { a: '1', b: 'x' },
+    { a: '2', b: 'y' },
+  ]);
   assert.throws(() => parseCsv('a,b\n1\n'), /line 2/);
 });

@@ -205,7 +205,7 @@ export const loadSeattleWeather = cached((): Dataset => {
     y,
     descriptions: {
       ...WEATHER_DAY_DESCRIPTIONS,
-      weather: 'The day\'s weather: drizzle, fog, rain, snow or sun (rain and sun are common; snow and drizzle rare).',
+      weather: "The day's weather: drizzle, fog, rain, snow or sun (rain and sun are common; snow and drizzle rare).",
     },
     summary: 'Daily weather in Seattle, 2012-01-01 to 2015-12-31 (NOAA via vega-datasets).',
   };

@@ -81,9 +81,25 @@ export interface FriedmanOptions {
 
 /** Input ranges of the Friedman functions (#2 and #3 share theirs). */
 export const FRIEDMAN_INPUTS: Record<FriedmanVariant, [number, number][]> = {
-  1: [[0, 1], [0, 1], [0, 1], [0, 1], [0, 1]],
-  2: [[0, 100], [40 * Math.PI, 560 * Math.PI], [0, 1], [1, 11]],
-  3: [[0, 100], [40 * Math.PI, 560 * Math.PI], [0, 1], [1, 11]],
+  1: [
+    [0, 1],
+    [0, 1],
+    [0, 1],
+    [0, 1],
+    [0, 1],
+  ],
+  2: [
+    [0, 100],
+    [40 * Math.PI, 560 * Math.PI],
+    [0, 1],
+    [1, 11],
+  ],
+  3: [
+    [0, 100],
+    [40 * Math.PI, 560 * Math.PI],
+    [0, 1],
+    [1, 11],
+  ],
 };
 
 /** The noise-free Friedman function `variant` at `x` (its first 5 or 4 inputs). */

@@ -1,13 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  ACROBOT_CONSTANTS,
-  ACROBOT_INFO,
-  AcrobotEnv,
-  acrobotDefaults,
-  acrobotDynamics,
-  acrobotTerminal,
-} from './acrobot.js';
+import { ACROBOT_CONSTANTS, ACROBOT_INFO, AcrobotEnv, acrobotDefaults, acrobotDynamics, acrobotTerminal } from './acrobot.js';
 import { ENVIRONMENTS, getEnvironment } from './index.js';
 import { VecEnv } from './vector.js';
 
@@ -33,10 +26,7 @@ function bookDerivs(y: readonly number[], p: RefParams): number[] {
   // cos(x − π/2) = sin(x)
   const phi2 = p.m2 * p.lc2 * p.g * Math.sin(q1 + q2);
   const phi1 =
-    -p.m2 * p.l1 * p.lc2 * w2 ** 2 * Math.sin(q2) -
-    2 * p.m2 * p.l1 * p.lc2 * w2 * w1 * Math.sin(q2) +
-    (p.m1 * p.lc1 + p.m2 * p.l1) * p.g * Math.sin(q1) +
-    phi2;
+    -p.m2 * p.l1 * p.lc2 * w2 ** 2 * Math.sin(q2) - 2 * p.m2 * p.l1 * p.lc2 * w2 * w1 * Math.sin(q2) + (p.m1 * p.lc1 + p.m2 * p.l1) * p.g * Math.sin(q1) + phi2;
   const a2 = (tau + (d2 / d1) * phi1 - p.m2 * p.l1 * p.lc2 * w1 ** 2 * Math.sin(q2) - phi2) / (p.m2 * p.lc2 ** 2 + p.I2 - d2 ** 2 / d1);
   const a1 = -(d2 * a2 + phi1) / d1;
   return [w1, w2, a1, a2, 0];
@@ -292,7 +282,11 @@ test('stepping before any reset throws; invalid actions throw a RangeError and d
   const env = new AcrobotEnv();
   env.reset({ seed: 1 });
   for (const bad of [3, -1, 0.5, NaN]) {
-    assert.throws(() => env.step(bad), (e: unknown) => e instanceof RangeError && e.message.includes(String(bad)), `action ${bad}`);
+    assert.throws(
+      () => env.step(bad),
+      (e: unknown) => e instanceof RangeError && e.message.includes(String(bad)),
+      `action ${bad}`,
+    );
   }
   assert.throws(() => env.step([4]), RangeError);
   assert.throws(() => env.step([1, 1]), RangeError);

@@ -15,8 +15,7 @@ import type { Env, EnvInfo, PhysParams, ResetResult, StepResult } from './types.
  */
 export const ACROBOT_INFO: EnvInfo = {
   id: 'Acrobot-v1',
-  description:
-    'Two links hanging from a pivot, actuated only at the joint between them; swing the free end above the line one link length above the pivot.',
+  description: 'Two links hanging from a pivot, actuated only at the joint between them; swing the free end above the line one link length above the pivot.',
   observationNames: ['cos_theta1', 'sin_theta1', 'cos_theta2', 'sin_theta2', 'theta1_dot', 'theta2_dot'],
   observationSpace: {
     type: 'box',
@@ -79,13 +78,9 @@ export function acrobotDerivatives(s: ArrayLike<number>, p: PhysParams, out: Flo
   const d2 = m2 * (lc2 * lc2 + l1 * lc2 * cos2) + i2;
   const phi2 = m2 * lc2 * g * Math.cos(theta1 + theta2 - Math.PI / 2);
   const phi1 =
-    -m2 * l1 * lc2 * dtheta2 * dtheta2 * sin2 -
-    2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * sin2 +
-    (m1 * lc1 + m2 * l1) * g * Math.cos(theta1 - Math.PI / 2) +
-    phi2;
+    -m2 * l1 * lc2 * dtheta2 * dtheta2 * sin2 - 2 * m2 * l1 * lc2 * dtheta2 * dtheta1 * sin2 + (m1 * lc1 + m2 * l1) * g * Math.cos(theta1 - Math.PI / 2) + phi2;
   // "book" variant: includes the m2·l1·lc2·θ̇1²·sin θ2 term that the NIPS paper omits
-  const ddtheta2 =
-    (torque + (d2 / d1) * phi1 - m2 * l1 * lc2 * dtheta1 * dtheta1 * sin2 - phi2) / (m2 * lc2 * lc2 + i2 - (d2 * d2) / d1);
+  const ddtheta2 = (torque + (d2 / d1) * phi1 - m2 * l1 * lc2 * dtheta1 * dtheta1 * sin2 - phi2) / (m2 * lc2 * lc2 + i2 - (d2 * d2) / d1);
   const ddtheta1 = -(d2 * ddtheta2 + phi1) / d1;
   out[0] = dtheta1;
   out[1] = dtheta2;

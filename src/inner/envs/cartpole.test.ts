@@ -21,8 +21,7 @@ function referenceStep(
   const total = p.massPole + p.massCart;
   const F = action === 1 ? p.forceMag : -p.forceMag;
   const temp = (F + p.massPole * p.length * thetaDot ** 2 * Math.sin(theta)) / total;
-  const thetaAcc =
-    (p.gravity * Math.sin(theta) - Math.cos(theta) * temp) / (p.length * (4 / 3 - (p.massPole * Math.cos(theta) ** 2) / total));
+  const thetaAcc = (p.gravity * Math.sin(theta) - Math.cos(theta) * temp) / (p.length * (4 / 3 - (p.massPole * Math.cos(theta) ** 2) / total));
   const xAcc = temp - (p.massPole * p.length * thetaAcc * Math.cos(theta)) / total;
   return [x + tau * xDot, xDot + tau * xAcc, theta + tau * thetaDot, thetaDot + tau * thetaAcc];
 }
@@ -219,7 +218,11 @@ test('invalid actions throw a RangeError naming the action', () => {
   const env = new CartPoleEnv();
   env.reset({ seed: 1 });
   for (const bad of [2, -1, 0.5, NaN]) {
-    assert.throws(() => env.step(bad), (e: unknown) => e instanceof RangeError && e.message.includes(String(bad)), `action ${bad}`);
+    assert.throws(
+      () => env.step(bad),
+      (e: unknown) => e instanceof RangeError && e.message.includes(String(bad)),
+      `action ${bad}`,
+    );
   }
   assert.throws(() => env.step([3]), RangeError);
   // a rejected action does not advance or end the episode
@@ -331,18 +334,15 @@ test('VecEnv.episodeStep counts steps in the current episode, 1 on the first ste
   assert.equal(vec.episodeStep[0], 1, 'first step of the next episode');
 });
 
-test(
-  'VecEnv.episodeStep on the terminal step is the finished episode length (it feeds `t` of the reward expression)',
-  () => {
-    const vec = new VecEnv(() => new CartPoleEnv(), 1, 2);
-    let n = 0;
-    do {
-      vec.step([1]);
-      n++;
-    } while (!vec.terminated[0]);
-    assert.equal(vec.episodeStep[0], n);
-  },
-);
+test('VecEnv.episodeStep on the terminal step is the finished episode length (it feeds `t` of the reward expression)', () => {
+  const vec = new VecEnv(() => new CartPoleEnv(), 1, 2);
+  let n = 0;
+  do {
+    vec.step([1]);
+    n++;
+  } while (!vec.terminated[0]);
+  assert.equal(vec.episodeStep[0], n);
+});
 
 test('VecEnv.drainEpisodes returns each finished episode once, with its return and length', () => {
   const vec = new VecEnv(() => new CartPoleEnv(), 4, 17);
@@ -441,7 +441,7 @@ test('VecEnv episodes run with the drawn parameters', () => {
 
 test('VecEnv is deterministic for a seed and differs across seeds', () => {
   const settings = { poleLength: [0.4, 0.9] as [number, number] };
-  const policy = (i: number, o: Float64Array): number => ((o[2] + 0.3 * o[3] > 0) !== (i % 2 === 0) ? 1 : 0);
+  const policy = (i: number, o: Float64Array): number => (o[2] + 0.3 * o[3] > 0 !== (i % 2 === 0) ? 1 : 0);
   const a = runVec(new VecEnv(() => new CartPoleEnv(), 4, 99, settings), 300, policy);
   const b = runVec(new VecEnv(() => new CartPoleEnv(), 4, 99, settings), 300, policy);
   const c = runVec(new VecEnv(() => new CartPoleEnv(), 4, 100, settings), 300, policy);

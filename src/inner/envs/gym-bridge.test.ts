@@ -101,7 +101,10 @@ test('a missing Python, a Python without the bridge and a bridge that crashes ar
   writeFileSync(crashing, '#!/bin/sh\necho "Fatal Python error: it broke" >&2\nexit 134\n');
   chmodSync(crashing, 0o755);
   withPython(crashing, () => {
-    assert.throws(() => describeGymnasium('CartPole-v1'), (e: Error) => e.message === 'gymnasium bridge (CartPole-v1) ended: Fatal Python error: it broke');
+    assert.throws(
+      () => describeGymnasium('CartPole-v1'),
+      (e: Error) => e.message === 'gymnasium bridge (CartPole-v1) ended: Fatal Python error: it broke',
+    );
   });
   withPython('/bin/true', () => {
     assert.throws(() => describeGymnasium('CartPole-v1'), /gymnasium bridge \(CartPole-v1\) ended: no output \(is Python with gymnasium installed/);

@@ -1,12 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  MOUNTAIN_CAR_CONSTANTS,
-  MOUNTAIN_CAR_INFO,
-  MountainCarEnv,
-  mountainCarDefaults,
-  mountainCarDynamics,
-} from './mountain-car.js';
+import { MOUNTAIN_CAR_CONSTANTS, MOUNTAIN_CAR_INFO, MountainCarEnv, mountainCarDefaults, mountainCarDynamics } from './mountain-car.js';
 import { ENVIRONMENTS, getEnvironment } from './index.js';
 import { VecEnv } from './vector.js';
 
@@ -60,15 +54,18 @@ function rollout(
 }
 
 test('constants and defaults match Gymnasium MountainCar-v0', () => {
-  assert.deepEqual({ ...MOUNTAIN_CAR_CONSTANTS }, {
-    minPosition: -1.2,
-    maxPosition: 0.6,
-    maxSpeed: 0.07,
-    goalPosition: 0.5,
-    goalVelocity: 0,
-    resetLow: -0.6,
-    resetHigh: -0.4,
-  });
+  assert.deepEqual(
+    { ...MOUNTAIN_CAR_CONSTANTS },
+    {
+      minPosition: -1.2,
+      maxPosition: 0.6,
+      maxSpeed: 0.07,
+      goalPosition: 0.5,
+      goalVelocity: 0,
+      resetLow: -0.6,
+      resetHigh: -0.4,
+    },
+  );
   assert.deepEqual(mountainCarDefaults(), { force: 0.001, gravity: 0.0025 });
   assert.equal(MOUNTAIN_CAR_INFO.id, 'MountainCar-v0');
   assert.equal(MOUNTAIN_CAR_INFO.maxEpisodeSteps, 200);
@@ -251,7 +248,11 @@ test('invalid actions throw a RangeError and do not advance the episode; steppin
   const env = new MountainCarEnv();
   env.reset({ seed: 1 });
   for (const bad of [3, -1, 1.5, NaN]) {
-    assert.throws(() => env.step(bad), (e: unknown) => e instanceof RangeError && e.message.includes(String(bad)), `action ${bad}`);
+    assert.throws(
+      () => env.step(bad),
+      (e: unknown) => e instanceof RangeError && e.message.includes(String(bad)),
+      `action ${bad}`,
+    );
   }
   assert.throws(() => env.step([7]), RangeError);
   assert.throws(() => env.step([1, 1]), RangeError);

@@ -10,8 +10,7 @@ import type { Env, EnvInfo, PhysParams, ResetResult, StepResult } from './types.
  */
 export const MOUNTAIN_CAR_INFO: EnvInfo = {
   id: 'MountainCar-v0',
-  description:
-    'An underpowered car at the bottom of a valley; accelerate left, right or not at all to build momentum and reach the flag on the right hill.',
+  description: 'An underpowered car at the bottom of a valley; accelerate left, right or not at all to build momentum and reach the flag on the right hill.',
   observationNames: ['position', 'velocity'],
   observationSpace: { type: 'box', shape: [2], low: [-1.2, -0.07], high: [0.6, 0.07] },
   actionSpace: { type: 'discrete', n: 3 },

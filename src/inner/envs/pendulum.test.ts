@@ -1,13 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  PENDULUM_CONSTANTS,
-  PENDULUM_INFO,
-  PendulumEnv,
-  angleNormalize,
-  pendulumDefaults,
-  pendulumDynamics,
-} from './pendulum.js';
+import { PENDULUM_CONSTANTS, PENDULUM_INFO, PendulumEnv, angleNormalize, pendulumDefaults, pendulumDynamics } from './pendulum.js';
 import { ENVIRONMENTS, getEnvironment } from './index.js';
 import { VecEnv } from './vector.js';
 
@@ -49,7 +42,7 @@ const STATES: number[][] = [
 function controller(o: ArrayLike<number>): number {
   const th = Math.atan2(o[1], o[0]);
   if (o[0] > 0.8) return -10 * th - 2 * o[2];
-  const energy = 0.5 * o[2] * o[2] / 3 + 5 * (o[0] - 1); // relative to upright at rest, per unit m l² / 3
+  const energy = (0.5 * o[2] * o[2]) / 3 + 5 * (o[0] - 1); // relative to upright at rest, per unit m l² / 3
   return energy < 0 ? 2 * Math.sign(o[2] || 1) : -0.5 * o[2];
 }
 
@@ -162,7 +155,10 @@ test('invalid actions throw a RangeError and do not advance the episode; steppin
   assert.throws(() => new PendulumEnv().step(0), /reset/);
   const env = new PendulumEnv();
   env.reset({ seed: 1 });
-  assert.throws(() => env.step(NaN), (e: unknown) => e instanceof RangeError && e.message.includes('NaN'));
+  assert.throws(
+    () => env.step(NaN),
+    (e: unknown) => e instanceof RangeError && e.message.includes('NaN'),
+  );
   assert.throws(() => env.step([NaN]), RangeError);
   assert.throws(() => env.step([]), RangeError);
   assert.throws(() => env.step([1, 2]), RangeError);
@@ -279,7 +275,7 @@ test('VecEnv runs Pendulum with Float64Array torques: truncation every 200 steps
       assert.deepEqual(Array.from(vec.truncated), ended ? [1, 1, 1] : [0, 0, 0], `step ${s}`);
       if (!ended) assert.deepEqual(vec.obs.slice(3, 6), vec.nextObs.slice(3, 6));
       else assert.notDeepEqual(vec.obs.slice(3, 6), vec.nextObs.slice(3, 6));
-      assert.ok(Math.abs(vec.nextObs[5] - before[2]) <= 3 * 12 / 2 * 0.05 + 3 * 0.5 * 0.05 + 1e-12, 'bounded velocity change');
+      assert.ok(Math.abs(vec.nextObs[5] - before[2]) <= ((3 * 12) / 2) * 0.05 + 3 * 0.5 * 0.05 + 1e-12, 'bounded velocity change');
       log.push([...vec.obs, ...vec.nextObs, ...vec.rewards]);
     }
     return { log, eps: vec.drainEpisodes() };

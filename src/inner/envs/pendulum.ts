@@ -10,8 +10,7 @@ import type { Env, EnvInfo, PhysParams, ResetResult, StepResult } from './types.
  */
 export const PENDULUM_INFO: EnvInfo = {
   id: 'Pendulum-v1',
-  description:
-    'A pendulum hanging from a fixed pivot, driven by a bounded torque; swing it up and hold it upright (theta = 0) with little speed and effort.',
+  description: 'A pendulum hanging from a fixed pivot, driven by a bounded torque; swing it up and hold it upright (theta = 0) with little speed and effort.',
   observationNames: ['cos_theta', 'sin_theta', 'theta_dot'],
   observationSpace: { type: 'box', shape: [3], low: [-1, -1, -8], high: [1, 1, 8] },
   actionSpace: { type: 'box', shape: [1], low: [-2], high: [2] },

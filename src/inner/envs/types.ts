@@ -1,9 +1,7 @@
 /** Shared environment types, in the shape of Gymnasium's API. */
 
 /** A space described as data (Gymnasium's `Discrete` and `Box`). */
-export type Space =
-  | { type: 'discrete'; n: number }
-  | { type: 'box'; shape: number[]; low: number[]; high: number[] };
+export type Space = { type: 'discrete'; n: number } | { type: 'box'; shape: number[]; low: number[]; high: number[] };
 
 /** A physical parameter the task may let a job set or randomise. */
 export interface ParamInfo {

@@ -253,10 +253,7 @@ export class TrainingEnv extends VectorWrapper {
   private readonly norm: NormalizeObservation | null;
 
   /** Stacks the wrappers on `base`. */
-  constructor(
-    base: VectorEnv,
-    o: { counter: StepCounter; limits: { check(): void }; reward: CompiledExpression; normalize: boolean; foldOnCommit?: boolean },
-  ) {
+  constructor(base: VectorEnv, o: { counter: StepCounter; limits: { check(): void }; reward: CompiledExpression; normalize: boolean; foldOnCommit?: boolean }) {
     const budget = new StepBudget(base, o.counter, o.limits);
     const shaped = new ShapeReward(budget, o.reward);
     const norm = o.normalize ? new NormalizeObservation(shaped, o.foldOnCommit ?? false) : null;

@@ -5,7 +5,18 @@
  */
 import { ExpressionError, lex, locate } from './expression-error.js';
 import {
-  ALLOWED_FUNCTIONS, BINARY, CHAIN_CLASS, CONSTANTS, type Code, EMPTY, EXPRESSION_LIMITS, FUNCTION_SPECS, OPERATOR_HINTS, binaryCode, fnOf, powCode,
+  ALLOWED_FUNCTIONS,
+  BINARY,
+  CHAIN_CLASS,
+  CONSTANTS,
+  type Code,
+  EMPTY,
+  EXPRESSION_LIMITS,
+  FUNCTION_SPECS,
+  OPERATOR_HINTS,
+  binaryCode,
+  fnOf,
+  powCode,
 } from './operations.js';
 
 /** The fields of mathjs nodes that the checker reads; everything is verified before use. */

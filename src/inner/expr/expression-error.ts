@@ -53,7 +53,10 @@ export function lex(text: string): Tok[] {
   let i = 0;
   while (i < text.length) {
     const skip = matchAt(SKIP_RE, text, i);
-    if (skip !== null && skip.length > 0) { i += skip.length; continue; }
+    if (skip !== null && skip.length > 0) {
+      i += skip.length;
+      continue;
+    }
     let m: string | null;
     if ((m = matchAt(NUM_RE, text, i)) !== null) {
       out.push({ kind: 'num', text: m, value: Number(m), start: i, end: i + m.length });
@@ -105,8 +108,14 @@ export function locate(source: string, needle: string): { text: string; start: n
     }
     let depth = 0;
     for (let i = first; i <= last; i++) if (isParen(all[i])) depth += all[i].text === '(' ? 1 : -1;
-    while (depth > 0 && last + 1 < all.length && all[last + 1].text === ')') { last++; depth--; }
-    while (depth < 0 && first > 0 && all[first - 1].text === '(') { first--; depth++; }
+    while (depth > 0 && last + 1 < all.length && all[last + 1].text === ')') {
+      last++;
+      depth--;
+    }
+    while (depth < 0 && first > 0 && all[first - 1].text === '(') {
+      first--;
+      depth++;
+    }
     // A parenthesised node: take as many enclosing pairs as the printed form has.
     for (let k = enclosing; k > 0 && first > 0 && last + 1 < all.length; k--) {
       if (all[first - 1].text !== '(' || all[last + 1].text !== ')') break;
@@ -127,7 +136,10 @@ function outerParens(toks: readonly Tok[]): number {
     for (let i = k; i < toks.length - k; i++) {
       if (toks[i].text === '(') depth++;
       else if (toks[i].text === ')') depth--;
-      if (depth === 0 && i < toks.length - k - 1) { closesAtEnd = false; break; }
+      if (depth === 0 && i < toks.length - k - 1) {
+        closesAtEnd = false;
+        break;
+      }
     }
     if (!closesAtEnd) break;
     k++;

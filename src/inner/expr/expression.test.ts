@@ -1,13 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import {
-  ALLOWED_FUNCTIONS,
-  EXPRESSION_LIMITS,
-  ExpressionError,
-  checkExpression,
-  compileExpression,
-} from './expression.js';
+import { ALLOWED_FUNCTIONS, EXPRESSION_LIMITS, ExpressionError, checkExpression, compileExpression } from './expression.js';
 
 const VARS = ['x', 'x_dot', 'theta', 'theta_dot', 'r', 'done', 't'] as const;
 type Values = Partial<Record<(typeof VARS)[number], number>>;
@@ -75,10 +69,22 @@ test('arithmetic follows the usual precedence and associativity', () => {
 
 test('comparisons give 1 or 0, exactly and chained', () => {
   const cases: [string, number][] = [
-    ['x < 2', 1], ['x < 1', 0], ['x <= 1', 1], ['x <= 0.5', 0],
-    ['x > 0', 1], ['x > 1', 0], ['x >= 1', 1], ['x >= 2', 0],
-    ['x == 1', 1], ['x == 2', 0], ['x != 2', 1], ['x != 1', 0],
-    ['0 < x < 2', 1], ['1 < x < 2', 0], ['0 < x <= 1', 1], ['2 > x > 0', 1],
+    ['x < 2', 1],
+    ['x < 1', 0],
+    ['x <= 1', 1],
+    ['x <= 0.5', 0],
+    ['x > 0', 1],
+    ['x > 1', 0],
+    ['x >= 1', 1],
+    ['x >= 2', 0],
+    ['x == 1', 1],
+    ['x == 2', 0],
+    ['x != 2', 1],
+    ['x != 1', 0],
+    ['0 < x < 2', 1],
+    ['1 < x < 2', 0],
+    ['0 < x <= 1', 1],
+    ['2 > x > 0', 1],
     ['x + 1 > 1.5', 1],
     ['0.1 + 0.2 == 0.3', 0], // no tolerance (mathjs's own equal would say 1)
   ];
@@ -152,7 +158,22 @@ test('each whitelisted function and the constants pi and e', () => {
   ];
   for (const [source, expected, values] of cases) near(ev(source, values ?? { x }), expected, source);
   assert.deepEqual([...ALLOWED_FUNCTIONS].sort(), [
-    'abs', 'ceil', 'clip', 'cos', 'exp', 'floor', 'log', 'max', 'min', 'round', 'sign', 'sin', 'sqrt', 'square', 'tan', 'tanh',
+    'abs',
+    'ceil',
+    'clip',
+    'cos',
+    'exp',
+    'floor',
+    'log',
+    'max',
+    'min',
+    'round',
+    'sign',
+    'sin',
+    'sqrt',
+    'square',
+    'tan',
+    'tanh',
   ]);
   assert.ok(Object.isFrozen(ALLOWED_FUNCTIONS));
 });
@@ -274,22 +295,22 @@ test('syntax errors become ExpressionError with position and token', () => {
 });
 
 test('overlong input is rejected before parsing', () => {
-  const long = 'x + '.repeat(150) + '1';
+  const long = `${'x + '.repeat(150)}1`;
   const err = rejects(long, long.slice(0, 40), /601 characters long; the limit is 500/);
   assert.equal(err.position, undefined);
   // Something that would be a syntax error is still reported as too long: nothing was parsed.
   rejects('('.repeat(501), '('.repeat(40), /the limit is 500/);
-  const exact = '1' + ' + x'.repeat(Math.floor((EXPRESSION_LIMITS.maxLength - 1) / 4)); // 497 characters
+  const exact = `1${' + x'.repeat(Math.floor((EXPRESSION_LIMITS.maxLength - 1) / 4))}`; // 497 characters
   assert.ok(exact.length <= EXPRESSION_LIMITS.maxLength);
   assert.equal(checkExpression(exact, VARS), null);
 });
 
 test('deep nesting is rejected; long flat chains are not', () => {
-  const deep = '('.repeat(40) + 'x' + ')'.repeat(40);
-  const err = rejects(deep, '('.repeat(8) + 'x' + ')'.repeat(8), /nested too deeply \(more than 32 levels\)/);
+  const deep = `${'('.repeat(40)}x${')'.repeat(40)}`;
+  const err = rejects(deep, `${'('.repeat(8)}x${')'.repeat(8)}`, /nested too deeply \(more than 32 levels\)/);
   assert.equal(err.position, 32);
-  rejects('sqrt('.repeat(40) + 'x' + ')'.repeat(40), 'sqrt('.repeat(8) + 'x' + ')'.repeat(8), /nested too deeply/);
-  assert.equal(ev('('.repeat(20) + 'x' + ')'.repeat(20), { x: 2 }), 2);
+  rejects(`${'sqrt('.repeat(40)}x${')'.repeat(40)}`, `${'sqrt('.repeat(8)}x${')'.repeat(8)}`, /nested too deeply/);
+  assert.equal(ev(`${'('.repeat(20)}x${')'.repeat(20)}`, { x: 2 }), 2);
   const flat = Array.from({ length: 100 }, () => 'x').join(' + ');
   assert.equal(ev(flat, { x: 1 }), 100);
   assert.equal(ev(Array.from({ length: 60 }, () => 'x').join(' * '), { x: 1 }), 1);
@@ -303,10 +324,7 @@ test('trailing statement separators are tolerated', () => {
 
 test('checkExpression returns null or the message and never throws for bad expressions', () => {
   assert.equal(checkExpression('r + 1', VARS), null);
-  assert.equal(
-    checkExpression('x.constructor', VARS),
-    'reward expression rejected at "x.constructor" (character 0): property access is not allowed',
-  );
+  assert.equal(checkExpression('x.constructor', VARS), 'reward expression rejected at "x.constructor" (character 0): property access is not allowed');
   assert.match(checkExpression('r +', VARS) ?? '', /syntax error/);
   assert.match(checkExpression('q', []) ?? '', /no variables are allowed/);
 });
@@ -332,7 +350,13 @@ test('the compiler source never evaluates text and uses only the mathjs parser',
     assert.ok(!text.includes('new Function'), `new Function found in ${file}`);
     assert.ok(!text.includes('node:vm'), `node:vm found in ${file}`);
     assert.ok(!/from\s+['"]vm['"]/.test(text), `vm import found in ${file}`);
-    for (const m of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'mathjs'/g)) imports.push(m[1].split(',').map((s) => s.trim()).sort());
+    for (const m of text.matchAll(/import\s*\{([^}]*)\}\s*from\s*'mathjs'/g))
+      imports.push(
+        m[1]
+          .split(',')
+          .map((s) => s.trim())
+          .sort(),
+      );
   }
   assert.deepEqual(imports, [['create', 'parseDependencies']]);
 });

@@ -5,8 +5,12 @@
  */
 
 /** Limits on an expression: source length, tree depth, |exponent| of `^`, |number literal|. */
-export const EXPRESSION_LIMITS: Readonly<{ maxLength: number; maxDepth: number; maxExponent: number; maxLiteral: number }> =
-  Object.freeze({ maxLength: 500, maxDepth: 32, maxExponent: 8, maxLiteral: 1e6 });
+export const EXPRESSION_LIMITS: Readonly<{ maxLength: number; maxDepth: number; maxExponent: number; maxLiteral: number }> = Object.freeze({
+  maxLength: 500,
+  maxDepth: 32,
+  maxExponent: 8,
+  maxLiteral: 1e6,
+});
 
 /** A compiled piece: the variables' values in, a number out. */
 export type Fn = (v: ArrayLike<number>) => number;
@@ -42,64 +46,233 @@ function floorMod(x: number, y: number): number {
 }
 
 function unary(f: (x: number) => number, usage: string): FunctionSpec {
-  return { minArgs: 1, maxArgs: 1, usage, build: ([a]) => { const g = fnOf(a); return (v) => f(g(v)); } };
+  return {
+    minArgs: 1,
+    maxArgs: 1,
+    usage,
+    build: ([a]) => {
+      const g = fnOf(a);
+      return (v) => f(g(v));
+    },
+  };
 }
 
 // Each function gets its own closure literal (not a shared wrapper) so that V8 can inline the math.
 /** The whitelisted functions by name. */
 export const FUNCTION_SPECS = new Map<string, FunctionSpec>([
-  ['abs', { minArgs: 1, maxArgs: 1, usage: 'abs(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.abs(f(v)); } }],
-  ['sqrt', { minArgs: 1, maxArgs: 1, usage: 'sqrt(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.sqrt(f(v)); } }],
-  ['exp', { minArgs: 1, maxArgs: 1, usage: 'exp(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.exp(f(v)); } }],
-  ['log', {
-    minArgs: 1, maxArgs: 2, usage: 'log(x) or log(x, base)',
-    build: ([a, b]) => {
-      const f = fnOf(a);
-      if (b === undefined) return (v) => Math.log(f(v));
-      if (b.kind === 'const') { const lb = Math.log(b.value); return (v) => Math.log(f(v)) / lb; }
-      const g = b.fn;
-      return (v) => Math.log(f(v)) / Math.log(g(v));
+  [
+    'abs',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'abs(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.abs(f(v));
+      },
     },
-  }],
-  ['sin', { minArgs: 1, maxArgs: 1, usage: 'sin(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.sin(f(v)); } }],
-  ['cos', { minArgs: 1, maxArgs: 1, usage: 'cos(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.cos(f(v)); } }],
-  ['tan', { minArgs: 1, maxArgs: 1, usage: 'tan(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.tan(f(v)); } }],
-  ['tanh', { minArgs: 1, maxArgs: 1, usage: 'tanh(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.tanh(f(v)); } }],
-  ['min', {
-    minArgs: 2, maxArgs: Infinity, usage: 'min(a, b, ...)',
-    build: (args) => {
-      const fs = args.map(fnOf);
-      if (fs.length === 2) { const [a, b] = fs; return (v) => Math.min(a(v), b(v)); }
-      return (v) => { let m = fs[0](v); for (let i = 1; i < fs.length; i++) m = Math.min(m, fs[i](v)); return m; };
+  ],
+  [
+    'sqrt',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'sqrt(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.sqrt(f(v));
+      },
     },
-  }],
-  ['max', {
-    minArgs: 2, maxArgs: Infinity, usage: 'max(a, b, ...)',
-    build: (args) => {
-      const fs = args.map(fnOf);
-      if (fs.length === 2) { const [a, b] = fs; return (v) => Math.max(a(v), b(v)); }
-      return (v) => { let m = fs[0](v); for (let i = 1; i < fs.length; i++) m = Math.max(m, fs[i](v)); return m; };
+  ],
+  [
+    'exp',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'exp(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.exp(f(v));
+      },
     },
-  }],
-  ['sign', { minArgs: 1, maxArgs: 1, usage: 'sign(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.sign(f(v)); } }],
-  ['clip', {
-    minArgs: 3, maxArgs: 3, usage: 'clip(v, lo, hi)',
-    build: ([a, lo, hi]) => {
-      const f = fnOf(a);
-      if (lo.kind === 'const' && hi.kind === 'const') {
-        const l = lo.value;
-        const h = hi.value;
-        return (v) => Math.min(Math.max(f(v), l), h);
-      }
-      const g = fnOf(lo);
-      const k = fnOf(hi);
-      return (v) => Math.min(Math.max(f(v), g(v)), k(v));
+  ],
+  [
+    'log',
+    {
+      minArgs: 1,
+      maxArgs: 2,
+      usage: 'log(x) or log(x, base)',
+      build: ([a, b]) => {
+        const f = fnOf(a);
+        if (b === undefined) return (v) => Math.log(f(v));
+        if (b.kind === 'const') {
+          const lb = Math.log(b.value);
+          return (v) => Math.log(f(v)) / lb;
+        }
+        const g = b.fn;
+        return (v) => Math.log(f(v)) / Math.log(g(v));
+      },
     },
-  }],
-  ['floor', { minArgs: 1, maxArgs: 1, usage: 'floor(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.floor(f(v)); } }],
-  ['ceil', { minArgs: 1, maxArgs: 1, usage: 'ceil(x)', build: ([a]) => { const f = fnOf(a); return (v) => Math.ceil(f(v)); } }],
+  ],
+  [
+    'sin',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'sin(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.sin(f(v));
+      },
+    },
+  ],
+  [
+    'cos',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'cos(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.cos(f(v));
+      },
+    },
+  ],
+  [
+    'tan',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'tan(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.tan(f(v));
+      },
+    },
+  ],
+  [
+    'tanh',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'tanh(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.tanh(f(v));
+      },
+    },
+  ],
+  [
+    'min',
+    {
+      minArgs: 2,
+      maxArgs: Infinity,
+      usage: 'min(a, b, ...)',
+      build: (args) => {
+        const fs = args.map(fnOf);
+        if (fs.length === 2) {
+          const [a, b] = fs;
+          return (v) => Math.min(a(v), b(v));
+        }
+        return (v) => {
+          let m = fs[0](v);
+          for (let i = 1; i < fs.length; i++) m = Math.min(m, fs[i](v));
+          return m;
+        };
+      },
+    },
+  ],
+  [
+    'max',
+    {
+      minArgs: 2,
+      maxArgs: Infinity,
+      usage: 'max(a, b, ...)',
+      build: (args) => {
+        const fs = args.map(fnOf);
+        if (fs.length === 2) {
+          const [a, b] = fs;
+          return (v) => Math.max(a(v), b(v));
+        }
+        return (v) => {
+          let m = fs[0](v);
+          for (let i = 1; i < fs.length; i++) m = Math.max(m, fs[i](v));
+          return m;
+        };
+      },
+    },
+  ],
+  [
+    'sign',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'sign(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.sign(f(v));
+      },
+    },
+  ],
+  [
+    'clip',
+    {
+      minArgs: 3,
+      maxArgs: 3,
+      usage: 'clip(v, lo, hi)',
+      build: ([a, lo, hi]) => {
+        const f = fnOf(a);
+        if (lo.kind === 'const' && hi.kind === 'const') {
+          const l = lo.value;
+          const h = hi.value;
+          return (v) => Math.min(Math.max(f(v), l), h);
+        }
+        const g = fnOf(lo);
+        const k = fnOf(hi);
+        return (v) => Math.min(Math.max(f(v), g(v)), k(v));
+      },
+    },
+  ],
+  [
+    'floor',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'floor(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.floor(f(v));
+      },
+    },
+  ],
+  [
+    'ceil',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'ceil(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => Math.ceil(f(v));
+      },
+    },
+  ],
   ['round', unary(roundHalfAway, 'round(x)')],
-  ['square', { minArgs: 1, maxArgs: 1, usage: 'square(x)', build: ([a]) => { const f = fnOf(a); return (v) => { const x = f(v); return x * x; }; } }],
+  [
+    'square',
+    {
+      minArgs: 1,
+      maxArgs: 1,
+      usage: 'square(x)',
+      build: ([a]) => {
+        const f = fnOf(a);
+        return (v) => {
+          const x = f(v);
+          return x * x;
+        };
+      },
+    },
+  ],
 ]);
 
 /** Names of the whitelisted functions. */
@@ -124,11 +297,14 @@ export const BINARY = new Map<string, BinaryBuilders>([
   ['subtract', { ff: (a, b) => (v) => a(v) - b(v), fc: (a, c) => (v) => a(v) - c, cf: (c, b) => (v) => c - b(v) }],
   ['multiply', { ff: (a, b) => (v) => a(v) * b(v), fc: (a, c) => (v) => a(v) * c, cf: (c, b) => (v) => c * b(v) }],
   ['divide', { ff: (a, b) => (v) => a(v) / b(v), fc: (a, c) => (v) => a(v) / c, cf: (c, b) => (v) => c / b(v) }],
-  ['mod', {
-    ff: (a, b) => (v) => floorMod(a(v), b(v)),
-    fc: (a, c) => (v) => floorMod(a(v), c),
-    cf: (c, b) => (v) => floorMod(c, b(v)),
-  }],
+  [
+    'mod',
+    {
+      ff: (a, b) => (v) => floorMod(a(v), b(v)),
+      fc: (a, c) => (v) => floorMod(a(v), c),
+      cf: (c, b) => (v) => floorMod(c, b(v)),
+    },
+  ],
   ['smaller', { ff: (a, b) => (v) => (a(v) < b(v) ? 1 : 0), fc: (a, c) => (v) => (a(v) < c ? 1 : 0), cf: (c, b) => (v) => (c < b(v) ? 1 : 0) }],
   ['smallerEq', { ff: (a, b) => (v) => (a(v) <= b(v) ? 1 : 0), fc: (a, c) => (v) => (a(v) <= c ? 1 : 0), cf: (c, b) => (v) => (c <= b(v) ? 1 : 0) }],
   ['larger', { ff: (a, b) => (v) => (a(v) > b(v) ? 1 : 0), fc: (a, c) => (v) => (a(v) > c ? 1 : 0), cf: (c, b) => (v) => (c > b(v) ? 1 : 0) }],
@@ -141,7 +317,13 @@ export const BINARY = new Map<string, BinaryBuilders>([
 
 /** Operators chained left-associatively at one precedence level; a chain counts as one level of depth. */
 export const CHAIN_CLASS = new Map<string, string>([
-  ['add', '+'], ['subtract', '+'], ['multiply', '*'], ['divide', '*'], ['mod', '*'], ['and', 'and'], ['or', 'or'],
+  ['add', '+'],
+  ['subtract', '+'],
+  ['multiply', '*'],
+  ['divide', '*'],
+  ['mod', '*'],
+  ['and', 'and'],
+  ['or', 'or'],
 ]);
 
 /** Why an operator mathjs parses is refused, for the message. */
@@ -167,6 +349,12 @@ export function binaryCode(fnName: string, a: Code, b: Code): Code {
 /** `base ^ exponent` for a constant exponent (x·x for 2), folded when the base is constant. */
 export function powCode(base: Code, exponent: number): Code {
   const f = fnOf(base);
-  const fn: Fn = exponent === 2 ? (v) => { const x = f(v); return x * x; } : (v) => Math.pow(f(v), exponent);
+  const fn: Fn =
+    exponent === 2
+      ? (v) => {
+          const x = f(v);
+          return x * x;
+        }
+      : (v) => f(v) ** exponent;
   return base.kind === 'const' ? { kind: 'const', value: fn(EMPTY) } : { kind: 'fn', fn };
 }

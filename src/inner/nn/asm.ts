@@ -206,7 +206,14 @@ export function assemble(fns: Fn[]): Uint8Array {
   const section = (id: number, payload: number[]): number[] => [id, ...uleb(payload.length), ...payload];
   const types = fns.map((f) => [0x60, ...vec(f.params.map((t) => [t])), ...vec(f.results.map((t) => [t]))]);
   const bytes = [
-    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    0x00,
+    0x61,
+    0x73,
+    0x6d,
+    0x01,
+    0x00,
+    0x00,
+    0x00,
     ...section(1, vec(types)),
     ...section(2, vec([[...utf8('env'), ...utf8('mem'), 0x02, 0x00, 0x01]])),
     ...section(3, vec(fns.map((_, i) => uleb(i)))),

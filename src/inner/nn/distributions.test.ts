@@ -83,7 +83,10 @@ test('diagonal Gaussian: log-prob, entropy and their gradients (means and log st
   }
   const before = [...head.logStdGrad];
   head.backwardEntropy(-0.25);
-  assert.deepEqual([...head.logStdGrad], before.map((g) => g - 0.25));
+  assert.deepEqual(
+    [...head.logStdGrad],
+    before.map((g) => g - 0.25),
+  );
   assert.equal(head.gradSumSq(1), 1 + head.logStdGrad[0] ** 2 + head.logStdGrad[1] ** 2);
   head.begin();
   assert.deepEqual([...head.logStdGrad], [0, 0], 'begin zeroes the log-std gradient');

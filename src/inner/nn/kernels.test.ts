@@ -11,7 +11,13 @@ const [A, B, BIAS, C] = [0, 1, 2, 3].map((i) => i * 65536);
 
 test('gemm: every mode, plain and transposed A, odd row counts, widths of 4 and 8 multiples', () => {
   const rng = new Rng(1);
-  for (const [P, Q, M] of [[7, 5, 12], [128, 64, 64], [3, 4, 8], [9, 13, 4], [1, 1, 4]]) {
+  for (const [P, Q, M] of [
+    [7, 5, 12],
+    [128, 64, 64],
+    [3, 4, 8],
+    [9, 13, 4],
+    [1, 1, 4],
+  ]) {
     for (const mode of [0, 1, 2]) {
       for (const transposed of [false, true]) {
         for (let i = 0; i < P * Q; i++) f32[A / 4 + i] = rng.normal();

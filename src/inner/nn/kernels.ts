@@ -36,8 +36,19 @@ export interface Kernels {
    * p ← p·decay − step · m / (√v · isb + eps).
    */
   adam(
-    p: number, g: number, m: number, v: number, n: number,
-    scale: number, l2: number, decay: number, b1: number, b2: number, step: number, isb: number, eps: number,
+    p: number,
+    g: number,
+    m: number,
+    v: number,
+    n: number,
+    scale: number,
+    l2: number,
+    decay: number,
+    b1: number,
+    b2: number,
+    step: number,
+    isb: number,
+    eps: number,
   ): void;
 }
 
@@ -48,33 +59,64 @@ function gemmBlock(f: Fn, L: Record<string, number>, acc: number[], bv: number[]
   f.get(L.b).get(L.jB).add().set(L.bP);
   const cAddr = (r: number): void => void f.get(L.c).get(L.p).i32(r).add().get(L.MB).mul().add().get(L.jB).add();
   // Initial accumulators: zero, the bias, or C itself.
-  f.get(L.mode).op(0x45 /* i32.eqz */).if(
+  f.get(L.mode)
+    .op(0x45 /* i32.eqz */)
+    .if(
+      () => {
+        for (let r = 0; r < R; r++)
+          for (let v = 0; v < V; v++)
+            f.f32(0)
+              .v('f32x4Splat')
+              .set(acc[r * 2 + v]);
+      },
+      () =>
+        f
+          .get(L.mode)
+          .i32(1)
+          .op(0x46 /* i32.eq */)
+          .if(
+            () => {
+              for (let r = 0; r < R; r++)
+                for (let v = 0; v < V; v++)
+                  f.get(L.bias)
+                    .get(L.jB)
+                    .add()
+                    .v('load', 16 * v)
+                    .set(acc[r * 2 + v]);
+            },
+            () => {
+              for (let r = 0; r < R; r++)
+                for (let v = 0; v < V; v++) {
+                  cAddr(r);
+                  f.v('load', 16 * v).set(acc[r * 2 + v]);
+                }
+            },
+          ),
+    );
+  f.forStep(
+    L.q,
+    () => f.i32(0),
+    L.Q,
+    1,
     () => {
-      for (let r = 0; r < R; r++) for (let v = 0; v < V; v++) f.f32(0).v('f32x4Splat').set(acc[r * 2 + v]);
+      for (let v = 0; v < V; v++)
+        f.get(L.bP)
+          .v('load', 16 * v)
+          .set(bv[v]);
+      for (let r = 0; r < R; r++) {
+        f.get(aP[r]).v('load32Splat').set(L.av);
+        for (let v = 0; v < V; v++)
+          f.get(acc[r * 2 + v])
+            .get(L.av)
+            .get(bv[v])
+            .v('f32x4Mul')
+            .v('f32x4Add')
+            .set(acc[r * 2 + v]);
+        f.get(aP[r]).get(L.saqB).add().set(aP[r]);
+      }
+      f.get(L.bP).get(L.MB).add().set(L.bP);
     },
-    () =>
-      f.get(L.mode).i32(1).op(0x46 /* i32.eq */).if(
-        () => {
-          for (let r = 0; r < R; r++) for (let v = 0; v < V; v++) f.get(L.bias).get(L.jB).add().v('load', 16 * v).set(acc[r * 2 + v]);
-        },
-        () => {
-          for (let r = 0; r < R; r++)
-            for (let v = 0; v < V; v++) {
-              cAddr(r);
-              f.v('load', 16 * v).set(acc[r * 2 + v]);
-            }
-        },
-      ),
   );
-  f.forStep(L.q, () => f.i32(0), L.Q, 1, () => {
-    for (let v = 0; v < V; v++) f.get(L.bP).v('load', 16 * v).set(bv[v]);
-    for (let r = 0; r < R; r++) {
-      f.get(aP[r]).v('load32Splat').set(L.av);
-      for (let v = 0; v < V; v++) f.get(acc[r * 2 + v]).get(L.av).get(bv[v]).v('f32x4Mul').v('f32x4Add').set(acc[r * 2 + v]);
-      f.get(aP[r]).get(L.saqB).add().set(aP[r]);
-    }
-    f.get(L.bP).get(L.MB).add().set(L.bP);
-  });
   for (let r = 0; r < R; r++)
     for (let v = 0; v < V; v++) {
       cAddr(r);
@@ -94,11 +136,35 @@ function gemm(): Fn {
   f.get(L.sap).i32(2).op(0x74).set(L.sapB);
   f.get(L.saq).i32(2).op(0x74).set(L.saqB);
   const columns = (R: number): void => {
-    f.forStep(L.jB, () => f.i32(0), L.MB, 32, () => gemmBlock(f, L, acc, bv, aP, R, 2));
-    f.forStep(L.jB, () => f.get(L.jB), L.MB, 16, () => gemmBlock(f, L, acc, bv, aP, R, 1));
+    f.forStep(
+      L.jB,
+      () => f.i32(0),
+      L.MB,
+      32,
+      () => gemmBlock(f, L, acc, bv, aP, R, 2),
+    );
+    f.forStep(
+      L.jB,
+      () => f.get(L.jB),
+      L.MB,
+      16,
+      () => gemmBlock(f, L, acc, bv, aP, R, 1),
+    );
   };
-  f.forStep(L.p, () => f.i32(0), L.P, 4, () => columns(4));
-  f.forStep(L.p, () => f.get(L.p), L.P, 1, () => columns(1));
+  f.forStep(
+    L.p,
+    () => f.i32(0),
+    L.P,
+    4,
+    () => columns(4),
+  );
+  f.forStep(
+    L.p,
+    () => f.get(L.p),
+    L.P,
+    1,
+    () => columns(1),
+  );
   return f;
 }
 
@@ -110,7 +176,13 @@ function elementwise(name: string, extra: number[], setup: (f: Fn) => void, body
   const nB = f.local(I32);
   f.get(n).i32(2).op(0x74).set(nB);
   setup(f);
-  f.forStep(i, () => f.i32(0), nB, 16, () => body(f, i));
+  f.forStep(
+    i,
+    () => f.i32(0),
+    nB,
+    16,
+    () => body(f, i),
+  );
   return f;
 }
 
@@ -127,7 +199,7 @@ function tanh(): Fn {
     m2: -2,
     log2e: Math.LOG2E,
     ln2hi: 0.693359375,
-    ln2lo: -2.12194440e-4,
+    ln2lo: -2.1219444e-4,
     one: 1,
     two: 2,
     c2: 1 / 2,
@@ -227,15 +299,27 @@ function colsum(): Fn {
   const [jB, MB, r, ptr] = [f.local(I32), f.local(I32), f.local(I32), f.local(I32)];
   const acc = f.local(V128);
   f.get(3).i32(2).op(0x74).set(MB);
-  f.forStep(jB, () => f.i32(0), MB, 16, () => {
-    f.f32(0).v('f32x4Splat').set(acc);
-    f.get(1).get(jB).add().set(ptr);
-    f.forStep(r, () => f.i32(0), 2, 1, () => {
-      f.get(acc).get(ptr).v('load').v('f32x4Add').set(acc);
-      f.get(ptr).get(MB).add().set(ptr);
-    });
-    f.get(0).get(jB).add().get(acc).v('store');
-  });
+  f.forStep(
+    jB,
+    () => f.i32(0),
+    MB,
+    16,
+    () => {
+      f.f32(0).v('f32x4Splat').set(acc);
+      f.get(1).get(jB).add().set(ptr);
+      f.forStep(
+        r,
+        () => f.i32(0),
+        2,
+        1,
+        () => {
+          f.get(acc).get(ptr).v('load').v('f32x4Add').set(acc);
+          f.get(ptr).get(MB).add().set(ptr);
+        },
+      );
+      f.get(0).get(jB).add().get(acc).v('store');
+    },
+  );
   return f;
 }
 
@@ -246,9 +330,15 @@ function sumsq(): Fn {
   const x = f.local(V128);
   f.get(1).i32(2).op(0x74).set(nB);
   f.f32(0).v('f32x4Splat').set(acc);
-  f.forStep(i, () => f.i32(0), nB, 16, () => {
-    f.get(0).get(i).add().v('load').tee(x).get(x).v('f32x4Mul').get(acc).v('f32x4Add').set(acc);
-  });
+  f.forStep(
+    i,
+    () => f.i32(0),
+    nB,
+    16,
+    () => {
+      f.get(0).get(i).add().v('load').tee(x).get(x).v('f32x4Mul').get(acc).v('f32x4Add').set(acc);
+    },
+  );
   f.get(acc).v('f32x4Extract', 0).get(acc).v('f32x4Extract', 1).f32Add().get(acc).v('f32x4Extract', 2).f32Add().get(acc).v('f32x4Extract', 3).f32Add();
   return f;
 }
@@ -261,7 +351,9 @@ function adam(): Fn {
   const c: Record<string, number> = {};
   names.forEach((k, j) => {
     c[k] = f.local(V128);
-    f.get(5 + j).v('f32x4Splat').set(c[k]);
+    f.get(5 + j)
+      .v('f32x4Splat')
+      .set(c[k]);
   });
   c.b1c = f.local(V128);
   c.b2c = f.local(V128);
@@ -269,18 +361,24 @@ function adam(): Fn {
   f.f32(1).get(9).op(0x93).v('f32x4Splat').set(c.b2c);
   const [g, m, v, p] = [f.local(V128), f.local(V128), f.local(V128), f.local(V128)];
   f.get(4).i32(2).op(0x74).set(nB);
-  f.forStep(i, () => f.i32(0), nB, 16, () => {
-    f.get(0).get(i).add().v('load').set(p);
-    f.get(1).get(i).add().v('load').get(c.scale).v('f32x4Mul').get(p).get(c.l2).v('f32x4Mul').v('f32x4Add').set(g);
-    f.get(2).get(i).add().v('load').get(c.b1).v('f32x4Mul').get(g).get(c.b1c).v('f32x4Mul').v('f32x4Add').set(m);
-    f.get(3).get(i).add().v('load').get(c.b2).v('f32x4Mul').get(g).get(g).v('f32x4Mul').get(c.b2c).v('f32x4Mul').v('f32x4Add').set(v);
-    f.get(2).get(i).add().get(m).v('store');
-    f.get(3).get(i).add().get(v).v('store');
-    f.get(0).get(i).add();
-    f.get(p).get(c.decay).v('f32x4Mul');
-    f.get(c.step).get(m).v('f32x4Mul').get(v).v('f32x4Sqrt').get(c.isb).v('f32x4Mul').get(c.eps).v('f32x4Add').v('f32x4Div');
-    f.v('f32x4Sub').v('store');
-  });
+  f.forStep(
+    i,
+    () => f.i32(0),
+    nB,
+    16,
+    () => {
+      f.get(0).get(i).add().v('load').set(p);
+      f.get(1).get(i).add().v('load').get(c.scale).v('f32x4Mul').get(p).get(c.l2).v('f32x4Mul').v('f32x4Add').set(g);
+      f.get(2).get(i).add().v('load').get(c.b1).v('f32x4Mul').get(g).get(c.b1c).v('f32x4Mul').v('f32x4Add').set(m);
+      f.get(3).get(i).add().v('load').get(c.b2).v('f32x4Mul').get(g).get(g).v('f32x4Mul').get(c.b2c).v('f32x4Mul').v('f32x4Add').set(v);
+      f.get(2).get(i).add().get(m).v('store');
+      f.get(3).get(i).add().get(v).v('store');
+      f.get(0).get(i).add();
+      f.get(p).get(c.decay).v('f32x4Mul');
+      f.get(c.step).get(m).v('f32x4Mul').get(v).v('f32x4Sqrt').get(c.isb).v('f32x4Mul').get(c.eps).v('f32x4Add').v('f32x4Div');
+      f.v('f32x4Sub').v('store');
+    },
+  );
   return f;
 }
 

@@ -53,10 +53,11 @@ test('forward and gradients match TensorFlow.js to 1e-5 relative', async () => {
     const out = fused.forward(n);
     const dOut = fused.gradOutput(n);
     const got = new Float32Array(n * m);
-    for (let i = 0; i < n; i++) for (let j = 0; j < m; j++) {
-      got[i * m + j] = out[i * fused.outStride + j];
-      dOut[i * fused.outStride + j] = r[i * m + j];
-    }
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < m; j++) {
+        got[i * m + j] = out[i * fused.outStride + j];
+        dOut[i * fused.outStride + j] = r[i * m + j];
+      }
     fused.backward(n);
     const vars = [...ref.w, ...ref.b];
     const { grads } = tf.variableGrads(() => {
@@ -90,7 +91,11 @@ test('gradients match central finite differences of a double-precision forward p
   const rng = new Rng(3);
   const net = new FusedMlp(sizes, 'tanh', 4);
   for (let l = 0; l + 1 < sizes.length; l++) {
-    net.setLayer(l, orthogonal(sizes[l], sizes[l + 1], 1, rng), Float32Array.from({ length: sizes[l + 1] }, () => rng.uniform(-0.3, 0.3)));
+    net.setLayer(
+      l,
+      orthogonal(sizes[l], sizes[l + 1], 1, rng),
+      Float32Array.from({ length: sizes[l + 1] }, () => rng.uniform(-0.3, 0.3)),
+    );
   }
   const n = 6;
   const x = Float64Array.from({ length: n * 5 }, () => rng.normal());
@@ -147,11 +152,15 @@ test('Adam steps match TensorFlow.js Adam, and padded weights stay zero', async 
     for (let i = 0; i < n; i++) for (let j = 0; j < 3; j++) dOut[i * fused.outStride + j] = r[i * 3 + j];
     fused.backward(n);
     fused.adam({ lr: 0.01, eps: 1e-5 });
-    opt.minimize(() => {
-      const h = tf.tanh(tf.add(tf.matMul(tf.tensor2d(x, [n, 4]), ref.w[0]), ref.b[0]));
-      const out = tf.add(tf.matMul(h, ref.w[1]), ref.b[1]);
-      return tf.sum(tf.mul(out, tf.tensor2d(r, [n, 3]))) as tf.Scalar;
-    }, false, vars);
+    opt.minimize(
+      () => {
+        const h = tf.tanh(tf.add(tf.matMul(tf.tensor2d(x, [n, 4]), ref.w[0]), ref.b[0]));
+        const out = tf.add(tf.matMul(h, ref.w[1]), ref.b[1]);
+        return tf.sum(tf.mul(out, tf.tensor2d(r, [n, 3]))) as tf.Scalar;
+      },
+      false,
+      vars,
+    );
   }
   const got = fused.layers();
   for (let l = 0; l < 2; l++) {
@@ -205,10 +214,11 @@ test('dropout masks: forward and gradients match TensorFlow.js; SGD with momentu
     const out = fused.forward(n, true);
     const dOut = fused.gradOutput(n);
     const got = new Float32Array(n * 3);
-    for (let i = 0; i < n; i++) for (let j = 0; j < 3; j++) {
-      got[i * 3 + j] = out[i * fused.outStride + j];
-      dOut[i * fused.outStride + j] = r[i * 3 + j];
-    }
+    for (let i = 0; i < n; i++)
+      for (let j = 0; j < 3; j++) {
+        got[i * 3 + j] = out[i * fused.outStride + j];
+        dOut[i * fused.outStride + j] = r[i * 3 + j];
+      }
     fused.backward(n);
     const vars = [...ref.w, ...ref.b];
     const f = (): tf.Scalar => {

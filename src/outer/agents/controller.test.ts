@@ -50,12 +50,28 @@ test('a checkpoint round-trips: same probabilities and the same next update', as
   const rng = new Rng(1);
   const p = await a.propose(brief, { rng, iteration: 0, history: [] });
   const q = await a.propose(brief, { rng, iteration: 0, history: [] });
-  await a.update([{ brief, items: [{ trace: p.trace, reward: 1 }, { trace: q.trace, reward: 0 }] }]);
+  await a.update([
+    {
+      brief,
+      items: [
+        { trace: p.trace, reward: 1 },
+        { trace: q.trace, reward: 0 },
+      ],
+    },
+  ]);
   const saved = JSON.parse(JSON.stringify(await a.state()));
   const b = new Controller({ seed: 99 });
   await b.load(saved);
   assert.deepEqual(await b.probabilities(brief), await a.probabilities(brief));
-  const group = [{ brief, items: [{ trace: q.trace, reward: 1 }, { trace: p.trace, reward: 0 }] }];
+  const group = [
+    {
+      brief,
+      items: [
+        { trace: q.trace, reward: 1 },
+        { trace: p.trace, reward: 0 },
+      ],
+    },
+  ];
   await a.update(group);
   await b.update(group);
   assert.deepEqual(await b.probabilities(brief), await a.probabilities(brief));
@@ -124,6 +140,9 @@ test('a greedy proposal is the mode of the policy, whatever the random stream', 
   const a = await c.propose(brief, { rng: new Rng(1), iteration: 0, history: [], greedy: true });
   const b = await c.propose(brief, { rng: new Rng(2), iteration: 0, history: [], greedy: true });
   const choice = (a.trace as ControllerTrace).choice;
-  assert.deepEqual(choice, probs.map((p) => p.indexOf(Math.max(...p))));
+  assert.deepEqual(
+    choice,
+    probs.map((p) => p.indexOf(Math.max(...p))),
+  );
   assert.deepEqual((b.trace as ControllerTrace).choice, choice);
 });

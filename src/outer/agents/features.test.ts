@@ -7,7 +7,9 @@ import { FAMILIES, registerFamilyTasks } from '../../tasks/families/index.js';
 const brief = (id: string) => getPublicTask(id).brief;
 const concept = (id: string, name: string): number => briefFeatures(brief(id))[48 + CONCEPTS.findIndex(([n]) => n === name)];
 const cosine = (a: Float32Array, b: Float32Array): number => {
-  let ab = 0, aa = 0, bb = 0;
+  let ab = 0,
+    aa = 0,
+    bb = 0;
   for (let i = 0; i < a.length; i++) [ab, aa, bb] = [ab + a[i] * b[i], aa + a[i] * a[i], bb + b[i] * b[i]];
   return ab / Math.sqrt(aa * bb);
 };

@@ -157,7 +157,12 @@ export function briefFeatures(brief: TaskBrief): Float32Array {
 
   const words = text.match(/[a-z]+/g) ?? [];
   hashedBag(f, 96, TEXT_BUCKETS, words, 0.5);
-  const catalog = [...(sup?.sources ?? []), ...brief.demonstrations].map((s) => s.description).join(' ').toLowerCase().match(/[a-z]+/g) ?? [];
+  const catalog =
+    [...(sup?.sources ?? []), ...brief.demonstrations]
+      .map((s) => s.description)
+      .join(' ')
+      .toLowerCase()
+      .match(/[a-z]+/g) ?? [];
   hashedBag(f, 112, SOURCE_BUCKETS, catalog, 0.5);
   return f;
 }

@@ -21,7 +21,7 @@ test('the patch prompt of every task is at most 1400 characters (about 350 token
   }
 });
 
-test('every task\'s example patch is shown, valid over its baseline and changes the job', () => {
+test("every task's example patch is shown, valid over its baseline and changes the job", () => {
   for (const { brief, baseline } of listTasks()) {
     const patch = examplePatch(brief, baseline);
     assert.ok(patch && Object.keys(patch).length, brief.id);

@@ -55,7 +55,13 @@ test('the prompt never holds a held-out seed, and the agent modules cannot impor
     const text = JSON.stringify(buildPrompt(brief));
     for (const s of heldOutSeeds(brief.id, 50)) assert.ok(!text.includes(String(s)));
   }
-  const forbidden = [/[/\\]tasks[/\\]hidden\.js$/, /[/\\]src[/\\]tasks[/\\](.+[/\\])?evaluate(-[\w-]+)?\.js$/, /[/\\]tasks[/\\]secret\.js$/, /[/\\]outer[/\\]scoring[/\\]/, /[/\\]reference-specs\.js$/];
+  const forbidden = [
+    /[/\\]tasks[/\\]hidden\.js$/,
+    /[/\\]src[/\\]tasks[/\\](.+[/\\])?evaluate(-[\w-]+)?\.js$/,
+    /[/\\]tasks[/\\]secret\.js$/,
+    /[/\\]outer[/\\]scoring[/\\]/,
+    /[/\\]reference-specs\.js$/,
+  ];
   for (const entry of ['prompt.js', 'llm/agent.js']) {
     const seen = new Set<string>();
     const stack = [resolve(here, entry)];
@@ -63,7 +69,8 @@ test('the prompt never holds a held-out seed, and the agent modules cannot impor
       const file = stack.pop()!;
       if (seen.has(file) || !existsSync(file)) continue;
       seen.add(file);
-      for (const m of readFileSync(file, 'utf8').matchAll(/(?:import|export)\s*(?:[^'"]*?from\s*)?\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) stack.push(resolve(dirname(file), m[1]));
+      for (const m of readFileSync(file, 'utf8').matchAll(/(?:import|export)\s*(?:[^'"]*?from\s*)?\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g))
+        stack.push(resolve(dirname(file), m[1]));
     }
     assert.ok(seen.size > 3, `the import scan found ${entry}'s modules`);
     for (const f of seen) for (const bad of forbidden) assert.doesNotMatch(f, bad, `${entry} reaches ${f}`);
@@ -79,7 +86,10 @@ test('history: the best earlier jobs by reward, best last, with why a job failed
     { spec: { seed: 4 }, reward: null },
   ];
   const text = buildPrompt(brief, { history, historyLimit: 2 })[1].content;
-  assert.match(text, /# History\nYour earlier jobs on this task \(2 of 3, sorted by reward, best last\):\n1\. reward 0\.100\n {3}\{"seed":1\}\n2\. reward 0\.900\n {3}\{"seed":3\}\nWrite a job that earns a higher reward/);
+  assert.match(
+    text,
+    /# History\nYour earlier jobs on this task \(2 of 3, sorted by reward, best last\):\n1\. reward 0\.100\n {3}\{"seed":1\}\n2\. reward 0\.900\n {3}\{"seed":3\}\nWrite a job that earns a higher reward/,
+  );
   const all = buildPrompt(brief, { history, historyLimit: 10 })[1].content;
   assert.match(all, /1\. reward -1\.000; invalid: the reply is not JSON \(Unexpected token\)\n {3}\(not a spec\) "I need the test set"/);
   assert.doesNotMatch(buildPrompt(brief, { history, historyLimit: 0 })[1].content, /# History/);

@@ -90,7 +90,7 @@ function fieldLines(s: JsonSchema, path: string, out: string[]): void {
     if (sub.properties) {
       out.push(`- ${p} (object${extra}): ${sub.description ?? ''}`);
       fieldLines(sub, p, out);
-    } else if (variants && variants.every((v) => v.properties)) {
+    } else if (variants?.every((v) => v.properties)) {
       out.push(`- ${p}: ${sub.description ?? ''}; one of the following, chosen by its "name"`);
       for (const v of variants) {
         const name = v.properties?.name?.const;
@@ -174,7 +174,10 @@ function taskSection(brief: TaskBrief): string {
 function historySection(history: PromptHistoryItem[], limit: number): string | null {
   const paid = history.filter((h) => h.reward !== null);
   if (!paid.length || limit <= 0) return null;
-  const shown = [...paid].sort((a, b) => (b.reward as number) - (a.reward as number)).slice(0, limit).reverse();
+  const shown = [...paid]
+    .sort((a, b) => (b.reward as number) - (a.reward as number))
+    .slice(0, limit)
+    .reverse();
   const lines = [`Your earlier jobs on this task (${shown.length} of ${paid.length}, sorted by reward, best last):`];
   shown.forEach((h, i) => {
     const spec = typeof h.spec === 'string' ? `(not a spec) ${JSON.stringify(h.spec.slice(0, 200))}` : JSON.stringify(h.spec);

@@ -26,7 +26,10 @@ test('model-based search starts at random and then concentrates on what scored w
     const p = await agent.propose(brief, { rng, iteration: 1, history });
     if ((p.trace as { choice: number[] }).choice[algoIndex] === ars) hits++;
   }
-  assert.ok(hits >= 2 * (20 / brief.algorithms.length), `${hits} of 20 proposals chose the rewarded algorithm (uniform: about ${20 / brief.algorithms.length})`);
+  assert.ok(
+    hits >= 2 * (20 / brief.algorithms.length),
+    `${hits} of 20 proposals chose the rewarded algorithm (uniform: about ${20 / brief.algorithms.length})`,
+  );
 });
 
 test('the baseline agent proposes the task baseline with a fresh seed', async () => {

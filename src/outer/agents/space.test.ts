@@ -38,7 +38,11 @@ test('the algorithm head places each algorithm in its own option slot', () => {
 
 test("a user task's own source ids take the standard source slots its catalogue leaves free, in order", () => {
   const base = listTasks().find((t) => t.brief.id === 'iris-species')!.brief;
-  const withSources = (ids: string[]) => ({ ...base, id: 'own', supervised: { ...base.supervised!, sources: ids.map((id) => ({ id, description: id, examples: 10 })) } });
+  const withSources = (ids: string[]) => ({
+    ...base,
+    id: 'own',
+    supervised: { ...base.supervised!, sources: ids.map((id) => ({ id, description: id, examples: 10 })) },
+  });
   const slotsOf = (ids: string[]): Record<string, number> => {
     const brief = withSources(ids);
     const heads = buildHeads(brief);
@@ -53,12 +57,16 @@ test("a user task's own source ids take the standard source slots its catalogue 
   assert.throws(() => slotsOf(['a', 'b', 'c', 'd', 'e', 'f', 'g']), /more than 6 sources/);
 });
 
-test('a generated control task states its nominal physics as the parameters\' defaults, and the design space trains on them or around them', async () => {
+test("a generated control task states its nominal physics as the parameters' defaults, and the design space trains on them or around them", async () => {
   const { registerFamilyTasks } = await import('../../tasks/families/index.js');
   const [task] = registerFamilyTasks('cartpole', 1, 9);
   const b = getPublicTask(task.def.id).brief;
   const nominal = (task.def as ControlTaskDef).params.map((p) => p.default);
-  assert.deepEqual(b.environment.params.map((p) => p.default), nominal, 'the brief\'s defaults are the drawn physics, not the simulator\'s');
+  assert.deepEqual(
+    b.environment.params.map((p) => p.default),
+    nominal,
+    "the brief's defaults are the drawn physics, not the simulator's",
+  );
   const heads = buildHeads(b);
   const at = heads.findIndex((h) => h.name === 'randomize');
   const choice = heads.map(() => 0);

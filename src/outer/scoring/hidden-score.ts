@@ -26,7 +26,6 @@ export function normalizeScore(taskId: string, raw: number): number {
   return (raw - a.random) / (a.reference - a.random);
 }
 
-
 function toScore(taskId: string, e: Evaluation): Score {
   if (!Number.isFinite(e.raw)) throw new Error(`the hidden evaluation gave a non-finite score (${e.raw})`);
   const a = getHiddenEvaluation(taskId).anchors();

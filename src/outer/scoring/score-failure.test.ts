@@ -37,7 +37,11 @@ test('a run whose scoring fails records each job as a score failure, finishes, c
     const proposal = jobs.find((j) => j.kind === 'proposal')!;
     assert.equal(proposal.reward, -1);
     const c = new ResultCache(cache);
-    assert.equal(c.get(specKey(assertSpec(proposal.spec), evalIdentity(), taskFingerprint(assertSpec(proposal.spec).task))), undefined, 'a score failure is not cached');
+    assert.equal(
+      c.get(specKey(assertSpec(proposal.spec), evalIdentity(), taskFingerprint(assertSpec(proposal.spec).task))),
+      undefined,
+      'a score failure is not cached',
+    );
     c.close();
 
     // With the default limits the same jobs train again and score, with standard errors.
@@ -64,7 +68,10 @@ test('resuming a run under another evaluation secret fails with one line naming 
   try {
     await assert.rejects(train(dir, null, ex), (err: Error) => {
       assert.equal(err.message.split('\n').length, 1);
-      assert.match(err.message, new RegExp(`scored with evaluation secret ${evalIdentity('the-old-secret')} but the current secret is ${evalIdentity('scoring-test-secret')}`));
+      assert.match(
+        err.message,
+        new RegExp(`scored with evaluation secret ${evalIdentity('the-old-secret')} but the current secret is ${evalIdentity('scoring-test-secret')}`),
+      );
       return true;
     });
   } finally {

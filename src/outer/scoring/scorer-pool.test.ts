@@ -48,8 +48,20 @@ test('attack 3: a policy.json of the wrong shape or unreadable is a score-error 
   const dir = await trained('cartpole-balance', arsSpec('cartpole-balance', 1_000), 'cartpole-small');
   const cases: [string, (t: string) => string, RegExp][] = [
     ['no-layers', (t) => JSON.stringify({ ...JSON.parse(t), layers: 'none' }), /policy\.json: "layers" must be an array/],
-    ['obs-dim', (t) => JSON.stringify({ ...JSON.parse(t), obsDim: 3, layers: [{ in: 3, out: 2, weights: [0, 0, 0, 0, 0, 0], bias: [0, 0] }] }), /obsDim is 3, the environment observes 4/],
-    ['weights', (t) => JSON.stringify({ ...JSON.parse(t), layers: (JSON.parse(t) as { layers: { weights: unknown[] }[] }).layers.map((l) => ({ ...l, weights: l.weights.map(() => 'x') })) }), /not a finite number/],
+    [
+      'obs-dim',
+      (t) => JSON.stringify({ ...JSON.parse(t), obsDim: 3, layers: [{ in: 3, out: 2, weights: [0, 0, 0, 0, 0, 0], bias: [0, 0] }] }),
+      /obsDim is 3, the environment observes 4/,
+    ],
+    [
+      'weights',
+      (t) =>
+        JSON.stringify({
+          ...JSON.parse(t),
+          layers: (JSON.parse(t) as { layers: { weights: unknown[] }[] }).layers.map((l) => ({ ...l, weights: l.weights.map(() => 'x') })),
+        }),
+      /not a finite number/,
+    ],
     ['truncated', (t) => t.slice(0, t.length / 2), /policy\.json: .*JSON/],
   ];
   const scorer = new Scorer({ workers: 1 });

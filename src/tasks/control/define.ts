@@ -67,7 +67,23 @@ export function controlBrief(def: ControlTaskDef): TaskBrief {
 }
 
 /** A PPO spec in CleanRL's style for control baselines. */
-export function ppoSpec(task: string, o: Partial<{ numEnvs: number; rolloutSteps: number; epochs: number; minibatches: number; learningRate: number; gamma: number; gaeLambda: number; entropyCoef: number; envSteps: number; expression: string; normalize: boolean; hidden: number[] }>): JobSpecInput {
+export function ppoSpec(
+  task: string,
+  o: Partial<{
+    numEnvs: number;
+    rolloutSteps: number;
+    epochs: number;
+    minibatches: number;
+    learningRate: number;
+    gamma: number;
+    gaeLambda: number;
+    entropyCoef: number;
+    envSteps: number;
+    expression: string;
+    normalize: boolean;
+    hidden: number[];
+  }>,
+): JobSpecInput {
   return {
     task,
     environment: { params: {}, wrappers: o.normalize ? ['normalize-observation'] : [], numEnvs: o.numEnvs ?? 4 },

@@ -14,14 +14,20 @@ const [expert, operator, random] = standardDemos('driving');
 test('demonstration sets are what the catalog says: controller episodes, some random, all random', () => {
   const e = recordDemonstrations('MountainCar-v0', expert, 1);
   assert.ok(e.obs.length < 3 * 200, 'the controller reaches the flag before the time limit');
-  assert.ok(e.actions.every((a) => a === 0 || a === 2), 'the controller only pushes');
+  assert.ok(
+    e.actions.every((a) => a === 0 || a === 2),
+    'the controller only pushes',
+  );
   const r = recordDemonstrations('MountainCar-v0', random, 1);
   assert.equal(r.obs.length, 30 * 200, 'random inputs never reach the flag in 200 steps');
   const counts = [0, 0, 0];
   for (const a of r.actions) counts[a]++;
   for (const c of counts) assert.ok(c > r.actions.length * 0.25);
   const o = recordDemonstrations('MountainCar-v0', operator, 1);
-  assert.ok(o.actions.some((a) => a === 1), 'the operator sometimes presses a random button');
+  assert.ok(
+    o.actions.some((a) => a === 1),
+    'the operator sometimes presses a random button',
+  );
   assert.deepEqual(recordDemonstrations('MountainCar-v0', expert, 1), e, 'recording is deterministic');
 });
 
@@ -31,7 +37,12 @@ test('a behaviour-cloning warm start from good demonstrations pays off on Mounta
   const score = async (demo: string) => {
     // The behaviour cloning learns from normalised observations (the baseline's raw positions and
     // velocities differ in scale by 100×, and a cloned policy on them does not reach the flag).
-    const spec = { ...baseline, environment: { ...baseline.environment, wrappers: ['normalize-observation'] }, dataset: { demonstrations: demo }, budget: { envSteps: 4096, targetReturn: null } };
+    const spec = {
+      ...baseline,
+      environment: { ...baseline.environment, wrappers: ['normalize-observation'] },
+      dataset: { demonstrations: demo },
+      budget: { envSteps: 4096, targetReturn: null },
+    };
     const dir = join(tmp, demo);
     await runJob(spec, brief, { outDir: dir, data: dataForJob(brief.id, spec) });
     return scoreArtifact(brief.id, dir).raw;
@@ -45,6 +56,9 @@ test('demonstrations are checked against the catalog and the algorithm', () => {
   const { brief, baseline } = getPublicTask('mountaincar-reach');
   const bad = validateSpec({ ...baseline, dataset: { demonstrations: 'nope' } }, brief);
   assert.ok(!bad.ok && /dataset\.demonstrations: got "nope": not in the task's catalog \(expert-few, operator-many, logged-random\)/.test(bad.error.message));
-  const ars = validateSpec({ ...baseline, dataset: { demonstrations: 'expert-few' }, algorithm: { name: 'ars', stepSize: 0.02, directions: 8, topDirections: 4, noise: 0.03 } }, brief);
+  const ars = validateSpec(
+    { ...baseline, dataset: { demonstrations: 'expert-few' }, algorithm: { name: 'ars', stepSize: 0.02, directions: 8, topDirections: 4, noise: 0.03 } },
+    brief,
+  );
   assert.ok(!ars.ok && /implemented for ppo/.test(ars.error.message));
 });

@@ -58,7 +58,12 @@ export function recordDemonstrations(envId: string, recipe: DemoRecipe, seed: nu
 export function standardDemos(what: string): DemoRecipe[] {
   return [
     { id: 'expert-few', description: `3 episodes recorded from a hand-written ${what} controller`, episodes: 3, randomActionShare: 0 },
-    { id: 'operator-many', description: `30 episodes from the same controller run by an operator who sometimes pressed a random button`, episodes: 30, randomActionShare: 0.4 },
+    {
+      id: 'operator-many',
+      description: `30 episodes from the same controller run by an operator who sometimes pressed a random button`,
+      episodes: 30,
+      randomActionShare: 0.4,
+    },
     { id: 'logged-random', description: '30 episodes logged while the system was driven by random inputs', episodes: 30, randomActionShare: 1 },
   ];
 }

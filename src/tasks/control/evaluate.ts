@@ -148,7 +148,7 @@ export const CONTROL_EVALUATIONS: Readonly<Record<string, ControlEvaluationSetti
   'cartpole-short': MAX_CARTPOLE,
   // Deployed on a longer, heavier pole and a weaker push than the simulator's defaults (the brief says so, not by how much).
   'cartpole-heavy': { params: { poleLength: 1.2, massPole: 0.6, forceMag: 6 }, ...MAX_CARTPOLE },
-  'acrobot-swingup': { episodes: 30, reference: -100, referenceHow: 'Gymnasium\'s reward threshold for Acrobot-v1 (−100)' },
-  'mountaincar-reach': { episodes: 30, reference: -110, referenceHow: 'Gymnasium\'s reward threshold for MountainCar-v0 (−110)' },
-  'pendulum-swingup': { episodes: 30, reference: -150, referenceHow: 'a good swing-up controller\'s return (about −150 over 200 steps)' },
+  'acrobot-swingup': { episodes: 30, reference: -100, referenceHow: "Gymnasium's reward threshold for Acrobot-v1 (−100)" },
+  'mountaincar-reach': { episodes: 30, reference: -110, referenceHow: "Gymnasium's reward threshold for MountainCar-v0 (−110)" },
+  'pendulum-swingup': { episodes: 30, reference: -150, referenceHow: "a good swing-up controller's return (about −150 over 200 steps)" },
 };

@@ -110,12 +110,24 @@ export const acrobot: ControlTaskDef = {
   algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
   maxEnvSteps: 100_000,
   maxWallSeconds: 300,
-  metric: 'mean undiscounted return (−1 per step until the goal, at most 500 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −100 (the "solved" threshold) scores 1',
+  metric:
+    'mean undiscounted return (−1 per step until the goal, at most 500 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −100 (the "solved" threshold) scores 1',
   demonstrations: standardDemos('swinging'),
   // rl-baselines3-zoo's PPO settings for Acrobot-v1 (tuned for 1M steps), in 4 minibatches: within this cap (24 updates) they
   // reliably do not reach the goal. CleanRL's defaults with observation normalisation reached it on some seeds only
   // (normalised −0.001 or 0.86-0.98 by seed); without normalisation they reached it on every seed, as well as the better spec.
-  baseline: ppoSpec('acrobot-swingup', { numEnvs: 16, rolloutSteps: 256, epochs: 4, minibatches: 4, learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.94, entropyCoef: 0, envSteps: 100_000, normalize: true }),
+  baseline: ppoSpec('acrobot-swingup', {
+    numEnvs: 16,
+    rolloutSteps: 256,
+    epochs: 4,
+    minibatches: 4,
+    learningRate: 3e-4,
+    gamma: 0.99,
+    gaeLambda: 0.94,
+    entropyCoef: 0,
+    envSteps: 100_000,
+    normalize: true,
+  }),
 };
 
 /** MountainCar-v0: reach the flag on a sparse reward. */
@@ -139,7 +151,8 @@ export const mountainCar: ControlTaskDef = {
   algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
   maxEnvSteps: 100_000,
   maxWallSeconds: 300,
-  metric: 'mean undiscounted return (−1 per step until the flag, at most 200 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −110 (the "solved" threshold) scores 1',
+  metric:
+    'mean undiscounted return (−1 per step until the flag, at most 200 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −110 (the "solved" threshold) scores 1',
   demonstrations: standardDemos('driving'),
   // Without observation normalisation PPO on the −1 reward never finds the flag, on any seed; with it, it found the flag on
   // some seeds only (normalised 0 to 0.70 by seed).
@@ -166,10 +179,22 @@ export const pendulum: ControlTaskDef = {
   algorithms: ['ppo'],
   maxEnvSteps: 50_000,
   maxWallSeconds: 300,
-  metric: 'mean undiscounted return over 200 steps of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −150 scores 1',
+  metric:
+    'mean undiscounted return over 200 steps of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −150 scores 1',
   // CleanRL's ppo_continuous_action.py defaults (1 env × 2048 steps, tuned for 1M steps): within this cap they reliably learn
   // nothing. rl-baselines3-zoo's Pendulum PPO (4 × 1024 steps, γ 0.9) got half-way, at 0.26 to 0.58 normalised by seed.
-  baseline: ppoSpec('pendulum-swingup', { numEnvs: 1, rolloutSteps: 2048, epochs: 10, minibatches: 32, learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.95, entropyCoef: 0, envSteps: 50_000, normalize: true }),
+  baseline: ppoSpec('pendulum-swingup', {
+    numEnvs: 1,
+    rolloutSteps: 2048,
+    epochs: 10,
+    minibatches: 32,
+    learningRate: 3e-4,
+    gamma: 0.99,
+    gaeLambda: 0.95,
+    entropyCoef: 0,
+    envSteps: 50_000,
+    normalize: true,
+  }),
 };
 
 /** Every control task defined here, in registry order. */

@@ -59,7 +59,12 @@ export function generatedDataTask(t: GeneratedDataTask): SupervisedTaskDef {
       shiftWords: t.shiftWords ?? `only points whose ${t.shiftFeature} lies in its lowest 40%`,
       ...(t.imbalance ? { imbalance: t.imbalance } : {}),
     }),
-    baseline: supervisedSpec(t.id, { sources: [{ id: 'noisy-large', weight: 1 }], objective: t.regression ? 'mse' : 'cross-entropy', epochs: t.regression ? 40 : 30, examples: 30_000 }),
+    baseline: supervisedSpec(t.id, {
+      sources: [{ id: 'noisy-large', weight: 1 }],
+      objective: t.regression ? 'mse' : 'cross-entropy',
+      epochs: t.regression ? 40 : 30,
+      examples: 30_000,
+    }),
     maxExamples: 100_000,
     maxWallSeconds: 120,
   };

@@ -90,7 +90,8 @@ test('briefs are written from the parameters and never carry held-out numbers', 
       for (const v of Object.values(nominal)) assert.ok(text.includes(String(v)), `${t.def.id} states its nominal physics ${v}`);
       assert.match(text, new RegExp(t.def.maxEnvSteps.toLocaleString('en-US')));
       const deployed = s.deployment?.('families-test-secret') ?? {}; // a family without a shift (mountain-car) has none
-      for (const [name, v] of Object.entries(deployed)) if (v !== nominal[name]) assert.ok(!text.includes(String(v)), `${t.def.id} carries its deployment ${name}`);
+      for (const [name, v] of Object.entries(deployed))
+        if (v !== nominal[name]) assert.ok(!text.includes(String(v)), `${t.def.id} carries its deployment ${name}`);
     }
   }
 });
@@ -164,7 +165,10 @@ test('cartpole family: a short real job trains on the drawn physics and is score
 for (const family of ['tabular', 'synthetic']) {
   test(`${family} family: a short real job trains on its sources and is scored on the hidden test rows`, async () => {
     const t = all.find((x) => x.def.id.startsWith(`${family}-fam-`))!;
-    const s = await trainAndScore(t.def.id, (spec) => ({ ...spec, algorithm: { ...(spec.algorithm as object), epochs: 5 }, budget: { examples: 3000, targetReturn: null } }) as JobSpecInput);
+    const s = await trainAndScore(
+      t.def.id,
+      (spec) => ({ ...spec, algorithm: { ...(spec.algorithm as object), epochs: 5 }, budget: { examples: 3000, targetReturn: null } }) as JobSpecInput,
+    );
     assert.ok(Number.isFinite(s.raw) && Number.isFinite(s.normalized), `raw ${s.raw}, normalized ${s.normalized}`);
     assert.ok(s.normalized > -1 && s.normalized <= 1.0001, `normalized ${s.normalized}`);
   });

@@ -19,7 +19,12 @@ export function shiftSentence(shift: number, deployed: string, count: string): s
 }
 
 /** The nominal physics of `names`, or (with a shift) the band ±`shift` around each value within the simulator's bounds. */
-export function bandParams(names: readonly string[], nominal: PhysParams, shift: number, bounds: Record<string, [number, number]>): Record<string, number | [number, number]> {
+export function bandParams(
+  names: readonly string[],
+  nominal: PhysParams,
+  shift: number,
+  bounds: Record<string, [number, number]>,
+): Record<string, number | [number, number]> {
   return Object.fromEntries(
     names.map((name): [string, number | [number, number]] => {
       const [lo, hi] = bounds[name];

@@ -47,7 +47,10 @@ test('the same seed gives the same tasks and rows; another seed other tasks; the
     const a = generateFamilyTasks(f, 5, 11);
     const b = generateFamilyTasks(f, 5, 11);
     const c = generateFamilyTasks(f, 5, 12);
-    assert.deepEqual(a.map((t) => t.def.id), [0, 1, 2, 3, 4].map((i) => `${f}-fam-11-${i}`));
+    assert.deepEqual(
+      a.map((t) => t.def.id),
+      [0, 1, 2, 3, 4].map((i) => `${f}-fam-11-${i}`),
+    );
     assert.deepEqual(a.map(brief), b.map(brief), `${f}: same seed, same briefs`);
     a.forEach((t, i) => assert.deepEqual(defOf(t).load(), defOf(b[i]).load(), `${t.def.id}: same rows`));
     assert.notDeepEqual(a.map(brief), c.map(brief), `${f}: another seed, other tasks`);
@@ -77,7 +80,8 @@ test('briefs are written from the parameters and carry no hidden row', () => {
     assert.doesNotMatch(text, /testFraction|heldOut/i);
     const { test: held } = getSupervisedEvaluation(t.def.id).heldOut();
     // Whole rows as a listing would write them, and values precise enough not to occur by chance.
-    for (const row of held.x) for (const r of [row.join(','), row.join(', ')]) assert.ok(!text.includes(r), `${t.def.id}: the brief carries the held-out row ${r}`);
+    for (const row of held.x)
+      for (const r of [row.join(','), row.join(', ')]) assert.ok(!text.includes(r), `${t.def.id}: the brief carries the held-out row ${r}`);
     const values = [...held.y, ...held.x.flat()].map(String).filter((v) => v.replace(/[-.]/g, '').length >= 6);
     for (const v of values) assert.ok(!text.includes(v), `${t.def.id}: the brief carries the held-out value ${v}`);
     assert.ok(getPublicTask(t.def.id).brief.description.length > 80);

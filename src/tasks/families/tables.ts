@@ -7,7 +7,7 @@
  */
 import { subsample } from '../../inner/data/index.js';
 import type { Dataset } from '../../spec/data.js';
-import { Rng, mixSeed } from '../../util/rng.js';
+import { type Rng, mixSeed } from '../../util/rng.js';
 import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../supervised/define.js';
 import { standardCatalog } from '../supervised/catalog.js';
 import { type TaskFamily, drawTasks, sig } from './types.js';
@@ -92,7 +92,10 @@ export function drawTableParams(cfg: TableFamilyConfig, rng: Rng): TableParams {
   const target = base.numeric.length === 0 || rng.next() < 0.4 ? full.target : base.numeric[rng.int(base.numeric.length)];
   const d = retarget(full, target);
   const k = Math.max(2, Math.ceil(d.features.length * rng.uniform(0.5, 1)));
-  const order = d.features.map((f) => ({ f, r: rng.next() })).sort((a, b) => a.r - b.r).map((x) => x.f);
+  const order = d.features
+    .map((f) => ({ f, r: rng.next() }))
+    .sort((a, b) => a.r - b.r)
+    .map((x) => x.f);
   const features = d.features.filter((f) => order.slice(0, k).includes(f));
   const metrics: SupervisedMetricName[] = d.kind === 'classification' ? cfg.classificationMetrics : ['rmse', 'mae', 'r2'];
   const numericFeatures = features.filter((f) => new Set(d.x.map((row) => row[d.features.indexOf(f)])).size > 3);
@@ -126,7 +129,10 @@ export function tableTask(cfg: TableFamilyConfig, id: string, p: TableParams, se
   const rows = d.x.length;
   const poolSize = rows - Math.round(rows * cfg.testFraction);
   const cleanSize = Math.max(10, Math.round(poolSize * p.cleanShare));
-  const what = d.kind === 'classification' ? `the class of ${d.target} (${d.classes!.join(', ')})` : `${d.target} (${(d.descriptions[d.target] ?? d.target).replace(/\.$/, '')})`;
+  const what =
+    d.kind === 'classification'
+      ? `the class of ${d.target} (${d.classes!.join(', ')})`
+      : `${d.target} (${(d.descriptions[d.target] ?? d.target).replace(/\.$/, '')})`;
   const source = base.words ? `${base.words}; vega-datasets` : `${p.base} data from vega-datasets`;
   return {
     id,
@@ -145,7 +151,12 @@ export function tableTask(cfg: TableFamilyConfig, id: string, p: TableParams, se
       shiftWords: `only the rows with the lowest values of ${p.shiftFeature} (lowest 40%)`,
       ...(p.imbalance ? { imbalance: p.imbalance } : {}),
     }),
-    baseline: supervisedSpec(id, { sources: [{ id: 'noisy-large', weight: 1 }], objective: d.kind === 'classification' ? 'cross-entropy' : 'mse', epochs: 40, examples: 20_000 }),
+    baseline: supervisedSpec(id, {
+      sources: [{ id: 'noisy-large', weight: 1 }],
+      objective: d.kind === 'classification' ? 'cross-entropy' : 'mse',
+      epochs: 40,
+      examples: 20_000,
+    }),
     maxExamples: 50_000,
     maxWallSeconds: 120,
   };

@@ -44,7 +44,11 @@ export function sig(v: number, digits = 3): number {
 export function bandCorners(nominal: PhysParams, shift: number): PhysParams[] {
   let out: PhysParams[] = [{ ...nominal }];
   if (shift === 0) return out;
-  for (const [name, v] of Object.entries(nominal)) out = out.flatMap((p) => [{ ...p, [name]: v * (1 - shift) }, { ...p, [name]: v * (1 + shift) }]);
+  for (const [name, v] of Object.entries(nominal))
+    out = out.flatMap((p) => [
+      { ...p, [name]: v * (1 - shift) },
+      { ...p, [name]: v * (1 + shift) },
+    ]);
   return out;
 }
 

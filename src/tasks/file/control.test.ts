@@ -33,7 +33,10 @@ test('a Gymnasium task file loads through the bridge, trains through it and is s
   const { brief, baseline } = getPublicTask('my-cartpole');
   assert.equal(brief.kind, 'control');
   assert.equal(brief.environment?.gymnasium?.id, 'CartPole-v1');
-  assert.deepEqual(brief.environment?.observation.map((v) => v.name), ['x', 'v', 'theta', 'omega']);
+  assert.deepEqual(
+    brief.environment?.observation.map((v) => v.name),
+    ['x', 'v', 'theta', 'omega'],
+  );
   assert.equal(brief.environment?.gymnasium?.maxEpisodeSteps, 500); // from the environment's own time limit
   assert.equal(baseline.budget?.envSteps, 10_000); // half the cap
   const a = await runJob({ ...baseline, budget: { envSteps: 4096 } }, brief, { outDir: join(tmp, 'job') });
@@ -87,7 +90,10 @@ test('`rrl task validate` refuses a Gymnasium id that names a module to import i
   writeFileSync(file, JSON.stringify(cartpole('imports', { environment: { gymnasium: 'mypkg.envs:MyEnv-v0' } })));
   const r = validate(file, { ...process.env, RRL_PYTHON: python });
   assert.equal(r.status, 1);
-  assert.equal(r.stderr, `${file}: environment.gymnasium: "mypkg.envs:MyEnv-v0" names a module to import (mypkg.envs); set environment.allowImport to true to allow it\n`);
+  assert.equal(
+    r.stderr,
+    `${file}: environment.gymnasium: "mypkg.envs:MyEnv-v0" names a module to import (mypkg.envs); set environment.allowImport to true to allow it\n`,
+  );
   assert.ok(!existsSync(marker), 'validating the file started no Python');
   writeFileSync(file, JSON.stringify(cartpole('imports', { environment: { gymnasium: 'mypkg.envs:MyEnv-v0', allowImport: 'yes' } })));
   assert.match(validate(file, { ...process.env, RRL_PYTHON: python }).stderr, /^[^\n]*: environment\.allowImport: .*boolean.*\n$/);
@@ -103,6 +109,9 @@ test('with "allowImport": true the bridge imports the module the id names (and o
   writeFileSync(file, JSON.stringify(cartpole('imports', { environment: { gymnasium: 'gym_import_marker:RrlMarked-v0', allowImport: true } })));
   const r = validate(file, env);
   assert.equal(r.status, 1);
-  assert.match(r.stderr, /^[^\n]*imports\.json: environment\.gymnasium: gymnasium bridge \(gym_import_marker:RrlMarked-v0\): cannot make Gymnasium environment .*RrlMarked.*\n$/);
+  assert.match(
+    r.stderr,
+    /^[^\n]*imports\.json: environment\.gymnasium: gymnasium bridge \(gym_import_marker:RrlMarked-v0\): cannot make Gymnasium environment .*RrlMarked.*\n$/,
+  );
   assert.equal(readFileSync(marker, 'utf8'), 'imported\n', 'the bridge imported gym_import_marker');
 });

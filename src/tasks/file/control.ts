@@ -20,7 +20,9 @@ function observationFrom(variables: Record<string, string>, obsDim: number): Var
     if (entries.length) throw new TaskFieldError(`variables: ${entries.length} given for ${obsDim} observation values; name every value, in order, or none`);
     return undefined;
   }
-  for (const [name] of entries) if (!NAME.test(name) || ['r', 't', 'done'].includes(name)) throw new TaskFieldError(`variables: "${name.slice(0, 40)}" is not a variable name (a letter or _, then letters, digits or _; not r, t or done)`);
+  for (const [name] of entries)
+    if (!NAME.test(name) || ['r', 't', 'done'].includes(name))
+      throw new TaskFieldError(`variables: "${name.slice(0, 40)}" is not a variable name (a letter or _, then letters, digits or _; not r, t or done)`);
   return entries.map(([name, description]) => ({ name, description }));
 }
 
@@ -31,7 +33,8 @@ export const loadGymnasiumTaskFile: ControlTaskLoader = async (task: ControlTask
   const maxEpisodeSteps = env.maxEpisodeSteps ?? hello.maxEpisodeSteps;
   if (!maxEpisodeSteps) throw new TaskFieldError(`environment.maxEpisodeSteps: ${env.gymnasium} has no time limit of its own; set one`);
   const a = hello.actionSpace;
-  if (task.baseline.algorithm !== 'ppo') throw new TaskFieldError(`baseline.algorithm: only ppo has a default baseline for Gymnasium tasks (got ${task.baseline.algorithm})`);
+  if (task.baseline.algorithm !== 'ppo')
+    throw new TaskFieldError(`baseline.algorithm: only ppo has a default baseline for Gymnasium tasks (got ${task.baseline.algorithm})`);
   const maxEnvSteps = task.caps.maxEnvSteps ?? 100_000;
   const actionSpace = a.type === 'discrete' ? { type: 'discrete' as const, n: a.n } : { type: 'box' as const, low: a.low, high: a.high };
   const options: GymnasiumTaskOptions = {

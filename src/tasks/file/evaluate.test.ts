@@ -51,7 +51,10 @@ test('a registered task directory puts its tasks next to the built-in ones, in b
   const { brief, baseline } = getPublicTask('updown-own');
   assert.equal(brief.kind, 'supervised');
   assert.equal(brief.split, 'held-out');
-  assert.deepEqual(brief.supervised!.sources.map((s) => s.id), ['main', 'crowd', 'more']);
+  assert.deepEqual(
+    brief.supervised!.sources.map((s) => s.id),
+    ['main', 'crowd', 'more'],
+  );
   assert.deepEqual(brief.supervised!.target.classes, ['down', 'up']);
   assert.deepEqual((baseline.dataset as { sources: { id: string }[] }).sources, [{ id: 'main', weight: 1 }]);
   assert.ok(registeredTaskDirs().includes(dir));
@@ -98,10 +101,19 @@ test('a second directory with an id already taken, or a built-in id, is refused 
   const other = taskDir('rrl-tasks-other-');
   try {
     writeTask(other, 'again.json', classificationTask('updown-own'));
-    await assert.rejects(registerTaskDir(other), (e: Error) => e instanceof TaskDirError && /again\.json: id "updown-own" is already used by .*updown\.json/.test(e.message));
+    await assert.rejects(
+      registerTaskDir(other),
+      (e: Error) => e instanceof TaskDirError && /again\.json: id "updown-own" is already used by .*updown\.json/.test(e.message),
+    );
     writeTask(other, 'again.json', classificationTask('two-moons'));
     writeTask(other, 'twin.json', classificationTask('two-moons'));
-    await assert.rejects(registerTaskDir(other), (e: Error) => e instanceof TaskDirError && e.message.split('\n').length === 2 && e.message.split('\n').every((l) => /"two-moons" clashes with a built-in task/.test(l)));
+    await assert.rejects(
+      registerTaskDir(other),
+      (e: Error) =>
+        e instanceof TaskDirError &&
+        e.message.split('\n').length === 2 &&
+        e.message.split('\n').every((l) => /"two-moons" clashes with a built-in task/.test(l)),
+    );
     writeTask(other, 'again.json', classificationTask('dup-a'));
     writeTask(other, 'twin.json', classificationTask('dup-a'));
     await assert.rejects(registerTaskDir(other), /twin\.json: id "dup-a" is also the id of .*again\.json/);
@@ -139,13 +151,25 @@ test('near-copies of hidden rows are dropped from a source: rounded, jittered, s
     });
     writeFileSync(join(other, 'near.csv'), toCsv(copy));
     const task = classificationTask('near-own', {
-      data: { file: 'data.csv', target: 'kind', type: 'classification', features: ['a', 'b', 'c'], sources: [{ id: 'near', file: 'near.csv', description: 'the same points, exported again' }, { id: 'more', file: 'more.csv', description: 'other points' }] },
+      data: {
+        file: 'data.csv',
+        target: 'kind',
+        type: 'classification',
+        features: ['a', 'b', 'c'],
+        sources: [
+          { id: 'near', file: 'near.csv', description: 'the same points, exported again' },
+          { id: 'more', file: 'more.csv', description: 'other points' },
+        ],
+      },
     });
     writeFileSync(join(other, 'more.csv'), toCsv(syntheticRows(300, 1000)));
     writeTask(other, 'near.json', task);
     const loaded = await loadTaskFile(join(other, 'near.json'), other);
     const note = loaded.notes.find((n) => n.includes('near.csv'));
-    assert.match(note ?? '', /^240 of 240 rows of near\.csv are near-copies of rows of data\.csv \(within [0-9.e-]+ std of a main row in every feature(, or [0-9.e-]+ std in all but 1)?\); those of hidden test rows \(about 30 %\) are dropped from source near$/);
+    assert.match(
+      note ?? '',
+      /^240 of 240 rows of near\.csv are near-copies of rows of data\.csv \(within [0-9.e-]+ std of a main row in every feature(, or [0-9.e-]+ std in all but 1)?\); those of hidden test rows \(about 30 %\) are dropped from source near$/,
+    );
     await registerTaskDir(other);
     const ev = getSupervisedEvaluation('near-own');
     const { pool, test: hiddenRows } = ev.heldOut();
@@ -158,7 +182,12 @@ test('near-copies of hidden rows are dropped from a source: rounded, jittered, s
     assert.ok(kept <= 240 - hidden && kept >= 240 - hidden - 10, `${kept} kept, ${hidden} copies of hidden rows`);
     const near = ev.source('near');
     assert.equal(near.x.length, kept);
-    assert.match(near.history![0], new RegExp(`^source near: ${kept} of 240 rows \\(${240 - kept} near-copies of hidden test rows dropped: within [0-9.e-]+ std of a main row in every feature`));
+    assert.match(
+      near.history![0],
+      new RegExp(
+        `^source near: ${kept} of 240 rows \\(${240 - kept} near-copies of hidden test rows dropped: within [0-9.e-]+ std of a main row in every feature`,
+      ),
+    );
     for (const r of near.x) assert.ok(!nearAny(mainX, hiddenRows.x, r));
     // An honest source of other points keeps almost all of them.
     const more = ev.source('more');

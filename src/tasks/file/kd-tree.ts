@@ -98,7 +98,9 @@ export class KdTree {
     const j = this.widest(lo, hi);
     if (j < 0) return id; // the points are equal in these features
     const { z, d, order } = this;
-    const sample = spaced(hi - lo, 33).map((k) => z[order[lo + k] * d + j]).sort((a, b) => a - b);
+    const sample = spaced(hi - lo, 33)
+      .map((k) => z[order[lo + k] * d + j])
+      .sort((a, b) => a - b);
     const pivot = sample[sample.length >> 1];
     // Three ways: [lo, a) below the pivot, [a, c) equal, [c, hi) above.
     let a = lo;
@@ -207,7 +209,8 @@ export class KdTree {
       const v = q[qi + j];
       const toLeft = Math.max(0, v - node[at + 5]);
       const toRight = Math.max(0, node[at + 6] - v);
-      const [first, firstGap, second, secondGap] = toLeft <= toRight ? [node[at + 3], toLeft, node[at + 4], toRight] : [node[at + 4], toRight, node[at + 3], toLeft];
+      const [first, firstGap, second, secondGap] =
+        toLeft <= toRight ? [node[at + 3], toLeft, node[at + 4], toRight] : [node[at + 4], toRight, node[at + 3], toLeft];
       if (firstGap < best) visit(first);
       if (secondGap < best) visit(second);
     };

@@ -17,7 +17,15 @@ import { validateSpec } from '../../inner/spec-check.js';
 import { supervisedBrief } from '../supervised/define.js';
 import type { ExtraTask } from '../extra.js';
 import { builtInTaskIds } from '../extra.js';
-import { CLASSIFICATION_METRICS, type ControlTaskFile, type SupervisedTaskFile, type TaskFile, TaskFileSchema, parseTaskText, schemaProblems } from './schema.js';
+import {
+  CLASSIFICATION_METRICS,
+  type ControlTaskFile,
+  type SupervisedTaskFile,
+  type TaskFile,
+  TaskFileSchema,
+  parseTaskText,
+  schemaProblems,
+} from './schema.js';
 import { type Table, TableError, type TableFormat, formatOf, readTable } from './table.js';
 import { DistinctRows, type NearCopyRule, NearCopyIndex } from './near-copies.js';
 import { type ExtraSource, poolSizeOf, supervisedFileTask, taskFileAnchors } from './define.js';
@@ -89,7 +97,10 @@ export function resolveInside(rel: string, file: string, root: string): { path: 
     return { problem: `"${rel}" does not exist (looked for ${target})` };
   }
   const inside = (p: string): boolean => p === realRoot || p.startsWith(realRoot.endsWith(sep) ? realRoot : realRoot + sep);
-  if (!inside(real)) return { problem: `"${rel}" leads outside the task directory ${relative(process.cwd(), root) || '.'}${real !== target ? ` (through a link to ${real})` : ''}` };
+  if (!inside(real))
+    return {
+      problem: `"${rel}" leads outside the task directory ${relative(process.cwd(), root) || '.'}${real !== target ? ` (through a link to ${real})` : ''}`,
+    };
   if (!statSync(real).isFile()) return { problem: `"${rel}" is not a regular file` };
   return { path: real };
 }
@@ -198,9 +209,13 @@ function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: string,
   for (const [c, where] of badFeature) {
     p.add(`${field}features[${spec.features.indexOf(c)}]: column "${c}" is not numeric (${where}); encode it as numbers or leave it out`);
   }
-  if (badTarget) p.add(`${field}target: column "${spec.target}" is not ${spec.type === 'regression' ? 'numeric' : 'a class label'} (${badTarget})${spec.type === 'regression' ? '; use type "classification" for labels' : ''}`);
+  if (badTarget)
+    p.add(
+      `${field}target: column "${spec.target}" is not ${spec.type === 'regression' ? 'numeric' : 'a class label'} (${badTarget})${spec.type === 'regression' ? '; use type "classification" for labels' : ''}`,
+    );
   if (missingCols.length) return null;
-  if (dropped > 0 && spec.missing === 'error' && firstMissing) p.add(`${field}missing: ${dropped} row(s) of ${name} have an empty value (first: ${firstMissing}); set "missing": "drop-row" to drop them`);
+  if (dropped > 0 && spec.missing === 'error' && firstMissing)
+    p.add(`${field}missing: ${dropped} row(s) of ${name} have an empty value (first: ${firstMissing}); set "missing": "drop-row" to drop them`);
   return { x, labels, dropped };
 }
 
@@ -231,7 +246,8 @@ function leakProblems(d: Dataset, columns: string[], p: Problems): void {
     const at = `data.features[${j}]`;
     if (d.kind === 'regression') {
       const r = pearson(col, d.y);
-      if (Math.abs(r) >= LEAK_CORRELATION) p.add(`${at}: column "${columns[j]}" is a copy of the target (correlation ${r.toFixed(4)} with "${d.target}"); leave it out`);
+      if (Math.abs(r) >= LEAK_CORRELATION)
+        p.add(`${at}: column "${columns[j]}" is a copy of the target (correlation ${r.toFixed(4)} with "${d.target}"); leave it out`);
       return;
     }
     const decides = new Map<number, number>();
@@ -242,7 +258,9 @@ function leakProblems(d: Dataset, columns: string[], p: Problems): void {
       else if (seen !== d.y[i]) determined = false;
     }
     if (determined && decides.size <= col.length / 5) {
-      p.add(`${at}: column "${columns[j]}" decides the target "${d.target}" on every row (${decides.size} values, each with one class): it leaks the answer; leave it out`);
+      p.add(
+        `${at}: column "${columns[j]}" decides the target "${d.target}" on every row (${decides.size} values, each with one class): it leaks the answer; leave it out`,
+      );
     }
   });
 }
@@ -265,15 +283,19 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   const data = task.data;
   // A clashing id (found before) does not stop the checks of the data: every problem in one pass.
   const blocked = (): boolean => p.lines.some((l) => !l.startsWith('id: '));
-  if (data.type === 'regression' && (CLASSIFICATION_METRICS as readonly string[]).includes(task.metric)) p.add(`metric: "${task.metric}" needs a classification target; use rmse, mae or r2`);
-  if (data.type === 'classification' && !(CLASSIFICATION_METRICS as readonly string[]).includes(task.metric)) p.add(`metric: "${task.metric}" needs a regression target; use accuracy, macro-f1 or log-loss`);
-  if (data.features.includes(data.target)) p.add(`data.features[${data.features.indexOf(data.target)}]: the target column "${data.target}" is also a feature: it would leak the answer`);
+  if (data.type === 'regression' && (CLASSIFICATION_METRICS as readonly string[]).includes(task.metric))
+    p.add(`metric: "${task.metric}" needs a classification target; use rmse, mae or r2`);
+  if (data.type === 'classification' && !(CLASSIFICATION_METRICS as readonly string[]).includes(task.metric))
+    p.add(`metric: "${task.metric}" needs a regression target; use accuracy, macro-f1 or log-loss`);
+  if (data.features.includes(data.target))
+    p.add(`data.features[${data.features.indexOf(data.target)}]: the target column "${data.target}" is also a feature: it would leak the answer`);
   const dupFeature = data.features.find((f, i) => data.features.indexOf(f) !== i);
   if (dupFeature) p.add(`data.features: column "${dupFeature}" is listed twice`);
   const names = data.features.map(featureName);
   names.forEach((n, i) => {
     const j = names.indexOf(n);
-    if (j !== i && data.features[j] !== data.features[i]) p.add(`data.features[${i}]: columns "${data.features[j]}" and "${data.features[i]}" both become the variable name "${n}"; rename one`);
+    if (j !== i && data.features[j] !== data.features[i])
+      p.add(`data.features[${i}]: columns "${data.features[j]}" and "${data.features[i]}" both become the variable name "${n}"; rename one`);
     if (n === 'label') p.add(`data.features[${i}]: a feature may not be called "label" (the weight expression's name of the target); rename the column`);
   });
   for (const v of Object.keys(task.variables)) {
@@ -282,7 +304,8 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   const sourceIds = [data.id, ...data.sources.map((s) => s.id)];
   const dupSource = sourceIds.find((s, i) => sourceIds.indexOf(s) !== i);
   if (dupSource) p.add(`data.sources: the source id "${dupSource}" is used twice`);
-  if (task.baseline.source && !sourceIds.includes(task.baseline.source)) p.add(`baseline.source: "${task.baseline.source}" is not a source (sources: ${sourceIds.join(', ')})`);
+  if (task.baseline.source && !sourceIds.includes(task.baseline.source))
+    p.add(`baseline.source: "${task.baseline.source}" is not a source (sources: ${sourceIds.join(', ')})`);
   if (blocked()) return null;
 
   const read = async (rel: string, fmt: TableFormat | undefined, field: string): Promise<{ table: Table; name: string } | null> => {

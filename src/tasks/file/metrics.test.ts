@@ -16,12 +16,37 @@ writeFileSync(join(dir, 'exact.csv'), toCsv(syntheticRows(200).map((r) => ({ ...
 const regression = (id: string, metric: string): Record<string, unknown> =>
   classificationTask(id, { data: { file: 'exact.csv', target: 'y', type: 'regression', features: ['a', 'b', 'c'] }, metric, variables: {} });
 for (const m of ['rmse', 'mae', 'r2']) writeTask(dir, `reg-${m}.json`, regression(`exact-${m}`, m));
-for (const m of ['accuracy', 'macro-f1', 'log-loss']) writeTask(dir, `cls-${m}.json`, classificationTask(`exact-${m}`, { data: { file: 'exact.csv', target: 'kind', type: 'classification', features: ['a', 'b', 'c'] }, metric: m }));
-writeTask(dir, 'given.json', { ...regression('given-anchors', 'rmse'), anchors: { trivial: 4, reference: 0.5, how: 'trivial: last year’s model; reference: the lab’s best' } });
+for (const m of ['accuracy', 'macro-f1', 'log-loss'])
+  writeTask(
+    dir,
+    `cls-${m}.json`,
+    classificationTask(`exact-${m}`, { data: { file: 'exact.csv', target: 'kind', type: 'classification', features: ['a', 'b', 'c'] }, metric: m }),
+  );
+writeTask(dir, 'given.json', {
+  ...regression('given-anchors', 'rmse'),
+  anchors: { trivial: 4, reference: 0.5, how: 'trivial: last year’s model; reference: the lab’s best' },
+});
 test.after(() => rmSync(dir, { recursive: true, force: true }));
 
-const linear: ModelFile = { format: MODEL_FORMAT, features: ['a', 'b', 'c'], kind: 'regression', activation: 'relu', layers: [{ in: 3, out: 1, weights: [3, -2, 1], bias: [0] }], inputNorm: null, targetNorm: null };
-const sign: ModelFile = { format: MODEL_FORMAT, features: ['a', 'b', 'c'], kind: 'classification', classes: ['down', 'up'], activation: 'relu', layers: [{ in: 3, out: 2, weights: [-1e6, 1e6, 0, 0, 0, 0], bias: [0, 0] }], inputNorm: null, targetNorm: null };
+const linear: ModelFile = {
+  format: MODEL_FORMAT,
+  features: ['a', 'b', 'c'],
+  kind: 'regression',
+  activation: 'relu',
+  layers: [{ in: 3, out: 1, weights: [3, -2, 1], bias: [0] }],
+  inputNorm: null,
+  targetNorm: null,
+};
+const sign: ModelFile = {
+  format: MODEL_FORMAT,
+  features: ['a', 'b', 'c'],
+  kind: 'classification',
+  classes: ['down', 'up'],
+  activation: 'relu',
+  layers: [{ in: 3, out: 2, weights: [-1e6, 1e6, 0, 0, 0, 0], bias: [0, 0] }],
+  inputNorm: null,
+  targetNorm: null,
+};
 const constant = (value: number): ModelFile => ({ ...linear, layers: [{ in: 3, out: 1, weights: [0, 0, 0], bias: [value] }] });
 
 test('the metric values: log-loss, MAE and R² against hand-computed numbers', () => {
@@ -29,7 +54,15 @@ test('the metric values: log-loss, MAE and R² against hand-computed numbers', (
   assert.equal(metricValue('rmse', [1, 2, 4], [1, 3, 2]), -Math.sqrt(5 / 3));
   assert.equal(metricValue('r2', [1, 2, 3], [1, 2, 3]), 1);
   assert.ok(Math.abs(metricValue('r2', [2, 2, 2], [1, 2, 3])) < 1e-12, 'predicting the mean: R² 0');
-  assert.ok(Math.abs(metricValue('log-loss', [0, 1], [0, 1], 2, [[0.8, 0.2], [0.5, 0.5]]) - (Math.log(0.8) + Math.log(0.5)) / 2) < 1e-12);
+  assert.ok(
+    Math.abs(
+      metricValue('log-loss', [0, 1], [0, 1], 2, [
+        [0.8, 0.2],
+        [0.5, 0.5],
+      ]) -
+        (Math.log(0.8) + Math.log(0.5)) / 2,
+    ) < 1e-12,
+  );
   assert.ok(Number.isFinite(metricValue('log-loss', [1], [0], 2, [[0, 1]])), 'a certain wrong answer costs a finite amount');
 });
 

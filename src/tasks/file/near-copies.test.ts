@@ -52,7 +52,10 @@ function table(shape: Shape, draw = 0): number[][] {
 const perturbations = fc.oneof(
   fc.record({ kind: fc.constant('round' as const), decimals: fc.integer({ min: 2, max: 6 }) }),
   fc.record({ kind: fc.constant('noise' as const), size: fc.double({ min: 0, max: 1e-2, noNaN: true }) }), // up to a hundredth of a std per feature
-  fc.record({ kind: fc.constant('scale' as const), factor: fc.oneof(fc.double({ min: 2, max: 100, noNaN: true }), fc.double({ min: -100, max: -0.01, noNaN: true })) }),
+  fc.record({
+    kind: fc.constant('scale' as const),
+    factor: fc.oneof(fc.double({ min: 2, max: 100, noNaN: true }), fc.double({ min: -100, max: -0.01, noNaN: true })),
+  }),
 );
 type Perturbation = typeof perturbations extends fc.Arbitrary<infer T> ? T : never;
 
@@ -90,7 +93,10 @@ test('every row of a perturbed copy of the main file is found as a near-copy of 
       const near = index.find(copy.rows);
       copy.from.forEach((i, k) => {
         const m = near.matches[k];
-        assert.ok(m === null || m.includes(distinct.of[i]), `copy row ${k} (${p.kind}) of main row ${i} not found: ${JSON.stringify(index.rule.trimmed)}, tolerance ${index.rule.tolerance}`);
+        assert.ok(
+          m === null || m.includes(distinct.of[i]),
+          `copy row ${k} (${p.kind}) of main row ${i} not found: ${JSON.stringify(index.rule.trimmed)}, tolerance ${index.rule.tolerance}`,
+        );
       });
     }),
     { seed: 2101, numRuns: 150 },
@@ -110,7 +116,10 @@ test('an honest source (other rows of the same distribution) is rarely near a ma
       near += copies;
       rows += other.length;
       // Against every main row; the loader drops only those near a held-out row (30 % by default).
-      assert.ok(copies <= 0.2 * other.length, `${copies} of ${other.length} honest rows near a main row (${JSON.stringify(shape)}, ${JSON.stringify(index.rule)})`);
+      assert.ok(
+        copies <= 0.2 * other.length,
+        `${copies} of ${other.length} honest rows near a main row (${JSON.stringify(shape)}, ${JSON.stringify(index.rule)})`,
+      );
     }),
     { seed: 2102, numRuns: 100 },
   );
@@ -134,7 +143,8 @@ test('feature sets leave out any `ignore` features: for every choice of them, so
   for (const d of [3, 4, 5, 8, 10, 17]) {
     for (const ignore of [1, 2, 3, Math.floor(d / 4)].filter((k) => k >= 1 && k < d)) {
       const sets = featureSets([...Array(d).keys()], ignore);
-      const choose = (from: number[], k: number): number[][] => (k === 0 ? [[]] : from.flatMap((f, i) => choose(from.slice(i + 1), k - 1).map((c) => [f, ...c])));
+      const choose = (from: number[], k: number): number[][] =>
+        k === 0 ? [[]] : from.flatMap((f, i) => choose(from.slice(i + 1), k - 1).map((c) => [f, ...c]));
       for (const out of choose([...Array(d).keys()], ignore)) {
         assert.ok(
           sets.some((s) => s.length > 0 && s.every((f) => !out.includes(f))),
@@ -146,8 +156,16 @@ test('feature sets leave out any `ignore` features: for every choice of them, so
 });
 
 test('distinct rows: duplicates share one entry with their count, -0 equals 0', () => {
-  const d = new DistinctRows([[1, 2], [0, 3], [1, 2], [-0, 3]]);
-  assert.deepEqual(d.rows, [[1, 2], [0, 3]]);
+  const d = new DistinctRows([
+    [1, 2],
+    [0, 3],
+    [1, 2],
+    [-0, 3],
+  ]);
+  assert.deepEqual(d.rows, [
+    [1, 2],
+    [0, 3],
+  ]);
   assert.deepEqual([...d.of], [0, 1, 0, 1]);
   assert.deepEqual(d.count, [2, 2]);
   assert.equal(d.find([1, 2]), 0);

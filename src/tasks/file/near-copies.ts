@@ -269,7 +269,8 @@ export class NearCopyIndex {
     const count = this.ids.length;
     const scratch = new Float64Array(d);
     return sample.map((s) => {
-      const distance = (u: number, best: number): number => (over(z, s * d, z, u * d, d, best, search.ignore) > search.ignore ? best : trimmedDistance(z, s * d, z, u * d, d, search.ignore, scratch));
+      const distance = (u: number, best: number): number =>
+        over(z, s * d, z, u * d, d, best, search.ignore) > search.ignore ? best : trimmedDistance(z, s * d, z, u * d, d, search.ignore, scratch);
       if (d > SCAN_FEATURES) {
         let best = Infinity;
         for (let u = 0; u < count; u++) if (u !== s) best = Math.min(best, distance(u, best));

@@ -36,8 +36,10 @@ export function taskIdFrom(name: string): string {
   return TASK_ID.test(id) ? id : 'my-task';
 }
 
-const isNumberCell = (v: unknown): boolean => (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' || (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)));
-const isEmptyCell = (v: unknown): boolean => v === null || v === undefined || (typeof v === 'string' && ['', 'na', 'nan', 'null', 'none', 'n/a', '?'].includes(v.trim().toLowerCase()));
+const isNumberCell = (v: unknown): boolean =>
+  (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' || (typeof v === 'string' && v.trim() !== '' && Number.isFinite(Number(v)));
+const isEmptyCell = (v: unknown): boolean =>
+  v === null || v === undefined || (typeof v === 'string' && ['', 'na', 'nan', 'null', 'none', 'n/a', '?'].includes(v.trim().toLowerCase()));
 
 /** Columns whose every non-empty cell is a number. */
 function numericColumns(t: Table): string[] {
@@ -76,7 +78,8 @@ export async function newTaskFromData(o: NewFromData): Promise<NewResult> {
   let dataRel = relative(outDir, dataPath);
   if (dataRel.startsWith(`..${sep}`) || dataRel === '..' || resolve(outDir, dataRel) !== dataPath || dataRel.startsWith(sep)) {
     const copy = resolve(outDir, basename(dataPath));
-    if (existsSync(copy) && !readFileSync(copy).equals(readFileSync(dataPath))) throw new Error(`--data: ${basename(dataPath)} must lie in the task directory, and ${relative(process.cwd(), copy)} exists with other contents`);
+    if (existsSync(copy) && !readFileSync(copy).equals(readFileSync(dataPath)))
+      throw new Error(`--data: ${basename(dataPath)} must lie in the task directory, and ${relative(process.cwd(), copy)} exists with other contents`);
     mkdirSync(outDir, { recursive: true });
     copyFileSync(dataPath, copy);
     notes.push(`copied ${o.data} to ${relative(process.cwd(), copy)} (a task's data lies in its task directory)`);
@@ -101,7 +104,9 @@ export async function newTaskFromData(o: NewFromData): Promise<NewResult> {
     caps: { maxWallSeconds: 120 },
     experiments: 'held-out',
   };
-  notes.unshift(`${type} of "${o.target}" from ${numeric.length} feature(s); edit the title, description and variables, then run \`rrl task validate ${relative(process.cwd(), out)}\``);
+  notes.unshift(
+    `${type} of "${o.target}" from ${numeric.length} feature(s); edit the title, description and variables, then run \`rrl task validate ${relative(process.cwd(), out)}\``,
+  );
   mkdirSync(outDir, { recursive: true });
   writeFileSync(out, `${JSON.stringify(task, null, 2)}\n`, { flag: 'wx' });
   // Check it as `rrl task validate` would: features that copy the target are taken out again.
@@ -109,7 +114,9 @@ export async function newTaskFromData(o: NewFromData): Promise<NewResult> {
     await loadTaskFile(out);
   } catch (err) {
     if (!(err instanceof TaskFileError)) throw err;
-    const leaks = err.problems.map((p) => p.match(/^data\.features\[\d+\]: column "(.*)" (?:is a copy of|decides) the target/)?.[1]).filter((c): c is string => c !== undefined);
+    const leaks = err.problems
+      .map((p) => p.match(/^data\.features\[\d+\]: column "(.*)" (?:is a copy of|decides) the target/)?.[1])
+      .filter((c): c is string => c !== undefined);
     if (leaks.length) {
       task.data.features = task.data.features.filter((c) => !leaks.includes(c));
       for (const c of leaks) delete variables[c];
@@ -144,5 +151,11 @@ export function newTaskFromGymnasium(o: { gymnasium: string; out?: string; id?: 
   };
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(task, null, 2)}\n`, { flag: 'wx' });
-  return { out, task, notes: ['name the observation values under "variables" (all of them, in order, or none); the spaces and time limit come from the environment when the file loads (the Gymnasium bridge, .venv/bin/python or RRL_PYTHON)'] };
+  return {
+    out,
+    task,
+    notes: [
+      'name the observation values under "variables" (all of them, in order, or none); the spaces and time limit come from the environment when the file loads (the Gymnasium bridge, .venv/bin/python or RRL_PYTHON)',
+    ],
+  };
 }

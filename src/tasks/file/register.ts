@@ -82,7 +82,10 @@ export function registerTaskDir(dir: string): Promise<LoadedTask[]> {
     }
     p = loadTaskDir(root).then((tasks) => {
       const changed = tasks.filter((t) => JSON.stringify(taskFileParts(t.file)) !== JSON.stringify(before.get(t.file)));
-      if (changed.length) throw new TaskDirError(changed.map((t) => `${relative(process.cwd(), t.file)}: the task file or a data file it names changed while it loaded; load it again`));
+      if (changed.length)
+        throw new TaskDirError(
+          changed.map((t) => `${relative(process.cwd(), t.file)}: the task file or a data file it names changed while it loaded; load it again`),
+        );
       try {
         registerTasks(tasks.map((t) => t.extra));
       } catch (err) {

@@ -22,14 +22,27 @@ const format = z.enum(['csv', 'jsonl', 'parquet']).optional().describe('the file
 
 const brief = {
   $schema: z.string().optional().describe('where the JSON Schema of this file lives (ignored)'),
-  id: z.string().regex(TASK_ID, 'lowercase words joined by hyphens, e.g. "my-cars"').max(64).describe('the task id (lowercase words joined by hyphens); must not clash with a built-in task'),
+  id: z
+    .string()
+    .regex(TASK_ID, 'lowercase words joined by hyphens, e.g. "my-cars"')
+    .max(64)
+    .describe('the task id (lowercase words joined by hyphens); must not clash with a built-in task'),
   title: z.string().min(3).max(200).describe('one line saying what is learned'),
   description: z.string().min(10).max(4000).describe('what the task is, in words a practitioner would write; the agent reads it'),
   family: z.string().regex(TASK_ID).max(64).optional().describe('the task family (default: the id)'),
-  variables: z.record(z.string().min(1).max(200), z.string().min(1).max(500)).default({}).describe('each variable (column, observation) and its meaning and unit, in words'),
+  variables: z
+    .record(z.string().min(1).max(200), z.string().min(1).max(500))
+    .default({})
+    .describe('each variable (column, observation) and its meaning and unit, in words'),
   caps: z
     .object({
-      maxExamples: z.number().int().min(100).max(100_000_000).optional().describe('supervised: training examples a job may process, summed over epochs (default: 50 per training row, at least 20 000, at most 1 000 000)'),
+      maxExamples: z
+        .number()
+        .int()
+        .min(100)
+        .max(100_000_000)
+        .optional()
+        .describe('supervised: training examples a job may process, summed over epochs (default: 50 per training row, at least 20 000, at most 1 000 000)'),
       maxEnvSteps: z.number().int().min(100).max(100_000_000).optional().describe('control: environment steps a job may take (default 100 000)'),
       maxWallSeconds: z.number().int().min(1).max(86_400).default(120).describe("a job's wall-clock cap in seconds"),
     })
@@ -38,14 +51,20 @@ const brief = {
     .describe('the budget caps the engine enforces on every job'),
   anchors: z
     .object({
-      trivial: z.number().optional().describe("the raw metric that maps to 0 (default: computed, the trivial predictor's or random policy's score on the hidden split)"),
+      trivial: z
+        .number()
+        .optional()
+        .describe("the raw metric that maps to 0 (default: computed, the trivial predictor's or random policy's score on the hidden split)"),
       reference: z.number().optional().describe('the raw metric that maps to 1 (default: a perfect model: accuracy/F1/R² 1, error 0)'),
       how: z.string().max(500).optional().describe('how the anchors were obtained, in words'),
     })
     .strict()
     .default({})
     .describe('the normalisation anchors of the score, in the metric’s own units (errors as positive numbers)'),
-  experiments: z.enum(['train', 'held-out', 'none']).default('held-out').describe('which side of the transfer experiment the task joins (none: in no experiment)'),
+  experiments: z
+    .enum(['train', 'held-out', 'none'])
+    .default('held-out')
+    .describe('which side of the transfer experiment the task joins (none: in no experiment)'),
 };
 
 /** An extra source of the catalogue: another file of the user's (e.g. a noisy crowd-labelled set). */
@@ -72,8 +91,17 @@ export const SupervisedTaskFileSchema = z
         features: z.array(z.string().min(1).max(200)).min(1).max(1000).describe('the numeric columns the model reads'),
         id: z.string().regex(TASK_ID).max(64).default('main').describe('the source id of the training part of this file'),
         description: z.string().max(1000).optional().describe('what the data is, for the catalogue (default: a sentence from the file name)'),
-        sources: z.array(SourceSchema).max(5).default([]).describe('up to 5 extra sources of your own with the same columns (rows that repeat a hidden test row are dropped); an id of the standard catalogue (clean-small, noisy-large, shifted, imbalanced, duplicated, augmented) shares what the embedded controller learned about such sources'),
-        missing: z.enum(['drop-row', 'error']).default('drop-row').describe('a row with an empty value in a used column: dropped (counted in `rrl task validate`), or an error'),
+        sources: z
+          .array(SourceSchema)
+          .max(5)
+          .default([])
+          .describe(
+            'up to 5 extra sources of your own with the same columns (rows that repeat a hidden test row are dropped); an id of the standard catalogue (clean-small, noisy-large, shifted, imbalanced, duplicated, augmented) shares what the embedded controller learned about such sources',
+          ),
+        missing: z
+          .enum(['drop-row', 'error'])
+          .default('drop-row')
+          .describe('a row with an empty value in a used column: dropped (counted in `rrl task validate`), or an error'),
       })
       .strict()
       .describe('the data: the hidden test set is split from this file by the harness, with its evaluation secret'),
@@ -108,9 +136,17 @@ export const ControlTaskFileSchema = z
         gymnasium: z
           .string()
           .max(MAX_GYMNASIUM_ID)
-          .describe('the registered Gymnasium id, e.g. CartPole-v1 or ALE/Pong-v5; "package.module:Env-v0" (Gymnasium imports the module first) only with allowImport'),
-        allowImport: z.boolean().default(false).describe('let "gymnasium" name a Python module to import ("package.module:Env-v0"): validating or loading the file then runs that module\'s code'),
-        kwargs: z.record(z.string(), z.union([z.number(), z.boolean(), z.string()])).default({}).describe('keyword arguments of gymnasium.make'),
+          .describe(
+            'the registered Gymnasium id, e.g. CartPole-v1 or ALE/Pong-v5; "package.module:Env-v0" (Gymnasium imports the module first) only with allowImport',
+          ),
+        allowImport: z
+          .boolean()
+          .default(false)
+          .describe('let "gymnasium" name a Python module to import ("package.module:Env-v0"): validating or loading the file then runs that module\'s code'),
+        kwargs: z
+          .record(z.string(), z.union([z.number(), z.boolean(), z.string()]))
+          .default({})
+          .describe('keyword arguments of gymnasium.make'),
         maxEpisodeSteps: z.number().int().min(1).max(100_000).optional().describe("episode time limit (default: the environment's)"),
       })
       .strict()
@@ -160,7 +196,12 @@ export function parseTaskText(text: string): unknown {
 /** One line per problem of a zod error, each naming the field. */
 export function schemaProblems(error: z.ZodError): string[] {
   return error.issues.map((i) => {
-    const where = i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[') : '(top level)';
+    const where = i.path.length
+      ? i.path
+          .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+          .join('.')
+          .replace(/\.\[/g, '[')
+      : '(top level)';
     return `${where}: ${i.message}`;
   });
 }

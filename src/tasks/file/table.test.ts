@@ -30,7 +30,10 @@ test('CSV: quoted fields with commas, quotes and line breaks, a BOM, CRLF ending
 });
 
 test('CSV: a ragged line, a repeated column name and a missing header are one-line errors', async () => {
-  await assert.rejects(readTable(file('ragged.csv', 'a,b\n1,2\n3\n')), (e: Error) => e instanceof TableError && /ragged\.csv: line 3 has 1 cells, the header has 2/.test(e.message));
+  await assert.rejects(
+    readTable(file('ragged.csv', 'a,b\n1,2\n3\n')),
+    (e: Error) => e instanceof TableError && /ragged\.csv: line 3 has 1 cells, the header has 2/.test(e.message),
+  );
   await assert.rejects(readTable(file('dup.csv', 'a,b,a\n1,2,3\n')), /the column name "a" appears twice/);
   await assert.rejects(readTable(file('nohead.csv', ',\n1,2\n')), /no header row/);
 });
@@ -53,7 +56,14 @@ test('Parquet: columns and rows as written by hyparquet-writer (64-bit integers 
   });
   const t = await readTable(file('d.parquet', new Uint8Array(buf)));
   assert.deepEqual(t.columns, ['x', 'n', 'label']);
-  assert.deepEqual(t.rows.map((r) => [r.x, r.n, r.label]), [[1.5, 1, 'a'], [2.5, 2, 'b'], [3.5, 3, 'a']]);
+  assert.deepEqual(
+    t.rows.map((r) => [r.x, r.n, r.label]),
+    [
+      [1.5, 1, 'a'],
+      [2.5, 2, 'b'],
+      [3.5, 3, 'a'],
+    ],
+  );
   await assert.rejects(readTable(file('junk.parquet', 'not parquet at all')), /junk\.parquet: not a readable Parquet file/);
 });
 
@@ -72,7 +82,9 @@ test('a file over the size cap is refused before it is read; an empty one and an
  * from the footer alone.
  */
 function declaredParquet(rows: number, columns: number): Uint8Array {
-  const small = parquetWriteBuffer({ columnData: Array.from({ length: columns }, (_, j) => ({ name: `c${j}`, data: new Int32Array(16), type: 'INT32' as const })) });
+  const small = parquetWriteBuffer({
+    columnData: Array.from({ length: columns }, (_, j) => ({ name: `c${j}`, data: new Int32Array(16), type: 'INT32' as const })),
+  });
   const meta = parquetMetadata(small);
   meta.num_rows = BigInt(rows);
   meta.row_groups[0].num_rows = BigInt(rows);
@@ -96,7 +108,10 @@ test('Parquet: rows × columns over the cell limit is refused from the footer, b
   const p = file('declared.parquet', bytes);
   await assert.rejects(readTable(p), (e: Error) => {
     assert.ok(e instanceof TableError && !e.message.includes('\n'), e.message);
-    assert.equal(e.message, `declared.parquet: 1000000 rows × 64 columns = 64000000 cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`);
+    assert.equal(
+      e.message,
+      `declared.parquet: 1000000 rows × 64 columns = 64000000 cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`,
+    );
     return true;
   });
   // The same file under the limit reaches the pages, which fail: the refusal above came first.
@@ -110,15 +125,24 @@ test('CSV: a wide or long table is refused from a scan of its records before it 
   const row = `${'0,'.repeat(1999)}0\n`;
   const long = file('long.csv', `${Array.from({ length: 2000 }, (_, j) => `c${j}`).join(',')}\n${row.repeat(5001)}`);
   await assert.rejects(readTable(long), (e: Error) => {
-    assert.equal(e.message, `long.csv: 5001 rows × 2000 columns = 10002000 cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`);
+    assert.equal(
+      e.message,
+      `long.csv: 5001 rows × 2000 columns = 10002000 cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`,
+    );
     return true;
   });
 });
 
-test('JSON Lines: lines × the first object\'s keys over the cell limit is refused at the first line; a wider later line too', async () => {
+test("JSON Lines: lines × the first object's keys over the cell limit is refused at the first line; a wider later line too", async () => {
   const wideLine = JSON.stringify(Object.fromEntries(Array.from({ length: 1000 }, (_, j) => [`k${j}`, 0])));
-  await assert.rejects(readTable(file('first.jsonl', `${wideLine}\n${'{}\n'.repeat(10_000)}`)), /first\.jsonl: 10001 rows × 1000 columns = 10001000 cells is over the limit of 10000000 cells; keep only/);
-  await assert.rejects(readTable(file('later.jsonl', `{"k0":1}\n${wideLine}\n${'{}\n'.repeat(9999)}`)), /later\.jsonl: 10001 rows × 1000 columns = 10001000 cells is over the limit/);
+  await assert.rejects(
+    readTable(file('first.jsonl', `${wideLine}\n${'{}\n'.repeat(10_000)}`)),
+    /first\.jsonl: 10001 rows × 1000 columns = 10001000 cells is over the limit of 10000000 cells; keep only/,
+  );
+  await assert.rejects(
+    readTable(file('later.jsonl', `{"k0":1}\n${wideLine}\n${'{}\n'.repeat(9999)}`)),
+    /later\.jsonl: 10001 rows × 1000 columns = 10001000 cells is over the limit/,
+  );
 });
 
 test('csvShape counts the records and cells d3-dsv parses, for any text (property, 2,000 texts)', () => {

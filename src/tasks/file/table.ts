@@ -54,7 +54,8 @@ export async function readTable(path: string, format: TableFormat | null = forma
   if (info.size > MAX_DATA_BYTES) throw new TableError(`${name}: ${info.size} bytes is over the limit of a data file (${MAX_DATA_BYTES / 2 ** 20} MiB)`);
   if (info.size === 0) throw new TableError(`${name}: the file is empty`);
   const bytes = await readFile(path);
-  const table = format === 'csv' ? csvTable(bytes.toString('utf8'), name) : format === 'jsonl' ? jsonlTable(bytes.toString('utf8'), name) : await parquetTable(bytes, name);
+  const table =
+    format === 'csv' ? csvTable(bytes.toString('utf8'), name) : format === 'jsonl' ? jsonlTable(bytes.toString('utf8'), name) : await parquetTable(bytes, name);
   checkShape(name, table.rows.length, table.columns.length);
   return table;
 }
@@ -67,7 +68,9 @@ export function checkShape(name: string, rows: number, columns: number, cells = 
   if (rows > MAX_ROWS) throw new TableError(`${name}: ${rows} ${what} is over the limit of ${MAX_ROWS}`);
   if (columns > MAX_COLUMNS) throw new TableError(`${name}: ${columns} columns is over the limit of ${MAX_COLUMNS}`);
   if (cells > MAX_CELLS) {
-    throw new TableError(`${name}: ${rows} ${what} × ${columns} columns = ${cells} cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`);
+    throw new TableError(
+      `${name}: ${rows} ${what} × ${columns} columns = ${cells} cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`,
+    );
   }
 }
 

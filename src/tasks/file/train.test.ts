@@ -16,7 +16,12 @@ import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '..
 
 // The main data as JSON Lines, an extra source as Parquet; the metric is log-loss.
 const dir = taskDir();
-writeFileSync(join(dir, 'points.jsonl'), syntheticRows(240).map((r) => JSON.stringify(r)).join('\n'));
+writeFileSync(
+  join(dir, 'points.jsonl'),
+  syntheticRows(240)
+    .map((r) => JSON.stringify(r))
+    .join('\n'),
+);
 const more = syntheticRows(120, 5000);
 writeFileSync(
   join(dir, 'more.parquet'),
@@ -35,7 +40,13 @@ writeTask(
   dir,
   'points.json',
   classificationTask('points-own', {
-    data: { file: 'points.jsonl', target: 'kind', type: 'classification', features: ['a', 'b', 'c'], sources: [{ id: 'more', file: 'more.parquet', description: '120 further points from a second survey' }] },
+    data: {
+      file: 'points.jsonl',
+      target: 'kind',
+      type: 'classification',
+      features: ['a', 'b', 'c'],
+      sources: [{ id: 'more', file: 'more.parquet', description: '120 further points from a second survey' }],
+    },
     metric: 'log-loss',
     caps: { maxExamples: 20_000, maxWallSeconds: 60 },
     baseline: { epochs: 40, examples: 8000, hidden: [16], learningRate: 0.01 },
@@ -58,7 +69,14 @@ test('a user task trains for real through the executor and is scored in the scor
   try {
     const summary = await train(run, { tasks: ['points-own'], agent: 'random', iterations: 1, group: 2, seed: 1, taskDir: dir }, executor, {
       // the baseline on both of the task's sources, then a source the task does not have
-      agent: new ScriptedAgent([() => onSources([{ id: 'main', weight: 1 }, { id: 'more', weight: 1 }]), () => onSources([{ id: 'hidden-test', weight: 1 }])]),
+      agent: new ScriptedAgent([
+        () =>
+          onSources([
+            { id: 'main', weight: 1 },
+            { id: 'more', weight: 1 },
+          ]),
+        () => onSources([{ id: 'hidden-test', weight: 1 }]),
+      ]),
     });
     const store = new Store(run);
     const jobs = store.jobs(summary.run);
@@ -71,7 +89,13 @@ test('a user task trains for real through the executor and is scored in the scor
     assert.ok(mixed.examples !== null && mixed.examples > 0);
     assert.ok(mixed.raw !== null && mixed.raw < 0, 'raw log-loss is negated');
     const model = JSON.parse(readFileSync(join(mixed.artifactDir!, 'model.json'), 'utf8')) as { features: string[]; classes: string[] };
-    assert.deepEqual([model.features, model.classes], [['a', 'b', 'c'], ['down', 'up']]);
+    assert.deepEqual(
+      [model.features, model.classes],
+      [
+        ['a', 'b', 'c'],
+        ['down', 'up'],
+      ],
+    );
     assert.equal(bad.status, 'invalid');
     assert.match(bad.error ?? '', /dataset\.sources.*hidden-test/);
   } finally {
@@ -82,7 +106,11 @@ test('a user task trains for real through the executor and is scored in the scor
 test('rrl task new writes a file that rrl tasks --task-dir lists; rrl task schema prints the JSON Schema', () => {
   const cli = new URL('../../cli/index.js', import.meta.url).pathname;
   const env = { ...process.env, RRL_EVAL_SECRET: process.env.RRL_EVAL_SECRET ?? '1' };
-  const out = execFileSync(process.execPath, [cli, 'task', 'new', '--data', join(dir, 'points.jsonl'), '--target', 'kind', '--out', join(dir, 'fresh.json'), '--id', 'fresh-points'], { encoding: 'utf8', env });
+  const out = execFileSync(
+    process.execPath,
+    [cli, 'task', 'new', '--data', join(dir, 'points.jsonl'), '--target', 'kind', '--out', join(dir, 'fresh.json'), '--id', 'fresh-points'],
+    { encoding: 'utf8', env },
+  );
   assert.match(out, /wrote .*fresh\.json\n {2}classification of "kind" from 4 feature\(s\)/);
   const written = JSON.parse(readFileSync(join(dir, 'fresh.json'), 'utf8')) as { data: { features: string[]; file: string }; metric: string };
   assert.deepEqual(written.data.features, ['a', 'b', 'c', 'y'], 'every numeric column but the target');
@@ -97,14 +125,25 @@ test('rrl task new writes a file that rrl tasks --task-dir lists; rrl task schem
 test('random labels and a rounded copy of the main file as a source: a job trained on the copy scores about chance on the hidden rows', async () => {
   // 300 points, labels at random (nothing to learn); the source holds the same rows, features rounded to 4 decimals.
   const noise = taskDir('rrl-tasks-noise-');
-  const rows = Array.from({ length: 300 }, (_, i) => ({ a: Math.sin(i * 1.3) * 3, b: Math.cos(i * 0.77 + 1) * 2, c: Math.sin(i * 0.31) * Math.cos(i * 2.9), kind: (Math.imul(i + 1, 2654435761) >>> 16) % 2 ? 'up' : 'down' }));
+  const rows = Array.from({ length: 300 }, (_, i) => ({
+    a: Math.sin(i * 1.3) * 3,
+    b: Math.cos(i * 0.77 + 1) * 2,
+    c: Math.sin(i * 0.31) * Math.cos(i * 2.9),
+    kind: (Math.imul(i + 1, 2654435761) >>> 16) % 2 ? 'up' : 'down',
+  }));
   writeFileSync(join(noise, 'noise.csv'), toCsv(rows));
   writeFileSync(join(noise, 'copy.csv'), toCsv(rows.map((r) => ({ ...r, a: r.a.toFixed(4), b: r.b.toFixed(4), c: r.c.toFixed(4) }))));
   writeTask(
     noise,
     'noise.json',
     classificationTask('noise-own', {
-      data: { file: 'noise.csv', target: 'kind', type: 'classification', features: ['a', 'b', 'c'], sources: [{ id: 'copy', file: 'copy.csv', description: 'the same points, exported with 4 decimals' }] },
+      data: {
+        file: 'noise.csv',
+        target: 'kind',
+        type: 'classification',
+        features: ['a', 'b', 'c'],
+        sources: [{ id: 'copy', file: 'copy.csv', description: 'the same points, exported with 4 decimals' }],
+      },
       variables: {},
       caps: { maxExamples: 200_000, maxWallSeconds: 120 },
       baseline: { epochs: 1, examples: 200, hidden: [4] },
@@ -119,7 +158,9 @@ test('random labels and a rounded copy of the main file as a source: a job train
   memorise.budget.examples = 200_000;
   const executor = new LocalExecutor({ workers: 1 });
   try {
-    const summary = await train(join(noise, 'run'), { tasks: ['noise-own'], agent: 'random', iterations: 1, group: 1, seed: 1, taskDir: noise }, executor, { agent: new ScriptedAgent([() => memorise]) });
+    const summary = await train(join(noise, 'run'), { tasks: ['noise-own'], agent: 'random', iterations: 1, group: 1, seed: 1, taskDir: noise }, executor, {
+      agent: new ScriptedAgent([() => memorise]),
+    });
     const store = new Store(join(noise, 'run'));
     const job = store.jobs(summary.run).find((j) => j.kind === 'proposal')!;
     store.close();

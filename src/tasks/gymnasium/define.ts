@@ -90,9 +90,30 @@ function bad(field: string, why: string): never {
 /** CleanRL's PPO settings: `ppo_continuous_action.py` for boxes, `ppo.py` for discrete actions. */
 export function cleanRlBaseline(task: string, actionSpace: GymnasiumTaskOptions['actionSpace'], envSteps: number): JobSpecInput {
   if (actionSpace.type === 'box') {
-    return ppoSpec(task, { numEnvs: 1, rolloutSteps: 2048, epochs: 10, minibatches: 32, learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.95, entropyCoef: 0, envSteps, normalize: true });
+    return ppoSpec(task, {
+      numEnvs: 1,
+      rolloutSteps: 2048,
+      epochs: 10,
+      minibatches: 32,
+      learningRate: 3e-4,
+      gamma: 0.99,
+      gaeLambda: 0.95,
+      entropyCoef: 0,
+      envSteps,
+      normalize: true,
+    });
   }
-  return ppoSpec(task, { numEnvs: 4, rolloutSteps: 128, epochs: 4, minibatches: 4, learningRate: 2.5e-4, gamma: 0.99, gaeLambda: 0.95, entropyCoef: 0.01, envSteps });
+  return ppoSpec(task, {
+    numEnvs: 4,
+    rolloutSteps: 128,
+    epochs: 4,
+    minibatches: 4,
+    learningRate: 2.5e-4,
+    gamma: 0.99,
+    gaeLambda: 0.95,
+    entropyCoef: 0.01,
+    envSteps,
+  });
 }
 
 /** The return that scores 1: the options' reference anchor, else Gymnasium's reward threshold (undefined when neither). */
@@ -107,21 +128,26 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
   const idProblem = gymnasiumIdProblem(o.envId, o.allowImport === true, 'allowImport');
   if (idProblem) bad('envId', idProblem);
   if (!Number.isInteger(o.obsDim) || o.obsDim < 1 || o.obsDim > 4096) bad('obsDim', 'an integer from 1 to 4096');
-  if (!Number.isInteger(o.maxEpisodeSteps) || o.maxEpisodeSteps < 1) bad('maxEpisodeSteps', 'a positive integer (environments without a time limit need max_episode_steps in envKwargs)');
+  if (!Number.isInteger(o.maxEpisodeSteps) || o.maxEpisodeSteps < 1)
+    bad('maxEpisodeSteps', 'a positive integer (environments without a time limit need max_episode_steps in envKwargs)');
   const a = o.actionSpace;
   if (a?.type === 'discrete') {
     if (!Number.isInteger(a.n) || a.n < 2) bad('actionSpace.n', 'an integer of at least 2');
   } else if (a?.type === 'box') {
-    if (!Array.isArray(a.low) || !Array.isArray(a.high) || a.low.length < 1 || a.low.length !== a.high.length) bad('actionSpace', 'low and high of the same non-zero length');
+    if (!Array.isArray(a.low) || !Array.isArray(a.high) || a.low.length < 1 || a.low.length !== a.high.length)
+      bad('actionSpace', 'low and high of the same non-zero length');
     if (![...a.low, ...a.high].every(Number.isFinite) || a.low.some((l, i) => !(l < a.high[i]))) bad('actionSpace', 'finite bounds with low < high');
   } else bad('actionSpace.type', 'discrete or box');
   const observation = o.observation ?? Array.from({ length: o.obsDim }, (_, i) => ({ name: `obs_${i}`, description: `observation value ${i}` }));
   if (observation.length !== o.obsDim) bad('observation', `${observation.length} names for ${o.obsDim} observation values`);
   const reserved = new Set(['r', 't', 'done']);
-  for (const v of observation) if (!NAME.test(v.name) || reserved.has(v.name)) bad('observation', `"${String(v.name).slice(0, 40)}" is not a variable name (a letter or _, then letters, digits or _; not r, t or done)`);
+  for (const v of observation)
+    if (!NAME.test(v.name) || reserved.has(v.name))
+      bad('observation', `"${String(v.name).slice(0, 40)}" is not a variable name (a letter or _, then letters, digits or _; not r, t or done)`);
   if (new Set(observation.map((v) => v.name)).size !== observation.length) bad('observation', 'names must be unique');
   const reference = gymnasiumReference(o);
-  if (reference === undefined || !Number.isFinite(reference)) bad('anchors.reference', 'needed (the return that scores 1) when Gymnasium has no reward threshold for the environment');
+  if (reference === undefined || !Number.isFinite(reference))
+    bad('anchors.reference', 'needed (the return that scores 1) when Gymnasium has no reward threshold for the environment');
   const random = o.anchors?.random;
   if (random !== undefined && (!Number.isFinite(random) || !(random < reference))) bad('anchors.random', 'a finite number below anchors.reference');
   const episodes = o.episodes ?? 20; // the evaluation's default (evaluate.ts), checked here with the other options
@@ -133,14 +159,25 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
   const discrete = a.type === 'discrete';
   const actions =
     o.actions ??
-    (a.type === 'discrete' ? `discrete: an index from 0 to ${a.n - 1}` : `continuous: ${a.low.length} value${a.low.length > 1 ? 's' : ''} in [${a.low.join(', ')}] to [${a.high.join(', ')}] (clipped to the bounds)`);
+    (a.type === 'discrete'
+      ? `discrete: an index from 0 to ${a.n - 1}`
+      : `continuous: ${a.low.length} value${a.low.length > 1 ? 's' : ''} in [${a.low.join(', ')}] to [${a.high.join(', ')}] (clipped to the bounds)`);
   return {
     id: o.id,
     title: o.title ?? `Gymnasium ${o.envId}`,
     family: o.family ?? `gymnasium-${o.envId.toLowerCase().replace(/[^a-z0-9]+/g, '-')}`,
     split: o.split ?? 'example',
-    description: o.description ?? `Train a policy for the Gymnasium environment ${o.envId} that collects as much of its reward as possible. Episodes last at most ${o.maxEpisodeSteps} steps.`,
-    gymnasium: { id: o.envId, ...(o.allowImport === true ? { allowImport: true } : {}), kwargs: o.envKwargs ?? {}, obsDim: o.obsDim, actionSpace: a, maxEpisodeSteps: o.maxEpisodeSteps },
+    description:
+      o.description ??
+      `Train a policy for the Gymnasium environment ${o.envId} that collects as much of its reward as possible. Episodes last at most ${o.maxEpisodeSteps} steps.`,
+    gymnasium: {
+      id: o.envId,
+      ...(o.allowImport === true ? { allowImport: true } : {}),
+      kwargs: o.envKwargs ?? {},
+      obsDim: o.obsDim,
+      actionSpace: a,
+      maxEpisodeSteps: o.maxEpisodeSteps,
+    },
     observation,
     actions,
     rewardWords: o.rewardWords ?? `the environment reward of ${o.envId}`,
@@ -180,7 +217,11 @@ export function gymnasiumBrief(def: GymnasiumTaskDef): TaskBrief {
     ],
     demonstrations: [],
     algorithms: def.algorithms,
-    budget: { maxEnvSteps: def.caps.maxEnvSteps, maxWallSeconds: def.caps.maxWallSeconds, ...(def.caps.maxMemoryMb !== undefined ? { maxMemoryMb: def.caps.maxMemoryMb } : {}) },
+    budget: {
+      maxEnvSteps: def.caps.maxEnvSteps,
+      maxWallSeconds: def.caps.maxWallSeconds,
+      ...(def.caps.maxMemoryMb !== undefined ? { maxMemoryMb: def.caps.maxMemoryMb } : {}),
+    },
     metric: def.metric,
     ...(def.trainer ? { trainer: def.trainer } : {}),
   };

@@ -56,7 +56,7 @@ export interface GymnasiumEvaluationSettings {
 export function gymnasiumEvaluationSettings(o: Pick<GymnasiumTaskOptions, 'anchors' | 'rewardThreshold' | 'episodes'>): GymnasiumEvaluationSettings {
   const reference = gymnasiumReference(o);
   if (reference === undefined) throw new Error('gymnasium task: anchors.reference: needed (the return that scores 1)');
-  const whose = o.anchors?.reference !== undefined ? 'the task\'s reference return' : 'Gymnasium\'s reward threshold';
+  const whose = o.anchors?.reference !== undefined ? "the task's reference return" : "Gymnasium's reward threshold";
   const how = o.anchors?.how ?? `reference: ${whose} (${reference})`;
   return { episodes: o.episodes ?? 20, reference, random: o.anchors?.random, how };
 }

@@ -19,19 +19,39 @@ process.env.RRL_EVAL_SECRET = 'gymnasium-test-secret';
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-gymnasium-'));
 const skip = skipWithoutPython('the Gymnasium task tests that step the bridge');
 const skipTorch = skipWithoutPython('the PyTorch PPO trainer test on MuJoCo', ['gymnasium', 'mujoco', 'torch']);
-const minimal: GymnasiumTaskOptions = { id: 'my-pendulum', envId: 'Pendulum-v1', obsDim: 3, actionSpace: { type: 'box', low: [-2], high: [2] }, maxEpisodeSteps: 200, anchors: { reference: -150 } };
+const minimal: GymnasiumTaskOptions = {
+  id: 'my-pendulum',
+  envId: 'Pendulum-v1',
+  obsDim: 3,
+  actionSpace: { type: 'box', low: [-2], high: [2] },
+  maxEpisodeSteps: 200,
+  anchors: { reference: -150 },
+};
 
 test('gymnasiumTask fills the defaults: a valid PPO baseline, the brief declares the environment as data, no held-out numbers', () => {
   const def = gymnasiumTask(minimal);
   const brief = gymnasiumBrief(def);
   assert.equal(brief.environment.id, 'gymnasium:Pendulum-v1');
-  assert.deepEqual(brief.environment.gymnasium, { id: 'Pendulum-v1', kwargs: {}, obsDim: 3, actionSpace: { type: 'box', low: [-2], high: [2] }, maxEpisodeSteps: 200 });
+  assert.deepEqual(brief.environment.gymnasium, {
+    id: 'Pendulum-v1',
+    kwargs: {},
+    obsDim: 3,
+    actionSpace: { type: 'box', low: [-2], high: [2] },
+    maxEpisodeSteps: 200,
+  });
   assert.deepEqual(brief.algorithms, ['ppo']);
-  assert.deepEqual(brief.rewardVariables.map((v) => v.name), ['obs_0', 'obs_1', 'obs_2', 'r', 't', 'done']);
+  assert.deepEqual(
+    brief.rewardVariables.map((v) => v.name),
+    ['obs_0', 'obs_1', 'obs_2', 'r', 't', 'done'],
+  );
   const r = validateSpec(def.baseline, brief);
   assert.ok(r.ok, r.ok ? '' : r.error.message);
   assert.doesNotMatch(JSON.stringify(brief), /heldOut|seed|random:/);
-  assert.equal(Object.keys(def).some((k) => /hidden|anchor|episodes/i.test(k)), false, 'the public definition carries no evaluation settings');
+  assert.equal(
+    Object.keys(def).some((k) => /hidden|anchor|episodes/i.test(k)),
+    false,
+    'the public definition carries no evaluation settings',
+  );
   const how = "reference: the task's reference return (-150)";
   assert.deepEqual(gymnasiumEvaluationSettings(minimal), { episodes: 20, reference: -150, random: undefined, how });
   const threshold = { ...minimal, anchors: undefined, rewardThreshold: 475 };
@@ -52,15 +72,25 @@ test('gymnasiumTask: bad options are one line naming the field', () => {
     [{ observation: ['x', 'r', 'y'].map((name) => ({ name, description: '' })) }, /^gymnasium task: observation: "r" is not a variable name/],
     [{ episodes: 1 }, /^gymnasium task: episodes: /],
     [{ maxEpisodeSteps: 0 }, /^gymnasium task: maxEpisodeSteps: /],
-    [{ envId: 'mypkg.envs:MyEnv-v0' }, /^gymnasium task: envId: "mypkg\.envs:MyEnv-v0" names a module to import \(mypkg\.envs\); set allowImport to true to allow it$/],
+    [
+      { envId: 'mypkg.envs:MyEnv-v0' },
+      /^gymnasium task: envId: "mypkg\.envs:MyEnv-v0" names a module to import \(mypkg\.envs\); set allowImport to true to allow it$/,
+    ],
   ];
-  for (const [patch, want] of cases) assert.throws(() => gymnasiumTask({ ...minimal, ...patch }), (e: Error) => want.test(e.message) && !e.message.includes('\n'), JSON.stringify(patch));
+  for (const [patch, want] of cases)
+    assert.throws(
+      () => gymnasiumTask({ ...minimal, ...patch }),
+      (e: Error) => want.test(e.message) && !e.message.includes('\n'),
+      JSON.stringify(patch),
+    );
   const opted = gymnasiumTask({ ...minimal, envId: 'mypkg.envs:MyEnv-v0', allowImport: true });
   assert.equal(gymnasiumBrief(opted).environment?.gymnasium?.allowImport, true, 'the opt-in travels with the brief to the bridge');
   assert.equal(gymnasiumBrief(gymnasiumTask(minimal)).environment?.gymnasium?.allowImport, undefined);
 });
 
-test('PPO trains on Gymnasium CartPole-v1 through the bridge in a job worker, within its budget, and the scorer thread scores it above random on held-out episodes', { skip }, async () => {
+test('PPO trains on Gymnasium CartPole-v1 through the bridge in a job worker, within its budget, and the scorer thread scores it above random on held-out episodes', {
+  skip,
+}, async () => {
   const { brief, baseline } = getPublicTask('gym-cartpole');
   const spec = { ...structuredClone(baseline), budget: { envSteps: 12_288, targetReturn: null } };
   const executor = new LocalExecutor({ workers: 1 });
@@ -99,7 +129,9 @@ test('the hidden evaluation plays one episode per held-out seed: another secret,
   useEvalSecret('gymnasium-test-secret');
 });
 
-test('the PyTorch PPO command trainer trains InvertedPendulum-v5 (MuJoCo) and the harness scores its policy.json through the bridge', { skip: skipTorch }, async () => {
+test('the PyTorch PPO command trainer trains InvertedPendulum-v5 (MuJoCo) and the harness scores its policy.json through the bridge', {
+  skip: skipTorch,
+}, async () => {
   const { brief, baseline } = getPublicTask('inverted-pendulum-torch');
   const spec = { ...structuredClone(baseline), environment: { ...baseline.environment, numEnvs: 2 }, budget: { envSteps: 512, targetReturn: null } };
   (spec.algorithm as { rolloutSteps: number }).rolloutSteps = 128;
@@ -110,15 +142,29 @@ test('the PyTorch PPO command trainer trains InvertedPendulum-v5 (MuJoCo) and th
   assert.match(JSON.parse(readFileSync(join(dir, 'status.json'), 'utf8')).backend as string, /^command|torch/);
   const s = scoreArtifact('inverted-pendulum-torch', dir);
   assert.ok(Number.isFinite(s.raw) && s.raw >= 1 && s.raw <= 1000, JSON.stringify(s));
-  const bad = { ...structuredClone(baseline), algorithm: { ...baseline.algorithm, learningRate: 0.01 }, environment: { ...baseline.environment, numEnvs: 100 } };
+  const bad = {
+    ...structuredClone(baseline),
+    algorithm: { ...baseline.algorithm, learningRate: 0.01 },
+    environment: { ...baseline.environment, numEnvs: 100 },
+  };
   await assert.rejects(runJob(bad, brief, { outDir: join(tmp, 'bad') }), /environment\.numEnvs/);
 });
 
-test('continuous actions (PPO on Pendulum-v1) and the other algorithms (ARS, DQN, REINFORCE on CartPole-v1) train through the bridge unchanged', { skip }, async () => {
+test('continuous actions (PPO on Pendulum-v1) and the other algorithms (ARS, DQN, REINFORCE on CartPole-v1) train through the bridge unchanged', {
+  skip,
+}, async () => {
   const def = gymnasiumTask({ ...minimal, id: 'bridge-pendulum', caps: { maxEnvSteps: 1_024, maxWallSeconds: 120 } });
   const brief = gymnasiumBrief(def);
   const dir = join(tmp, 'pendulum');
-  const a = await runJob({ ...structuredClone(def.baseline), environment: { params: {}, wrappers: ['normalize-observation'], numEnvs: 2 }, algorithm: { ...def.baseline.algorithm, rolloutSteps: 128 } }, brief, { outDir: dir });
+  const a = await runJob(
+    {
+      ...structuredClone(def.baseline),
+      environment: { params: {}, wrappers: ['normalize-observation'], numEnvs: 2 },
+      algorithm: { ...def.baseline.algorithm, rolloutSteps: 128 },
+    },
+    brief,
+    { outDir: dir },
+  );
   assert.equal(a.cost.envSteps, 1_024);
   const policy = JSON.parse(readFileSync(join(dir, 'policy.json'), 'utf8'));
   assert.deepEqual(policy.actionSpace, { type: 'box', low: [-2], high: [2] });
@@ -127,11 +173,31 @@ test('continuous actions (PPO on Pendulum-v1) and the other algorithms (ARS, DQN
   const cart = getPublicTask('gym-cartpole').brief;
   const specs: Record<string, unknown> = {
     ars: { name: 'ars', stepSize: 0.02, directions: 4, topDirections: 2, noise: 0.03 },
-    dqn: { name: 'dqn', learningRate: 0.001, gamma: 0.99, bufferSize: 1000, batchSize: 32, learningStarts: 200, trainFrequency: 4, targetUpdateInterval: 100, explorationInitial: 1, explorationFinal: 0.05, explorationFraction: 0.5 },
+    dqn: {
+      name: 'dqn',
+      learningRate: 0.001,
+      gamma: 0.99,
+      bufferSize: 1000,
+      batchSize: 32,
+      learningStarts: 200,
+      trainFrequency: 4,
+      targetUpdateInterval: 100,
+      explorationInitial: 1,
+      explorationFinal: 0.05,
+      explorationFraction: 0.5,
+    },
     reinforce: { name: 'reinforce', learningRate: 0.001, gamma: 0.99, episodesPerUpdate: 4, entropyCoef: 0.01 },
   };
   for (const [name, algorithm] of Object.entries(specs)) {
-    const spec = { task: 'gym-cartpole', environment: { params: {}, wrappers: [], numEnvs: 2 }, reward: { expression: 'r + 0.1 * (1 - abs(x) / 2.4)' }, model: { hidden: [16], activation: 'tanh' }, algorithm, budget: { envSteps: 1_000 }, seed: 2 };
+    const spec = {
+      task: 'gym-cartpole',
+      environment: { params: {}, wrappers: [], numEnvs: 2 },
+      reward: { expression: 'r + 0.1 * (1 - abs(x) / 2.4)' },
+      model: { hidden: [16], activation: 'tanh' },
+      algorithm,
+      budget: { envSteps: 1_000 },
+      seed: 2,
+    };
     const r = await runJob(spec, cart, { outDir: join(tmp, name) });
     assert.ok(r.cost.envSteps > 0 && r.cost.envSteps <= 1_000, `${name}: ${r.cost.envSteps}`);
   }

@@ -18,7 +18,7 @@ export const gymCartpole: GymnasiumTaskDef = gymnasiumTask({
   maxEpisodeSteps: 500,
   title: 'Balance a pole on a cart, simulated by Gymnasium',
   description:
-    'Train a policy that keeps a pole balanced upright on a cart for as long as possible, in Gymnasium\'s own CartPole-v1 (stepped in a Python ' +
+    "Train a policy that keeps a pole balanced upright on a cart for as long as possible, in Gymnasium's own CartPole-v1 (stepped in a Python " +
     'process). Each step the policy pushes the cart left or right. An episode ends when the pole tilts more than 12 degrees, the cart leaves ' +
     'the track (|x| > 2.4) or after 500 steps.',
   observation: CARTPOLE_OBS,
@@ -26,7 +26,17 @@ export const gymCartpole: GymnasiumTaskDef = gymnasiumTask({
   rewardWords: 'the environment reward: 1 for every step',
   anchors: { reference: 500 },
   caps: { maxEnvSteps: 50_000, maxWallSeconds: 300 },
-  baseline: ppoSpec('gym-cartpole', { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps: 50_000 }),
+  baseline: ppoSpec('gym-cartpole', {
+    numEnvs: 8,
+    rolloutSteps: 32,
+    epochs: 20,
+    minibatches: 1,
+    learningRate: 0.001,
+    gamma: 0.98,
+    gaeLambda: 0.8,
+    entropyCoef: 0,
+    envSteps: 50_000,
+  }),
 });
 
 /** MuJoCo's InvertedPendulum-v5, trained by the PyTorch PPO command trainer. */
@@ -39,7 +49,7 @@ export const invertedPendulumTorch: GymnasiumTaskDef = gymnasiumTask({
   family: 'gymnasium-mujoco',
   title: 'Balance an inverted pendulum in MuJoCo, trained by PyTorch PPO',
   description:
-    'Train a policy for MuJoCo\'s InvertedPendulum-v5 (Gymnasium): a pole hinged on a cart that slides on a rail; push the cart so that the ' +
+    "Train a policy for MuJoCo's InvertedPendulum-v5 (Gymnasium): a pole hinged on a cart that slides on a rail; push the cart so that the " +
     'pole stays upright. The episode ends when the pole leans more than 0.2 rad or after 1000 steps; the reward is 1 per step. Jobs are ' +
     'trained by an outside program, a CleanRL-style PPO in PyTorch: it uses numEnvs, normalize-observation, model.hidden and activation, every ' +
     'PPO hyperparameter, the env-step budget, targetReturn and the seed; it ignores reward.expression (it trains on the environment reward, ' +
@@ -56,7 +66,18 @@ export const invertedPendulumTorch: GymnasiumTaskDef = gymnasiumTask({
   caps: { maxEnvSteps: 200_000, maxWallSeconds: 900 },
   // CleanRL's ppo_continuous_action.py settings, at this task's cap.
   baseline: {
-    ...ppoSpec('inverted-pendulum-torch', { numEnvs: 1, rolloutSteps: 2048, epochs: 10, minibatches: 32, learningRate: 3e-4, gamma: 0.99, gaeLambda: 0.95, entropyCoef: 0, envSteps: 200_000, normalize: true }),
+    ...ppoSpec('inverted-pendulum-torch', {
+      numEnvs: 1,
+      rolloutSteps: 2048,
+      epochs: 10,
+      minibatches: 32,
+      learningRate: 3e-4,
+      gamma: 0.99,
+      gaeLambda: 0.95,
+      entropyCoef: 0,
+      envSteps: 200_000,
+      normalize: true,
+    }),
   },
   trainer: {
     kind: 'command',

@@ -43,10 +43,13 @@ export interface SupervisedTaskDef {
 }
 
 const METRIC_WORDS = {
-  accuracy: 'accuracy of the predicted class on a held-out test set drawn from the clean distribution; normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
-  'macro-f1': 'macro-averaged F1 over the classes on a held-out test set drawn from the clean distribution; normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
+  accuracy:
+    'accuracy of the predicted class on a held-out test set drawn from the clean distribution; normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
+  'macro-f1':
+    'macro-averaged F1 over the classes on a held-out test set drawn from the clean distribution; normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
   rmse: 'root-mean-square error of the prediction on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training mean scores 0 and an exact model scores 1',
-  'log-loss': "log-loss (cross-entropy) of the predicted class probabilities on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training pool's class frequencies scores 0 and a certain, correct model scores 1",
+  'log-loss':
+    "log-loss (cross-entropy) of the predicted class probabilities on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training pool's class frequencies scores 0 and a certain, correct model scores 1",
   mae: 'mean absolute error of the prediction on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training median scores 0 and an exact model scores 1',
   r2: 'coefficient of determination (R²) of the prediction on a held-out test set drawn from the clean distribution; normalised so that predicting the training mean scores 0 and an exact model scores 1',
 } as const;
@@ -70,7 +73,7 @@ export function supervisedBrief(def: SupervisedTaskDef): TaskBrief {
       params: [],
       wrappers: [],
     },
-    rewardVariables: [...features, { name: 'label', description: d.kind === 'classification' ? 'the example\'s class index' : 'the example\'s target value' }],
+    rewardVariables: [...features, { name: 'label', description: d.kind === 'classification' ? "the example's class index" : "the example's target value" }],
     demonstrations: [],
     supervised: {
       features,
@@ -85,22 +88,25 @@ export function supervisedBrief(def: SupervisedTaskDef): TaskBrief {
 }
 
 /** A baseline spec for supervised tasks, the way a practitioner starts: one source, Adam, an MLP. */
-export function supervisedSpec(task: string, o: {
-  sources: { id: string; weight: number }[];
-  objective: 'cross-entropy' | 'focal' | 'mse' | 'huber';
-  hidden?: number[];
-  epochs?: number;
-  examples: number;
-  learningRate?: number;
-  batchSize?: number;
-  labelSmoothing?: number;
-  size?: number | null;
-  seed?: number;
-  /** Share held back for validation (default 0.1); 0 trains on every row, so the seed draws no split. */
-  validationFraction?: number;
-  weightDecay?: number;
-  schedule?: 'constant' | 'cosine' | 'step';
-}): JobSpecInput {
+export function supervisedSpec(
+  task: string,
+  o: {
+    sources: { id: string; weight: number }[];
+    objective: 'cross-entropy' | 'focal' | 'mse' | 'huber';
+    hidden?: number[];
+    epochs?: number;
+    examples: number;
+    learningRate?: number;
+    batchSize?: number;
+    labelSmoothing?: number;
+    size?: number | null;
+    seed?: number;
+    /** Share held back for validation (default 0.1); 0 trains on every row, so the seed draws no split. */
+    validationFraction?: number;
+    weightDecay?: number;
+    schedule?: 'constant' | 'cosine' | 'step';
+  },
+): JobSpecInput {
   return {
     task,
     environment: { params: {}, wrappers: [], numEnvs: 1, standardize: true, inputNoise: 0, mixup: 0 },

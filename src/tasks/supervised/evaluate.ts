@@ -120,7 +120,13 @@ function trivialAnchor(metric: SupervisedMetricName, pool: Dataset, test: Datase
     for (const y of pool.y) counts[y]++;
     const majority = counts.indexOf(Math.max(...counts));
     const prior = counts.map((c) => c / pool.y.length);
-    const raw = metricValue(metric, test.y.map(() => majority), test.y, k, test.y.map(() => prior));
+    const raw = metricValue(
+      metric,
+      test.y.map(() => majority),
+      test.y,
+      k,
+      test.y.map(() => prior),
+    );
     const how = metric === 'log-loss' ? "the training pool's class frequencies as probabilities" : 'always the most frequent class of the training pool';
     return { raw, how };
   }
@@ -128,10 +134,24 @@ function trivialAnchor(metric: SupervisedMetricName, pool: Dataset, test: Datase
     const sorted = [...pool.y].sort((a, b) => a - b);
     const mid = sorted.length >> 1;
     const median = sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-    return { raw: metricValue(metric, test.y.map(() => median), test.y), how: 'always the median of the training pool' };
+    return {
+      raw: metricValue(
+        metric,
+        test.y.map(() => median),
+        test.y,
+      ),
+      how: 'always the median of the training pool',
+    };
   }
   const m = pool.y.reduce((a, b) => a + b, 0) / pool.y.length;
-  return { raw: metricValue(metric, test.y.map(() => m), test.y), how: 'always the mean of the training pool' };
+  return {
+    raw: metricValue(
+      metric,
+      test.y.map(() => m),
+      test.y,
+    ),
+    how: 'always the mean of the training pool',
+  };
 }
 
 /** The raw score of a perfect model: 1 for accuracy, F1 and R², 0 for the (negated) errors. */

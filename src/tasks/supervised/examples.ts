@@ -21,9 +21,25 @@ export const irisCommand: SupervisedTaskDef = {
     'it uses the dataset mixture, standardisation, label smoothing, the learning rate, batch size, epochs, weight decay and the example budget.',
   metric: 'accuracy',
   load: loadIris,
-  sources: standardCatalog({ poolSize: 105, cleanSize: 24, noise: 0.4, shiftFeature: 'petal_length', shiftWords: 'only flowers with short petals (petal length in the lowest 40%)', imbalance: [1, 1, 0.15] }),
+  sources: standardCatalog({
+    poolSize: 105,
+    cleanSize: 24,
+    noise: 0.4,
+    shiftFeature: 'petal_length',
+    shiftWords: 'only flowers with short petals (petal length in the lowest 40%)',
+    imbalance: [1, 1, 0.15],
+  }),
   // Full-batch gradient descent with a little L2 to convergence: the same softmax regression for every seed.
-  baseline: supervisedSpec('iris-command', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', validationFraction: 0, batchSize: 128, learningRate: 0.5, weightDecay: 0.01, epochs: 280, examples: 30_000 }),
+  baseline: supervisedSpec('iris-command', {
+    sources: [{ id: 'noisy-large', weight: 1 }],
+    objective: 'cross-entropy',
+    validationFraction: 0,
+    batchSize: 128,
+    learningRate: 0.5,
+    weightDecay: 0.01,
+    epochs: 280,
+    examples: 30_000,
+  }),
   maxExamples: 30_000,
   maxWallSeconds: 120,
   trainer: {

@@ -66,7 +66,18 @@ export const cars: SupervisedTaskDef = {
   }),
   // Linear least squares on the shifted set (full batch, a little L2, fitted to convergence): it extrapolates to heavy cars
   // badly but the same way for every seed. A 64-64 network there extrapolated differently per seed (−0.77 to 0.41).
-  baseline: supervisedSpec('cars-mpg', { sources: [{ id: 'shifted', weight: 1 }], objective: 'mse', hidden: [], validationFraction: 0, batchSize: 256, learningRate: 0.1, weightDecay: 0.01, schedule: 'cosine', epochs: 400, examples: 50_000 }),
+  baseline: supervisedSpec('cars-mpg', {
+    sources: [{ id: 'shifted', weight: 1 }],
+    objective: 'mse',
+    hidden: [],
+    validationFraction: 0,
+    batchSize: 256,
+    learningRate: 0.1,
+    weightDecay: 0.01,
+    schedule: 'cosine',
+    epochs: 400,
+    examples: 50_000,
+  }),
   maxExamples: 50_000,
   maxWallSeconds: 120,
 };
@@ -92,7 +103,14 @@ export const weather: SupervisedTaskDef = {
     imbalance: [0.3, 0.3, 1, 0.3, 1],
   }),
   // Every row (no validation split drawn by the seed) and a cosine schedule: the rare classes no longer come and go by seed.
-  baseline: supervisedSpec('seattle-weather', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', validationFraction: 0, schedule: 'cosine', epochs: 30, examples: 40_000 }),
+  baseline: supervisedSpec('seattle-weather', {
+    sources: [{ id: 'noisy-large', weight: 1 }],
+    objective: 'cross-entropy',
+    validationFraction: 0,
+    schedule: 'cosine',
+    epochs: 30,
+    examples: 40_000,
+  }),
   maxExamples: 100_000,
   maxWallSeconds: 120,
 };
@@ -119,7 +137,18 @@ export const iris: SupervisedTaskDef = {
   }),
   // Softmax (logistic) regression on the bulk set, full batch with a little L2, fitted to convergence: the same model for
   // every seed. A 64-64 network on the noisy labels moved by 4-6 of the 45 test rows from seed to seed.
-  baseline: supervisedSpec('iris-species', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', hidden: [], validationFraction: 0, batchSize: 128, learningRate: 0.1, weightDecay: 0.01, schedule: 'cosine', epochs: 280, examples: 30_000 }),
+  baseline: supervisedSpec('iris-species', {
+    sources: [{ id: 'noisy-large', weight: 1 }],
+    objective: 'cross-entropy',
+    hidden: [],
+    validationFraction: 0,
+    batchSize: 128,
+    learningRate: 0.1,
+    weightDecay: 0.01,
+    schedule: 'cosine',
+    epochs: 280,
+    examples: 30_000,
+  }),
   maxExamples: 30_000,
   maxWallSeconds: 120,
 };
@@ -150,7 +179,15 @@ export const spirals: SupervisedTaskDef = {
   }),
   // A cautious learning rate with a cosine schedule on every row: reliably short of the spirals (Adam 1e-3 for 30 epochs stopped
   // mid-way through learning them, at 0.45 to 0.87 by seed).
-  baseline: supervisedSpec('two-spirals', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', learningRate: 3e-4, validationFraction: 0, schedule: 'cosine', epochs: 30, examples: 50_000 }),
+  baseline: supervisedSpec('two-spirals', {
+    sources: [{ id: 'noisy-large', weight: 1 }],
+    objective: 'cross-entropy',
+    learningRate: 3e-4,
+    validationFraction: 0,
+    schedule: 'cosine',
+    epochs: 30,
+    examples: 50_000,
+  }),
   maxExamples: 150_000,
   maxWallSeconds: 120,
 };
@@ -180,7 +217,16 @@ export const twoMoons: SupervisedTaskDef = {
     shiftWords: 'sampled from the lower part of the plane only (x2 in the lowest 40%)',
   }),
   // Logistic regression, the classic first model (and the classic failure on moons): a linear boundary, the same for every seed.
-  baseline: supervisedSpec('two-moons', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', hidden: [], learningRate: 0.01, validationFraction: 0, schedule: 'cosine', epochs: 30, examples: 25_000 }),
+  baseline: supervisedSpec('two-moons', {
+    sources: [{ id: 'noisy-large', weight: 1 }],
+    objective: 'cross-entropy',
+    hidden: [],
+    learningRate: 0.01,
+    validationFraction: 0,
+    schedule: 'cosine',
+    epochs: 30,
+    examples: 25_000,
+  }),
   maxExamples: 80_000,
   maxWallSeconds: 120,
 };

@@ -53,7 +53,10 @@ test('a good reply becomes the spec; the request asks for the JSON Schema, logpr
     assert.equal(req.temperature, 0.7);
     assert.equal(req.top_p, 0.9);
     assert.equal(req.max_tokens, 4096);
-    assert.deepEqual(req.messages.map((m) => m.role), ['system', 'user']);
+    assert.deepEqual(
+      req.messages.map((m) => m.role),
+      ['system', 'user'],
+    );
     assert.match(req.messages[1].content, /Write the job spec for task "cartpole-balance"/);
     const t = traceOf(p);
     assert.equal(t.kind, 'llm');
@@ -64,7 +67,10 @@ test('a good reply becomes the spec; the request asks for the JSON Schema, logpr
     assert.equal(t.repaired, false);
     assert.equal(t.error, null);
     // The stored log-probabilities are the server's, token by token.
-    assert.deepEqual(t.logprobs, fakeTokens(good).map((token, i) => ({ token, logprob: fakeLogprob(token, i) })));
+    assert.deepEqual(
+      t.logprobs,
+      fakeTokens(good).map((token, i) => ({ token, logprob: fakeLogprob(token, i) })),
+    );
     assert.deepEqual(t.turns[0].attempts, [{ attempt: 1, ok: true, status: 200 }]);
   });
 });
@@ -84,7 +90,13 @@ test('broken JSON gets one repair turn with the exact error, then the repaired s
     assert.equal(t.repaired, true);
     assert.deepEqual(t.messages, repair);
     assert.equal(t.completion, good);
-    assert.deepEqual(t.turns.map((x) => [x.turn, x.error === null]), [['initial', false], ['repair', true]]);
+    assert.deepEqual(
+      t.turns.map((x) => [x.turn, x.error === null]),
+      [
+        ['initial', false],
+        ['repair', true],
+      ],
+    );
   });
 });
 
@@ -126,19 +138,23 @@ test('a reply that asks for the evaluation data gets nothing but a validation er
 });
 
 test('429 with Retry-After and 500 are retried and every attempt is recorded', async () => {
-  await withAgent(
-    [{ status: 429, headers: { 'retry-after': '0' } }, { status: 500 }, { status: 503 }, { content: good }],
-    { retries: 3 },
-    async (agent) => {
-      const p = await agent.propose(cartpole, ctx());
-      assert.equal(p.rejected, undefined);
-      const attempts = traceOf(p).turns[0].attempts;
-      assert.deepEqual(attempts.map((a) => [a.attempt, a.ok, a.status]), [[1, false, 429], [2, false, 500], [3, false, 503], [4, true, 200]]);
-      assert.equal(attempts[0].retryAfterMs, 0);
-      assert.equal(attempts[0].waitMs, 0);
-      assert.match(attempts[1].error ?? '', /HTTP 500/);
-    },
-  );
+  await withAgent([{ status: 429, headers: { 'retry-after': '0' } }, { status: 500 }, { status: 503 }, { content: good }], { retries: 3 }, async (agent) => {
+    const p = await agent.propose(cartpole, ctx());
+    assert.equal(p.rejected, undefined);
+    const attempts = traceOf(p).turns[0].attempts;
+    assert.deepEqual(
+      attempts.map((a) => [a.attempt, a.ok, a.status]),
+      [
+        [1, false, 429],
+        [2, false, 500],
+        [3, false, 503],
+        [4, true, 200],
+      ],
+    );
+    assert.equal(attempts[0].retryAfterMs, 0);
+    assert.equal(attempts[0].waitMs, 0);
+    assert.match(attempts[1].error ?? '', /HTTP 500/);
+  });
 });
 
 test('a server that times out is retried up to the limit, then the proposal is rejected, not thrown', async () => {
@@ -148,11 +164,14 @@ test('a server that times out is retried up to the limit, then the proposal is r
     assert.match(p.rejected?.error ?? '', /gave up after 2 attempt\(s\)\): the request timed out after 0\.3 s/);
     assert.equal(p.spec, null);
     assert.equal(server.chatRequests().length, 2);
-    assert.deepEqual(traceOf(p).turns[0].attempts.map((a) => a.ok), [false, false]);
+    assert.deepEqual(
+      traceOf(p).turns[0].attempts.map((a) => a.ok),
+      [false, false],
+    );
   });
 });
 
-test('client errors are not retried: an unknown model fails at once with the server\'s message', async () => {
+test("client errors are not retried: an unknown model fails at once with the server's message", async () => {
   await withAgent([{ content: good }], { model: 'not-served' }, async (agent, server) => {
     const p = await agent.propose(cartpole, ctx());
     assert.equal(p.rejected?.kind, 'llm-error');
@@ -169,8 +188,14 @@ test('with n = 2 one request serves two proposals of the group', async () => {
     const c = await agent.propose(cartpole, ctx());
     assert.equal(server.chatRequests().length, 2);
     assert.equal(server.chatRequests()[0].n, 2);
-    assert.deepEqual([a.spec, b.spec, c.spec].map((s) => (s as { seed: number }).seed), [3, 4, 4]);
-    assert.deepEqual([traceOf(a), traceOf(b)].map((t) => t.turns[0].choiceIndex), [0, 1]);
+    assert.deepEqual(
+      [a.spec, b.spec, c.spec].map((s) => (s as { seed: number }).seed),
+      [3, 4, 4],
+    );
+    assert.deepEqual(
+      [traceOf(a), traceOf(b)].map((t) => t.turns[0].choiceIndex),
+      [0, 1],
+    );
   });
 });
 
@@ -196,7 +221,7 @@ test('helpers: Retry-After parsing, backoff with jitter, reply checks and the se
     assert.ok(d >= 50 * 2 ** (attempt - 1) && d <= 100 * 2 ** (attempt - 1), `attempt ${attempt}: ${d}`);
   }
   assert.ok(backoffDelay(30, 1000, rng) <= 60_000);
-  assert.equal(checkReply('```json\n' + good + '\n```', cartpole).ok, true);
+  assert.equal(checkReply(`\`\`\`json\n${good}\n\`\`\``, cartpole).ok, true);
   const arr = checkReply('[1]', cartpole);
   assert.ok(!arr.ok && /not an object \(got an array\)/.test(arr.error));
   const empty = checkReply('  ', cartpole);
@@ -207,11 +232,15 @@ test('helpers: Retry-After parsing, backoff with jitter, reply checks and the se
 });
 
 test('extra body fields reach the server; a leading <think> block is ignored', async () => {
-  await withAgent([{ content: `<think>ARS is cheap here.</think>\n${good}` }], { extraBody: { chat_template_kwargs: { enable_thinking: false } } }, async (agent, server) => {
-    const p = await agent.propose(cartpole, ctx());
-    assert.equal(p.rejected, undefined);
-    assert.deepEqual(server.chatRequests()[0].chat_template_kwargs, { enable_thinking: false });
-  });
+  await withAgent(
+    [{ content: `<think>ARS is cheap here.</think>\n${good}` }],
+    { extraBody: { chat_template_kwargs: { enable_thinking: false } } },
+    async (agent, server) => {
+      const p = await agent.propose(cartpole, ctx());
+      assert.equal(p.rejected, undefined);
+      assert.deepEqual(server.chatRequests()[0].chat_template_kwargs, { enable_thinking: false });
+    },
+  );
 });
 
 /** A run directory with a store holding one run and no jobs, and an adapter-writing command. */
@@ -224,7 +253,9 @@ function policyFixture(exitCode: number, writeAdapter: boolean): { runDir: strin
   writeFileSync(
     script,
     `import { mkdirSync, writeFileSync } from 'node:fs';\n` +
-      (writeAdapter ? `mkdirSync(process.env.RRL_ADAPTER_DIR, { recursive: true });\nwriteFileSync(process.env.RRL_ADAPTER_DIR + '/adapter_config.json', '{}');\n` : '') +
+      (writeAdapter
+        ? `mkdirSync(process.env.RRL_ADAPTER_DIR, { recursive: true });\nwriteFileSync(process.env.RRL_ADAPTER_DIR + '/adapter_config.json', '{}');\n`
+        : '') +
       `process.exit(${exitCode});\n`,
   );
   return { runDir, command: `"${process.execPath}" "${script}"` };
@@ -240,16 +271,30 @@ test('a policy update loads its adapter under a name the server has never seen',
     server.adapters.push({ name: 'rrl-run-x-v1', path: taken });
     // update() receives the scored completions and hands them to the command as a TRL batch.
     const first = await agent.propose(cartpole, ctx());
-    const groups = [{ brief: cartpole, items: [{ trace: first.trace, reward: 0.25, advantage: 1, jobId: 7, status: 'succeeded' }, { trace: null, reward: -1 }] }];
+    const groups = [
+      {
+        brief: cartpole,
+        items: [
+          { trace: first.trace, reward: 0.25, advantage: 1, jobId: 7, status: 'succeeded' },
+          { trace: null, reward: -1 },
+        ],
+      },
+    ];
     const stats = await agent.update(groups, { runDir, runId: 'run-x', iteration: 0, last: false });
     assert.deepEqual(stats, { rows: 1, exitCode: 0, adapterLoaded: 1 });
-    const rows = readFileSync(join(runDir, 'policy', 'batch-it0.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const rows = readFileSync(join(runDir, 'policy', 'batch-it0.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(rows.length, 1);
     assert.equal(rows[0].completion[0].content, good);
     assert.deepEqual([rows[0].reward, rows[0].advantage, rows[0].job_id, rows[0].status, rows[0].task], [0.25, 1, 7, 'succeeded', cartpole.id]);
     assert.equal(rows[0].prompt.at(-1).role, 'user');
     assert.equal(agent.servedModel(), 'rrl-run-x-v2');
-    assert.deepEqual(server.adapters.map((a) => a.name), ['rrl-run-x-v1', 'rrl-run-x-v2']);
+    assert.deepEqual(
+      server.adapters.map((a) => a.name),
+      ['rrl-run-x-v1', 'rrl-run-x-v2'],
+    );
     // The same iteration is not updated twice (a resumed run calls it again).
     await agent.update(groups, { runDir, runId: 'run-x', iteration: 0, last: false });
     assert.equal(server.adapters.length, 2);
@@ -258,12 +303,18 @@ test('a policy update loads its adapter under a name the server has never seen',
     assert.equal(server.chatRequests().at(-1)?.model, 'rrl-run-x-v2');
     const state = (await agent.state()) as { version: number; updates: { rows: number; exitCode: number }[] };
     assert.equal(state.version, 2);
-    assert.deepEqual(state.updates.map((u) => [u.rows, u.exitCode]), [[1, 0]]);
+    assert.deepEqual(
+      state.updates.map((u) => [u.rows, u.exitCode]),
+      [[1, 0]],
+    );
   });
 });
 
 test('a failing policy update or one without an adapter keeps the current model and is recorded', async () => {
-  for (const [exitCode, writes, why] of [[3, true, /exited with code 3/], [0, false, /wrote no adapter/]] as const) {
+  for (const [exitCode, writes, why] of [
+    [3, true, /exited with code 3/],
+    [0, false, /wrote no adapter/],
+  ] as const) {
     const { runDir, command } = policyFixture(exitCode, writes);
     await withAgent([], { policyUpdateCommand: command }, async (agent, server) => {
       await agent.update([], { runDir, runId: 'run-x', iteration: 0, last: false });
@@ -298,7 +349,7 @@ test('a restored adapter that the server lost is loaded again under its own name
 });
 
 test('a reply over 64 KiB is refused before it is parsed, with a short error; the stored completion is clipped', async () => {
-  const huge = good.slice(0, -1) + `,"pad":"${'x'.repeat(70_000)}"}`;
+  const huge = `${good.slice(0, -1)},"pad":"${'x'.repeat(70_000)}"}`;
   const r = checkReply(huge, cartpole);
   assert.ok(!r.ok && r.spec === null);
   if (r.ok) return;
@@ -318,13 +369,21 @@ test('a refused json_schema response_format falls back to JSON mode with the sch
   await withAgent([refusal, { content: good }, { content: good }], {}, async (agent, server) => {
     const p = await agent.propose(cartpole, ctx());
     assert.equal(p.rejected, undefined);
-    const [r1, r2] = server.requests.filter((r) => r.path.endsWith('/chat/completions')).map((r) => r.body as { response_format?: { type: string; schema?: unknown } });
+    const [r1, r2] = server.requests
+      .filter((r) => r.path.endsWith('/chat/completions'))
+      .map((r) => r.body as { response_format?: { type: string; schema?: unknown } });
     assert.equal(r1.response_format?.type, 'json_schema');
     assert.equal(r2.response_format?.type, 'json_object');
     assert.deepEqual(r2.response_format?.schema, grammarSchema(cartpole));
     const t = traceOf(p);
     assert.equal(t.turns[0].responseFormat, 'json_object+schema');
-    assert.deepEqual(t.turns[0].attempts.map((a) => [a.ok, a.status]), [[false, 422], [true, 200]]);
+    assert.deepEqual(
+      t.turns[0].attempts.map((a) => [a.ok, a.status]),
+      [
+        [false, 422],
+        [true, 200],
+      ],
+    );
     assert.match(t.turns[0].attempts[0].error ?? '', /HTTP 422: .*trying json_object\+schema/);
     assert.equal(agent.responseFormatMode(), 'json_object+schema');
     await agent.propose(cartpole, ctx());
@@ -333,7 +392,10 @@ test('a refused json_schema response_format falls back to JSON mode with the sch
 });
 
 test('a prompt refused as too long switches the task to the compact prompt, learning the context', async () => {
-  const tooLong = { status: 400, message: "This model's maximum context length is 2048 tokens. However, you requested 4391 tokens (3879 in the messages, 512 in the completion)." };
+  const tooLong = {
+    status: 400,
+    message: "This model's maximum context length is 2048 tokens. However, you requested 4391 tokens (3879 in the messages, 512 in the completion).",
+  };
   await withAgent([tooLong, { content: good }, { content: good }], { maxTokens: 512 }, async (agent, server) => {
     const p = await agent.propose(cartpole, ctx());
     assert.equal(p.rejected, undefined);
@@ -351,7 +413,7 @@ test('a prompt refused as too long switches the task to the compact prompt, lear
   });
 });
 
-test('the compact prompt edits the best valid earlier spec, else the task\'s baseline', async () => {
+test("the compact prompt edits the best valid earlier spec, else the task's baseline", async () => {
   const better = arsSpec('cartpole-balance', 7000, 9);
   const history = [
     { spec: arsSpec('cartpole-balance', 5000, 2), reward: 0.1, trace: null, status: 'succeeded', error: null },
@@ -368,7 +430,13 @@ test('the compact prompt edits the best valid earlier spec, else the task\'s bas
 });
 
 test('a 500 naming response_format is a refusal of the form (llama-cpp-python), a bare 500 is retried', async () => {
-  assert.equal(refusesFormat(500, "HTTP 500: 1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}"), true);
+  assert.equal(
+    refusesFormat(
+      500,
+      "HTTP 500: 1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\"}",
+    ),
+    true,
+  );
   assert.equal(refusesFormat(500, 'HTTP 500: internal error'), false);
   assert.equal(refusesFormat(400, "HTTP 400: This model's maximum context length is 2048 tokens"), false);
   await withAgent([{ status: 500, message: "literal_error at ('body', 'response_format', 'type')" }, { content: good }], {}, async (agent) => {
@@ -379,13 +447,16 @@ test('a 500 naming response_format is a refusal of the form (llama-cpp-python), 
 });
 
 test('context overflow messages of OpenAI, vLLM, llama-cpp-python and llama-server are recognised', () => {
-  assert.deepEqual(contextOverflow("This model's maximum context length is 8192 tokens. However, you requested 9000 tokens"), { overflow: true, contextTokens: 8192 });
+  assert.deepEqual(contextOverflow("This model's maximum context length is 8192 tokens. However, you requested 9000 tokens"), {
+    overflow: true,
+    contextTokens: 8192,
+  });
   assert.deepEqual(contextOverflow('Requested tokens (3000) exceed context window of 2048'), { overflow: true, contextTokens: 2048 });
   assert.deepEqual(contextOverflow('HTTP 400: the request exceeds the available context size, try increasing it'), { overflow: true, contextTokens: null });
   assert.deepEqual(contextOverflow('HTTP 400: response_format: unknown type json_schema'), { overflow: false, contextTokens: null });
 });
 
-test('a reply may be a JSON merge patch over the task\'s baseline spec; the check keeps the patch', () => {
+test("a reply may be a JSON merge patch over the task's baseline spec; the check keeps the patch", () => {
   const brief = getPublicTask('cartpole-short').brief;
   const r = checkReply('```json\n{"algorithm": {"learningRate": 0.002}}\n```', brief);
   assert.equal(r.ok, true);

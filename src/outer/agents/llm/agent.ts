@@ -163,9 +163,17 @@ export class LlmAgent implements Agent {
 /** The trace's record of one answered turn. */
 function turnRecord(turn: 'initial' | 'repair', s: Sample, error: string | null): TurnRecord {
   return {
-    turn, requestId: s.requestId, choiceIndex: s.choiceIndex, attempts: s.attempts, completion: clipCompletion(s.content),
-    logprobs: s.logprobs, finishReason: s.finishReason, error,
-    responseFormat: s.responseFormat, usage: s.usage, wallMs: s.wallMs,
+    turn,
+    requestId: s.requestId,
+    choiceIndex: s.choiceIndex,
+    attempts: s.attempts,
+    completion: clipCompletion(s.content),
+    logprobs: s.logprobs,
+    finishReason: s.finishReason,
+    error,
+    responseFormat: s.responseFormat,
+    usage: s.usage,
+    wallMs: s.wallMs,
   };
 }
 

@@ -3,7 +3,7 @@
  * `response_format` stepped down when the server refuses it (response-format.ts); and the pool
  * of an `n` > 1 request's extra completions, which serve the group's next proposals.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { TaskBrief } from '../../../spec/brief.js';
 import { MAX_ISSUE_CHARS, oneLine } from '../../../spec/bounds.js';
 import type { Rng } from '../../../util/rng.js';
@@ -104,9 +104,10 @@ export class Completions {
           })),
         };
       } catch (err) {
-        const info = err instanceof Error && err.message === 'the server answered without choices'
-          ? { retryable: true, message: err.message }
-          : classifyError(err, this.o.timeoutSeconds);
+        const info =
+          err instanceof Error && err.message === 'the server answered without choices'
+            ? { retryable: true, message: err.message }
+            : classifyError(err, this.o.timeoutSeconds);
         info.message = oneLine(info.message, MAX_ISSUE_CHARS); // a server's error body is not ours to store whole
         const status = 'status' in info ? info.status : undefined;
         const rec: AttemptRecord = { attempt, ok: false, error: info.message, ...(status !== undefined ? { status } : {}) };

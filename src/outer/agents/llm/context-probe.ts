@@ -52,7 +52,7 @@ export class ContextProbe {
     if (this.context !== undefined) return this.context;
     const root = serverRoot(this.o.baseUrl);
     const models = await this.getJson(`${root}/v1/models`);
-    const listed = Array.isArray((models as { data?: unknown })?.data) ? ((models as { data: { id?: string; max_model_len?: unknown }[] }).data) : [];
+    const listed = Array.isArray((models as { data?: unknown })?.data) ? (models as { data: { id?: string; max_model_len?: unknown }[] }).data : [];
     const mine = listed.find((m) => m.id === this.servedModel()) ?? listed.find((m) => m.id === this.o.model);
     let n = Number(mine?.max_model_len);
     if (!(n > 0)) {
@@ -84,7 +84,7 @@ export class ContextProbe {
           tokens = Array.isArray(r?.tokens) ? r.tokens.length : null;
         }
       } else {
-        const text = messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
+        const text = `${messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('')}<|im_start|>assistant\n`;
         const r = (await this.postJson(`${root}/extras/tokenize/count`, { input: text, model: this.servedModel() })) as { count?: unknown } | null;
         tokens = typeof r?.count === 'number' ? r.count : null;
       }

@@ -18,7 +18,7 @@ export function trlBatchRows(groups: RewardGroup[], ctx: IterationContext): Reco
     const advantages = groupAdvantages(g.items.map((i) => i.reward));
     g.items.forEach((item, slot) => {
       const t = item.trace as LlmTrace | null;
-      if (!t || t.kind !== 'llm' || t.completion === null) return;
+      if (t?.kind !== 'llm' || t.completion === null) return;
       const advantage = item.advantage ?? advantages[slot];
       const job = { jobId: item.jobId ?? -1, runId: ctx.runId, iteration: ctx.iteration, slot, task: g.brief.id, groupId: `it${ctx.iteration}/${g.brief.id}` };
       rows.push(trlRow(sampleFromTrace(t, { ...job, reward: item.reward, advantage, status: item.status ?? 'unknown', error: item.error ?? null })));
@@ -26,4 +26,3 @@ export function trlBatchRows(groups: RewardGroup[], ctx: IterationContext): Reco
   }
   return rows;
 }
-

@@ -9,7 +9,7 @@
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-import { Rng } from '../../../util/rng.js';
+import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { ACROBOT_OBS } from '../../control/observations.js';
 import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
@@ -27,7 +27,6 @@ export const ACROBOT_SPACE = {
 } as const;
 
 const TUNED = ['linkLength1', 'linkLength2', 'linkMass1', 'linkMass2'] as const;
-
 
 /** The parameters one Acrobot task is made from. */
 export interface AcrobotParams {
@@ -57,7 +56,18 @@ export function acrobotTask(id: string, p: AcrobotParams): ControlTaskDef {
   // The baseline trains on the nominal physics, randomised over the stated band when there is one.
   const params = bandParams(TUNED, n, p.shift, bounds);
   // PPO with 8 envs and short rollouts (many updates in a small budget); a linear ARS policy does better, which is the headroom.
-  const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 64, epochs: 4, minibatches: 4, learningRate: 0.001, gamma: 0.99, gaeLambda: 0.94, entropyCoef: 0, envSteps: p.budget, normalize: true });
+  const baseline = ppoSpec(id, {
+    numEnvs: 8,
+    rolloutSteps: 64,
+    epochs: 4,
+    minibatches: 4,
+    learningRate: 0.001,
+    gamma: 0.99,
+    gaeLambda: 0.94,
+    entropyCoef: 0,
+    envSteps: p.budget,
+    normalize: true,
+  });
   baseline.environment = { ...baseline.environment, params };
   const reference = acrobotReference(n);
   return {
@@ -91,6 +101,7 @@ export const acrobotFamily: TaskFamily = {
   name: 'acrobot',
   kind: 'control',
   split: 'held-out',
-  description: 'Acrobot swing-up on the built-in simulator with drawn link lengths and masses (the goal kept reachable), a hidden deployment shift of up to ±20% and a budget cap of 20k–50k steps',
+  description:
+    'Acrobot swing-up on the built-in simulator with drawn link lengths and masses (the goal kept reachable), a hidden deployment shift of up to ±20% and a budget cap of 20k–50k steps',
   generate: drawTasks('acrobot', 0xac0b, 'control-sim', drawAcrobotParams, acrobotTask),
 };

@@ -51,4 +51,3 @@ export function acrobotScripted(p: PhysParams): { ret: number; worst: number } {
 export function acrobotReference(nominal: PhysParams): number {
   return Math.round(acrobotScripted(nominal).ret);
 }
-

@@ -4,8 +4,8 @@
  * spread (overlap), number of points, metric and source corruption strengths.
  */
 import { gaussianBlobs } from '../../../inner/data/index.js';
-import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
+import { type Rng, mixSeed } from '../../../util/rng.js';
+import type { SupervisedMetricName, SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, intIn, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 
@@ -61,7 +61,9 @@ export function drawBlobsParams(rng: Rng): BlobsParams {
 /** The task definition for one set of parameters (its points are generated lazily, once). */
 export function blobsTask(id: string, p: BlobsParams, dataSeed: number): SupervisedTaskDef {
   const dims = p.informative + p.noiseFeatures;
-  const noiseWords = p.noiseFeatures ? `only ${p.informative} of the ${dims} features carry the clusters, the other ${p.noiseFeatures} are pure standard-normal noise (which ones is not known)` : 'every feature carries the clusters';
+  const noiseWords = p.noiseFeatures
+    ? `only ${p.informative} of the ${dims} features carry the clusters, the other ${p.noiseFeatures} are pure standard-normal noise (which ones is not known)`
+    : 'every feature carries the clusters';
   return generatedDataTask({
     id,
     family: 'blobs',
@@ -87,6 +89,7 @@ export const blobsFamily: TaskFamily = {
   name: 'blobs',
   kind: 'supervised',
   split: 'train',
-  description: 'Gaussian-mixture classification with drawn classes (2-5), informative dimensions (2-6), irrelevant noise features (0-6), cluster spread, points, metric and source corruptions',
+  description:
+    'Gaussian-mixture classification with drawn classes (2-5), informative dimensions (2-6), irrelevant noise features (0-6), cluster spread, points, metric and source corruptions',
   generate: drawTasks('blobs', 0xb10b, 'supervised', drawBlobsParams, (id, params, i, seed) => blobsTask(id, params, mixSeed(seed, i, 0xb10b, 0xda7a))),
 };

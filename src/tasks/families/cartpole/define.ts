@@ -6,7 +6,7 @@
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-import { Rng } from '../../../util/rng.js';
+import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { CARTPOLE_OBS } from '../../control/observations.js';
 import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
@@ -22,7 +22,6 @@ export const CARTPOLE_SPACE = {
   budgets: [10_000, 20_000, 50_000, 100_000],
 } as const;
 
-
 const TUNED = ['poleLength', 'massPole', 'massCart', 'forceMag'] as const;
 
 /** The parameters one CartPole task is made from. */
@@ -36,7 +35,11 @@ export interface CartpoleParams {
 export function drawCartpoleParams(rng: Rng): CartpoleParams {
   const nominal: PhysParams = {};
   for (const name of TUNED) nominal[name] = sig(rng.uniform(CARTPOLE_SPACE[name][0], CARTPOLE_SPACE[name][1]));
-  return { nominal, shift: CARTPOLE_SPACE.shifts[rng.int(CARTPOLE_SPACE.shifts.length)], budget: CARTPOLE_SPACE.budgets[rng.int(CARTPOLE_SPACE.budgets.length)] };
+  return {
+    nominal,
+    shift: CARTPOLE_SPACE.shifts[rng.int(CARTPOLE_SPACE.shifts.length)],
+    budget: CARTPOLE_SPACE.budgets[rng.int(CARTPOLE_SPACE.budgets.length)],
+  };
 }
 
 /** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
@@ -47,7 +50,17 @@ export function cartpoleTask(id: string, p: CartpoleParams): ControlTaskDef {
   const shiftWords = shiftSentence(p.shift, 'cart', 'four');
   // The baseline trains on the nominal physics, randomised over the stated band when there is one.
   const params = bandParams(TUNED, n, p.shift, bounds);
-  const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 32, epochs: 20, minibatches: 1, learningRate: 0.001, gamma: 0.98, gaeLambda: 0.8, entropyCoef: 0, envSteps: p.budget / 2 });
+  const baseline = ppoSpec(id, {
+    numEnvs: 8,
+    rolloutSteps: 32,
+    epochs: 20,
+    minibatches: 1,
+    learningRate: 0.001,
+    gamma: 0.98,
+    gaeLambda: 0.8,
+    entropyCoef: 0,
+    envSteps: p.budget / 2,
+  });
   baseline.environment = { ...baseline.environment, params };
   return {
     id,
@@ -79,6 +92,7 @@ export const cartpoleFamily: TaskFamily = {
   name: 'cartpole',
   kind: 'control',
   split: 'train',
-  description: 'CartPole on the built-in simulator with drawn pole length and mass, cart mass and push, a hidden deployment shift of up to ±30% and a budget cap of 10k–100k steps',
+  description:
+    'CartPole on the built-in simulator with drawn pole length and mass, cart mass and push, a hidden deployment shift of up to ±30% and a budget cap of 10k–100k steps',
   generate: drawTasks('cartpole', 0xca27, 'control-sim', drawCartpoleParams, cartpoleTask),
 };

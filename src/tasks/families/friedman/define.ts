@@ -4,8 +4,8 @@
  * irrelevant extra inputs, points, metric and source corruption strengths.
  */
 import { FRIEDMAN_INPUTS, type FriedmanVariant, friedman } from '../../../inner/data/index.js';
-import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
+import { type Rng, mixSeed } from '../../../util/rng.js';
+import type { SupervisedMetricName, SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 
@@ -65,8 +65,14 @@ const SHAPE_WORDS: Record<FriedmanVariant, string> = {
 export function friedmanTask(id: string, p: FriedmanParams, dataSeed: number): SupervisedTaskDef {
   const inputs = FRIEDMAN_INPUTS[p.variant].length;
   const dims = inputs + p.extraFeatures;
-  const extraWords = p.extraFeatures === 1 ? ` The other input (x${dims}, uniform on [0, 1]) does not affect y.` : p.extraFeatures ? ` The other ${p.extraFeatures} inputs (x${inputs + 1} to x${dims}, uniform on [0, 1]) do not affect y.` : '';
-  const noiseWords = p.noise > 0 ? `Gaussian measurement noise of about ${Math.round(p.noise * 100)}% of the signal's standard deviation` : 'no measurement noise';
+  const extraWords =
+    p.extraFeatures === 1
+      ? ` The other input (x${dims}, uniform on [0, 1]) does not affect y.`
+      : p.extraFeatures
+        ? ` The other ${p.extraFeatures} inputs (x${inputs + 1} to x${dims}, uniform on [0, 1]) do not affect y.`
+        : '';
+  const noiseWords =
+    p.noise > 0 ? `Gaussian measurement noise of about ${Math.round(p.noise * 100)}% of the signal's standard deviation` : 'no measurement noise';
   return generatedDataTask({
     id,
     family: 'friedman',
@@ -91,7 +97,8 @@ export const friedmanFamily: TaskFamily = {
   name: 'friedman',
   kind: 'supervised',
   split: 'train',
-  description: 'synthetic regression on the Friedman #1/#2/#3 functions with drawn noise level, irrelevant extra inputs, points, metric (rmse, mae, r2) and source corruptions',
+  description:
+    'synthetic regression on the Friedman #1/#2/#3 functions with drawn noise level, irrelevant extra inputs, points, metric (rmse, mae, r2) and source corruptions',
   generate: drawTasks('friedman', 0xf41e, 'supervised', drawFriedmanParams, (id, params, i, seed) =>
     friedmanTask(id, params, mixSeed(seed, i, 0xf41e, 0xda7a)),
   ),

@@ -7,7 +7,7 @@
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-import { Rng } from '../../../util/rng.js';
+import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { MOUNTAIN_CAR_OBS } from '../../control/observations.js';
 import { type TaskFamily, drawTasks, nominalParams, sig } from '../types.js';
@@ -21,7 +21,6 @@ export const MOUNTAIN_CAR_SPACE = {
 } as const;
 
 const TUNED = ['force', 'gravity'] as const;
-
 
 /** The parameters one MountainCar task is made from. */
 export interface MountainCarParams {
@@ -80,6 +79,7 @@ export const mountainCarFamily: TaskFamily = {
   name: 'mountain-car',
   kind: 'control',
   split: 'train',
-  description: 'MountainCar on the built-in simulator with drawn engine force and gravity (the flag kept reachable), a sparse −1-per-step reward where shaping pays off, and a budget cap of 10k–50k steps',
+  description:
+    'MountainCar on the built-in simulator with drawn engine force and gravity (the flag kept reachable), a sparse −1-per-step reward where shaping pays off, and a budget cap of 10k–50k steps',
   generate: drawTasks('mountain-car', 0x3c4a, 'control-sim', drawMountainCarParams, mountainCarTask),
 };

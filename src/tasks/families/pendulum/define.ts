@@ -9,7 +9,7 @@
 import { getEnvironment } from '../../../inner/envs/index.js';
 import { PENDULUM_CONSTANTS } from '../../../inner/envs/pendulum.js';
 import type { PhysParams } from '../../../inner/envs/types.js';
-import { Rng } from '../../../util/rng.js';
+import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { PENDULUM_OBS } from '../../control/observations.js';
 import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
@@ -26,7 +26,6 @@ export const PENDULUM_SPACE = {
 } as const;
 
 const TUNED = ['gravity', 'mass', 'length'] as const;
-
 
 /** The parameters one Pendulum task is made from. */
 export interface PendulumParams {
@@ -56,11 +55,23 @@ export function pendulumTask(id: string, p: PendulumParams): ControlTaskDef {
   // The baseline trains on the nominal physics, randomised over the stated band when there is one.
   const params = bandParams(TUNED, n, p.shift, bounds);
   // PPO with short rollouts over 8 envs (many updates within a small budget), γ 0.95, the reward scaled by 1/10.
-  const baseline = ppoSpec(id, { numEnvs: 8, rolloutSteps: 128, epochs: 10, minibatches: 8, learningRate: 0.001, gamma: 0.95, gaeLambda: 0.95, entropyCoef: 0, envSteps: p.budget, expression: 'r / 10' });
+  const baseline = ppoSpec(id, {
+    numEnvs: 8,
+    rolloutSteps: 128,
+    epochs: 10,
+    minibatches: 8,
+    learningRate: 0.001,
+    gamma: 0.95,
+    gaeLambda: 0.95,
+    entropyCoef: 0,
+    envSteps: p.budget,
+    expression: 'r / 10',
+  });
   baseline.environment = { ...baseline.environment, params };
   const reference = pendulumReference(n);
   // Holding the pendulum horizontal takes m·g·l/2 of torque: above 2 N·m it has to be swung up.
-  const lift = (n.mass * n.gravity * n.length) / 2 > PENDULUM_CONSTANTS.maxTorque ? 'too weak to lift it directly: it has to be swung up' : 'enough to lift it slowly';
+  const lift =
+    (n.mass * n.gravity * n.length) / 2 > PENDULUM_CONSTANTS.maxTorque ? 'too weak to lift it directly: it has to be swung up' : 'enough to lift it slowly';
   return {
     id,
     title: `Swing up a ${n.length} m pendulum of ${n.mass} kg under gravity ${n.gravity} m/s²`,
@@ -91,6 +102,7 @@ export const pendulumFamily: TaskFamily = {
   name: 'pendulum',
   kind: 'control',
   split: 'train',
-  description: 'Pendulum swing-up on the built-in simulator with drawn gravity, mass and length (swing-up kept feasible), a hidden deployment shift of up to ±20% and a budget cap of 20k–60k steps',
+  description:
+    'Pendulum swing-up on the built-in simulator with drawn gravity, mass and length (swing-up kept feasible), a hidden deployment shift of up to ±20% and a budget cap of 20k–60k steps',
   generate: drawTasks('pendulum', 0x9e4d, 'control-sim', drawPendulumParams, pendulumTask),
 };

@@ -55,4 +55,3 @@ export function pendulumScripted(p: PhysParams): { ret: number; feasible: boolea
 export function pendulumReference(nominal: PhysParams): number {
   return Math.round(pendulumScripted(nominal).ret);
 }
-

@@ -7,8 +7,8 @@
  */
 import { shells, signParity } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../inner/data/types.js';
-import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
+import { type Rng, mixSeed } from '../../../util/rng.js';
+import type { SupervisedMetricName, SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, intIn, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 
@@ -96,7 +96,10 @@ export function ringsTask(id: string, p: RingsParams, dataSeed: number): Supervi
     id,
     family: 'rings',
     split: 'held-out',
-    title: p.shape === 'shells' ? `Classify ${p.points} points onto ${p.classes} concentric shells in ${p.dims} dimensions` : `Classify ${p.points} points by the sign parity of ${p.dims} of ${total} features`,
+    title:
+      p.shape === 'shells'
+        ? `Classify ${p.points} points onto ${p.classes} concentric shells in ${p.dims} dimensions`
+        : `Classify ${p.points} points by the sign parity of ${p.dims} of ${total} features`,
     description:
       `Classify points with ${total} features (x1 to x${total}) ${shapeWords(p)}. ` +
       `${p.points} points in all, equally many per class. Several data sources of different quality are available.`,
@@ -116,6 +119,7 @@ export const ringsFamily: TaskFamily = {
   name: 'rings',
   kind: 'supervised',
   split: 'held-out',
-  description: 'held-out classification of concentric shells (2-4 classes in 2-5 dimensions) or the sign parity of 2-3 coordinates, with drawn noise, distractor features, points, metric and source corruptions',
+  description:
+    'held-out classification of concentric shells (2-4 classes in 2-5 dimensions) or the sign parity of 2-3 coordinates, with drawn noise, distractor features, points, metric and source corruptions',
   generate: drawTasks('rings', 0x4146, 'supervised', drawRingsParams, (id, params, i, seed) => ringsTask(id, params, mixSeed(seed, i, 0x4146, 0xda7a))),
 };

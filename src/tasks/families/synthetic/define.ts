@@ -5,8 +5,8 @@
  */
 import { checkerboard, moons, twoSpirals } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../spec/data.js';
-import { Rng, mixSeed } from '../../../util/rng.js';
-import { type SupervisedMetricName, type SupervisedTaskDef } from '../../supervised/define.js';
+import { type Rng, mixSeed } from '../../../util/rng.js';
+import type { SupervisedMetricName, SupervisedTaskDef } from '../../supervised/define.js';
 import { type TaskFamily, drawTasks, sig } from '../types.js';
 import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 
@@ -40,7 +40,10 @@ export interface SyntheticParams extends SourceCorruption {
 export function drawSyntheticParams(rng: Rng): SyntheticParams {
   const g = SYNTHETIC_SPACE.generators[rng.int(3)];
   const s = SYNTHETIC_SPACE;
-  const level = g === 'checkerboard' ? s.cells[0] + rng.int(s.cells[1] - s.cells[0] + 1) : sig(g === 'spirals' ? rng.uniform(s.spiralNoise[0], s.spiralNoise[1]) : rng.uniform(s.moonNoise[0], s.moonNoise[1]), 2);
+  const level =
+    g === 'checkerboard'
+      ? s.cells[0] + rng.int(s.cells[1] - s.cells[0] + 1)
+      : sig(g === 'spirals' ? rng.uniform(s.spiralNoise[0], s.spiralNoise[1]) : rng.uniform(s.moonNoise[0], s.moonNoise[1]), 2);
   const metrics: SupervisedMetricName[] = ['accuracy', 'macro-f1', 'log-loss'];
   return {
     generator: g,
@@ -61,7 +64,8 @@ function generateData(p: SyntheticParams, dataSeed: number): Dataset {
 }
 
 const SHAPE_WORDS = {
-  spirals: (l: number) => `which of two interleaved spirals (1.5 turns each, radius 0 to 1) they belong to; each coordinate carries Gaussian noise of standard deviation ${l}`,
+  spirals: (l: number) =>
+    `which of two interleaved spirals (1.5 turns each, radius 0 to 1) they belong to; each coordinate carries Gaussian noise of standard deviation ${l}`,
   moons: (l: number) => `which of two interleaving half-circles of radius 1 they belong to; each coordinate carries Gaussian noise of standard deviation ${l}`,
   checkerboard: (l: number) => `the colour of their cell on a ${l}×${l} checkerboard covering [-1, 1]²`,
 };
