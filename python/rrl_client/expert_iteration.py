@@ -55,8 +55,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--prompts-per-step", type=int, default=2)
     p.add_argument("--max-completion-length", type=int, default=256)
     p.add_argument("--temperature", type=float, default=0.7)
-    p.add_argument("--learning-rate", type=float, default=2e-4, help="GRPO's LoRA learning rate")
-    p.add_argument("--beta", type=float, default=0.04, help="GRPO's KL coefficient (the reference is the round's SFT adapter)")
+    p.add_argument("--learning-rate", type=float, default=5e-5, help="GRPO's LoRA learning rate from the round's SFT adapter (docs/llm-training.md §7)")
+    p.add_argument("--beta", type=float, default=0.1, help="GRPO's KL coefficient (the reference is the round's SFT adapter)")
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=32)
     p.add_argument("--prompt-form", default="patch", choices=["compact", "full", "patch"],
