@@ -1,7 +1,7 @@
 /**
  * A compute bound at validation time: from a spec and its brief, an estimate of the job's
  * parameter count, its peak memory and its work, so that a job that cannot fit the task's
- * caps is refused as `invalid` before it runs (DESIGN.md boundaries 3 and 4), rather than
+ * caps is refused as `invalid` before it runs (docs/design.md, boundaries 3 and 4), rather than
  * found out by a worker whose WebAssembly heap runs out.
  *
  * The shapes follow the algorithm files (src/inner/algos). Notation: `d` observation or
