@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from './executor.js';
 import { LocalExecutor } from './local.js';
-import { SlurmExecutor, SlurmCliBackend, type SlurmExecutorOptions, runJobPrefix } from './slurm.js';
+import { SlurmExecutor, type SlurmExecutorOptions, runJobPrefix } from './slurm.js';
+import { SlurmCliBackend } from './slurm-cli.js';
 import { SlurmRestBackend } from './slurm-rest.js';
 
 /** A Slurm executor's settings (see `rrl train --help`). */

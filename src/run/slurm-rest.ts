@@ -6,7 +6,7 @@
 import { execFile } from 'node:child_process';
 import { userInfo } from 'node:os';
 import { promisify } from 'node:util';
-import type { ClusterJob, SlurmBackend, SubmitRequest } from './slurm.js';
+import type { ClusterJob, SlurmBackend, SubmitRequest } from './slurm-backend.js';
 import { isLive, normalizeState } from './slurm-state.js';
 
 const run = promisify(execFile);

@@ -331,7 +331,8 @@ test('through slurmrestd: the API version is negotiated and a run completes', { 
 });
 
 test("the executor maps a failing batch job to the job's own error, and cancels a job over its wall-clock limit", { skip }, async () => {
-  const { SlurmExecutor, SlurmCliBackend } = await import('./slurm.js');
+  const { SlurmExecutor } = await import('./slurm.js');
+  const { SlurmCliBackend } = await import('./slurm-cli.js');
   const { getPublicTask } = await import('../tasks/briefs.js');
   const { arsSpec } = await import('../testing/specs.js');
   const ex = new SlurmExecutor({ pollMs: 200, jobPrefix: 'rrl-unit' }, new SlurmCliBackend(cluster.env));

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { SCHEMA } from './schema.js';
 
 /** Status of a job row. */
 export type JobStatus = 'pending' | 'succeeded' | 'failed' | 'invalid';
@@ -73,106 +74,6 @@ export interface JobOutcome {
   /** The share of the budget the result stands for (a proposal settled from its rungs). */
   share?: number | null;
 }
-
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS runs (
-  id TEXT PRIMARY KEY,
-  created_at TEXT NOT NULL,
-  config TEXT NOT NULL,
-  status TEXT NOT NULL,
-  finished_at TEXT,
-  eval_identity TEXT
-);
-CREATE TABLE IF NOT EXISTS iterations (
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  idx INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  mean_reward REAL,
-  mean_normalized REAL,
-  best_normalized REAL,
-  update_stats TEXT,
-  started_at TEXT NOT NULL,
-  finished_at TEXT,
-  PRIMARY KEY (run_id, idx)
-);
-CREATE TABLE IF NOT EXISTS jobs (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  iteration INTEGER NOT NULL,
-  slot INTEGER NOT NULL,
-  task TEXT NOT NULL,
-  kind TEXT NOT NULL,
-  agent TEXT NOT NULL,
-  spec TEXT NOT NULL,
-  trace TEXT,
-  status TEXT NOT NULL,
-  failure_kind TEXT,
-  error TEXT,
-  env_steps INTEGER,
-  examples INTEGER,
-  wall_seconds REAL,
-  cpu_seconds REAL,
-  artifact_dir TEXT,
-  cache_hit TEXT,
-  rung INTEGER,
-  parent_id INTEGER,
-  share REAL,
-  patch TEXT,
-  created_at TEXT NOT NULL,
-  finished_at TEXT,
-  UNIQUE (run_id, kind, iteration, task, slot)
-);
-CREATE TABLE IF NOT EXISTS scores (
-  job_id INTEGER PRIMARY KEY REFERENCES jobs(id),
-  raw REAL NOT NULL,
-  normalized REAL NOT NULL,
-  stderr REAL,
-  scored_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS rewards (
-  job_id INTEGER PRIMARY KEY REFERENCES jobs(id),
-  reward REAL NOT NULL,
-  advantage REAL,
-  detail TEXT,
-  group_id TEXT
-);
-CREATE TABLE IF NOT EXISTS checkpoints (
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  iteration INTEGER NOT NULL,
-  agent TEXT NOT NULL,
-  state TEXT NOT NULL,
-  created_at TEXT NOT NULL,
-  PRIMARY KEY (run_id, iteration)
-);
-CREATE TABLE IF NOT EXISTS curves (
-  job_id INTEGER NOT NULL REFERENCES jobs(id),
-  name TEXT NOT NULL,
-  step INTEGER NOT NULL,
-  wall_time REAL NOT NULL,
-  value REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS curves_job ON curves(job_id, name);
-CREATE TABLE IF NOT EXISTS task_fingerprints (
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  task TEXT NOT NULL,
-  fingerprint TEXT NOT NULL,
-  detail TEXT NOT NULL,
-  recorded_at TEXT NOT NULL,
-  PRIMARY KEY (run_id, task)
-);
-CREATE TABLE IF NOT EXISTS requests (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  run_id TEXT NOT NULL REFERENCES runs(id),
-  task TEXT NOT NULL,
-  completions INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  response TEXT,
-  created_at TEXT NOT NULL,
-  finished_at TEXT,
-  idem_key TEXT,
-  digest TEXT
-);
-`;
 
 const now = (): string => new Date().toISOString();
 
