@@ -29,13 +29,12 @@ import {
 import { type Table, TableError, type TableFormat, formatOf, readTable } from './table.js';
 import { DistinctRows, type NearCopyRule, NearCopyIndex } from './near-copies.js';
 import { type ExtraSource, poolSizeOf, supervisedFileTask, taskFileAnchors } from './define.js';
+import { leakProblems } from './leaks.js';
 
 /** Largest task file (bytes). */
 export const MAX_TASK_FILE_BYTES = 1024 * 1024;
 /** Fewest usable rows of a data file. */
 export const MIN_ROWS = 20;
-/** |correlation| of a feature with a regression target at or above which it is a copy of the target. */
-export const LEAK_CORRELATION = 0.999;
 
 /** The problems of one task file, one line each (the message joins them). */
 export class TaskFileError extends Error {
@@ -219,52 +218,6 @@ function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: string,
   return { x, labels, dropped };
 }
 
-function pearson(a: number[], b: number[]): number {
-  const n = a.length;
-  const ma = a.reduce((s, v) => s + v, 0) / n;
-  const mb = b.reduce((s, v) => s + v, 0) / n;
-  let sab = 0;
-  let saa = 0;
-  let sbb = 0;
-  for (let i = 0; i < n; i++) {
-    sab += (a[i] - ma) * (b[i] - mb);
-    saa += (a[i] - ma) ** 2;
-    sbb += (b[i] - mb) ** 2;
-  }
-  return saa === 0 || sbb === 0 ? 0 : sab / Math.sqrt(saa * sbb);
-}
-
-/**
- * Features that copy the target: for regression, a correlation of magnitude at least
- * `LEAK_CORRELATION` (the same column, a change of units); for classification, a column whose
- * value decides the class on every row while it takes few values (at most a fifth as many as
- * there are rows) — a code or a renamed copy of the label.
- */
-function leakProblems(d: Dataset, columns: string[], p: Problems): void {
-  d.features.forEach((_, j) => {
-    const col = d.x.map((r) => r[j]);
-    const at = `data.features[${j}]`;
-    if (d.kind === 'regression') {
-      const r = pearson(col, d.y);
-      if (Math.abs(r) >= LEAK_CORRELATION)
-        p.add(`${at}: column "${columns[j]}" is a copy of the target (correlation ${r.toFixed(4)} with "${d.target}"); leave it out`);
-      return;
-    }
-    const decides = new Map<number, number>();
-    let determined = true;
-    for (let i = 0; i < col.length && determined; i++) {
-      const seen = decides.get(col[i]);
-      if (seen === undefined) decides.set(col[i], d.y[i]);
-      else if (seen !== d.y[i]) determined = false;
-    }
-    if (determined && decides.size <= col.length / 5) {
-      p.add(
-        `${at}: column "${columns[j]}" decides the target "${d.target}" on every row (${decides.size} values, each with one class): it leaks the answer; leave it out`,
-      );
-    }
-  });
-}
-
 /** Sorted class names: numerically when every label is a number, else as text. */
 function classList(labels: (string | number)[]): string[] {
   const distinct = [...new Set(labels.map(String))];
@@ -358,7 +311,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
     descriptions,
     summary: `${main.name} (${rows.x.length} rows)`,
   };
-  leakProblems(dataset, data.features, p);
+  for (const problem of leakProblems(dataset, data.features)) p.add(problem);
   if (blocked()) return null;
 
   // Extra sources: same columns, labels among the main file's classes, and near-copies of main rows found.
