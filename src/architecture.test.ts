@@ -5,7 +5,7 @@
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { importCircles, importGraph } from './testing/import-graph.js';
+import { type ImportGraph, importCircles, importGraph } from './testing/import-graph.js';
 
 /** The rooms of `src/`, lowest first: a file may import its own room and the rooms below it. */
 const LAYERS = ['util', 'spec', 'store', 'inner', 'tasks', 'run', 'outer', 'serve', 'dashboard', 'cli'] as const;
@@ -38,9 +38,10 @@ test('the scan sees the project', () => {
   }
 });
 
-test('imports go down the layers, and only tests import src/testing', () => {
+/** Imports that go up the layers, or from non-test code into src/testing. */
+function layerViolations(g: ImportGraph): string[] {
   const wrong: string[] = [];
-  for (const [file, targets] of graph) {
+  for (const [file, targets] of g) {
     const from = room(file);
     for (const target of targets) {
       const to = room(target);
@@ -50,7 +51,33 @@ test('imports go down the layers, and only tests import src/testing', () => {
         wrong.push(`${file} → ${target} (${from} is below ${to})`);
     }
   }
-  assert.deepEqual(wrong, []);
+  return wrong;
+}
+
+/** Imports of the evaluation side from outside it and the scorer side (the secret's two readers excepted). */
+function hiddenViolations(g: ImportGraph): string[] {
+  const wrong: string[] = [];
+  for (const [file, targets] of g) {
+    if (file.startsWith(SCORER_SIDE)) continue;
+    for (const target of targets) {
+      if (!isEvaluationSide(target)) continue;
+      if (target === HIDDEN_REGISTRY || !isEvaluationSide(file)) {
+        if (!(target === SECRET && SECRET_READERS.includes(file))) wrong.push(`${file} → ${target}`);
+      }
+    }
+  }
+  return wrong;
+}
+
+/** The graph with one import more. */
+function withImport(from: string, to: string): ImportGraph {
+  const g: ImportGraph = new Map([...graph].map(([f, t]) => [f, new Set(t)]));
+  g.get(from)!.add(to);
+  return g;
+}
+
+test('imports go down the layers, and only tests import src/testing', () => {
+  assert.deepEqual(layerViolations(graph), []);
 });
 
 test('no import circles', () => {
@@ -60,17 +87,22 @@ test('no import circles', () => {
 test('only the scorer side imports what the hidden evaluation knows', () => {
   const evaluationSide = [...graph.keys()].filter(isEvaluationSide);
   assert.ok(evaluationSide.length > 10, `the evaluation side: ${evaluationSide.join(', ')}`);
-  const wrong: string[] = [];
-  for (const [file, targets] of graph) {
-    if (file.startsWith(SCORER_SIDE)) continue;
-    for (const target of targets) {
-      if (!isEvaluationSide(target)) continue;
-      if (target === HIDDEN_REGISTRY || !isEvaluationSide(file)) {
-        if (!(target === SECRET && SECRET_READERS.includes(file))) wrong.push(`${file} → ${target}`);
-      }
-    }
-  }
-  assert.deepEqual(wrong, []);
+  assert.deepEqual(hiddenViolations(graph), []);
   const importers = [...graph].filter(([, targets]) => targets.has(HIDDEN_REGISTRY)).map(([file]) => file);
   assert.ok(importers.length > 0 && importers.every((f) => f.startsWith(SCORER_SIDE)), `the hidden registry's importers: ${importers.join(', ')}`);
+});
+
+test('each rule catches an import planted against it', () => {
+  assert.deepEqual(layerViolations(withImport('src/inner/train.ts', 'src/outer/loop.ts')), ['src/inner/train.ts → src/outer/loop.ts (inner is below outer)']);
+  assert.equal(layerViolations(withImport('src/outer/loop.ts', 'src/testing/specs.ts')).length, 1);
+  assert.equal(importCircles(withImport('src/util/rng.ts', 'src/outer/loop.ts')).length, 1);
+  for (const [from, to] of [
+    ['src/outer/loop.ts', HIDDEN_REGISTRY],
+    ['src/serve/service.ts', 'src/tasks/supervised/evaluate.ts'],
+    ['src/tasks/briefs.ts', 'src/tasks/families/rings/evaluate.ts'],
+    ['src/outer/evaluate.ts', SECRET],
+    ['src/tasks/control/evaluate.ts', HIDDEN_REGISTRY],
+  ]) {
+    assert.deepEqual(hiddenViolations(withImport(from, to)), [`${from} → ${to}`], `${from} → ${to} is caught`);
+  }
 });

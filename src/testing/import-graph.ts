@@ -38,19 +38,6 @@ export function importGraph(root: string = REPO_ROOT): ImportGraph {
   return graph;
 }
 
-/** Every file reachable from `entry` in `graph` (the entry included). */
-export function closure(graph: ImportGraph, entry: string): Set<string> {
-  const seen = new Set<string>();
-  const stack = [entry];
-  while (stack.length) {
-    const f = stack.pop()!;
-    if (seen.has(f)) continue;
-    seen.add(f);
-    for (const t of graph.get(f) ?? []) stack.push(t);
-  }
-  return seen;
-}
-
 /** The import circles of `graph`: its strongly connected components of more than one file (Tarjan). */
 export function importCircles(graph: ImportGraph): string[][] {
   const index = new Map<string, number>();
