@@ -1,9 +1,9 @@
 /**
  * Worker-thread entry of `rrl serve`'s intake (serve/intake.ts): turns one request's completions
  * into proposals off the server's event loop. Each completion is parsed as `rrl train` parses a
- * reply (outer/evaluate.ts): a full spec, or a merge patch over the task's baseline spec
- * (outer/answer.ts); its spec is validated against the task's brief, and one that fails is
- * rejected here, with the reason the evaluator would record.
+ * reply (outer/answer.ts): a full spec, or a merge patch over the task's baseline spec; its spec
+ * is validated against the task's brief, and one that fails is rejected here, with the reason
+ * the evaluator would record.
  */
 import type { TaskBrief } from '../spec/brief.js';
 import { MAX_ERROR_CHARS, oneLine } from '../spec/bounds.js';

@@ -66,7 +66,7 @@ const TRAIN_FLAGS = flagTable({
 /** The values of `rrl train`'s flags. */
 type TrainFlags = FlagValues<typeof TRAIN_FLAGS>;
 
-/** One line on what a run's proposals cost and gained (see outer/compute.ts). */
+/** One line on what a run's proposals cost and gained (see outer/compute-report.ts). */
 function computeLine(summary: Awaited<ReturnType<typeof train>>): string {
   const c = summary.compute;
   const how = summary.fidelity
