@@ -94,7 +94,7 @@ test('a retried request gets the answer it missed: by idempotency key, or identi
     const fresh = RewardsResponse.parse(await (await post(body, { 'idempotency-key': 'step-8' })).json());
     assert.equal(fresh.replayed, false);
     assert.equal(bonusOf(dir, fresh.results[0].job), 0, 'the bonus is not paid twice');
-    assert.ok(Math.abs(fresh.rewards[0] - (first.rewards[0] - 0.5)) < 1e-9, 'the same spec is paid its confirmed improvement');
+    assert.ok(Math.abs(fresh.rewards[0]! - (first.rewards[0]! - 0.5)) < 1e-9, 'the same spec is paid its confirmed improvement');
   } finally {
     await server.close();
     await service.close();
@@ -139,8 +139,8 @@ test('a baseline that fails for a reason of the machine is retried, and without 
     const r = await service.rewards(control, [ars(32), '{}']);
     assert.equal(jobKinds(never).baseline, BASELINE_SEEDS * BASELINE_ATTEMPTS, 'each seed was tried the attempt limit');
     assert.equal(r.results[0].status, 'succeeded');
-    assert.equal(r.rewards[0], 0, 'a job that ran is paid nothing without a reference');
-    assert.match(r.results[0].reason!, /^not rewarded: the baseline spec failed on every seed \(timeout/);
+    assert.equal(r.rewards[0], null, 'a job that ran is neither paid nor charged without a reference');
+    assert.match(r.results[0].reason!, /^unscorable: the baseline spec failed on every seed \(timeout/);
     assert.equal(r.rewards[1], -1, 'an invalid spec still costs');
   } finally {
     await service.close();

@@ -81,10 +81,37 @@ export const RewardsResponse = z
     replayed: z
       .boolean()
       .describe('true when this is the stored answer of an earlier request (same idempotency key, or the same task and completions within the replay window)'),
-    rewards: z.array(z.number()).describe('the outer reward of each completion, in order'),
+    rewards: z
+      .array(z.number().nullable())
+      .describe(
+        "the outer reward of each completion, in order; null when the harness could not score it for its own reasons (its result's reason says why, starting 'unscorable:'): zero advantage, never −1",
+      ),
     results: z.array(RewardResult).describe('what became of each completion, in order'),
   })
   .describe('rewards once every job of the request is done');
+
+/** `POST /v1/jobs` answer (202): the request and its jobs, at once. */
+export const JobsAccepted = z
+  .object({
+    request: z.number().int().describe('the request id'),
+    replayed: z.boolean().describe('true when this is an earlier request (same idempotency key, or the same task and completions within the replay window)'),
+    status: z.enum(['pending', 'done']),
+    jobs: z.array(z.number().int()).describe('the job id of each completion, in order (GET /v1/jobs/{id})'),
+    links: z.object({ request: z.string(), events: z.string() }).describe('where to poll the request, and its server-sent events'),
+  })
+  .describe('the request is recorded and its jobs queued; the rewards come by GET /v1/requests/{id} or its event stream');
+
+/** `GET /v1/requests/{id}` answer. */
+export const RequestStatus = z
+  .object({
+    request: z.number().int(),
+    task: z.string(),
+    status: z.enum(['pending', 'done']).describe('pending until every job is done and the request is settled (a stopped server keeps it pending for --resume)'),
+    jobs: z.array(z.number().int()).describe('the job id of each completion, in order'),
+    finished: z.number().int().describe('jobs of the request that are done'),
+    answer: RewardsResponse.nullable().describe('the rewards once the request is done (what POST /v1/rewards answers), else null'),
+  })
+  .describe('one request of POST /v1/jobs or POST /v1/rewards');
 
 /** A row of `GET /v1/tasks` (as `rrl tasks --json` prints it). */
 export const TaskRow = z.object({
@@ -116,7 +143,8 @@ export const JobResponse = z.object({
   failureKind: z.string().nullable(),
   score: Score.nullable(),
   reason: z.string().nullable(),
-  reward: z.number().nullable(),
+  reward: z.number().nullable().describe("null until the job's request is settled, or when the job is unscorable"),
+  unscorable: z.string().nullable().describe('why a settled job has no reward (the harness could not score it for its own reasons); else null'),
   cached: z.boolean().describe('the result was reused from an identical earlier job'),
   patch: Patch,
   unchanged: Unchanged,
@@ -126,7 +154,7 @@ export const JobResponse = z.object({
 /** Every error answer: one line. */
 export const ErrorResponse = z.object({ error: z.string().describe('one line saying what was wrong') });
 
-const SCHEMAS = { RewardsRequest, RewardsResponse, RewardResult, Score, TaskRow, PromptResponse, JobResponse, ErrorResponse } as const;
+const SCHEMAS = { RewardsRequest, RewardsResponse, RewardResult, Score, TaskRow, PromptResponse, JobResponse, JobsAccepted, RequestStatus, ErrorResponse } as const;
 
 /** The OpenAPI 3.1 document of the API, generated from the zod schemas above. */
 export function openApiDocument(version: string): Record<string, unknown> {
@@ -227,6 +255,48 @@ export function openApiDocument(version: string): Record<string, unknown> {
               headers: { 'Retry-After': { schema: { type: 'integer' } } },
             },
             '503': json('ErrorResponse', 'the server is shutting down; the request is kept and finishes on --resume'),
+            ...errors,
+          },
+        },
+      },
+      '/v1/jobs': {
+        post: {
+          operationId: 'submitJobs',
+          summary: 'record completions as jobs and answer at once; the rewards come by GET /v1/requests/{id} or its events',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('RewardsRequest') } } },
+          responses: {
+            '202': json('JobsAccepted', 'the request and its job ids'),
+            '404': json('ErrorResponse', 'no such task'),
+            '413': json('ErrorResponse', 'the body is over the size limit'),
+            '415': json('ErrorResponse', 'the body is not application/json'),
+            '422': json('ErrorResponse', 'the idempotency key was used for another request'),
+            '429': {
+              ...json('ErrorResponse', 'the job queue is full, or too many completion bytes came of late; retry after the Retry-After header'),
+              headers: { 'Retry-After': { schema: { type: 'integer' } } },
+            },
+            '503': json('ErrorResponse', 'the server is shutting down'),
+            ...errors,
+          },
+        },
+      },
+      '/v1/requests/{id}': {
+        get: {
+          operationId: 'request',
+          summary: 'one request: its status, its jobs and, once done, its rewards',
+          parameters: [idParam('request id', true)],
+          responses: { '200': json('RequestStatus', 'the request'), '404': json('ErrorResponse', 'no such request'), ...errors },
+        },
+      },
+      '/v1/requests/{id}/events': {
+        get: {
+          operationId: 'requestEvents',
+          summary: "server-sent events of a request: `job` (a JobResponse) as each job finishes, then `rewards` (a RewardsResponse) and the end",
+          description:
+            'Jobs done before the stream opened come first. `interrupted` (an ErrorResponse) ends the stream when the server stops: the request is kept and finishes after --resume. A `: keepalive` comment comes every --keepalive seconds.',
+          parameters: [idParam('request id', true)],
+          responses: {
+            '200': { description: 'the event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            '404': json('ErrorResponse', 'no such request'),
             ...errors,
           },
         },

@@ -45,7 +45,10 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
   assert.equal(doc.openapi, '3.1.0');
   assert.deepEqual(Object.keys(doc.paths).sort(), [
     '/openapi.json',
+    '/v1/jobs',
     '/v1/jobs/{id}',
+    '/v1/requests/{id}',
+    '/v1/requests/{id}/events',
     '/v1/rewards',
     '/v1/tasks',
     '/v1/tasks/{id}/prompt',
@@ -78,7 +81,7 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
   assert.equal(body.rewards.length, 3);
   assert.equal(body.results[0].status, 'succeeded');
   assert.ok(body.results[0].score && body.results[0].score.normalized > 0, 'ARS learns CartPole');
-  assert.ok(body.rewards[0] > -1);
+  assert.ok(body.rewards[0]! > -1);
   assert.deepEqual(
     body.results.slice(1).map((r) => r.status),
     ['invalid', 'invalid'],

@@ -30,6 +30,7 @@ import {
   requireTokenBeyondLoopback,
 } from './http.js';
 import { warmIntake } from './intake.js';
+import { KEEPALIVE_SECONDS, requestEvents } from './events.js';
 
 /** True for the loopback addresses, where a token is optional (from auth.ts). */
 export { isLoopback };
@@ -45,19 +46,22 @@ export interface ServerOptions extends DoorLimits {
   token?: string | null;
   maxBodyBytes?: number;
   version?: string;
+  /** Seconds between keepalive comments on an event stream (default 15). */
+  keepaliveSeconds?: number;
 }
 
 /** A running server; close() stops accepting connections and ends open ones (the service is closed by its owner). */
 export type RunningServer = Listening;
 
-/** The one route that takes another method than GET. */
+/** The routes that take POST (`/v1/jobs` alone: `/v1/jobs/{id}` is GET). */
 const REWARDS = '/v1/rewards';
+const JOBS = '/v1/jobs';
 
-/** The answer to a method a path does not take: 405 on the rewards route, else 404. */
+/** The answer to a method a path does not take: 405 on a POST route, else 404. */
 function noRoute(c: HttpContext): HttpError {
   const method = methodOf(c);
   const path = c.get('url')?.pathname ?? c.req.path;
-  if (path === REWARDS) return new HttpError(405, `${method} ${path}: use POST`);
+  if (path === REWARDS || path === JOBS) return new HttpError(405, `${method} ${path}: use POST`, undefined, { allow: 'POST' });
   return new HttpError(404, `no route ${method} ${oneLine(path, 100)}; see GET /openapi.json`);
 }
 
@@ -68,12 +72,24 @@ function formOf<F extends string>(c: HttpContext, forms: readonly F[], words: st
   return form as F;
 }
 
+/** A positive integer path parameter `id`, else 400 naming `what`. */
+function idOf(c: HttpContext, what: string): number {
+  const raw = rawParam(c, 'id');
+  const id = Number(raw);
+  if (!/^\d{1,15}$/.test(raw) || !Number.isSafeInteger(id)) {
+    throw new HttpError(400, `${what} id: expected a positive integer, got "${oneLine(c.req.param('id'), 40)}"`);
+  }
+  return id;
+}
+
 /** Starts the HTTP server for `service`; resolves once it listens. */
 export function startServer(service: RewardService, o: ServerOptions = {}): Promise<RunningServer> {
   const host = o.host ?? '127.0.0.1';
   const token = o.token ?? null;
   requireTokenBeyondLoopback(host, token);
   const openapi = JSON.stringify(openApiDocument(o.version ?? '0.0.0'));
+  const keepaliveMs = (o.keepaliveSeconds ?? KEEPALIVE_SECONDS) * 1000;
+  const streams = new Set<Promise<void>>();
 
   const app = createApp((c, err) => jsonResponse({ error: oneLine(err.message, 500) }, err.status, errorHeaders(c, err)), noRoute);
   const tokenMessage = 'a bearer token is required (Authorization: Bearer TOKEN)';
@@ -94,26 +110,40 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
     const form = formOf(c, ['spec', 'patch'], 'spec or patch');
     return jsonResponse(service.schema(c.req.param('id'), form));
   });
-  app.get('/v1/jobs/:id', (c) => {
-    const raw = rawParam(c, 'id');
-    const id = Number(raw);
-    if (!/^\d{1,15}$/.test(raw) || !Number.isSafeInteger(id)) {
-      throw new HttpError(400, `job id: expected a positive integer, got "${oneLine(c.req.param('id'), 40)}"`);
-    }
-    return jsonResponse(service.job(id));
-  });
-  app.post(REWARDS, jsonContent, limitBody(o.maxBodyBytes ?? MAX_BODY_BYTES), async (c) => {
+  app.get('/v1/jobs/:id', (c) => jsonResponse(service.job(idOf(c, 'job'))));
+  app.get('/v1/requests/:id', (c) => jsonResponse(service.request(idOf(c, 'request'))));
+  app.get('/v1/requests/:id/events', (c) => requestEvents(c, service, idOf(c, 'request'), keepaliveMs, streams));
+  const completions = [jsonContent, limitBody(o.maxBodyBytes ?? MAX_BODY_BYTES)] as const;
+  /** The request body and its idempotency key (the body's, else the Idempotency-Key header). */
+  const completionsOf = async (c: HttpContext) => {
     const body = await jsonBody(c, RewardsRequest);
     const header = c.req.header('idempotency-key');
-    const key = body.idempotencyKey ?? (header ? header.slice(0, 128) : undefined);
-    return jsonResponse(await service.rewards(body.task, body.completions, key));
+    return { ...body, key: body.idempotencyKey ?? (header ? header.slice(0, 128) : undefined) };
+  };
+  app.post(REWARDS, ...completions, async (c) => {
+    const b = await completionsOf(c);
+    return jsonResponse(await service.rewards(b.task, b.completions, b.key));
   });
-  app.all(REWARDS, (c) => {
-    throw noRoute(c);
+  app.post(JOBS, ...completions, async (c) => {
+    const b = await completionsOf(c);
+    const accepted = await service.submit(b.task, b.completions, b.key);
+    return jsonResponse(accepted, 202, { location: accepted.links.request });
   });
+  for (const path of [REWARDS, JOBS]) {
+    app.all(path, (c) => {
+      throw noRoute(c);
+    });
+  }
 
   // The request must arrive within the body timeout; the answer to a rewards request may take minutes (its jobs).
   const server = createDoorServer(o, (message) => ({ type: JSON_TYPE, text: JSON.stringify({ error: message }) }), nodeListener(app));
   warmIntake();
-  return listen(server, host, o.port ?? 8377);
+  return listen(server, host, o.port ?? 8377).then((listening) => ({
+    ...listening,
+    // Event streams get a second to end (a stopped service makes them say `interrupted`) before connections are cut.
+    close: async () => {
+      if (streams.size) await Promise.race([Promise.allSettled([...streams]), new Promise((r) => setTimeout(r, 1000).unref())]);
+      await listening.close();
+    },
+  }));
 }

@@ -7,6 +7,7 @@
  * keeping the jobs that had finished.
  */
 import { createHash } from 'node:crypto';
+import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { Executor } from '../run/executor.js';
@@ -21,7 +22,8 @@ import { examplePatch } from '../outer/agents/patch-prompt.js';
 import { isUnchanged } from '../outer/answer.js';
 import { isJsonObject } from '../spec/patch.js';
 import { grammarSchema, patchGrammarSchema } from '../spec/grammar-schema.js';
-import type { RewardRuleName } from '../outer/reward.js';
+import { type RewardRuleName, groupAdvantages } from '../outer/reward.js';
+import { JOB_ATTEMPTS, harnessFailure, unscorableReason } from '../outer/unscorable.js';
 import { Scorer, type ScorerOptions } from '../outer/scoring/scorer-pool.js';
 import { Evaluator } from '../outer/evaluate.js';
 import { openRun } from '../outer/open-run.js';
@@ -29,7 +31,17 @@ import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGrou
 import { CompletionBudget, INTAKE_DEFAULTS, parseProposals, traceOf } from './intake.js';
 import { HttpError } from './http.js';
 import { pinTaskFingerprints } from '../outer/fingerprints.js';
-import type { JobResponse, RewardsResponse, TaskRow } from './schemas.js';
+import type { JobResponse, JobsAccepted, RequestStatus, RewardsResponse, TaskRow } from './schemas.js';
+
+/** The answer to a request: its rewards and results. */
+export type RewardsAnswer = z.infer<typeof RewardsResponse>;
+
+/** What the service tells listeners: a job of a request finished, a request was settled, the service stopped. */
+export interface ServiceEvents {
+  job: [request: number, job: number];
+  done: [request: number];
+  interrupted: [];
+}
 
 /** A serve run's configuration, stored with the run and reused on resume. */
 export interface ServeConfig {
@@ -83,7 +95,9 @@ export class RewardService {
   private readonly active = new Set<Promise<unknown>>();
   private readonly baselines = new Map<string, Promise<boolean>>();
   /** Requests being answered, by id: a replayed request waits for the same answer. */
-  private readonly answers = new Map<number, Promise<z.infer<typeof RewardsResponse>>>();
+  private readonly answers = new Map<number, Promise<RewardsAnswer>>();
+  /** Job finished, request settled, service stopped: what the event streams of `GET /v1/requests/{id}/events` follow. */
+  readonly events = new EventEmitter<ServiceEvents>();
   private readonly taskIds = new Set(listTasks().map((t) => t.brief.id));
   private outstanding = 0;
   private jobSeconds = { sum: 0, n: 0 };
@@ -104,6 +118,7 @@ export class RewardService {
     private readonly secret: string,
   ) {
     this.maxQueue = options.maxQueue ?? 256;
+    this.events.setMaxListeners(0); // one listener per open event stream
   }
 
   /**
@@ -139,6 +154,11 @@ export class RewardService {
       store.close();
       throw err;
     }
+  }
+
+  /** True once the service stops taking work (shutting down). */
+  get stopped(): boolean {
+    return this.abort.signal.aborted;
   }
 
   /** Jobs accepted and not yet finished. */
@@ -192,10 +212,19 @@ export class RewardService {
       score: r.normalized === null ? null : { normalized: r.normalized, stderr: r.stderr },
       reason: r.error,
       reward: r.reward,
+      unscorable: r.reward === null ? this.unscorableOf(r) : null,
       cached: r.cacheHit !== null,
       ...this.answerFields(r),
       cost: { envSteps: r.envSteps, examples: r.examples, wallSeconds: r.wallSeconds },
     };
+  }
+
+  /** Why a proposal of a settled request has no reward (its answer's reason), or null. */
+  private unscorableOf(r: JobRow): string | null {
+    if (r.kind !== 'proposal') return null;
+    const answer = this.store.request(this.runId, r.iteration)?.response as RewardsAnswer | null | undefined;
+    const reason = answer?.results.find((x) => x.job === r.id)?.reason ?? null;
+    return reason?.startsWith('unscorable:') ? reason : null;
   }
 
   /** Seconds after which a refused request may find room: the queue's jobs over the executor's slots. */
@@ -205,30 +234,30 @@ export class RewardService {
   }
 
   /**
-   * Turns completions for `task` into jobs, runs them and answers with their rewards once every
-   * one is done. A request with the `idempotencyKey` of an earlier one, or identical to one made
-   * within the replay window, gets that request's answer (waiting for it if need be), never new
-   * rewards. Throws HttpError 404 (unknown task), 422 (a key reused for another request), 429
-   * (queue full, or too many completion bytes of late), 503 (shutting down). The completions are
-   * parsed in a worker thread.
+   * Records completions for `task` as a request with its jobs and starts them; resolves with the
+   * request's id once it is recorded, before any job runs. A request with the `idempotencyKey` of
+   * an earlier one, or identical to one made within the replay window, is that request
+   * (`replayed`), never a new one. Throws HttpError 404 (unknown task), 422 (a key reused for
+   * another request), 429 (queue full, or too many completion bytes of late), 503 (shutting down).
+   * The completions are parsed in a worker thread.
    */
-  async rewards(task: string, completions: string[], idempotencyKey?: string): Promise<z.infer<typeof RewardsResponse>> {
+  private async admit(task: string, completions: string[], idempotencyKey?: string): Promise<{ id: number; replayed: boolean }> {
     if (!this.taskIds.has(task)) throw new HttpError(404, `unknown task "${task.slice(0, 128)}"; see GET /v1/tasks`);
     if (this.abort.signal.aborted) throw new HttpError(503, 'the server is shutting down');
     const digest = requestDigest(task, completions);
     // Looked up again after parsing: an identical request may have been recorded meanwhile.
-    const replay = (): Promise<z.infer<typeof RewardsResponse>> | null => {
-      const earlier =
+    const earlier = (): number | null => {
+      const e =
         idempotencyKey !== undefined
           ? this.store.requestByKey(this.runId, idempotencyKey)
           : this.store.requestByDigest(this.runId, digest, this.options.replayWindowSeconds ?? 600);
-      if (!earlier) return null;
-      if (earlier.digest !== digest)
+      if (!e) return null;
+      if (e.digest !== digest)
         throw new HttpError(
           422,
-          `idempotency key "${idempotencyKey?.slice(0, 64)}" was used for request ${earlier.id}, whose task or completions differ; use a new key for a new request`,
+          `idempotency key "${idempotencyKey?.slice(0, 64)}" was used for request ${e.id}, whose task or completions differ; use a new key for a new request`,
         );
-      return this.answerOf(earlier.id, earlier.task, earlier.completions).then((answer) => ({ ...answer, replayed: true }));
+      return e.id;
     };
     const n = completions.length;
     const room = (): void => {
@@ -241,8 +270,8 @@ export class RewardService {
         );
       }
     };
-    const before = replay();
-    if (before) return before;
+    const before = earlier();
+    if (before !== null) return { id: before, replayed: true };
     room();
     this.budget ??= new CompletionBudget(
       this.options.completionBytes ?? INTAKE_DEFAULTS.completionBytes,
@@ -250,30 +279,71 @@ export class RewardService {
     );
     const admitted = this.budget.admit(completions);
     if (!admitted.ok) throw new HttpError(429, admitted.message, admitted.retryAfterSeconds);
-    const parsed = await parseProposals(completions, getPublicTask(task).brief, getPublicTask(task).baseline);
-    const meanwhile = replay();
-    if (meanwhile) return meanwhile;
+    const { brief, baseline } = getPublicTask(task);
+    const parsed = await parseProposals(completions, brief, baseline);
+    const meanwhile = earlier();
+    if (meanwhile !== null) return { id: meanwhile, replayed: true };
     room(); // again: the queue and the service may have changed while the worker parsed
     const proposals = parsed.map((p, i) => ({ ...p, trace: traceOf(completions[i], p) }));
     const id = this.store.addRequest(this.runId, task, proposals, { key: idempotencyKey ?? null, digest });
-    return this.track(id, task, n);
+    this.track(id, task, n);
+    return { id, replayed: false };
+  }
+
+  /**
+   * Turns completions for `task` into jobs, runs them and answers with their rewards once every
+   * one is done (`POST /v1/rewards`); a replayed request gets the earlier request's answer,
+   * waiting for it if need be. Throws as `submit`, and 503 when the server stops meanwhile.
+   */
+  async rewards(task: string, completions: string[], idempotencyKey?: string): Promise<RewardsAnswer> {
+    const { id, replayed } = await this.admit(task, completions, idempotencyKey);
+    const answer = await this.answerOf(id);
+    return replayed ? { ...answer, replayed: true } : answer;
+  }
+
+  /**
+   * Records completions for `task` as jobs and answers at once with their ids (`POST /v1/jobs`);
+   * the rewards come with the request (`request`, `events`). Idempotent like `rewards`.
+   */
+  async submit(task: string, completions: string[], idempotencyKey?: string): Promise<z.infer<typeof JobsAccepted>> {
+    const { id, replayed } = await this.admit(task, completions, idempotencyKey);
+    const { status, jobs } = this.request(id);
+    return { request: id, replayed, status, jobs, links: { request: `/v1/requests/${id}`, events: `/v1/requests/${id}/events` } };
+  }
+
+  /** One request: its status, its jobs and, once it is done, its answer; 404 when there is none. */
+  request(id: number): z.infer<typeof RequestStatus> {
+    const r = this.store.request(this.runId, id);
+    if (!r) throw new HttpError(404, `no request ${id} in this run`);
+    const jobs = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' });
+    const done = r.status === 'done' && r.response !== null;
+    return {
+      request: id,
+      task: r.task,
+      status: done ? 'done' : 'pending',
+      jobs: jobs.map((j) => j.id),
+      finished: jobs.filter((j) => j.status !== 'pending').length,
+      answer: done ? (r.response as RewardsAnswer) : null,
+    };
   }
 
   /** The answer of a recorded request: stored when it is done, else the one being computed (or resumed). */
-  private answerOf(id: number, task: string, completions: number): Promise<z.infer<typeof RewardsResponse>> {
-    const done = this.store.requests(this.runId).find((r) => r.id === id);
-    if (done?.status === 'done' && done.response) return Promise.resolve(done.response as z.infer<typeof RewardsResponse>);
-    return this.answers.get(id) ?? this.track(id, task, completions);
+  private answerOf(id: number): Promise<RewardsAnswer> {
+    const r = this.store.request(this.runId, id);
+    if (!r) return Promise.reject(new HttpError(404, `no request ${id} in this run`));
+    if (r.status === 'done' && r.response) return Promise.resolve(r.response as RewardsAnswer);
+    return this.answers.get(id) ?? this.track(id, r.task, r.completions);
   }
 
   /** Runs a recorded request to its answer, counting its jobs in the queue meanwhile. */
-  private track(id: number, task: string, n: number): Promise<z.infer<typeof RewardsResponse>> {
+  private track(id: number, task: string, n: number): Promise<RewardsAnswer> {
     this.outstanding += n;
     const p = this.finish(id, task).finally(() => {
       this.outstanding -= n;
       this.active.delete(p);
       this.answers.delete(id);
     });
+    p.catch(() => {}); // a request nobody waits for (POST /v1/jobs) stays pending when interrupted; its callers see the rejection
     this.active.add(p);
     this.answers.set(id, p);
     return p;
@@ -283,7 +353,7 @@ export class RewardService {
   private resumePending(): void {
     const pending = this.store.requests(this.runId, 'pending');
     if (pending.length) (this.options.log ?? (() => {}))(`resuming ${pending.length} unfinished request(s)`);
-    for (const r of pending) this.track(r.id, r.task, r.completions).catch(() => {});
+    for (const r of pending) this.track(r.id, r.task, r.completions);
   }
 
   /**
@@ -319,16 +389,29 @@ export class RewardService {
     return p;
   }
 
-  /** Runs one job through the shared evaluation step, timing it for Retry-After. */
+  /**
+   * Runs one job through the shared evaluation step, timing it for Retry-After. A proposal or
+   * confirmation that failed the harness's way (outer/unscorable.ts) is tried again, up to
+   * JOB_ATTEMPTS in all; a finished proposal is announced to the request's event streams.
+   */
   private async runJob(row: JobRow): Promise<boolean> {
-    const t0 = performance.now();
-    const ok = await this.evaluator.run(row, getPublicTask(row.task).brief);
-    const done = this.store.job(this.runId, row.id);
-    if (ok && done?.cacheHit === null && done.status !== 'invalid') {
-      this.jobSeconds.sum += (performance.now() - t0) / 1000;
-      this.jobSeconds.n += 1;
+    const brief = getPublicTask(row.task).brief;
+    for (let attempt = 1; ; attempt++) {
+      const t0 = performance.now();
+      const ok = await this.evaluator.run(row, brief);
+      const done = this.store.job(this.runId, row.id);
+      if (ok && done && row.kind !== 'baseline' && harnessFailure(done) && attempt < JOB_ATTEMPTS && !this.abort.signal.aborted) {
+        (this.options.log ?? (() => {}))(`job ${row.id}: ${done.failureKind} (the harness's failure); trying it again`);
+        this.store.resetJob(row.id);
+        continue;
+      }
+      if (ok && done?.cacheHit === null && done.status !== 'invalid') {
+        this.jobSeconds.sum += (performance.now() - t0) / 1000;
+        this.jobSeconds.n += 1;
+      }
+      if (ok && row.kind === 'proposal') this.events.emit('job', row.iteration, row.id);
+      return ok;
     }
-    return ok;
   }
 
   /** The task's standing for request `id`: the best confirmed score of requests answered before it settles. */
@@ -339,7 +422,7 @@ export class RewardService {
     return taskStanding(baselines, earlier, this.store.jobs(this.runId, { kind: 'confirm' }));
   }
 
-  private async finish(id: number, task: string): Promise<z.infer<typeof RewardsResponse>> {
+  private async finish(id: number, task: string): Promise<RewardsAnswer> {
     const brief = getPublicTask(task).brief;
     const interrupted = (): HttpError =>
       new HttpError(503, `the server is shutting down; request ${id} is kept and finishes when the server is started again with --resume`);
@@ -360,38 +443,43 @@ export class RewardService {
     // cannot both take one bonus (the later one is compared with the earlier one's confirmed score).
     const rows = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' });
     const group = rewardGroup(rows, brief, this.standing(task, id), this.store.jobs(this.runId, { kind: 'confirm' }), `r${id}/${task}`, this.config.reward);
-    const response = {
+    // A job the harness could not score is neither paid nor charged: reward null, no advantage, no rewards row.
+    const unscorable = group.map((g) => unscorableReason(g.row, (g.detail.unscored as string | undefined) ?? null));
+    const paid = group.filter((_, i) => unscorable[i] === null);
+    const advantages = groupAdvantages(paid.map((g) => g.reward));
+    const response: RewardsAnswer = {
       request: id,
       replayed: false,
-      rewards: group.map((g) => g.reward),
+      rewards: group.map((g, i) => (unscorable[i] === null ? g.reward : null)),
       results: rows.map((r, i) => ({
         status: r.status as 'succeeded' | 'failed' | 'invalid',
         score:
           r.normalized === null ? null : { normalized: r.normalized, stderr: r.stderr, uncertainty: (group[i].detail.uncertainty as number | null) ?? null },
-        reason:
-          r.status === 'succeeded'
-            ? group[i].detail.unscored
-              ? `not rewarded: ${group[i].detail.unscored as string}`
-              : null
-            : (r.error ?? r.failureKind ?? 'failed'),
+        reason: unscorable[i] ?? (r.status === 'succeeded' ? null : (r.error ?? r.failureKind ?? 'failed')),
         job: r.id,
         ...this.answerFields(r),
       })),
     };
     this.store.finishRequest(
       id,
-      group.map(({ jobId, reward, advantage, detail, groupId }) => ({ jobId, reward, advantage, detail, groupId })),
+      paid.map(({ jobId, reward, detail, groupId }, k) => ({ jobId, reward, advantage: advantages[k], detail, groupId })),
       response,
     );
+    this.events.emit('done', id);
     return response;
+  }
+
+  /** Stops taking work: cancels running jobs (their requests stay pending for --resume) and tells the event streams. */
+  stop(): void {
+    if (this.abort.signal.aborted) return;
+    this.abort.abort();
+    this.executor.cancelAll('the server is shutting down');
+    this.events.emit('interrupted');
   }
 
   /** Stops: cancels running jobs (their requests stay pending for --resume) and closes the run. */
   async close(): Promise<void> {
-    if (!this.abort.signal.aborted) {
-      this.abort.abort();
-      this.executor.cancelAll('the server is shutting down');
-    }
+    this.stop();
     await Promise.allSettled([...this.active, ...this.baselines.values()]);
     this.store.setRunStatus(this.runId, 'interrupted');
     this.cache?.close();

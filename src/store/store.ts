@@ -164,16 +164,23 @@ export class Store {
       .get(runId, digest, since) as { id: number; task: string; completions: number; digest: string | null } | undefined;
   }
 
+  /** One request of a run by id (as `requests` lists it), if any. */
+  request(runId: string, id: number): ReturnType<Store['requests']>[number] | undefined {
+    return this.requests(runId, undefined, id)[0];
+  }
+
   /** Requests of a run, optionally only those with a status (`pending` / `done`), in order. */
   requests(
     runId: string,
     status?: string,
+    id?: number,
   ): { id: number; task: string; completions: number; status: string; response: unknown; createdAt: string; finishedAt: string | null }[] {
+    const args: unknown[] = [runId, ...(status ? [status] : []), ...(id !== undefined ? [id] : [])];
     const rows = this.db
       .prepare(
-        `SELECT id, task, completions, status, response, created_at AS createdAt, finished_at AS finishedAt FROM requests WHERE run_id = ?${status ? ' AND status = ?' : ''} ORDER BY id`,
+        `SELECT id, task, completions, status, response, created_at AS createdAt, finished_at AS finishedAt FROM requests WHERE run_id = ?${status ? ' AND status = ?' : ''}${id !== undefined ? ' AND id = ?' : ''} ORDER BY id`,
       )
-      .all(...(status ? [runId, status] : [runId])) as {
+      .all(...args) as {
       id: number;
       task: string;
       completions: number;
@@ -349,6 +356,18 @@ export class Store {
         const ins = this.db.prepare('INSERT INTO curves (job_id, name, step, wall_time, value) VALUES (?, ?, ?, ?, ?)');
         for (const p of o.curve) ins.run(id, p.name, p.step, p.wallTime, p.value);
       }
+    })();
+  }
+
+  /** Makes a finished job pending again, its outcome, score and curve removed: another attempt of the same spec. */
+  resetJob(id: number): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          "UPDATE jobs SET status = 'pending', failure_kind = NULL, error = NULL, env_steps = NULL, examples = NULL, wall_seconds = NULL, cpu_seconds = NULL, artifact_dir = NULL, cache_hit = NULL, finished_at = NULL WHERE id = ?",
+        )
+        .run(id);
+      for (const table of ['scores', 'curves', 'rewards']) this.db.prepare(`DELETE FROM ${table} WHERE job_id = ?`).run(id);
     })();
   }
 

@@ -9,6 +9,7 @@ import { startServer } from '../../serve/server.js';
 import { tokenFromEnv } from '../../serve/auth.js';
 import { DOOR_DEFAULTS } from '../../serve/front-door.js';
 import { INTAKE_DEFAULTS } from '../../serve/intake.js';
+import { KEEPALIVE_SECONDS } from '../../serve/events.js';
 import { storedConfig } from '../stored-run.js';
 import { useTaskDir } from '../task-dir.js';
 import { EXECUTOR_FLAGS, executorConfigFrom } from '../flags/executor.js';
@@ -43,6 +44,12 @@ const SERVE_FLAGS = flagTable({
     help: 'seconds a client has to send a whole request (the answer may take longer)',
     parse: int(1, 3600),
     default: DOOR_DEFAULTS.bodyTimeoutMs / 1000,
+  },
+  keepalive: {
+    flag: '--keepalive <s>',
+    help: 'seconds between keepalive comments on an event stream (GET /v1/requests/{id}/events)',
+    parse: int(1, 3600),
+    default: KEEPALIVE_SECONDS,
   },
   reward: REWARD_FLAG,
   costWeight: { flag: '--cost-weight <lambda>', help: 'weight of compute in the cost rule', parse: real(0, 10), default: 0.5 },
@@ -98,7 +105,7 @@ async function serve(o: FlagValues<typeof SERVE_FLAGS>, cmd: Command): Promise<v
   let server;
   try {
     const limits = { maxConnections: o.maxConnections, bodyTimeoutMs: o.bodyTimeout * 1000 };
-    server = await startServer(service, { host: o.host, port: o.port, token, version: PACKAGE_VERSION, ...limits });
+    server = await startServer(service, { host: o.host, port: o.port, token, version: PACKAGE_VERSION, keepaliveSeconds: o.keepalive, ...limits });
   } catch (err) {
     await service.close();
     await executor.close();
@@ -110,6 +117,7 @@ async function serve(o: FlagValues<typeof SERVE_FLAGS>, cmd: Command): Promise<v
   await new Promise<void>((done) => {
     const stop = (): void => {
       log(`stopping: unfinished requests stay in the run; continue with \`rrl serve --run ${dir} --resume\``);
+      service.stop(); // event streams say `interrupted` before the server closes them
       void running
         .close()
         .then(() => service.close())

@@ -1,0 +1,87 @@
+/**
+ * `GET /v1/requests/{id}/events`: a request's progress as server-sent events, so a client waits
+ * for rewards that take minutes without one long silent request that a proxy would cut.
+ *
+ * - `job`: a job of the request finished (data: its `GET /v1/jobs/{id}` row); jobs finished
+ *   before the stream opened come first;
+ * - `rewards`: the request is settled (data: what `POST /v1/rewards` answers); the stream ends;
+ * - `interrupted`: the server is stopping (data: `{"error"}`); the request is kept and finishes
+ *   after `rrl serve --resume`; the stream ends;
+ * - a `: keepalive` comment every `keepaliveMs` while nothing else is said.
+ */
+import { streamSSE } from 'hono/streaming';
+import type { HttpContext } from './http.js';
+import type { RewardService } from './service.js';
+
+/** Default seconds between keepalive comments (under the usual 30–60 s idle limit of proxies). */
+export const KEEPALIVE_SECONDS = 15;
+
+/**
+ * The event stream of request `id` (throws the service's 404 before the stream starts). The
+ * stream's work is in `open` until it ends, so a stopping server can let it say `interrupted`.
+ */
+export function requestEvents(c: HttpContext, service: RewardService, id: number, keepaliveMs: number, open: Set<Promise<void>>): Response {
+  service.request(id); // 404 for an unknown request, as a JSON error
+  let ended = (): void => {};
+  const streaming = new Promise<void>((resolve) => (ended = resolve));
+  open.add(streaming);
+  void streaming.then(() => open.delete(streaming));
+  return streamSSE(c, async (stream) => {
+    const announced: number[] = [];
+    let wake = (): void => {};
+    let interrupted = false;
+    const onJob = (request: number, job: number): void => {
+      if (request !== id) return;
+      announced.push(job);
+      wake();
+    };
+    const onDone = (request: number): void => {
+      if (request === id) wake();
+    };
+    const onInterrupted = (): void => {
+      interrupted = true;
+      wake();
+    };
+    service.events.on('job', onJob);
+    service.events.on('done', onDone);
+    service.events.on('interrupted', onInterrupted);
+    stream.onAbort(() => wake());
+    try {
+      const first = service.request(id);
+      const sent = new Set<number>();
+      const send = async (job: number): Promise<void> => {
+        if (sent.has(job)) return;
+        sent.add(job);
+        await stream.writeSSE({ event: 'job', id: String(job), data: JSON.stringify(service.job(job)) });
+      };
+      for (const job of first.jobs) if (service.job(job).status !== 'pending') await send(job);
+      while (!stream.aborted) {
+        while (announced.length) await send(announced.shift()!);
+        const now = service.request(id);
+        if (now.status === 'done') {
+          for (const job of now.jobs) await send(job);
+          await stream.writeSSE({ event: 'rewards', data: JSON.stringify(now.answer) });
+          return;
+        }
+        if (interrupted || service.stopped) {
+          const error = `the server is stopping; request ${id} is kept and finishes when it is started again with --resume (reconnect then)`;
+          await stream.writeSSE({ event: 'interrupted', data: JSON.stringify({ error }) });
+          return;
+        }
+        const woken = new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), keepaliveMs);
+          wake = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+        });
+        if (!(await woken) && !stream.aborted) await stream.write(': keepalive\n\n');
+      }
+    } finally {
+      ended();
+      service.events.off('job', onJob);
+      service.events.off('done', onDone);
+      service.events.off('interrupted', onInterrupted);
+    }
+  });
+}
