@@ -18,12 +18,15 @@ export const KEEPALIVE_SECONDS = 15;
 
 /**
  * The event stream of request `id` (throws the service's 404 before the stream starts). The
- * stream's work is in `open` until it ends, so a stopping server can let it say `interrupted`.
+ * stream is in `open` until its answer is written out, so a stopping server can let it say `interrupted`.
  */
 export function requestEvents(c: HttpContext, service: RewardService, id: number, keepaliveMs: number, open: Set<Promise<void>>): Response {
   service.request(id); // 404 for an unknown request, as a JSON error
-  let ended = (): void => {};
-  const streaming = new Promise<void>((resolve) => (ended = resolve));
+  // Open until its answer is written out whole (or its connection is gone).
+  const streaming = new Promise<void>((resolve) => {
+    c.env.outgoing.once('finish', resolve);
+    c.env.outgoing.once('close', resolve);
+  });
   open.add(streaming);
   void streaming.then(() => open.delete(streaming));
   return streamSSE(c, async (stream) => {
@@ -78,7 +81,6 @@ export function requestEvents(c: HttpContext, service: RewardService, id: number
         if (!(await woken) && !stream.aborted) await stream.write(': keepalive\n\n');
       }
     } finally {
-      ended();
       service.events.off('job', onJob);
       service.events.off('done', onDone);
       service.events.off('interrupted', onInterrupted);

@@ -103,6 +103,54 @@ test('rrl serve killed with SIGKILL resumes: finished jobs are kept, unfinished 
   }
 });
 
+/** Reads an event stream to its end; the names of its events and the data of the last one. */
+async function eventNames(url: string): Promise<{ names: string[]; last: unknown }> {
+  const text = await (await fetch(url)).text();
+  const blocks = text.split('\n\n').filter((b) => /^event: /m.test(b));
+  const names = blocks.map((b) => /^event: (.*)$/m.exec(b)![1]);
+  const data = blocks.length ? /^data: (.*)$/m.exec(blocks.at(-1)!)?.[1] : undefined;
+  return { names, last: data === undefined ? null : JSON.parse(data) };
+}
+
+test('POST /v1/jobs across a restart: SIGTERM ends the event stream with `interrupted`; after --resume the same stream gives the rewards', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-serve-resume-jobs-'));
+  const completions = [JSON.stringify(arsSpec(task, 5000, 51)), JSON.stringify(arsSpec(task, 5000, 52))];
+  const first = await serve(['--run', dir]);
+  const res = await fetch(`${first.url}/v1/jobs`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': 'restart-1' },
+    body: JSON.stringify({ task, completions }),
+  });
+  assert.equal(res.status, 202);
+  const accepted = (await res.json()) as { request: number; jobs: number[] };
+  const stream = eventNames(`${first.url}/v1/requests/${accepted.request}/events`);
+  await sleep(300); // the baseline (five seeds on one worker) is still training
+  first.child.kill('SIGTERM');
+  const cut = await stream;
+  assert.equal(cut.names.at(-1), 'interrupted', `events: ${cut.names.join(', ')}`);
+  await once(first.child, 'exit');
+
+  const second = await serve(['--run', dir, '--resume']);
+  try {
+    const done = await eventNames(`${second.url}/v1/requests/${accepted.request}/events`);
+    assert.equal(done.names.at(-1), 'rewards');
+    const answer = RewardsResponse.parse(done.last);
+    assert.equal(answer.rewards.length, 2);
+    assert.ok(answer.rewards.every((r) => typeof r === 'number'));
+    // The client's retry with its key is the same request, already done.
+    const again = await fetch(`${second.url}/v1/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'restart-1' },
+      body: JSON.stringify({ task, completions }),
+    });
+    const replay = (await again.json()) as { request: number; status: string; jobs: number[] };
+    assert.deepEqual([replay.request, replay.status, replay.jobs], [accepted.request, 'done', accepted.jobs]);
+  } finally {
+    second.child.kill('SIGTERM');
+    await once(second.child, 'exit');
+  }
+});
+
 test('rrl serve refuses to listen beyond loopback without a token', async () => {
   const child = spawn(process.execPath, [bin, 'serve', '--host', '0.0.0.0', '--port', '0', '--run', mkdtempSync(join(tmpdir(), 'rrl-serve-host-'))], {
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -154,7 +154,18 @@ export const JobResponse = z.object({
 /** Every error answer: one line. */
 export const ErrorResponse = z.object({ error: z.string().describe('one line saying what was wrong') });
 
-const SCHEMAS = { RewardsRequest, RewardsResponse, RewardResult, Score, TaskRow, PromptResponse, JobResponse, JobsAccepted, RequestStatus, ErrorResponse } as const;
+const SCHEMAS = {
+  RewardsRequest,
+  RewardsResponse,
+  RewardResult,
+  Score,
+  TaskRow,
+  PromptResponse,
+  JobResponse,
+  JobsAccepted,
+  RequestStatus,
+  ErrorResponse,
+} as const;
 
 /** The OpenAPI 3.1 document of the API, generated from the zod schemas above. */
 export function openApiDocument(version: string): Record<string, unknown> {
@@ -290,7 +301,7 @@ export function openApiDocument(version: string): Record<string, unknown> {
       '/v1/requests/{id}/events': {
         get: {
           operationId: 'requestEvents',
-          summary: "server-sent events of a request: `job` (a JobResponse) as each job finishes, then `rewards` (a RewardsResponse) and the end",
+          summary: 'server-sent events of a request: `job` (a JobResponse) as each job finishes, then `rewards` (a RewardsResponse) and the end',
           description:
             'Jobs done before the stream opened come first. `interrupted` (an ErrorResponse) ends the stream when the server stops: the request is kept and finishes after --resume. A `: keepalive` comment comes every --keepalive seconds.',
           parameters: [idParam('request id', true)],
