@@ -1,7 +1,7 @@
 """Python side of recursive-rl: a client for `rrl serve`, TRL/verl reward functions, a GRPO trainer."""
 
-from .client import PromptResponse, RewardResult, RewardsResponse, RrlClient, RrlError
+from .client import JobsAccepted, PromptResponse, RewardResult, RewardsResponse, RrlClient, RrlError, RrlTimeout
 from .rewards import TrlReward, compute_score, compute_score_batch
 from .shaping import FormatReward
 
-__all__ = ["PromptResponse", "RewardResult", "RewardsResponse", "RrlClient", "RrlError", "FormatReward", "TrlReward", "compute_score", "compute_score_batch"]
+__all__ = ["JobsAccepted", "PromptResponse", "RrlTimeout", "RewardResult", "RewardsResponse", "RrlClient", "RrlError", "FormatReward", "TrlReward", "compute_score", "compute_score_batch"]

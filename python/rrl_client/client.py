@@ -7,19 +7,27 @@ Standard library only (urllib), so the reward functions import nothing heavy. Th
 - ``GET /v1/tasks/{id}/schema?form=patch|spec`` -> the JSON Schema of a valid answer (plain features, for guided decoding)
 - ``POST /v1/rewards`` with ``{"task": ID, "completions": [TEXT, ...]}`` ->
   ``{"rewards": [...], "results": [{"status", "score", "reason", "job"}]}`` once the jobs are done
+- ``POST /v1/jobs`` (the same body) -> 202 ``{"request", "jobs", ...}`` at once; ``GET /v1/requests/{id}``
+  and its server-sent events ``GET /v1/requests/{id}/events`` give the same answer once the jobs are done
 - ``GET /v1/jobs/{id}``
 - 429 with ``Retry-After`` when its queue is full; an optional bearer token.
+
+A reward is ``None`` when the harness could not score the completion for its own reasons (a lost
+worker, its scorer's failure, no reference for the task): its result's ``reason`` starts with
+``unscorable:``. Trainers read ``None`` as "no signal" (zero advantage), never as a failure.
 """
 
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
+import socket
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, NotRequired, Optional, TypedDict, cast
+from typing import Any, Callable, Iterator, NotRequired, Optional, TypedDict, cast
 
 
 PROMPT_FORMS = ("full", "compact", "patch")
@@ -54,10 +62,26 @@ class RewardResult(TypedDict):
 
 
 class RewardsResponse(TypedDict):
-    """The answer to ``POST /v1/rewards``: one reward and one result per completion, in order."""
+    """The answer to ``POST /v1/rewards``: one reward and one result per completion, in order.
 
-    rewards: list[float]
+    A reward is ``None`` when the harness could not score its completion (its result's reason says why)."""
+
+    rewards: list[Optional[float]]
     results: list[RewardResult]
+
+
+class JobsAccepted(TypedDict):
+    """The answer to ``POST /v1/jobs``: the request and its job ids, given before any job runs."""
+
+    request: int
+    replayed: bool
+    status: str
+    jobs: list[int]
+    links: dict[str, str]
+
+
+class RrlTimeout(RuntimeError):
+    """The rewards of a request did not come within the caller's wait."""
 
 
 class PromptResponse(TypedDict):
@@ -164,17 +188,91 @@ class RrlClient:
         if not all(isinstance(c, str) for c in completions):
             raise TypeError("completions must be a list of str")
         body = self._request("POST", "/v1/rewards", {"task": task_id, "completions": completions})
+        return _rewards_response("POST /v1/rewards", body, len(completions))
+
+    def submit(self, task_id: str, completions: list[str], idempotency_key: Optional[str] = None) -> JobsAccepted:
+        """``POST /v1/jobs``: record completions as jobs; answers at once with the request and job ids.
+
+        The same ``idempotency_key`` again is the same request (its jobs are not trained twice)."""
+        if not all(isinstance(c, str) for c in completions):
+            raise TypeError("completions must be a list of str")
+        payload: dict[str, Any] = {"task": task_id, "completions": completions}
+        if idempotency_key is not None:
+            payload["idempotencyKey"] = idempotency_key
+        body = self._request("POST", "/v1/jobs", payload)
+        if not isinstance(body, dict) or not isinstance(body.get("request"), int) or not isinstance(body.get("jobs"), list):
+            raise RrlError("POST /v1/jobs: expected {\"request\": N, \"jobs\": [...]}")
+        return cast(JobsAccepted, body)
+
+    def request(self, request_id: int) -> dict[str, Any]:
+        """``GET /v1/requests/{id}``: status, job ids, jobs finished and, once done, the answer."""
+        body = self._request("GET", f"/v1/requests/{int(request_id)}")
         if not isinstance(body, dict):
-            raise RrlError("POST /v1/rewards: expected a JSON object")
-        rewards = body.get("rewards")
-        results = body.get("results")
-        if not isinstance(rewards, list) or len(rewards) != len(completions):
-            raise RrlError(f"POST /v1/rewards: expected {len(completions)} rewards, got {rewards!r:.200}")
-        if not isinstance(results, list) or len(results) != len(completions):
-            raise RrlError(f"POST /v1/rewards: expected {len(completions)} results")
-        if not all(isinstance(r, (int, float)) and not isinstance(r, bool) for r in rewards):
-            raise RrlError("POST /v1/rewards: a reward is not a number")
-        return {"rewards": [float(r) for r in rewards], "results": cast(list[RewardResult], results)}
+            raise RrlError(f"GET /v1/requests/{request_id}: expected a JSON object")
+        return body
+
+    def events(self, request_id: int, read_timeout: float = 60.0) -> Iterator[tuple[str, Any]]:
+        """The request's server-sent events as ``(event, data)``: ``job`` rows, then ``rewards`` (or ``interrupted``).
+
+        ``read_timeout`` bounds the silence between two lines; the server sends a keepalive comment
+        every 15 s by default (``rrl serve --keepalive``), so a live stream never reaches it."""
+        headers = {"Accept": "text/event-stream"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        req = urllib.request.Request(f"{self.base_url}/v1/requests/{int(request_id)}/events", headers=headers)
+        try:
+            resp = urllib.request.urlopen(req, timeout=read_timeout)
+        except urllib.error.HTTPError as err:
+            raise RrlError(f"GET /v1/requests/{request_id}/events: HTTP {err.code}: {_error_detail(err)}", err.code) from None
+        with resp:
+            event, data = "message", cast(list[str], [])
+            for raw in resp:
+                line = raw.decode("utf-8").rstrip("\r\n")
+                if line == "":
+                    if data:
+                        yield event, json.loads("\n".join(data))
+                    event, data = "message", []
+                elif line.startswith(":"):
+                    continue  # a keepalive comment
+                elif line.startswith("event:"):
+                    event = line[6:].strip()
+                elif line.startswith("data:"):
+                    data.append(line[5:].lstrip(" "))
+
+    def wait(self, request_id: int, timeout: Optional[float] = None, expected: Optional[int] = None) -> RewardsResponse:
+        """The answer of a request once its jobs are done, read from its event stream.
+
+        A stream cut (a proxy, a restarting server: ``interrupted``) is opened again after a pause,
+        until the answer comes or ``timeout`` seconds have passed (None: no limit; then RrlTimeout)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        pause = 0.5
+        while True:
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise RrlTimeout(f"request {request_id}: no rewards within {timeout:.0f}s")
+            try:
+                for event, data in self.events(request_id, read_timeout=60.0 if left is None else max(1.0, min(60.0, left))):
+                    if event == "rewards":
+                        return _rewards_response(f"request {request_id}", data, expected)
+                    if event == "interrupted":
+                        break
+            except RrlError as err:
+                if err.status not in (None, 502, 503, 504):
+                    raise
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError, ValueError):
+                pass  # a cut stream or a server not back yet: open it again
+            self._sleep(pause)
+            pause = min(pause * 2, 10.0)
+
+    def score(
+        self, task_id: str, completions: list[str], idempotency_key: Optional[str] = None, timeout: Optional[float] = None
+    ) -> RewardsResponse:
+        """Submit completions as jobs and wait for their rewards (``submit`` then ``wait``).
+
+        Unlike ``rewards`` no connection stays silent while the jobs train; give an ``idempotency_key``
+        so that a retry after a lost answer is the same request."""
+        accepted = self.submit(task_id, completions, idempotency_key)
+        return self.wait(accepted["request"], timeout=timeout, expected=len(completions))
 
     def job(self, job_id: str) -> dict[str, Any]:
         """One job's record."""
@@ -221,6 +319,22 @@ class RrlClient:
                 return json.loads(raw)
             except ValueError:
                 raise RrlError(f"{method} {path}: the answer is not JSON: {raw[:200]!r}") from None
+
+
+def _rewards_response(what: str, body: Any, expected: Optional[int]) -> RewardsResponse:
+    """Checks an answer's shape: one reward (a number or None) and one result per completion."""
+    if not isinstance(body, dict):
+        raise RrlError(f"{what}: expected a JSON object")
+    rewards = body.get("rewards")
+    results = body.get("results")
+    n = len(rewards) if expected is None and isinstance(rewards, list) else expected
+    if not isinstance(rewards, list) or len(rewards) != n:
+        raise RrlError(f"{what}: expected {n} rewards, got {rewards!r:.200}")
+    if not isinstance(results, list) or len(results) != n:
+        raise RrlError(f"{what}: expected {n} results")
+    if not all(r is None or (isinstance(r, (int, float)) and not isinstance(r, bool)) for r in rewards):
+        raise RrlError(f"{what}: a reward is neither a number nor null")
+    return {"rewards": [None if r is None else float(r) for r in rewards], "results": cast(list[RewardResult], results)}
 
 
 def _error_detail(err: urllib.error.HTTPError) -> str:

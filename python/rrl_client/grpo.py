@@ -326,6 +326,11 @@ def spec_key(text: str) -> str:
     return text.strip()
 
 
+def _mean(xs: Sequence[float]) -> Optional[float]:
+    """The mean, or None for no values (an unscorable reward is no value)."""
+    return sum(xs) / len(xs) if xs else None
+
+
 def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], logs: dict[str, Any], reward: TrlReward, best: list[float]) -> dict[str, Any]:
     """One line of ``log.jsonl``: the harness's reward for this step's completions (not the shaped sum), the
     share of valid specs, the best and mean hidden score this step, the best so far, the distinct accepted
@@ -344,7 +349,7 @@ def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], l
         "step": step,
         "wall_s": round(wall_s, 2),
         "step_s": round(step_s, 2),
-        "outer/reward": (sum(reward.last_rewards) / n) if n else None,
+        "outer/reward": _mean([r for r in reward.last_rewards if r is not None]),
         "outer/valid_share": (sum(r["status"] != "invalid" for r in results) / n) if n else None,
         "outer/failed_share": (sum(r["status"] == "failed" for r in results) / n) if n else None,
         "outer/score_best_step": max(scores, default=None),

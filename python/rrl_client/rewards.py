@@ -43,7 +43,7 @@ def completion_text(completion: Completion) -> str:
     return "".join(parts)
 
 
-def score_grouped(client: RrlClient, tasks: Sequence[str], texts: Sequence[str]) -> tuple[list[float], list[RewardResult]]:
+def score_grouped(client: RrlClient, tasks: Sequence[str], texts: Sequence[str]) -> tuple[list[Optional[float]], list[RewardResult]]:
     """Rewards for completions ``texts[i]`` of task ``tasks[i]``: one ``/v1/rewards`` call per distinct task, in parallel, order kept."""
     if len(tasks) != len(texts):
         raise ValueError(f"{len(tasks)} task ids for {len(texts)} completions")
@@ -52,7 +52,7 @@ def score_grouped(client: RrlClient, tasks: Sequence[str], texts: Sequence[str])
         if not isinstance(task, str) or not task:
             raise ValueError(f"completion {i}: the task id must be a non-empty string, got {task!r}")
         groups.setdefault(task, []).append(i)
-    rewards: list[float] = [0.0] * len(texts)
+    rewards: list[Optional[float]] = [None] * len(texts)
     results: list[Optional[RewardResult]] = [None] * len(texts)
 
     def one(task: str) -> None:
@@ -84,15 +84,15 @@ class TrlReward:
         self.task_column = task_column
         self.__name__ = name  # TRL names the reward's log columns after it
         self.last_results: list[RewardResult] = []
-        self.last_rewards: list[float] = []
+        self.last_rewards: list[Optional[float]] = []
         self.last_tasks: list[str] = []
         self.last_texts: list[str] = []
         self.last_call_started = 0.0
         self.last_call_seconds = 0.0
         self.totals: dict[str, int] = {}
 
-    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[float]:
-        """One reward per completion, in order."""
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[Optional[float]]:
+        """One reward per completion, in order; None where the harness could not score it (TRL gives it no advantage)."""
         tasks = kwargs.get(self.task_column)
         if tasks is None:
             raise KeyError(f"the dataset has no {self.task_column!r} column (the task id of each prompt)")
@@ -132,8 +132,15 @@ def _task_of(ground_truth: Any, extra_info: Any) -> str:
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
-    """verl's per-sample custom reward function: one completion, one call (prefer :func:`compute_score_batch`)."""
-    return _env_client().rewards(_task_of(ground_truth, extra_info), [solution_str])["rewards"][0]
+    """verl's per-sample custom reward function: one completion, one call (prefer :func:`compute_score_batch`).
+
+    verl takes a number: an unscorable completion (reward None) scores 0.0, the improvement of a job level with the baseline."""
+    return _verl_number(_env_client().rewards(_task_of(ground_truth, extra_info), [solution_str])["rewards"][0])
+
+
+def _verl_number(reward: Optional[float]) -> float:
+    """verl's reward functions return numbers: None (unscorable) becomes 0.0, no improvement over the baseline."""
+    return 0.0 if reward is None else reward
 
 
 def compute_score_batch(
@@ -147,4 +154,4 @@ def compute_score_batch(
     extras: Sequence[Any] = extra_infos if extra_infos is not None else [None] * len(solution_strs)
     tasks = [_task_of(g, e) for g, e in zip(ground_truths, extras)]
     rewards, _ = score_grouped(_env_client(), tasks, list(solution_strs))
-    return rewards
+    return [_verl_number(r) for r in rewards]
