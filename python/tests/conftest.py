@@ -21,6 +21,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from fake_server import FakeRrl  # noqa: E402
+from real_serve import rrl_serve  # noqa: E402,F401  (a real `rrl serve`, one per session, for the adapter tests)
 
 
 @pytest.fixture

@@ -34,14 +34,26 @@ def tiny_tokenizer() -> Any:
     return tok
 
 
-def tiny_model(tokenizer: Any, seed: int = 0) -> Any:
+def tiny_tool_tokenizer(extra_tokens: list[str]) -> Any:
+    """The tiny tokenizer with TRL's copy of Qwen3's chat template, which renders tools and tool calls
+    (``<tool_call>{"name": ..., "arguments": ...}</tool_call>``) and which TRL knows how to parse tool
+    calls back out of; ``extra_tokens`` (e.g. a whole tool call) are added as single tokens."""
+    from trl.chat_template_utils import qwen3_chat_template
+
+    tok = tiny_tokenizer()
+    tok.add_tokens(["<tool_call>", "</tool_call>", *extra_tokens])
+    tok.chat_template = qwen3_chat_template
+    return tok
+
+
+def tiny_model(tokenizer: Any, seed: int = 0, max_positions: int = 512) -> Any:
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
     torch.manual_seed(seed)
     config = LlamaConfig(
         vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=max_positions,
         pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id, bos_token_id=None,
         tie_word_embeddings=True,
     )
