@@ -108,7 +108,7 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
         self._state.task = task
         self._state.submitted += 1
         self._state.step_count += 1
-        outcome: Outcome = score_one(self._client, task, action.spec)
+        outcome: Outcome = score_one(self._client, task, action.spec, timeout=self._client.timeout)
         result = outcome.result or {}
         self._state.reward = outcome.reward
         self._state.status = result.get("status")

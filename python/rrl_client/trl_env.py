@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import logging
 import os
+import uuid
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Optional, Sequence
 
-from .client import RrlClient, RrlError
+from .client import RrlClient, RrlError, RrlTimeout
 from .rewards import DEFAULT_URL
 
 log = logging.getLogger(__name__)
@@ -93,15 +94,27 @@ def spec_text(spec: Any) -> str:
     return json.dumps(spec)
 
 
-def score_one(client: RrlClient, task: str, text: str) -> Outcome:
-    """One completion through the harness: its reward and result, or ``None`` with the reason when the
-    harness did not answer (unreachable, an HTTP error, a null reward)."""
+CONTENT_REFUSALS = (400, 413, 415)
+"""HTTP statuses the harness refuses a completion with for what it holds (malformed, over the size limit):
+the job's own failure, -1, like an invalid spec. Anything else that stops an answer is the harness's: None."""
+
+
+def score_one(client: RrlClient, task: str, text: str, timeout: Optional[float] = None) -> Outcome:
+    """One completion through the harness (``POST /v1/jobs``, then its event stream, under one idempotency
+    key so a retry is the same job): its reward and result. ``None`` with the reason when the harness
+    could not answer for its own reasons (unreachable, busy past the wait, a null reward, ``timeout``);
+    -1 when it refused the completion for what it holds (a body too large or malformed)."""
     try:
-        score = getattr(client, "score", None)  # the async job API (submit + wait) where the client has it
-        answer = score(task, [text]) if callable(score) else client.rewards(task, [text])
+        answer = client.score(task, [text], idempotency_key=f"rrl-env-{uuid.uuid4()}", timeout=timeout)
     except RrlError as err:
+        why = " ".join(str(err).split())[:MAX_REASON_CHARS]
+        if err.status in CONTENT_REFUSALS:
+            return Outcome(-1.0, f"invalid: the harness refused the job ({why}); reward -1", {"status": "invalid", "reason": why})
         log.warning("rrl serve did not score a job of %s: %s", task, err)
-        return Outcome(None, f"unscorable: the harness did not answer ({' '.join(str(err).split())[:MAX_REASON_CHARS]}); reward none (not scored)")
+        return Outcome(None, f"unscorable: the harness did not answer ({why}); reward none (not scored)")
+    except RrlTimeout as err:
+        log.warning("rrl serve did not score a job of %s in time: %s", task, err)
+        return Outcome(None, f"unscorable: {err}; reward none (not scored)")
     reward = answer["rewards"][0]
     result: dict[str, Any] = dict(answer["results"][0])
     value = None if reward is None else float(reward)
@@ -199,7 +212,8 @@ class RrlEnvironment(JobEpisode):
     url: ClassVar[Optional[str]] = None
     token: ClassVar[Optional[str]] = None
     timeout: ClassVar[float] = 1800.0
-    """Seconds one job may take to answer (the HTTP timeout of the call that waits for it)."""
+    """Seconds to wait for a job's reward; past it the reward is None. Keep it well above the tasks' job
+    time limits and the queue's wait: a job the agent made slow must get its real reward, not None."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -211,7 +225,7 @@ class RrlEnvironment(JobEpisode):
         return prompt_text(self._client, task, self.prompt_form)
 
     def _submit(self, task: str, text: str) -> Outcome:
-        return score_one(self._client, task, text)
+        return score_one(self._client, task, text, timeout=self.timeout)
 
 
 def rrl_environment(

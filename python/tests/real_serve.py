@@ -39,9 +39,9 @@ def _missing() -> str | None:
     return None
 
 
-def start_serve(run_dir: Path, *extra: str) -> tuple[subprocess.Popen[str], str]:
-    """Starts `rrl serve --port 0 --run RUN_DIR EXTRA...`; returns the process and its URL."""
-    cmd = ["node", str(ROOT / "bin" / "rrl.js"), "serve", "--port", "0", "--run", str(run_dir), "--workers", "2", *extra]
+def start_serve(run_dir: Path, *extra: str, port: int = 0) -> tuple[subprocess.Popen[str], str]:
+    """Starts `rrl serve --port PORT --run RUN_DIR EXTRA...` (port 0: a free one); returns the process and its URL."""
+    cmd = ["node", str(ROOT / "bin" / "rrl.js"), "serve", "--port", str(port), "--run", str(run_dir), "--workers", "2", *extra]
     env = {**os.environ, "RRL_EVAL_SECRET": os.environ.get("RRL_EVAL_SECRET", "1779033703")}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env)
     assert proc.stdout is not None
