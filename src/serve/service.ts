@@ -7,7 +7,7 @@
  * keeping the jobs that had finished.
  */
 import { createHash } from 'node:crypto';
-import { EventEmitter } from 'node:events';
+import { EventEmitter, setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import type { z } from 'zod';
 import type { Executor } from '../run/executor.js';
@@ -145,6 +145,7 @@ export class RewardService {
       cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
       const scorer = new Scorer(options.scoring);
       const abort = new AbortController();
+      setMaxListeners(0, abort.signal); // every job in flight listens to it; a queue of 1,000 is normal
       const evaluator = new Evaluator({ dir, runId, store, executor, scorer, cache, secret, evalId, signal: abort.signal, timeoutMs: options.timeoutMs });
       const service = new RewardService(dir, runId, stored as ServeConfig, store, cache, scorer, executor, evaluator, abort, options, secret);
       service.resumePending();
