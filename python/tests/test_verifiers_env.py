@@ -63,6 +63,7 @@ def test_the_rows_are_the_tasks_prompts_and_the_reward_is_the_harnesss(rrl_serve
 
     # the environment's own reward path (Task.score, as a rollout scores): a good completion and an invalid one
     good, bad = asyncio.run(_score(rows[0], [TINY_PATCH, "I would rather not write JSON."]))
+    print(f"\nrewards: TINY_PATCH {good.rewards[rrl_jobs.REWARD]} {good.info['rrl']}; invalid {bad.rewards[rrl_jobs.REWARD]} {bad.info['rrl']['reason']!r}")
     assert good.ok and good.info["rrl"]["status"] == "succeeded" and good.info["rrl"]["job"] is not None
     reward = good.rewards[rrl_jobs.REWARD]
     assert reward is not None and reward.score == good.info["rrl"]["reward"] and reward.score != -1.0
