@@ -26,7 +26,7 @@ import threading
 from typing import Any, Literal, Optional, cast
 
 import verifiers.v1 as vf
-
+from pydantic import Field
 from verifiers.v1.types import content_text
 
 from rrl_client.client import RewardResult, RrlClient
@@ -44,7 +44,7 @@ class RrlUnscorable(RuntimeError):
 class RrlTaskConfig(vf.TaskConfig):
     """Where the rewards come from: used by every task while scoring (``[env.taskset.task]``), and by the taskset to load the prompts."""
 
-    url: str = os.environ.get("RRL_URL", DEFAULT_URL)
+    url: str = Field(default_factory=lambda: os.environ.get("RRL_URL") or DEFAULT_URL)
     """The `rrl serve` to post completions to (default ``$RRL_URL``, else loopback:8377)."""
     token_env: str = "RRL_TOKEN"
     """The environment variable that holds the server's bearer token, if it has one (the token stays out of configs and traces)."""
@@ -115,7 +115,7 @@ class RrlJobTask(vf.Task[RrlJobData, vf.State, RrlTaskConfig]):
 class RrlJobsConfig(vf.TasksetConfig):
     """Which harness tasks, and which prompt form (``[env.taskset]``)."""
 
-    task: RrlTaskConfig = RrlTaskConfig()
+    task: RrlTaskConfig = Field(default_factory=RrlTaskConfig)
     tasks: Optional[list[str]] = None
     """Task ids, in order; None: every task of ``family`` / ``split``."""
     family: Optional[str] = None
