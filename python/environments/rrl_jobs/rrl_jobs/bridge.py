@@ -81,8 +81,9 @@ class TrlReward:
 
     ``GRPOTrainer(reward_funcs=[TrlReward(env)], train_dataset=Dataset.from_list(trl_rows(env)))``. Each
     completion of a batch is scored concurrently (one harness request each); an unscorable one is
-    ``None``, which TRL reads as "no reward from this function" (NaN, left out of the sum). The last
-    call's traces are kept in ``last_traces``.
+    ``None``, which TRL reads as "no reward from this function" (TRL 1.13: a completion no function
+    scored is left out of its group's baseline and gets no advantage). The last call's traces are kept
+    in ``last_traces``.
     """
 
     def __init__(self, env: Any, task_column: str = "task", name: str = "rrl_verifiers") -> None:
