@@ -1,0 +1,211 @@
+"""rrl-jobs: the recursive-rl harness (`rrl serve`) as a verifiers v1 taskset.
+
+One task per harness task: its prompt is ``GET /v1/tasks/{id}/prompt?form=...`` (the brief that asks
+for a training job, as a JSON spec or a JSON merge patch over the task's baseline spec). The model
+answers once (single turn); the reward posts that answer to the harness, which trains the job, scores
+it on its hidden evaluation and answers with the outer reward.
+
+- a reward (a number): returned, so the trace's reward is it; the job's status, reason, id, score,
+  patch and ``unchanged`` go to ``trace.info["rrl"]``. A job's own failure (invalid spec, its own
+  error, timeout, out of memory, NaN) is -1 with its reason there, as in `rrl serve`.
+- no reward (``null``, reason ``unscorable: ...``, the harness could not score for its own reasons), a
+  harness that cannot be reached or a request that fails: the reward raises :class:`RrlUnscorable`
+  (or the client's error). verifiers records a raising reward as the trace's error: the reward stays
+  ``None`` ("scoring didn't run"), the trace is not ok, and a trainer drops it (prime-rl keeps no
+  failed trace). It is never turned into a -1.
+
+Loaded by id like any v1 taskset (``vf.load_taskset(vf.TasksetConfig(id="rrl-jobs", ...))``, prime-rl's
+``[...env.taskset] id = "rrl-jobs"``) or with :func:`load_environment`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from typing import Any, Literal, Optional, cast
+
+import verifiers.v1 as vf
+from pydantic import Field
+from verifiers.v1.types import content_text
+
+from rrl_client.client import RewardResult, RrlClient
+
+DEFAULT_URL = "http://127.0.0.1:8377"
+TASKSET_ID = "rrl-jobs"
+REWARD = "outer_reward"
+"""The name of the reward on the trace (``trace.rewards["outer_reward"]``)."""
+
+
+class RrlUnscorable(RuntimeError):
+    """The harness answered without a reward for a completion (``null``: it could not score it for its own reasons)."""
+
+
+class RrlTaskConfig(vf.TaskConfig):
+    """Where the rewards come from: used by every task while scoring (``[env.taskset.task]``), and by the taskset to load the prompts."""
+
+    url: str = Field(default_factory=lambda: os.environ.get("RRL_URL") or DEFAULT_URL)
+    """The `rrl serve` to post completions to (default ``$RRL_URL``, else loopback:8377)."""
+    token_env: str = "RRL_TOKEN"
+    """The environment variable that holds the server's bearer token, if it has one (the token stays out of configs and traces)."""
+    timeout: float = 1800.0
+    """Seconds one request may wait for its job (training and scoring included)."""
+
+
+class RrlJobData(vf.TaskData):
+    """One harness task: its prompt (``system_prompt`` + ``prompt``), ``id`` the harness task id."""
+
+    family: str = ""
+    split: str = ""
+    form: str = "patch"
+    example: Optional[dict[str, Any]] = None
+    """The example answer the compact and patch prompts show (None for the full form)."""
+
+
+_clients: dict[tuple[str, Optional[str], float], RrlClient] = {}
+_clients_lock = threading.Lock()
+
+
+def client_for(config: RrlTaskConfig) -> RrlClient:
+    """One client per (url, token, timeout), shared by the tasks of a process."""
+    token = os.environ.get(config.token_env) or None
+    key = (str(config.url), token, float(config.timeout))
+    with _clients_lock:
+        if key not in _clients:
+            _clients[key] = RrlClient(key[0], token, timeout=key[2], max_wait=key[2])
+        return _clients[key]
+
+
+def _record(trace: Any, reward: Optional[float], result: RewardResult) -> None:
+    info = {k: result.get(k) for k in ("status", "reason", "job", "score", "patch", "unchanged")}
+    info["reward"] = reward
+    trace.info["rrl"] = info
+    trace.record_metric("rrl_invalid", float(result.get("status") == "invalid"))
+    trace.record_metric("rrl_unchanged", float(bool(result.get("unchanged"))))
+    score = result.get("score")
+    if isinstance(score, dict) and isinstance(score.get("normalized"), (int, float)):
+        trace.record_metric("rrl_score", float(score["normalized"]))
+
+
+class RrlJobTask(vf.Task[RrlJobData, vf.State, RrlTaskConfig]):
+    """Single turn; the harness's outer reward for the one answer."""
+
+    @property
+    def key(self) -> str:
+        # durable across runs (idx is run-local): the harness task and the prompt form
+        return f"{self.data.id}/{self.data.form}"
+
+    @vf.stop
+    async def single_turn(self, trace: vf.Trace) -> bool:
+        return cast(bool, trace.num_turns >= 1)
+
+    @vf.reward(weight=1.0)
+    async def outer_reward(self, trace: vf.Trace) -> float:
+        """Posts the answer to the harness; its outer reward (-1 for the job's own failure). Raises when there is none."""
+        client = client_for(self.config)
+        answer = await asyncio.to_thread(client.rewards, str(self.data.id), [str(trace.last_reply)])
+        reward = cast(Optional[float], answer["rewards"][0])
+        result = answer["results"][0]
+        _record(trace, reward, result)
+        if reward is None:
+            raise RrlUnscorable(f"{self.data.id}: {result.get('reason') or 'unscorable'}")
+        return float(reward)
+
+
+class RrlJobsConfig(vf.TasksetConfig):
+    """Which harness tasks, and which prompt form (``[env.taskset]``)."""
+
+    task: RrlTaskConfig = Field(default_factory=RrlTaskConfig)
+    tasks: Optional[list[str]] = None
+    """Task ids, in order; None: every task of ``family`` / ``split``."""
+    family: Optional[str] = None
+    """Only the tasks of this family."""
+    split: Optional[str] = None
+    """Only the tasks of this split (``train``, ``held-out``, ``example``); when neither it nor ``tasks`` is given, ``train``."""
+    form: Literal["full", "compact", "patch"] = "patch"
+    """The prompt form: ``patch`` asks for a JSON merge patch over the baseline spec (about 350 tokens), ``compact`` for the
+    edited baseline spec, ``full`` the whole brief."""
+
+
+def select_tasks(rows: list[dict[str, Any]], tasks: Optional[list[str]], family: Optional[str], split: Optional[str]) -> list[dict[str, Any]]:
+    """The task rows of ``GET /v1/tasks`` chosen by ids (in their order) and/or family and split; raises when none is left."""
+    by_id = {str(r.get("id")): r for r in rows}
+    if tasks is not None:
+        unknown = [t for t in tasks if t not in by_id]
+        if unknown:
+            raise ValueError(f"unknown task id(s) {unknown}; the server has {sorted(by_id)}")
+        chosen = [by_id[t] for t in tasks]
+    else:
+        chosen = list(rows)
+        if split is None:
+            split = "train"
+    if family is not None:
+        chosen = [r for r in chosen if r.get("family") == family]
+    if split is not None:
+        chosen = [r for r in chosen if r.get("split") == split]
+    if not chosen:
+        raise ValueError(f"no task matches tasks={tasks} family={family} split={split}")
+    return chosen
+
+
+class RrlJobsTaskset(vf.Taskset[RrlJobTask, RrlJobsConfig]):
+    """The harness's tasks, one row each, with the prompt the server gives for ``form``."""
+
+    def load(self) -> list[RrlJobTask]:
+        cfg = self.config
+        client = client_for(cfg.task)
+        out: list[RrlJobTask] = []
+        for i, row in enumerate(select_tasks(client.tasks(), cfg.tasks, cfg.family, cfg.split)):
+            task_id = str(row["id"])
+            answer = client.prompt_response(task_id, cfg.form)
+            messages = answer["messages"]
+            system = [m["content"] for m in messages if m["role"] == "system"]
+            rest = [m for m in messages if m["role"] != "system"]
+            prompt: Any = rest[0]["content"] if len(rest) == 1 and rest[0]["role"] == "user" else [dict(m) for m in rest]
+            data = RrlJobData(
+                idx=i, id=task_id, name=task_id, prompt=prompt, system_prompt="\n\n".join(system) if system else None,
+                family=str(row.get("family") or ""), split=str(row.get("split") or ""), form=cfg.form, example=answer["example"],
+            )
+            out.append(RrlJobTask(data, cfg.task))
+        return out
+
+
+def prompt_messages(data: Any) -> list[dict[str, str]]:
+    """A task's prompt as chat messages (``[{"role", "content"}]``): its system prompt, then its prompt."""
+    out: list[dict[str, str]] = []
+    if data.system_prompt:
+        out.append({"role": "system", "content": str(data.system_prompt)})
+    if isinstance(data.prompt, str):
+        out.append({"role": "user", "content": data.prompt})
+    else:
+        out.extend({"role": str(m.role), "content": str(content_text(m.content))} for m in data.prompt or [])
+    return out
+
+
+def load_environment(
+    url: Optional[str] = None,
+    tasks: Optional[list[str]] = None,
+    family: Optional[str] = None,
+    split: Optional[str] = None,
+    form: str = "patch",
+    *,
+    token_env: str = "RRL_TOKEN",
+    timeout: float = 1800.0,
+    harness: str = "null",
+    runtime: str = "subprocess",
+) -> Any:
+    """The verifiers environment (a ``vf.SingleAgentEnv``) over the harness's tasks.
+
+    Equivalent to ``vf.load_environment(vf.SingleAgentEnvConfig(taskset={"id": "rrl-jobs", ...}))``: the taskset
+    ``rrl-jobs`` with ``url`` (default ``$RRL_URL``, else loopback:8377), the tasks chosen by ``tasks`` or
+    ``family``/``split``, the prompt ``form``; its agent runs the ``null`` harness (a plain chat loop, no tools)
+    in the ``subprocess`` runtime, as prime-rl's single-turn examples do. ``env.taskset`` iterates the rows.
+    """
+    task_cfg: dict[str, Any] = {"token_env": token_env, "timeout": timeout}
+    if url is not None:
+        task_cfg["url"] = url
+    config = vf.SingleAgentEnvConfig.model_validate({
+        "taskset": {"id": TASKSET_ID, "task": task_cfg, "tasks": tasks, "family": family, "split": split, "form": form},
+        "agent": {"harness": {"id": harness}, "runtime": {"type": runtime}},
+    })
+    return vf.load_environment(config)
