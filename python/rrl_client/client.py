@@ -243,7 +243,8 @@ class RrlClient:
         """The answer of a request once its jobs are done, read from its event stream.
 
         A stream cut (a proxy, a restarting server: ``interrupted``) is opened again after a pause,
-        until the answer comes or ``timeout`` seconds have passed (None: no limit; then RrlTimeout)."""
+        until the answer comes or ``timeout`` seconds have passed (None: no limit; then RrlTimeout).
+        An ``error`` event (the harness failed on the request for a reason of its own) raises RrlError."""
         deadline = None if timeout is None else time.monotonic() + timeout
         pause = 0.5
         while True:
@@ -256,8 +257,11 @@ class RrlClient:
                         return _rewards_response(f"request {request_id}", data, expected)
                     if event == "interrupted":
                         break
+                    if event == "error":
+                        detail = data.get("error") if isinstance(data, dict) else data
+                        raise RrlError(f"request {request_id}: {detail}", 500)
             except RrlError as err:
-                if err.status not in (None, 502, 503, 504):
+                if err.status not in (None, 502, 503, 504) or str(err).startswith(f"request {request_id}: "):
                     raise
             except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError, ValueError):
                 pass  # a cut stream or a server not back yet: open it again

@@ -7,6 +7,8 @@
  * - `rewards`: the request is settled (data: what `POST /v1/rewards` answers); the stream ends;
  * - `interrupted`: the server is stopping (data: `{"error"}`); the request is kept and finishes
  *   after `rrl serve --resume`; the stream ends;
+ * - `error`: the harness failed on the request for a reason of its own (data: `{"error"}`); the
+ *   request stays pending (tried again on `--resume`); the stream ends;
  * - a `: keepalive` comment every `keepaliveMs` while nothing else is said.
  */
 import { streamSSE } from 'hono/streaming';
@@ -41,6 +43,9 @@ export function requestEvents(c: HttpContext, service: RewardService, id: number
     const onDone = (request: number): void => {
       if (request === id) wake();
     };
+    const onFailed = (request: number): void => {
+      if (request === id) wake();
+    };
     const onInterrupted = (): void => {
       interrupted = true;
       wake();
@@ -48,6 +53,7 @@ export function requestEvents(c: HttpContext, service: RewardService, id: number
     service.events.on('job', onJob);
     service.events.on('done', onDone);
     service.events.on('interrupted', onInterrupted);
+    service.events.on('failed', onFailed);
     stream.onAbort(() => wake());
     try {
       const first = service.request(id);
@@ -64,6 +70,11 @@ export function requestEvents(c: HttpContext, service: RewardService, id: number
         if (now.status === 'done') {
           for (const job of now.jobs) await send(job);
           await stream.writeSSE({ event: 'rewards', data: JSON.stringify(now.answer) });
+          return;
+        }
+        const failure = service.failure(id);
+        if (failure !== null) {
+          await stream.writeSSE({ event: 'error', data: JSON.stringify({ error: failure }) });
           return;
         }
         if (interrupted || service.stopped) {
@@ -84,6 +95,7 @@ export function requestEvents(c: HttpContext, service: RewardService, id: number
       service.events.off('job', onJob);
       service.events.off('done', onDone);
       service.events.off('interrupted', onInterrupted);
+      service.events.off('failed', onFailed);
     }
   });
 }

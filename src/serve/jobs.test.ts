@@ -300,3 +300,23 @@ test('1,000 queued jobs: all accepted at once, the server answers meanwhile, eve
     await s.close();
   }
 });
+
+test('a request the harness fails on for a bug of its own ends its event stream with `error` and stays pending, never hanging', async () => {
+  const broken: Executor = {
+    name: 'throwing',
+    slots: 1,
+    execute: () => Promise.reject(new Error('a bug in the executor (injected)')),
+    cancelAll: () => {},
+    close: async () => {},
+  };
+  const s = await open({ exec: broken });
+  try {
+    const accepted = JobsAccepted.parse(await (await submit(s.server, { task, completions: [tiny(41)] })).json());
+    const { events: got } = await events(s.server, accepted.request);
+    assert.equal(got.at(-1)?.event, 'error');
+    assert.match((got.at(-1)?.data as { error: string }).error, /^the harness failed on request \d+: a bug in the executor \(injected\)/);
+    assert.equal(RequestStatus.parse(await (await fetch(`${s.server.url}/v1/requests/${accepted.request}`)).json()).status, 'pending');
+  } finally {
+    await s.close();
+  }
+});

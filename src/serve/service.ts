@@ -30,6 +30,7 @@ import { openRun } from '../outer/open-run.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from '../outer/settle.js';
 import { CompletionBudget, INTAKE_DEFAULTS, parseProposals, traceOf } from './intake.js';
 import { HttpError } from './http.js';
+import { oneLine } from '../spec/bounds.js';
 import { pinTaskFingerprints } from '../outer/fingerprints.js';
 import type { JobResponse, JobsAccepted, RequestStatus, RewardsResponse, TaskRow } from './schemas.js';
 
@@ -40,6 +41,8 @@ export type RewardsAnswer = z.infer<typeof RewardsResponse>;
 export interface ServiceEvents {
   job: [request: number, job: number];
   done: [request: number];
+  /** The harness failed on the request for a reason of its own (a bug): it stays pending for --resume. */
+  failed: [request: number, message: string];
   interrupted: [];
 }
 
@@ -98,6 +101,8 @@ export class RewardService {
   private readonly answers = new Map<number, Promise<RewardsAnswer>>();
   /** Job finished, request settled, service stopped: what the event streams of `GET /v1/requests/{id}/events` follow. */
   readonly events = new EventEmitter<ServiceEvents>();
+  /** Requests the harness failed on in this process (its own error), with the one-line reason. */
+  private readonly failures = new Map<number, string>();
   private readonly taskIds = new Set(listTasks().map((t) => t.brief.id));
   private outstanding = 0;
   private jobSeconds = { sum: 0, n: 0 };
@@ -145,7 +150,9 @@ export class RewardService {
       cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
       const scorer = new Scorer(options.scoring);
       const abort = new AbortController();
-      setMaxListeners(0, abort.signal); // every job in flight listens to it; a queue of 1,000 is normal
+      // Every job in flight listens to it; a queue of thousands is normal. (Not 0, "unlimited": Node 20's
+      // getMaxListeners throws on an AbortSignal set so, and the worker pool reads it.)
+      setMaxListeners(1 << 20, abort.signal);
       const evaluator = new Evaluator({ dir, runId, store, executor, scorer, cache, secret, evalId, signal: abort.signal, timeoutMs: options.timeoutMs });
       const service = new RewardService(dir, runId, stored as ServeConfig, store, cache, scorer, executor, evaluator, abort, options, secret);
       service.resumePending();
@@ -328,6 +335,11 @@ export class RewardService {
     };
   }
 
+  /** Why the harness failed on request `id` in this process (null: it did not). */
+  failure(id: number): string | null {
+    return this.failures.get(id) ?? null;
+  }
+
   /** The answer of a recorded request: stored when it is done, else the one being computed (or resumed). */
   private answerOf(id: number): Promise<RewardsAnswer> {
     const r = this.store.request(this.runId, id);
@@ -344,7 +356,15 @@ export class RewardService {
       this.active.delete(p);
       this.answers.delete(id);
     });
-    p.catch(() => {}); // a request nobody waits for (POST /v1/jobs) stays pending when interrupted; its callers see the rejection
+    // A request nobody waits for (POST /v1/jobs) stays pending when interrupted; its callers see the rejection.
+    // Any other error is the harness's own: said to the operator and to the request's event streams.
+    p.catch((err: unknown) => {
+      if (err instanceof HttpError || this.abort.signal.aborted) return;
+      const message = oneLine(`the harness failed on request ${id}: ${(err as Error)?.message ?? String(err)}`, 500);
+      this.failures.set(id, message);
+      (this.options.log ?? (() => {}))(`${message}; the request stays pending and is tried again on --resume`);
+      this.events.emit('failed', id, message);
+    });
     this.active.add(p);
     this.answers.set(id, p);
     return p;

@@ -30,6 +30,7 @@ from pydantic import Field
 from verifiers.v1.types import content_text
 
 from rrl_client.client import RewardResult, RrlClient
+from rrl_client.trl_env import score_one
 
 DEFAULT_URL = "http://127.0.0.1:8377"
 TASKSET_ID = "rrl-jobs"
@@ -49,7 +50,8 @@ class RrlTaskConfig(vf.TaskConfig):
     token_env: str = "RRL_TOKEN"
     """The environment variable that holds the server's bearer token, if it has one (the token stays out of configs and traces)."""
     timeout: float = 1800.0
-    """Seconds one request may wait for its job (training and scoring included)."""
+    """Seconds to wait for a job's reward (training and scoring included); past it the reward is None. Keep it
+    well above the tasks' job time limits: a job the model made slow must get its real reward."""
 
 
 class RrlJobData(vf.TaskData):
@@ -103,13 +105,14 @@ class RrlJobTask(vf.Task[RrlJobData, vf.State, RrlTaskConfig]):
     async def outer_reward(self, trace: vf.Trace) -> float:
         """Posts the answer to the harness; its outer reward (-1 for the job's own failure). Raises when there is none."""
         client = client_for(self.config)
-        answer = await asyncio.to_thread(client.rewards, str(self.data.id), [str(trace.last_reply)])
-        reward = cast(Optional[float], answer["rewards"][0])
-        result = answer["results"][0]
-        _record(trace, reward, result)
-        if reward is None:
-            raise RrlUnscorable(f"{self.data.id}: {result.get('reason') or 'unscorable'}")
-        return float(reward)
+        # The job API (POST /v1/jobs, then its event stream), one idempotency key per answer; a refusal
+        # of the completion for what it holds is -1, the harness's own failures come back as None.
+        outcome = await asyncio.to_thread(score_one, client, str(self.data.id), str(trace.last_reply), self.config.timeout)
+        result = cast(RewardResult, outcome.result or {"status": None, "reason": outcome.message})
+        _record(trace, outcome.reward, result)
+        if outcome.reward is None:
+            raise RrlUnscorable(f"{self.data.id}: {result.get('reason') or outcome.message}")
+        return float(outcome.reward)
 
 
 class RrlJobsConfig(vf.TasksetConfig):
