@@ -22,7 +22,7 @@ function startPython(args: string[]): Promise<{ status: number | null; output: s
     let output = '';
     child.stdout.on('data', (b: Buffer) => (output += b));
     child.stderr.on('data', (b: Buffer) => (output += b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 600_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 900_000);
     child.once('error', fail);
     child.once('close', (status) => {
       clearTimeout(timer);
@@ -35,7 +35,7 @@ function startPython(args: string[]): Promise<{ status: number | null; output: s
 const pytest = skip ? null : startPython(['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests']);
 const mypy = skip ? null : startPython(['-m', 'mypy', '--cache-dir', join(root, '.venv', '.mypy_cache')]);
 
-test('python: pytest (client, TRL and verl rewards, GRPO smoke test with LoRA)', { skip }, async () => {
+test('python: pytest (client, TRL and verl rewards, the TRL, OpenEnv and verifiers adapters on a real rrl serve, GRPO smoke test with LoRA)', { skip }, async () => {
   const r = await pytest!;
   process.stdout.write(r.output);
   assert.equal(r.status, 0, 'pytest failed (output above)');
