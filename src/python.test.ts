@@ -35,7 +35,9 @@ function startPython(args: string[]): Promise<{ status: number | null; output: s
 const pytest = skip ? null : startPython(['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests']);
 const mypy = skip ? null : startPython(['-m', 'mypy', '--cache-dir', join(root, '.venv', '.mypy_cache')]);
 
-test('python: pytest (client, TRL and verl rewards, the TRL, OpenEnv and verifiers adapters on a real rrl serve, GRPO smoke test with LoRA)', { skip }, async () => {
+test('python: pytest (client, TRL and verl rewards, the TRL, OpenEnv and verifiers adapters on a real rrl serve, GRPO smoke test with LoRA)', {
+  skip,
+}, async () => {
   const r = await pytest!;
   process.stdout.write(r.output);
   assert.equal(r.status, 0, 'pytest failed (output above)');
