@@ -346,7 +346,7 @@ export function pointChoice(heads: Head[], point: Record<string, unknown>): numb
     if (!(h.name in point)) throw new Error(`the point has no value for "${h.name}"`);
     const v = point[h.name];
     if (p.kind === 'categorical') {
-      const i = p.choices.findIndex((c) => c === v);
+      const i = p.choices.indexOf(v as PlainChoice);
       if (i < 0) throw new Error(`"${h.name}": ${JSON.stringify(v)?.slice(0, 40)} is none of its choices`);
       return i;
     }
