@@ -38,7 +38,7 @@ export function comparisonSpec(rows: { method: string; score: number }[]): TopLe
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: 'Held-out tasks: mean normalised hidden score',
-    width: 480,
+    width: Math.max(480, 32 * rows.length),
     height: 260,
     data: { values: rows },
     mark: 'bar',
