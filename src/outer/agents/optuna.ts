@@ -324,15 +324,16 @@ export class OptunaAgent implements Agent {
     try {
       const { driver, study } = await this.study(brief);
       const answer = await driver.request('ask', { study: brief.id });
+      // The trial is asked (the enqueued baseline taken) whatever follows.
+      const baseline = study.enqueued;
+      study.enqueued = false;
+      study.asked += 1;
       const heads = buildHeads(brief);
       if (typeof answer.trial !== 'number' || answer.params === null || typeof answer.params !== 'object') {
         throw new Error('the Optuna driver answered an ask without a trial and its params');
       }
       const point = answer.params as Record<string, unknown>;
       const choice = pointChoice(heads, point);
-      const baseline = study.enqueued;
-      study.enqueued = false;
-      study.asked += 1;
       const seed = ctx.rng.int(1_000_000);
       const spec = baseline ? { ...structuredClone(getPublicTask(brief.id).baseline), seed } : decode(brief, heads, choice, seed);
       const trace: OptunaTrace = {
