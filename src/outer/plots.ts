@@ -43,7 +43,7 @@ export function comparisonSpec(rows: { method: string; score: number }[]): TopLe
     data: { values: rows },
     mark: 'bar',
     encoding: {
-      x: { field: 'method', type: 'nominal', sort: null, title: null, axis: { labelAngle: -30 } },
+      x: { field: 'method', type: 'nominal', sort: null, title: null, axis: { labelAngle: -30, labelLimit: 260 } },
       y: { field: 'score', type: 'quantitative', title: 'mean normalised score' },
     },
   };
