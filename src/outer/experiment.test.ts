@@ -7,23 +7,50 @@ import { familyOf, resolveFamilies, runTransfer, transferPreset } from './experi
 import { iterationTasks } from './loop.js';
 import { FAMILIES } from '../tasks/families/index.js';
 import { LocalExecutor } from '../run/local.js';
+import { skipWithoutPython } from '../testing/python.js';
+
+const OPTUNA_KEYS = [
+  'optunaCmaesBest16',
+  'optunaCmaesBest4',
+  'optunaCmaesSeededBest16',
+  'optunaCmaesSeededBest4',
+  'optunaTpeBest16',
+  'optunaTpeBest4',
+  'optunaTpeSeededBest16',
+  'optunaTpeSeededBest4',
+];
+const OPTUNA_LABELS = ['TPE', 'CMA-ES', 'TPE seeded', 'CMA-ES seeded'].flatMap((s) => [`optuna ${s} best of 4`, `optuna ${s} best of 16`]);
 
 test('the transfer experiment writes its tables and plots and reports every method', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-transfer-'));
   const ex = new LocalExecutor({ workers: 2 });
   try {
-    const r = await runTransfer(dir, { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 3, seeds: 2 }, ex);
-    assert.deepEqual(Object.keys(r.heldOut).sort(), [
-      'baseline',
-      'controllerAdaptBest16',
-      'controllerBest16',
-      'controllerBest4',
-      'randomBest16',
-      'randomBest4',
-      'searchBest16',
-      'searchBest4',
-      'zeroShot',
-    ]);
+    // Without a Python for the Optuna rows: they are skipped, loudly, and the rest runs.
+    const python = join(tmpdir(), 'no-such-python-for-optuna');
+    const r = await runTransfer(
+      dir,
+      { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 3, seeds: 2, python },
+      ex,
+    );
+    assert.deepEqual(
+      Object.keys(r.heldOut).sort(),
+      [
+        'baseline',
+        'controllerAdaptBest16',
+        'controllerBest16',
+        'controllerBest4',
+        'randomBest16',
+        'randomBest4',
+        'searchBest16',
+        'searchBest4',
+        'zeroShot',
+        ...OPTUNA_KEYS,
+      ].sort(),
+    );
+    for (const k of OPTUNA_KEYS) assert.equal(r.heldOut[k as keyof typeof r.heldOut], null, k);
+    assert.equal(r.notes.length, 1);
+    assert.match(r.notes[0], /^SKIPPED the Optuna rows .*no-such-python-for-optuna.*run python\/setup-venv\.sh/);
+    assert.ok(readFileSync(r.files.markdown, 'utf8').includes(`**${r.notes[0]}**`));
     for (const v of Object.values(r.heldOut)) assert.ok(v === null || Number.isFinite(v));
     const row = r.rows[0];
     assert.ok(row.controllerBest16! >= row.controllerBest4! && row.controllerBest4! >= row.zeroShot!, 'best of more samples is never worse');
@@ -99,7 +126,9 @@ test('over families: meta-training never sees a held-out family, and the report 
       { family: 'blobs', count: 3, seed: 2 },
       { family: 'rings', count: 1, seed: 2 },
     ];
-    const r = await runTransfer(dir, { trainTasks: [], heldOutTasks: [], families, tasksPerIteration: 2, iterations: 2, group: 2, seed: 5 }, ex);
+    // The Optuna rows off (their own test is below): the families are this test's subject.
+    const python = join(tmpdir(), 'no-such-python-for-optuna');
+    const r = await runTransfer(dir, { trainTasks: [], heldOutTasks: [], families, tasksPerIteration: 2, iterations: 2, group: 2, seed: 5, python }, ex);
     assert.deepEqual(r.options.heldOutTasks, ['rings-fam-2-0']);
     assert.deepEqual(r.options.trainTasks, ['blobs-fam-2-0', 'blobs-fam-2-1', 'blobs-fam-2-2']);
     const { Store } = await import('../store/store.js');
@@ -120,6 +149,50 @@ test('over families: meta-training never sees a held-out family, and the report 
     assert.match(md, /## Held-out families/);
     assert.match(md, /Meta-training: 3 blobs tasks; 2 iterations × 2 proposals per task \(2 tasks per iteration\)/);
     assert.match(md, /## Verdict/);
+  } finally {
+    await ex.close();
+  }
+});
+
+test("the held-out comparison lists Optuna's TPE and CMA-ES, plain and seeded, best of 4 and 16", {
+  skip: skipWithoutPython('the Optuna rows of the transfer experiment', ['optuna', 'cmaes']),
+}, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-transfer-optuna-'));
+  const ex = new LocalExecutor({ workers: 2 });
+  try {
+    const r = await runTransfer(dir, { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 2 }, ex);
+    assert.deepEqual(r.notes, []);
+    const row = r.rows[0];
+    for (const s of ['Tpe', 'Cmaes', 'TpeSeeded', 'CmaesSeeded']) {
+      const b4 = row[`optuna${s}Best4` as keyof typeof row] as number;
+      const b16 = row[`optuna${s}Best16` as keyof typeof row] as number;
+      assert.ok(Number.isFinite(b4) && Number.isFinite(b16) && b16 >= b4, `${s}: ${b4}, ${b16}`);
+    }
+    // Each ran as four rounds of four, like the model-based search; a seeded study's first job is the baseline spec.
+    const { Store } = await import('../store/store.js');
+    for (const name of ['optuna-tpe', 'optuna-cmaes', 'optuna-tpe-seeded', 'optuna-cmaes-seeded']) {
+      const store = new Store(join(dir, 'iris-species', name));
+      try {
+        const jobs = store.jobs(store.getRun()!.id, { kind: 'proposal' });
+        assert.deepEqual(
+          jobs.map((j) => j.iteration),
+          [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3],
+          name,
+        );
+        assert.ok(
+          jobs.every((j) => j.status === 'succeeded'),
+          `${name}: ${jobs.map((j) => j.error).join('; ')}`,
+        );
+        assert.equal((jobs[0].trace as { baseline?: boolean }).baseline === true, name.endsWith('-seeded'), name);
+      } finally {
+        store.close();
+      }
+    }
+    const md = readFileSync(r.files.markdown, 'utf8');
+    for (const label of OPTUNA_LABELS) assert.ok(md.includes(`| ${label} |`) || md.includes(`| ${label}`), label);
+    const svg = readFileSync(r.files.comparisonSvg, 'utf8');
+    for (const label of OPTUNA_LABELS) assert.ok(svg.includes(label), `the held-out plot shows ${label}`);
+    assert.equal(JSON.parse(readFileSync(r.files.json, 'utf8')).heldOut.optunaTpeSeededBest16, r.heldOut.optunaTpeSeededBest16);
   } finally {
     await ex.close();
   }

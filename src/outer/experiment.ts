@@ -8,8 +8,11 @@
  *    samples); the controller adapting (four rounds of 4 from the meta-trained weights, GRPO
  *    on the task's own rewards between rounds) for its best of 16; random search's best of 4
  *    and 16; the model-based search's best of 4 (its first round) and 16 (four rounds of 4,
- *    learning from its own rewards); and the task's baseline spec. Every job runs on the same
- *    engine, and identical specs share one cached result.
+ *    learning from its own rewards); Optuna's TPE and CMA-ES samplers (the library, by ask and
+ *    tell: agents/optuna.ts), each plain and seeded with the task's baseline as its first trial,
+ *    best of 4 and 16 (four rounds of 4, like the model-based search); and the task's baseline
+ *    spec. Every job runs on the same engine, and identical specs share one cached result.
+ *    Without a Python that has optuna and cmaes the Optuna rows are skipped, said in the report.
  */
 import { taskReference } from './noise.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,9 +23,12 @@ import { listTasks } from '../tasks/briefs.js';
 import { builtInTaskIds } from '../tasks/extra.js';
 import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { initTf } from '../util/tf.js';
+import { bridgePython } from '../inner/envs/gym-bridge.js';
+import { oneLine } from '../spec/bounds.js';
 import { Controller } from './agents/controller.js';
+import { OptunaAgent, type OptunaSampler, optunaMissing } from './agents/optuna.js';
 import type { Agent } from './agents/types.js';
-import { type LoopEvent, type TrainConfig, train } from './loop.js';
+import { type AgentName, type LoopEvent, type TrainConfig, train } from './loop.js';
 import type { FidelityConfig } from './fidelity.js';
 import { comparisonSpec, learningCurveSpec, renderSvg } from './plots.js';
 import type { RewardRuleName } from './reward.js';
@@ -49,6 +55,8 @@ export interface TransferOptions {
   families?: FamilyDraw[];
   /** Tasks per meta-training iteration (absent: every train task in every iteration). */
   tasksPerIteration?: number;
+  /** The Python of the Optuna rows, with optuna and cmaes (default: `RRL_PYTHON`, else the repository's .venv, else python3). */
+  python?: string;
 }
 
 /**
@@ -115,6 +123,17 @@ export interface HeldOutRow {
   randomBest16: number | null;
   searchBest4: number | null;
   searchBest16: number | null;
+  /** Optuna's TPE sampler: its first round of 4 (random start-up), and four rounds of 4. */
+  optunaTpeBest4: number | null;
+  optunaTpeBest16: number | null;
+  /** Optuna's CMA-ES sampler (categorical decisions sampled independently, as Optuna does). */
+  optunaCmaesBest4: number | null;
+  optunaCmaesBest16: number | null;
+  /** The same samplers with the task's baseline spec as the study's first trial. */
+  optunaTpeSeededBest4: number | null;
+  optunaTpeSeededBest16: number | null;
+  optunaCmaesSeededBest4: number | null;
+  optunaCmaesSeededBest16: number | null;
   baseline: number | null;
 }
 
@@ -134,6 +153,8 @@ export interface TransferResult {
   verdict: { zeroShotBeatsRandom4EverySeed: boolean; adaptBest16AtLeastSearchBest16: boolean; zeroShotAtLeastBothBest16: boolean };
   perSeed: { seed: number; heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[]; curve: TransferResult['curve'] }[];
   files: { markdown: string; json: string; curveSvg: string; comparisonSvg: string };
+  /** What did not run and why, one line each (the Optuna rows without their Python); also in the report. */
+  notes: string[];
   wallSeconds: number;
 }
 
@@ -173,7 +194,24 @@ const METHODS: [keyof Omit<HeldOutRow, 'task'>, string][] = [
   ['randomBest16', 'random best of 16'],
   ['searchBest4', 'search best of 4'],
   ['searchBest16', 'search best of 16'],
+  ['optunaTpeBest4', 'optuna TPE best of 4'],
+  ['optunaTpeBest16', 'optuna TPE best of 16'],
+  ['optunaCmaesBest4', 'optuna CMA-ES best of 4'],
+  ['optunaCmaesBest16', 'optuna CMA-ES best of 16'],
+  ['optunaTpeSeededBest4', 'optuna TPE seeded best of 4'],
+  ['optunaTpeSeededBest16', 'optuna TPE seeded best of 16'],
+  ['optunaCmaesSeededBest4', 'optuna CMA-ES seeded best of 4'],
+  ['optunaCmaesSeededBest16', 'optuna CMA-ES seeded best of 16'],
   ['baseline', 'baseline spec'],
+];
+
+/** The Optuna rows: each sampler plain and seeded, its run directory and agent, and its two columns. */
+type OptunaKey = Extract<keyof HeldOutRow, `optuna${string}`>;
+const OPTUNA_ARMS: { sampler: OptunaSampler; seeded: boolean; label: string; best4: OptunaKey; best16: OptunaKey }[] = [
+  { sampler: 'tpe', seeded: false, label: 'optuna TPE', best4: 'optunaTpeBest4', best16: 'optunaTpeBest16' },
+  { sampler: 'cmaes', seeded: false, label: 'optuna CMA-ES', best4: 'optunaCmaesBest4', best16: 'optunaCmaesBest16' },
+  { sampler: 'tpe', seeded: true, label: 'optuna TPE seeded', best4: 'optunaTpeSeededBest4', best16: 'optunaTpeSeededBest16' },
+  { sampler: 'cmaes', seeded: true, label: 'optuna CMA-ES seeded', best4: 'optunaCmaesSeededBest4', best16: 'optunaCmaesSeededBest16' },
 ];
 
 function best(scores: (number | null)[]): number | null {
@@ -221,6 +259,8 @@ async function runSeed(
   seed: number,
   cache: string,
   executor: Executor,
+  optuna: { python: string } | null,
+  notes: string[],
   onEvent?: (e: LoopEvent & { stage?: string }) => void,
 ): Promise<SeedResult> {
   const tag = (options.seeds ?? 1) > 1 ? `seed ${seed}: ` : '';
@@ -248,7 +288,8 @@ async function runSeed(
   const rows: HeldOutRow[] = [];
   for (const [i, task] of options.heldOutTasks.entries()) {
     const base = { tasks: [task], seed: seed * 1000 + i };
-    onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: controller (frozen), random search, model-based search`, stage: task });
+    const withOptuna = optuna ? ', Optuna TPE and CMA-ES (plain and seeded)' : '';
+    onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: controller (frozen), random search, model-based search${withOptuna}`, stage: task });
     const frozen = { agent: new HeldOut(controller, false), cache, onEvent: emit(task) };
     await train(join(dir, task, 'controller'), { ...base, agent: 'controller', iterations: 1, group: 16 }, executor, frozen);
     // Adapting: a copy of the meta-trained controller (every task starts from the same weights) in rounds like the search's.
@@ -258,6 +299,25 @@ async function runSeed(
     await train(join(dir, task, 'controller-adapt'), { ...base, agent: 'controller', iterations: 4, group: 4 }, executor, adapting);
     await train(join(dir, task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, executor, { cache, onEvent: emit(task) });
     await train(join(dir, task, 'search'), { ...base, agent: 'search', iterations: 4, group: 4 }, executor, { cache, onEvent: emit(task) });
+    // Optuna's samplers in the same rounds as the model-based search; a failure of theirs is a note and empty cells, never the experiment's end.
+    const optunaRows = {} as Record<OptunaKey, number | null>;
+    for (const arm of OPTUNA_ARMS) {
+      optunaRows[arm.best4] = null;
+      optunaRows[arm.best16] = null;
+      if (!optuna) continue;
+      const agent = new OptunaAgent({ sampler: arm.sampler, seeded: arm.seeded, seed: base.seed, python: optuna.python });
+      const run = join(dir, task, agent.name);
+      try {
+        await train(run, { ...base, agent: agent.name as AgentName, iterations: 4, group: 4 }, executor, { agent, cache, onEvent: emit(task) });
+        const o = readRun(run);
+        optunaRows[arm.best4] = best(o.proposals.slice(0, 4));
+        optunaRows[arm.best16] = best(o.proposals);
+      } catch (err) {
+        notes.push(oneLine(`${tag}${arm.label} on ${task} did not finish: ${(err as Error).message}`));
+      } finally {
+        await agent.close();
+      }
+    }
     const c = readRun(join(dir, task, 'controller'));
     const r = readRun(join(dir, task, 'random'));
     const s = readRun(join(dir, task, 'search'));
@@ -271,6 +331,7 @@ async function runSeed(
       randomBest16: best(r.proposals),
       searchBest4: best(s.proposals.slice(0, 4)),
       searchBest16: best(s.proposals),
+      ...optunaRows,
       baseline: c.baseline,
     });
   }
@@ -295,10 +356,18 @@ export async function runTransfer(
   const cache = join(dir, 'cache.db');
   await initTf();
   const nSeeds = options.seeds ?? 1;
+  // The Optuna rows need a Python with optuna and cmaes; without one they are skipped, loudly.
+  const notes: string[] = [];
+  const python = options.python ?? bridgePython();
+  const missing = optunaMissing(python);
+  if (missing) {
+    notes.push(`SKIPPED the Optuna rows (TPE, CMA-ES, seeded): ${missing}`);
+    onEvent?.({ type: 'phase', message: `!! ${notes[0]}` });
+  }
   const perSeed: SeedResult[] = [];
   for (let k = 0; k < nSeeds; k++) {
     const seed = options.seed + k;
-    perSeed.push(await runSeed(nSeeds > 1 ? join(dir, `seed-${seed}`) : dir, options, seed, cache, executor, onEvent));
+    perSeed.push(await runSeed(nSeeds > 1 ? join(dir, `seed-${seed}`) : dir, options, seed, cache, executor, missing ? null : { python }, notes, onEvent));
   }
   // Means over seeds: the curve per iteration, each task's row, and the held-out means (with their spread).
   const curve = perSeed[0].curve.map((p, i) => {
@@ -351,6 +420,7 @@ export async function runTransfer(
     '',
     '## Held-out tasks (normalised hidden score)',
     '',
+    ...notes.map((n) => `**${n}**\n`),
     `| task | ${METHODS.map(([, label]) => label).join(' | ')} |`,
     `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
     ...rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
@@ -404,6 +474,7 @@ export async function runTransfer(
     verdict,
     perSeed: perSeed.map((r) => ({ seed: r.seed, heldOut: r.heldOut, rows: r.rows, curve: r.curve })),
     files,
+    notes,
     wallSeconds,
   };
   writeFileSync(files.json, JSON.stringify(result, null, 2));

@@ -22,6 +22,7 @@ import { Controller } from './agents/controller.js';
 import { RandomAgent } from './agents/random.js';
 import { SearchAgent } from './agents/search.js';
 import { BaselineAgent } from './agents/baseline.js';
+import { OptunaAgent } from './agents/optuna.js';
 import { LlmAgent } from './agents/llm/agent.js';
 import type { LlmOptions } from './agents/llm/options.js';
 import type { Agent, RewardGroup } from './agents/types.js';
@@ -125,11 +126,13 @@ export function makeAgent(name: AgentName, seed: number, llm?: LlmOptions, log?:
   if (name === 'random') return new RandomAgent();
   if (name === 'search') return new SearchAgent();
   if (name === 'baseline') return new BaselineAgent();
+  const optuna = /^optuna-(tpe|cmaes)(-seeded)?$/.exec(name);
+  if (optuna) return new OptunaAgent({ sampler: optuna[1] as 'tpe' | 'cmaes', seeded: Boolean(optuna[2]), seed });
   throw new Error(`unknown agent "${String(name)}"; choose ${AGENTS.join(', ')}`);
 }
 
 /** The agents `rrl train --agent` can run. */
-export const AGENTS = ['controller', 'random', 'search', 'baseline', 'llm'] as const;
+export const AGENTS = ['controller', 'random', 'search', 'baseline', 'llm', 'optuna-tpe', 'optuna-cmaes', 'optuna-tpe-seeded', 'optuna-cmaes-seeded'] as const;
 export type AgentName = (typeof AGENTS)[number];
 
 /** Runs (or resumes) a training run in `dir` with `executor`. */

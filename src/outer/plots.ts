@@ -38,12 +38,12 @@ export function comparisonSpec(rows: { method: string; score: number }[]): TopLe
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
     title: 'Held-out tasks: mean normalised hidden score',
-    width: 480,
+    width: Math.max(480, 32 * rows.length),
     height: 260,
     data: { values: rows },
     mark: 'bar',
     encoding: {
-      x: { field: 'method', type: 'nominal', sort: null, title: null, axis: { labelAngle: -30 } },
+      x: { field: 'method', type: 'nominal', sort: null, title: null, axis: { labelAngle: -30, labelLimit: 260 } },
       y: { field: 'score', type: 'quantitative', title: 'mean normalised score' },
     },
   };

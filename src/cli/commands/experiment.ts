@@ -96,6 +96,7 @@ async function runTransferExperiment(o: TransferFlags): Promise<void> {
   try {
     const result = await runTransfer(dir, options, executor, progress.onEvent);
     progress.stop();
+    for (const note of result.notes) process.stderr.write(`!! ${note}\n`);
     if (o.json) console.log(JSON.stringify(result));
     else {
       console.log(readFileSync(result.files.markdown, 'utf8'));

@@ -36,7 +36,11 @@ const TRAIN_FLAGS = flagTable({
     help: "tasks each iteration takes, from a seeded shuffle of all the run's tasks (default: all of them)",
     parse: int(1, 100_000),
   },
-  agent: { flag: '--agent <name>', help: 'controller | random | search | baseline | llm', default: 'controller' },
+  agent: {
+    flag: '--agent <name>',
+    help: 'controller | random | search | baseline | llm | optuna-tpe | optuna-cmaes | optuna-tpe-seeded | optuna-cmaes-seeded',
+    default: 'controller',
+  },
   iterations: { flag: '--iterations <n>', help: 'outer iterations', parse: int(1, 10_000), default: TRAIN_DEFAULTS.iterations },
   group: { flag: '--group <g>', help: 'proposals per task per iteration', parse: int(1, 256), default: TRAIN_DEFAULTS.group },
   seed: { flag: '--seed <s>', help: 'seed of the run', parse: int(0, 2 ** 31 - 1), default: 1 },

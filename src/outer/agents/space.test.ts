@@ -2,7 +2,8 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import { getPublicTask, listTasks } from '../../tasks/briefs.js';
 import type { ControlTaskDef } from '../../tasks/control/define.js';
-import { buildHeads, decode, headLayout } from './space.js';
+import { Rng } from '../../util/rng.js';
+import { buildHeads, choicePoint, decode, headLayout, nearestChoice, pointChoice, searchParams } from './space.js';
 
 test('every task’s heads have distinct output slots', () => {
   for (const { brief } of listTasks()) {
@@ -75,4 +76,63 @@ test("a generated control task states its nominal physics as the parameters' def
   choice[at] = 1;
   const band = decode(b, heads, choice, 1).environment?.params as Record<string, [number, number]>;
   for (const [i, [lo, hi]] of Object.values(band).entries()) assert.ok(lo < nominal[i]! && nominal[i]! < hi);
+});
+
+test("the optimisers' parameters come from the heads: numeric ranges (log when spaced by factors), categoricals, no one-option head", () => {
+  const byName = (id: string) => new Map(searchParams(buildHeads(getPublicTask(id).brief)).map((p) => [p.name, p]));
+  const cart = byName('cartpole-balance');
+  assert.deepEqual(cart.get('ppo.learningRate'), { name: 'ppo.learningRate', kind: 'float', low: 1e-4, high: 3e-3, log: true });
+  assert.deepEqual(cart.get('envSteps'), { name: 'envSteps', kind: 'int', low: 2500, high: 50_000, log: true });
+  assert.deepEqual(cart.get('ppo.gamma'), { name: 'ppo.gamma', kind: 'float', low: 0.98, high: 0.99, log: false });
+  assert.deepEqual(cart.get('ppo.entropyCoef'), { name: 'ppo.entropyCoef', kind: 'float', low: 0, high: 0.01, log: false });
+  assert.deepEqual(cart.get('hidden'), { name: 'hidden', kind: 'categorical', choices: ['[]', '[16]', '[32,32]', '[64,64]'] });
+  assert.equal(cart.get('demonstrations')?.kind ?? 'none', getPublicTask('cartpole-balance').brief.demonstrations.length ? 'categorical' : 'none');
+  const iris = byName('iris-species');
+  assert.ok(!iris.has('algorithm'), 'one option: no parameter');
+  assert.deepEqual(iris.get('source:noisy-large'), { name: 'source:noisy-large', kind: 'float', low: 0, high: 1, log: false });
+  assert.deepEqual(iris.get('optimizer'), { name: 'optimizer', kind: 'categorical', choices: ['sgd', 'adam', 'adamw'] });
+});
+
+test('a point maps to one option per head and back, and a spec of the space to its own choice', () => {
+  const rng = new Rng(5);
+  for (const { brief } of listTasks()) {
+    const heads = buildHeads(brief);
+    for (let k = 0; k < 20; k++) {
+      const choice = heads.map((h) => rng.int(h.options.length));
+      const multi = heads.map((h) => new Set(h.options.map((o) => JSON.stringify(o))).size > 1);
+      assert.deepEqual(
+        pointChoice(heads, choicePoint(heads, choice)).filter((_, i) => multi[i]),
+        choice.filter((_, i) => multi[i]),
+        brief.id,
+      );
+      const spec = decode(brief, heads, choice, 7);
+      assert.deepEqual(decode(brief, heads, nearestChoice(brief, heads, spec), 7), spec, `${brief.id}: ${JSON.stringify(choice)}`);
+    }
+  }
+  // A point between options takes the nearest (on a log scale for a learning rate); one outside the range is refused.
+  const heads = buildHeads(getPublicTask('cartpole-balance').brief);
+  const point = choicePoint(
+    heads,
+    heads.map(() => 0),
+  );
+  const lr = heads.findIndex((h) => h.name === 'ppo.learningRate');
+  assert.equal(heads[lr].options[pointChoice(heads, { ...point, 'ppo.learningRate': 6e-4 })[lr]], 1e-3, 'log: 6e-4 is nearer 1e-3 than 3e-4');
+  assert.throws(() => pointChoice(heads, { ...point, 'ppo.learningRate': 0.5 }), /outside/);
+  assert.throws(() => pointChoice(heads, { ...point, hidden: '[7]' }), /none of its choices/);
+  const { envSteps: _, ...missing } = point;
+  assert.throws(() => pointChoice(heads, missing), /no value for "envSteps"/);
+});
+
+test("a task's baseline maps to the nearest choice the space can write", async () => {
+  const { registerFamilyTasks } = await import('../../tasks/families/index.js');
+  const [task] = registerFamilyTasks('acrobot', 1, 1);
+  const { brief, baseline } = getPublicTask(task.def.id);
+  const heads = buildHeads(brief);
+  const spec = decode(brief, heads, nearestChoice(brief, heads, baseline), 1) as Record<string, any>;
+  assert.equal(spec.algorithm.name, 'ppo');
+  assert.deepEqual(spec.model.hidden, baseline.model.hidden);
+  assert.deepEqual(spec.environment.wrappers, baseline.environment.wrappers);
+  assert.deepEqual(Object.keys(spec.environment.params), Object.keys(baseline.environment.params ?? {}));
+  assert.equal(spec.reward.expression, 'r');
+  assert.equal(spec.algorithm.learningRate, (baseline.algorithm as { learningRate: number }).learningRate);
 });

@@ -278,3 +278,205 @@ function decodeSupervised(brief: TaskBrief, v: (name: string) => unknown, seed: 
     seed,
   };
 }
+
+/** A value a general-purpose optimiser takes as a categorical choice. */
+export type PlainChoice = string | number | boolean | null;
+
+/**
+ * One head as a parameter of a general-purpose optimiser (Optuna's samplers): a head whose options
+ * are all numbers is a range from the least to the greatest, `int` when they are all integers and
+ * log-scaled when they are all positive and span a factor of `LOG_SPAN` or more (learning rates, env
+ * steps, batch sizes: options spaced by factors); any other head is a categorical over its options
+ * (an array option as its JSON text). A head with one option is no parameter. `pointChoice` maps a
+ * point back to one option per head, so the optimiser's proposals decode to the same specs the
+ * controller's and the searches' choices do.
+ */
+export type SearchParam =
+  | { name: string; kind: 'float' | 'int'; low: number; high: number; log: boolean }
+  | { name: string; kind: 'categorical'; choices: PlainChoice[] };
+
+/** The least ratio of the greatest to the least option that makes a numeric head log-scaled. */
+export const LOG_SPAN = 4;
+
+const isNumber = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+const plain = (o: unknown): PlainChoice => (o === null || ['string', 'number', 'boolean'].includes(typeof o) ? (o as PlainChoice) : JSON.stringify(o));
+
+/** The numeric range of a head whose options are all numbers (null for any other head). */
+function numericRange(h: Head): { low: number; high: number; log: boolean; int: boolean } | null {
+  if (!h.options.every(isNumber)) return null;
+  const xs = h.options as number[];
+  const low = Math.min(...xs);
+  const high = Math.max(...xs);
+  return { low, high, log: low > 0 && high / low >= LOG_SPAN, int: xs.every((x) => Number.isInteger(x)) };
+}
+
+/** The heads as an optimiser's parameters (see `SearchParam`), in head order, without one-option heads. */
+export function searchParams(heads: Head[]): SearchParam[] {
+  const out: SearchParam[] = [];
+  for (const h of heads) {
+    if (new Set(h.options.map((o) => JSON.stringify(o))).size < 2) continue;
+    const r = numericRange(h);
+    if (r) out.push({ name: h.name, kind: r.int ? 'int' : 'float', low: r.low, high: r.high, log: r.log });
+    else {
+      const choices = h.options.map(plain);
+      if (new Set(choices.map((c) => JSON.stringify(c))).size !== choices.length) throw new Error(`design space: head "${h.name}" has options that read alike`);
+      out.push({ name: h.name, kind: 'categorical', choices });
+    }
+  }
+  return out;
+}
+
+/** The option of a numeric head nearest `x` (on the head's log scale when it has one; the first of a tie). */
+function nearestNumber(h: Head, x: number): number {
+  const r = numericRange(h)!;
+  const f = (v: number): number => (r.log ? Math.log(Math.max(v, Number.MIN_VALUE)) : v);
+  let best = 0;
+  h.options.forEach((o, i) => {
+    if (Math.abs(f(o as number) - f(x)) < Math.abs(f(h.options[best] as number) - f(x))) best = i;
+  });
+  return best;
+}
+
+/** One option per head for an optimiser's point; throws, in one line, on a value the head cannot take. */
+export function pointChoice(heads: Head[], point: Record<string, unknown>): number[] {
+  const params = new Map(searchParams(heads).map((p) => [p.name, p]));
+  return heads.map((h) => {
+    const p = params.get(h.name);
+    if (!p) return 0;
+    if (!(h.name in point)) throw new Error(`the point has no value for "${h.name}"`);
+    const v = point[h.name];
+    if (p.kind === 'categorical') {
+      const i = p.choices.indexOf(v as PlainChoice);
+      if (i < 0) throw new Error(`"${h.name}": ${JSON.stringify(v)?.slice(0, 40)} is none of its choices`);
+      return i;
+    }
+    if (!isNumber(v) || v < p.low - 1e-9 * Math.abs(p.low) || v > p.high + 1e-9 * Math.abs(p.high)) {
+      throw new Error(`"${h.name}": ${JSON.stringify(v)?.slice(0, 40)} is outside [${p.low}, ${p.high}]`);
+    }
+    return nearestNumber(h, v);
+  });
+}
+
+/** The optimiser's point of one option per head (the inverse of `pointChoice`). */
+export function choicePoint(heads: Head[], choice: number[]): Record<string, PlainChoice> {
+  const names = new Set(searchParams(heads).map((p) => p.name));
+  const point: Record<string, PlainChoice> = {};
+  heads.forEach((h, i) => {
+    if (names.has(h.name)) point[h.name] = plain(h.options[choice[i]]);
+  });
+  return point;
+}
+
+/** Reads `path` in a JSON-like value (undefined where it is missing). */
+function at(value: unknown, ...path: string[]): unknown {
+  let v = value;
+  for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+  return v;
+}
+
+/** The option of `h` nearest a value a spec holds (the first option when the spec says nothing the head can match). */
+function nearestOption(h: Head, v: unknown): number {
+  if (v === undefined) return 0;
+  if (isNumber(v) && numericRange(h)) return nearestNumber(h, v);
+  const exact = h.options.findIndex((o) => JSON.stringify(o) === JSON.stringify(v));
+  if (exact >= 0) return exact;
+  if (Array.isArray(v) && v.every(isNumber) && h.options.every((o) => Array.isArray(o))) {
+    // A network's layers: the option nearest in depth, then in total width (log).
+    const d = (o: number[]): number =>
+      Math.abs(o.length - v.length) + Math.abs(Math.log1p(o.reduce((a, b) => a + b, 0)) - Math.log1p(v.reduce((a, b) => a + b, 0)));
+    let best = 0;
+    h.options.forEach((o, i) => {
+      if (d(o as number[]) < d(h.options[best] as number[])) best = i;
+    });
+    return best;
+  }
+  return 0;
+}
+
+/**
+ * The choice nearest a spec, head by head: each head takes the option nearest what the spec says
+ * of its decision (numbers on the head's scale, a network by depth and width, anything else only
+ * by equality), and its first option where the spec says nothing of it (a head of another
+ * algorithm). `decode` of the choice is the spec itself when the spec lies in the design space;
+ * for another spec (a task's baseline) it is the nearest spec the space can write.
+ */
+export function nearestChoice(brief: TaskBrief, heads: Head[], spec: unknown): number[] {
+  const algo = at(spec, 'algorithm', 'name');
+  const value = (name: string): unknown => {
+    const dot = name.indexOf('.');
+    if (dot > 0 && ALGORITHM_ORDER.includes(name.slice(0, dot) as never)) {
+      if (algo !== name.slice(0, dot)) return undefined;
+      if (name === 'ars.topShare') {
+        const top = at(spec, 'algorithm', 'topDirections');
+        const dirs = at(spec, 'algorithm', 'directions');
+        return isNumber(top) && isNumber(dirs) && dirs > 0 ? top / dirs : undefined;
+      }
+      return at(spec, 'algorithm', name.slice(dot + 1));
+    }
+    if (name.startsWith('source:')) {
+      const sources = at(spec, 'dataset', 'sources');
+      const s = Array.isArray(sources) ? sources.find((x) => at(x, 'id') === name.slice(7)) : undefined;
+      return s ? at(s, 'weight') : 0;
+    }
+    switch (name) {
+      case 'algorithm':
+        return algo;
+      case 'objective':
+      case 'labelSmoothing':
+        return at(spec, 'reward', name) ?? (name === 'labelSmoothing' ? 0 : undefined);
+      case 'hidden':
+      case 'activation':
+        return at(spec, 'model', name);
+      case 'dropout':
+        return at(spec, 'model', name) ?? 0;
+      case 'optimizer':
+      case 'learningRate':
+      case 'batchSize':
+      case 'epochs':
+      case 'schedule':
+        return at(spec, 'algorithm', name);
+      case 'mixup':
+      case 'inputNoise':
+        return at(spec, 'environment', name) ?? 0;
+      case 'normalizeObs': {
+        const w = at(spec, 'environment', 'wrappers');
+        return Array.isArray(w) && w.includes('normalize-observation');
+      }
+      case 'randomize': {
+        const p = at(spec, 'environment', 'params');
+        return p !== null && typeof p === 'object' && Object.values(p).some((x) => Array.isArray(x));
+      }
+      case 'numEnvs':
+        return at(spec, 'environment', 'numEnvs');
+      case 'demonstrations':
+        return at(spec, 'dataset', 'demonstrations') ?? null;
+      case 'envSteps':
+        return at(spec, 'budget', 'envSteps');
+      default:
+        return undefined;
+    }
+  };
+  // The reward grammar decode writes: r, or r ± w·f(v) with f ∈ {abs, square, cos}.
+  const expr = at(spec, 'reward', 'expression');
+  const m = typeof expr === 'string' ? /^r ([+-]) ([0-9.e+-]+) \* (?:abs\((\w+)\)|cos\((\w+)\)|(\w+)\^2)$/.exec(expr.trim()) : null;
+  const reward: Record<string, unknown> = m
+    ? { rewardTerm: m[3] ?? m[4] ?? m[5], rewardSign: m[1], rewardForm: m[3] ? 'abs' : m[4] ? 'cos' : 'square', rewardWeight: Number(m[2]) }
+    : { rewardTerm: 'none' };
+  const choice = heads.map((h) => nearestOption(h, h.name in reward ? reward[h.name] : value(h.name)));
+  // The budget share: the option whose decoded examples come nearest the spec's (decode clips to the cap).
+  const share = heads.findIndex((h) => h.name === 'budgetShare');
+  const examples = at(spec, 'budget', 'examples');
+  if (share >= 0 && isNumber(examples) && examples > 0) {
+    let best = 0;
+    let bestGap = Infinity;
+    heads[share].options.forEach((_, i) => {
+      const c = [...choice];
+      c[share] = i;
+      const got = (decode(brief, heads, c, 0).budget as { examples?: number }).examples ?? 1;
+      const gap = Math.abs(Math.log(got) - Math.log(examples));
+      if (gap < bestGap) [best, bestGap] = [i, gap];
+    });
+    choice[share] = best;
+  }
+  return choice;
+}
