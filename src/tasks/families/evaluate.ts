@@ -13,6 +13,7 @@ import { cartpoleEvaluation } from './cartpole/evaluate.js';
 import { friedmanEvaluation } from './friedman/evaluate.js';
 import { mountainCarEvaluation } from './mountain-car/evaluate.js';
 import { pendulumEvaluation } from './pendulum/evaluate.js';
+import { pointMassEvaluation } from './point-mass/evaluate.js';
 import { ringsEvaluation } from './rings/evaluate.js';
 import { syntheticEvaluation } from './synthetic/evaluate.js';
 import { tabularEvaluation } from './tabular/evaluate.js';
@@ -24,6 +25,7 @@ const CONTROL: Record<string, (def: ControlTaskDef, params: never) => ControlEva
   pendulum: pendulumEvaluation,
   'mountain-car': mountainCarEvaluation,
   acrobot: acrobotEvaluation,
+  'point-mass': pointMassEvaluation,
 };
 
 /** What the evaluation of a control task a family drew knows; throws for a family without one. */

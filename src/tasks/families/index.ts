@@ -12,6 +12,7 @@ import { cartpoleFamily } from './cartpole/define.js';
 import { friedmanFamily } from './friedman/define.js';
 import { mountainCarFamily } from './mountain-car/define.js';
 import { pendulumFamily } from './pendulum/define.js';
+import { pointMassFamily } from './point-mass/define.js';
 import { ringsFamily } from './rings/define.js';
 import { syntheticFamily } from './synthetic/define.js';
 import { tabularFamily } from './tabular/define.js';
@@ -34,6 +35,7 @@ export const FAMILIES: Record<string, TaskFamily> = {
   [acrobotFamily.name]: acrobotFamily,
   [vegaMoreFamily.name]: vegaMoreFamily,
   [ringsFamily.name]: ringsFamily,
+  [pointMassFamily.name]: pointMassFamily,
 };
 
 /**
