@@ -10,6 +10,7 @@ import type { SupervisedEvaluationSettings } from '../supervised/evaluate.js';
 import { acrobotEvaluation } from './acrobot/evaluate.js';
 import { blobsEvaluation } from './blobs/evaluate.js';
 import { cartpoleEvaluation } from './cartpole/evaluate.js';
+import { countsEvaluation } from './counts/evaluate.js';
 import { friedmanEvaluation } from './friedman/evaluate.js';
 import { mountainCarEvaluation } from './mountain-car/evaluate.js';
 import { pendulumEvaluation } from './pendulum/evaluate.js';
@@ -43,6 +44,7 @@ const SUPERVISED: Record<string, () => SupervisedEvaluationSettings> = {
   friedman: friedmanEvaluation,
   'vega-more': vegaMoreEvaluation,
   rings: ringsEvaluation,
+  counts: countsEvaluation,
 };
 
 /** What the evaluation of a supervised task a family drew knows; throws for a family without one. */

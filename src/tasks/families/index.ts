@@ -9,6 +9,7 @@ import { type ExtraTask, registerTasks } from '../extra.js';
 import { acrobotFamily } from './acrobot/define.js';
 import { blobsFamily } from './blobs/define.js';
 import { cartpoleFamily } from './cartpole/define.js';
+import { countsFamily } from './counts/define.js';
 import { friedmanFamily } from './friedman/define.js';
 import { mountainCarFamily } from './mountain-car/define.js';
 import { pendulumFamily } from './pendulum/define.js';
@@ -36,6 +37,7 @@ export const FAMILIES: Record<string, TaskFamily> = {
   [vegaMoreFamily.name]: vegaMoreFamily,
   [ringsFamily.name]: ringsFamily,
   [pointMassFamily.name]: pointMassFamily,
+  [countsFamily.name]: countsFamily,
 };
 
 /**
