@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type HeldOutRow, familyOf, resolveFamilies, runTransfer, summarizeHeldOut, transferPreset } from './experiment.js';
+import { type HeldOutRow, PRESET_DRAWS, familyOf, resolveFamilies, runTransfer, summarizeHeldOut, transferPreset } from './experiment.js';
 import { iterationTasks } from './loop.js';
 import { FAMILIES } from '../tasks/families/index.js';
 import { LocalExecutor } from '../run/local.js';
@@ -62,9 +62,15 @@ test('the presets draw every family: train families for meta-training, whole hel
     const heldFamilies = new Set(q.heldOutTasks.map(familyOf));
     for (const f of heldFamilies) assert.ok(!trainFamilies.has(f), `${name}: family ${f} is on both sides`);
     assert.deepEqual([...trainFamilies, ...heldFamilies].sort(), Object.keys(FAMILIES).sort(), `${name}: every family is used`);
+    // Every held-out family draws its preset count: at least 6 in `full` (a family's mean and spread), 1–2 in `quick`.
+    for (const f of heldFamilies) {
+      const n = q.heldOutTasks.filter((t) => familyOf(t) === f).length;
+      assert.equal(n, PRESET_DRAWS[name].heldOut, `${name}: ${f} has ${n} held-out tasks`);
+      assert.ok(name === 'full' ? n >= 6 : n >= 1 && n <= 2, `${name}: ${f} has ${n} held-out tasks`);
+    }
     if (name === 'full') {
       assert.ok(q.trainTasks.length >= 200, `full: ${q.trainTasks.length} train tasks`);
-      assert.ok(heldFamilies.size >= 3, `full: ${heldFamilies.size} held-out families`);
+      assert.ok(heldFamilies.size >= 5, `full: ${heldFamilies.size} held-out families`);
       const kinds = new Set(
         Object.values(FAMILIES)
           .filter((f) => f.split === 'held-out')

@@ -73,12 +73,15 @@ export function familyOf(task: string): string {
   return m && FAMILIES[m[1]] ? m[1] : task;
 }
 
-/** Tasks drawn per family in the presets: `full` draws at least 200 train tasks; held-out families draw few, each compared 64 times. */
-export const PRESET_DRAWS = { full: { train: 30, heldOut: 2 }, quick: { train: 4, heldOut: 1 } } as const;
+/**
+ * Tasks drawn per family in the presets: `full` draws at least 200 train tasks and 6 per held-out
+ * family (each compared 64 times), enough for a family's mean and its spread over tasks; `quick` one.
+ */
+export const PRESET_DRAWS = { full: { train: 30, heldOut: 6 }, quick: { train: 4, heldOut: 1 } } as const;
 
 /**
  * The presets, both over the task families (every train family for meta-training, every held-out
- * family for the comparison): `full` draws 30 tasks per train family and 2 per held-out family and
+ * family for the comparison): `full` draws 30 tasks per train family and 6 per held-out family and
  * meta-trains 20 iterations of 12 tasks × 4 proposals; `quick` draws 4 and 1 and meta-trains 4
  * iterations of 6 tasks × 4. The user's registered tasks join either, on the side their files name.
  */
