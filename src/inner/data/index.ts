@@ -18,7 +18,7 @@ export type { BlobOptions, FriedmanOptions, FriedmanVariant, ShellOptions, Parit
 /** More real datasets. */
 export { loadGapminder, loadMovies, loadTwoCityWeather, loadAirports } from './real-more.js';
 /** Real tables whose target is a count. */
-export { loadPopulation, loadUnemployment, loadJobs, loadGithubCommits } from './real-counts.js';
+export { loadPopulation, loadUnemployment, loadJobs } from './real-counts.js';
 /** The seeded corruptions and splits. */
 export { subsample, labelNoise, covariateShift, imbalance, duplicate, jitterAugment, split, concat } from './corrupt.js';
 /** Column statistics. */

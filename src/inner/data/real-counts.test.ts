@@ -1,13 +1,12 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { loadGithubCommits, loadJobs, loadPopulation, loadUnemployment } from './real-counts.js';
+import { loadJobs, loadPopulation, loadUnemployment } from './real-counts.js';
 import type { Dataset } from './types.js';
 
 const loaders: [string, () => Dataset, number, number][] = [
   ['population', loadPopulation, 570, 3],
   ['unemployment', loadUnemployment, 1708, 18],
   ['jobs', loadJobs, 7650, 3],
-  ['github', loadGithubCommits, 955, 10],
 ];
 
 for (const [name, load, rows, columns] of loaders) {
@@ -58,10 +57,4 @@ test('real-counts values where the files say so', () => {
   );
   assert.equal(j.y[0], 708);
   assert.ok(j.y.filter((v) => v === 0).length > 2000, 'many zero counts');
-  // github.csv opens with 2015/01/01 01:00 (a Thursday): 2 commits.
-  const g = loadGithubCommits();
-  assert.equal(g.x[0][0], 0);
-  assert.ok(Math.abs(g.x[0][1] - Math.sin((2 * Math.PI) / 24)) < 1e-12);
-  assert.equal(g.x[0][g.features.indexOf('weekday_thursday')], 1);
-  assert.equal(g.y[0], 2);
 });

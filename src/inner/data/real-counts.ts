@@ -1,13 +1,13 @@
 /**
  * Real tables whose target is a count (read from `vega-datasets` on disk, nothing fetched), for the
  * held-out `counts` task family: US census population by age group, unemployment by industry and
- * month, US workers by occupation, and GitHub commits by hour. Non-negative integers, skewed
- * (the occupation counts are zero in a quarter of the rows and reach eleven million). Like
+ * month, and US workers by occupation. Non-negative integers, skewed (the occupation counts are
+ * zero in a quarter of the rows and reach eleven million). Like
  * `real.ts`, each loader cleans its table into numeric features with identifier names, caches it,
  * and hands out fresh deep copies.
  */
 import { readFileSync } from 'node:fs';
-import { cached, isNum, parseCsv, vegaDataPath } from './real.js';
+import { cached, isNum, vegaDataPath } from './real.js';
 import type { Dataset } from './types.js';
 
 const readJson = (file: string): Record<string, unknown>[] => JSON.parse(readFileSync(vegaDataPath(file), 'utf8')) as Record<string, unknown>[];
@@ -133,46 +133,5 @@ export const loadJobs = cached((): Dataset => {
         'how many US workers of that sex held the occupation that year: a count, from 0 to 11.3 million, very skewed (zero in a quarter of the rows, under 3,600 in half)',
     },
     summary: 'US workers in 255 occupations by sex, census years 1850–2000 (IPUMS via vega-datasets), the occupation name dropped.',
-  };
-});
-
-const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-
-/**
- * GitHub commits by hour (`github.csv`, 955 rows: the hours of January–May 2015 with at least one
- * commit recorded). Target `commits`, the number in the hour; features the day of the
- * period (0 on 1 January), the hour on the unit circle (`hour_sin`, `hour_cos`) and the weekday
- * one-hot (`weekday_*`).
- */
-export const loadGithubCommits = cached((): Dataset => {
-  const x: number[][] = [];
-  const y: number[] = [];
-  const start = Date.UTC(2015, 0, 1);
-  for (const r of parseCsv(readFileSync(vegaDataPath('github.csv'), 'utf8'))) {
-    const m = /^(\d{4})\/(\d{2})\/(\d{2}) (\d{2}):/.exec(r.time ?? '');
-    const count = Number(r.count);
-    if (!m || !Number.isInteger(count)) continue;
-    const t = Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
-    const hour = Number(m[4]);
-    const angle = (2 * Math.PI * hour) / 24;
-    x.push([(t - start) / 86_400_000, Math.sin(angle), Math.cos(angle), ...oneHot(new Date(t).getUTCDay(), 7)]);
-    y.push(count);
-  }
-  const dayNames = WEEKDAYS.map((d) => `weekday_${d}`);
-  return {
-    name: 'github',
-    features: ['day', 'hour_sin', 'hour_cos', ...dayNames],
-    target: 'commits',
-    kind: 'regression',
-    x,
-    y,
-    descriptions: {
-      day: 'Days since 1 January 2015 (0 to 149).',
-      hour_sin: 'sin(2π · hour / 24): the hour of day, with hour_cos.',
-      hour_cos: 'cos(2π · hour / 24): the hour of day, with hour_sin.',
-      ...Object.fromEntries(dayNames.map((n, k) => [n, `1 if the hour falls on a ${WEEKDAYS[k][0].toUpperCase()}${WEEKDAYS[k].slice(1)}, else 0.`])),
-      commits: 'how many commits were recorded in that hour (hours without one are absent): a count, from 1 to 54, skewed (half the rows are 1)',
-    },
-    summary: 'GitHub commits per hour, January–May 2015 (vega-datasets), hours without a commit absent.',
   };
 });
