@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { familyOf, resolveFamilies, runTransfer, transferPreset } from './experiment.js';
+import { type HeldOutRow, PRESET_DRAWS, familyOf, resolveFamilies, runTransfer, summarizeHeldOut, transferPreset } from './experiment.js';
 import { iterationTasks } from './loop.js';
 import { FAMILIES } from '../tasks/families/index.js';
 import { LocalExecutor } from '../run/local.js';
@@ -71,6 +71,7 @@ test('the transfer experiment writes its tables and plots and reports every meth
     assert.match(readFileSync(r.files.curveSvg, 'utf8'), /^<svg/);
     assert.match(readFileSync(r.files.markdown, 'utf8'), /\| iris-species \|/);
     assert.match(readFileSync(r.files.markdown, 'utf8'), /## Held-out means per seed/);
+    assert.match(readFileSync(r.files.markdown, 'utf8'), /\| iris-species \| 4 \|/, 'the family (a hand-written task is its own) in each seed');
     assert.deepEqual(JSON.parse(readFileSync(r.files.json, 'utf8')).heldOut, r.heldOut);
   } finally {
     await ex.close();
@@ -88,9 +89,15 @@ test('the presets draw every family: train families for meta-training, whole hel
     const heldFamilies = new Set(q.heldOutTasks.map(familyOf));
     for (const f of heldFamilies) assert.ok(!trainFamilies.has(f), `${name}: family ${f} is on both sides`);
     assert.deepEqual([...trainFamilies, ...heldFamilies].sort(), Object.keys(FAMILIES).sort(), `${name}: every family is used`);
+    // Every held-out family draws its preset count: at least 6 in `full` (a family's mean and spread), 1–2 in `quick`.
+    for (const f of heldFamilies) {
+      const n = q.heldOutTasks.filter((t) => familyOf(t) === f).length;
+      assert.equal(n, PRESET_DRAWS[name].heldOut, `${name}: ${f} has ${n} held-out tasks`);
+      assert.ok(name === 'full' ? n >= 6 : n >= 1 && n <= 2, `${name}: ${f} has ${n} held-out tasks`);
+    }
     if (name === 'full') {
       assert.ok(q.trainTasks.length >= 200, `full: ${q.trainTasks.length} train tasks`);
-      assert.ok(heldFamilies.size >= 3, `full: ${heldFamilies.size} held-out families`);
+      assert.ok(heldFamilies.size >= 5, `full: ${heldFamilies.size} held-out families`);
       const kinds = new Set(
         Object.values(FAMILIES)
           .filter((f) => f.split === 'held-out')
@@ -99,6 +106,89 @@ test('the presets draw every family: train families for meta-training, whole hel
       assert.deepEqual([...kinds].sort(), ['control', 'supervised'], 'control and supervised families are held out');
     }
   }
+});
+
+test('per held-out family: the mean over its tasks and seeds, its spread over tasks and over seeds, its comparisons, and in how many families each holds', () => {
+  const row = (task: string, v: Partial<HeldOutRow>): HeldOutRow => ({
+    task,
+    zeroShot: 0.5,
+    controllerBest4: 0.5,
+    controllerBest16: 0.5,
+    controllerAdaptBest16: 0.5,
+    randomBest4: 0.5,
+    randomBest16: 0.5,
+    searchBest4: 0.5,
+    searchBest16: 0.5,
+    optunaTpeBest4: null,
+    optunaTpeBest16: null,
+    optunaCmaesBest4: null,
+    optunaCmaesBest16: null,
+    optunaTpeSeededBest4: null,
+    optunaTpeSeededBest16: null,
+    optunaCmaesSeededBest4: null,
+    optunaCmaesSeededBest16: null,
+    baseline: 0.2,
+    ...v,
+  });
+  const tasks = ['rings-fam-1-0', 'rings-fam-1-1', 'counts-fam-1-0', 'my-own-task'];
+  // rings: zero-shot 0.6 and 0.8 in seed 1, 0.7 and 0.9 in seed 2, against random best of 16 0.7 and search best of 16 0.9.
+  // counts: zero-shot level with both searches' best of 16 (0.5). my-own-task (hand-written, its own family): below random best of 4.
+  const seed = (z: number[], r4: number): HeldOutRow[] => [
+    row(tasks[0], { zeroShot: z[0], randomBest4: r4, randomBest16: 0.7, searchBest16: 0.9, controllerAdaptBest16: 0.95 }),
+    row(tasks[1], { zeroShot: z[1], randomBest4: r4, randomBest16: 0.7, searchBest16: 0.9, controllerAdaptBest16: 0.95 }),
+    row(tasks[2], { zeroShot: 0.5, randomBest4: 0.4 }),
+    row(tasks[3], { zeroShot: 0.1, randomBest4: 0.3, randomBest16: null }),
+  ];
+  const means = (rows: HeldOutRow[]) => ({ ...rows[0], zeroShot: rows.reduce((a, r) => a + r.zeroShot!, 0) / rows.length });
+  const perSeed = [seed([0.6, 0.8], 0.5), seed([0.7, 0.9], 0.75)].map((rows) => ({ rows, heldOut: means(rows) }));
+  const s = summarizeHeldOut(tasks, perSeed);
+  assert.deepEqual(
+    s.families.map((f) => [f.task, f.tasks]),
+    [
+      ['rings', 2],
+      ['counts', 1],
+      ['my-own-task', 1],
+    ],
+  );
+  const [rings, counts, own] = s.families;
+  const close = (a: number | null, b: number, what: string) => assert.ok(a !== null && Math.abs(a - b) < 1e-12, `${what}: ${a} vs ${b}`);
+  close(rings.zeroShot, 0.75, 'rings: the mean over its tasks and seeds');
+  close(rings.taskSpread.zeroShot, Math.SQRT2 * 0.1, 'rings: over tasks (0.65 and 0.85)');
+  close(rings.seedSpread.zeroShot, Math.SQRT1_2 * 0.1, 'rings: over seeds (0.7 and 0.8)');
+  assert.deepEqual(
+    rings.perSeed.map((m) => m.zeroShot),
+    [0.7, 0.8],
+  );
+  assert.equal(counts.taskSpread.zeroShot, 0, 'one task: no spread over tasks');
+  assert.equal(own.randomBest16, null, 'no value, no mean');
+  assert.equal(own.taskSpread.randomBest16, null);
+  // rings: above random best of 4 in both seeds (0.7 vs 0.5, 0.8 vs 0.75), level with random best of 16, below search's.
+  assert.deepEqual(rings.verdict, {
+    zeroShotBeatsRandom4EverySeed: true,
+    adaptBest16AtLeastSearchBest16: true,
+    zeroShotAtLeastRandomBest16: true,
+    zeroShotAtLeastSearchBest16: false,
+    zeroShotAtLeastBothBest16: false,
+  });
+  assert.equal(counts.verdict.zeroShotAtLeastBothBest16, true, 'level counts');
+  assert.deepEqual(own.verdict, {
+    zeroShotBeatsRandom4EverySeed: false,
+    adaptBest16AtLeastSearchBest16: true,
+    zeroShotAtLeastRandomBest16: false, // no random best of 16 to be level with
+    zeroShotAtLeastSearchBest16: false,
+    zeroShotAtLeastBothBest16: false,
+  });
+  assert.deepEqual(s.verdict.families, {
+    heldOutFamilies: 3,
+    zeroShotBeatsRandom4EverySeed: 2,
+    adaptBest16AtLeastSearchBest16: 3,
+    zeroShotAtLeastRandomBest16: 2,
+    zeroShotAtLeastSearchBest16: 1,
+    zeroShotAtLeastBothBest16: 1,
+  });
+  // The comparisons on all tasks use the means over all of them, as before.
+  close(s.heldOut.zeroShot, (0.5 + 0.55) / 2, 'the mean over seeds of the per-seed means');
+  assert.equal(s.verdict.zeroShotAtLeastBothBest16, false);
 });
 
 test('meta-training over many tasks takes a few per iteration, each about equally often, and never twice in one iteration', () => {
@@ -145,8 +235,14 @@ test('over families: meta-training never sees a held-out family, and the report 
     );
     assert.equal(r.families[0].zeroShot, r.rows[0].zeroShot);
     assert.equal(r.verdict.zeroShotBeatsRandom4EverySeed, r.heldOut.zeroShot! > r.heldOut.randomBest4!);
+    assert.equal(r.families[0].tasks, 1);
+    assert.equal(r.verdict.families.heldOutFamilies, 1);
+    assert.equal(r.verdict.families.zeroShotAtLeastBothBest16, r.verdict.zeroShotAtLeastBothBest16 ? 1 : 0, 'one family: the same comparison');
     const md = readFileSync(r.files.markdown, 'utf8');
     assert.match(md, /## Held-out families/);
+    assert.match(md, /## Verdict per held-out family/);
+    assert.match(md, /\| rings \| (yes|no) \| (yes|no) \| (yes|no) \| (yes|no) \| (yes|no) \|/);
+    assert.match(md, /in \*\*[01] of 1\*\* held-out families/);
     assert.match(md, /Meta-training: 3 blobs tasks; 2 iterations × 2 proposals per task \(2 tasks per iteration\)/);
     assert.match(md, /## Verdict/);
   } finally {

@@ -81,12 +81,15 @@ export function familyOf(task: string): string {
   return m && FAMILIES[m[1]] ? m[1] : task;
 }
 
-/** Tasks drawn per family in the presets: `full` draws at least 200 train tasks; held-out families draw few, each compared 64 times. */
-export const PRESET_DRAWS = { full: { train: 30, heldOut: 2 }, quick: { train: 4, heldOut: 1 } } as const;
+/**
+ * Tasks drawn per family in the presets: `full` draws at least 200 train tasks and 6 per held-out
+ * family (each compared 64 times), enough for a family's mean and its spread over tasks; `quick` one.
+ */
+export const PRESET_DRAWS = { full: { train: 30, heldOut: 6 }, quick: { train: 4, heldOut: 1 } } as const;
 
 /**
  * The presets, both over the task families (every train family for meta-training, every held-out
- * family for the comparison): `full` draws 30 tasks per train family and 2 per held-out family and
+ * family for the comparison): `full` draws 30 tasks per train family and 6 per held-out family and
  * meta-trains 20 iterations of 12 tasks × 4 proposals; `quick` draws 4 and 1 and meta-trains 4
  * iterations of 6 tasks × 4. The user's registered tasks join either, on the side their files name.
  */
@@ -137,6 +140,38 @@ export interface HeldOutRow {
   baseline: number | null;
 }
 
+/** The comparisons the report makes, on all held-out tasks or on one held-out family's. */
+export interface Verdict {
+  /** The zero-shot job above random search's best of 4 in every seed (on the seed's mean). */
+  zeroShotBeatsRandom4EverySeed: boolean;
+  /** The adapting controller's best of 16 at least level with the model-based search's best of 16. */
+  adaptBest16AtLeastSearchBest16: boolean;
+  /** The zero-shot job at least level with random search's best of 16. */
+  zeroShotAtLeastRandomBest16: boolean;
+  /** The zero-shot job at least level with the model-based search's best of 16. */
+  zeroShotAtLeastSearchBest16: boolean;
+  /** The zero-shot job at least level with both searches' best of 16. */
+  zeroShotAtLeastBothBest16: boolean;
+  /** The zero-shot job at least level with every search's best of 16 that ran: random, the model-based search and each Optuna row. */
+  zeroShotAtLeastEveryBest16: boolean;
+}
+
+/** One held-out family's row: the mean per method over its tasks and seeds (`task` names the family), with its spreads and comparisons. */
+export interface FamilyRow extends HeldOutRow {
+  /** The family's held-out tasks. */
+  tasks: number;
+  /** Per method, the standard deviation over the family's tasks of each task's mean over seeds (0 with one task). */
+  taskSpread: Omit<HeldOutRow, 'task'>;
+  /** Per method, the standard deviation over seeds of the family's mean in each seed (0 with one seed). */
+  seedSpread: Omit<HeldOutRow, 'task'>;
+  /** Per seed, the family's mean per method. */
+  perSeed: Omit<HeldOutRow, 'task'>[];
+  verdict: Verdict;
+}
+
+/** In how many of the held-out families each comparison holds. */
+export type FamilyCounts = { heldOutFamilies: number } & Record<keyof Verdict, number>;
+
 /** The experiment's result, as `--json` prints it. */
 export interface TransferResult {
   options: TransferOptions;
@@ -147,10 +182,10 @@ export interface TransferResult {
   spread: Omit<HeldOutRow, 'task'>;
   /** Per held-out task, the mean over seeds. */
   rows: HeldOutRow[];
-  /** Per held-out family (a hand-written task is its own family), the mean over its tasks and seeds; `task` names the family. */
-  families: HeldOutRow[];
-  /** The issue's two comparisons on the held-out tasks, per seed and on the mean. */
-  verdict: { zeroShotBeatsRandom4EverySeed: boolean; adaptBest16AtLeastSearchBest16: boolean; zeroShotAtLeastBothBest16: boolean };
+  /** Per held-out family (a hand-written task is its own family): the mean over its tasks and seeds, the spreads and the comparisons. */
+  families: FamilyRow[];
+  /** The comparisons on all held-out tasks (per seed and on the mean), and in how many held-out families each holds. */
+  verdict: Verdict & { families: FamilyCounts };
   perSeed: { seed: number; heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[]; curve: TransferResult['curve'] }[];
   files: { markdown: string; json: string; curveSvg: string; comparisonSvg: string };
   /** What did not run and why, one line each (the Optuna rows without their Python); also in the report. */
@@ -214,6 +249,16 @@ const OPTUNA_ARMS: { sampler: OptunaSampler; seeded: boolean; label: string; bes
   { sampler: 'cmaes', seeded: true, label: 'optuna CMA-ES seeded', best4: 'optunaCmaesSeededBest4', best16: 'optunaCmaesSeededBest16' },
 ];
 
+/** The comparisons, in the report's words. */
+const VERDICTS: [keyof Verdict, string][] = [
+  ['zeroShotBeatsRandom4EverySeed', 'zero-shot > random best of 4, every seed'],
+  ['adaptBest16AtLeastSearchBest16', 'adapting best of 16 ≥ search best of 16'],
+  ['zeroShotAtLeastRandomBest16', 'zero-shot ≥ random best of 16'],
+  ['zeroShotAtLeastSearchBest16', 'zero-shot ≥ search best of 16'],
+  ['zeroShotAtLeastBothBest16', 'zero-shot ≥ both best of 16'],
+  ['zeroShotAtLeastEveryBest16', 'zero-shot ≥ every search’s best of 16 (Optuna’s included)'],
+];
+
 function best(scores: (number | null)[]): number | null {
   const xs = scores.filter((s): s is number => s !== null);
   return xs.length ? Math.max(...xs) : null;
@@ -251,6 +296,68 @@ const meanOf = (vs: (number | null)[]): number | null => {
 };
 const methodMeans = (rows: Omit<HeldOutRow, 'task'>[]): Omit<HeldOutRow, 'task'> =>
   Object.fromEntries(METHODS.map(([k]) => [k, meanOf(rows.map((r) => r[k]))])) as Omit<HeldOutRow, 'task'>;
+
+/** Per method, the standard deviation of the non-null values (null when there are none). */
+const methodSpreads = (rows: Omit<HeldOutRow, 'task'>[]): Omit<HeldOutRow, 'task'> =>
+  Object.fromEntries(
+    METHODS.map(([k]) => {
+      const xs = rows.map((r) => r[k]).filter((v): v is number => v !== null);
+      return [k, xs.length ? sd(xs) : null];
+    }),
+  ) as Omit<HeldOutRow, 'task'>;
+
+/** The comparisons on a set of held-out tasks: `mean` over seeds, `seeds` the same set's mean in each seed. */
+function compare(mean: Omit<HeldOutRow, 'task'>, seeds: Omit<HeldOutRow, 'task'>[]): Verdict {
+  const atLeast = (a: number | null, b: number | null, orEqual = true): boolean => a !== null && b !== null && (orEqual ? a >= b : a > b);
+  const random = atLeast(mean.zeroShot, mean.randomBest16);
+  const search = atLeast(mean.zeroShot, mean.searchBest16);
+  return {
+    zeroShotBeatsRandom4EverySeed: seeds.every((r) => atLeast(r.zeroShot, r.randomBest4, false)),
+    adaptBest16AtLeastSearchBest16: atLeast(mean.controllerAdaptBest16, mean.searchBest16),
+    zeroShotAtLeastRandomBest16: random,
+    zeroShotAtLeastSearchBest16: search,
+    zeroShotAtLeastBothBest16: random && search,
+    zeroShotAtLeastEveryBest16: random && search && OPTUNA_ARMS.every((a) => mean[a.best16] === null || atLeast(mean.zeroShot, mean[a.best16])),
+  };
+}
+
+/**
+ * The report's figures from each seed's rows (one per held-out task, in `heldOutTasks` order):
+ * each task's mean over seeds; the mean over all held-out tasks with its spread over seeds; per
+ * held-out family its mean over its tasks and seeds, its spread over tasks and over seeds and the
+ * comparisons on it; and the comparisons on all tasks with, for each, the number of families where it holds.
+ */
+export function summarizeHeldOut(
+  heldOutTasks: string[],
+  perSeed: { heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[] }[],
+): Pick<TransferResult, 'rows' | 'heldOut' | 'spread' | 'families' | 'verdict'> {
+  const rows: HeldOutRow[] = heldOutTasks.map((task, i) => ({ task, ...methodMeans(perSeed.map((r) => r.rows[i])) }));
+  const heldOut = methodMeans(perSeed.map((r) => r.heldOut));
+  const spread = methodSpreads(perSeed.map((r) => r.heldOut));
+  const families: FamilyRow[] = [...new Set(heldOutTasks.map(familyOf))].map((family) => {
+    const mine = (rs: HeldOutRow[]): HeldOutRow[] => rs.filter((r) => familyOf(r.task) === family);
+    const mean = methodMeans(mine(rows));
+    const seeds = perSeed.map((r) => methodMeans(mine(r.rows)));
+    return {
+      task: family,
+      ...mean,
+      tasks: mine(rows).length,
+      taskSpread: methodSpreads(mine(rows)),
+      seedSpread: methodSpreads(seeds),
+      perSeed: seeds,
+      verdict: compare(mean, seeds),
+    };
+  });
+  const overall = compare(
+    heldOut,
+    perSeed.map((r) => r.heldOut),
+  );
+  const counts = Object.fromEntries((Object.keys(overall) as (keyof Verdict)[]).map((k) => [k, families.filter((f) => f.verdict[k]).length])) as Record<
+    keyof Verdict,
+    number
+  >;
+  return { rows, heldOut, spread, families, verdict: { ...overall, families: { heldOutFamilies: families.length, ...counts } } };
+}
 
 /** Meta-trains one controller and compares methods on the held-out tasks, for one seed, in `dir`. */
 async function runSeed(
@@ -379,22 +486,7 @@ export async function runTransfer(
       bestNormalized: meanOf(at.map((q) => q.bestNormalized)),
     };
   });
-  const rows: HeldOutRow[] = options.heldOutTasks.map((task, i) => ({ task, ...methodMeans(perSeed.map((r) => r.rows[i])) }));
-  const heldOut = methodMeans(perSeed.map((r) => r.heldOut));
-  const familyNames = [...new Set(options.heldOutTasks.map(familyOf))];
-  const families: HeldOutRow[] = familyNames.map((family) => ({ task: family, ...methodMeans(rows.filter((r) => familyOf(r.task) === family)) }));
-  const gt = (a: number | null, b: number | null, orEqual = false): boolean => a !== null && b !== null && (orEqual ? a >= b : a > b);
-  const verdict = {
-    zeroShotBeatsRandom4EverySeed: perSeed.every((r) => gt(r.heldOut.zeroShot, r.heldOut.randomBest4)),
-    adaptBest16AtLeastSearchBest16: gt(heldOut.controllerAdaptBest16, heldOut.searchBest16, true),
-    zeroShotAtLeastBothBest16: gt(heldOut.zeroShot, heldOut.searchBest16, true) && gt(heldOut.zeroShot, heldOut.randomBest16, true),
-  };
-  const spread = Object.fromEntries(
-    METHODS.map(([k]) => {
-      const xs = perSeed.map((r) => r.heldOut[k]).filter((v): v is number => v !== null);
-      return [k, xs.length ? sd(xs) : null];
-    }),
-  ) as Omit<HeldOutRow, 'task'>;
+  const { rows, heldOut, spread, families, verdict } = summarizeHeldOut(options.heldOutTasks, perSeed);
 
   // Report: markdown, JSON, SVG plots.
   const wallSeconds = (performance.now() - t0) / 1000;
@@ -426,11 +518,24 @@ export async function runTransfer(
     ...rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
     `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**${nSeeds > 1 && spread[k] !== null ? ` ± ${fmt(spread[k])}` : ''}`).join(' | ')} |`,
     '',
-    '## Held-out families (mean over their tasks)',
+    '## Held-out families (mean over their tasks and seeds)',
+    '',
+    `| family | tasks | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+    `| --- | --- | ${METHODS.map(() => '---').join(' | ')} |`,
+    ...families.map((r) => `| ${r.task} | ${r.tasks} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
+    '',
+    `Spread per family: the standard deviation over the family's tasks (of each task's mean over seeds) / over seeds (of the family's mean in each seed).`,
     '',
     `| family | ${METHODS.map(([, label]) => label).join(' | ')} |`,
     `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
-    ...families.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
+    ...families.map((r) => `| ${r.task} | ${METHODS.map(([k]) => `${fmt(r.taskSpread[k])} / ${fmt(r.seedSpread[k])}`).join(' | ')} |`),
+    '',
+    '## Verdict per held-out family',
+    '',
+    `| family | ${VERDICTS.map(([, label]) => label).join(' | ')} |`,
+    `| --- | ${VERDICTS.map(() => '---').join(' | ')} |`,
+    ...families.map((r) => `| ${r.task} | ${VERDICTS.map(([k]) => yes(r.verdict[k])).join(' | ')} |`),
+    `| **families where it holds** | ${VERDICTS.map(([k]) => `**${verdict.families[k]} of ${verdict.families.heldOutFamilies}**`).join(' | ')} |`,
     '',
     '## Verdict',
     '',
@@ -440,6 +545,9 @@ export async function runTransfer(
       `(${fmt(heldOut.controllerAdaptBest16)} vs ${fmt(heldOut.searchBest16)})`,
     `- zero-shot at least level with both searches' best of 16: **${yes(verdict.zeroShotAtLeastBothBest16)}** ` +
       `(${fmt(heldOut.zeroShot)} vs ${fmt(heldOut.randomBest16)} random, ${fmt(heldOut.searchBest16)} search)`,
+    `- by family, zero-shot at least level with random search's best of 16 in **${verdict.families.zeroShotAtLeastRandomBest16} of ${verdict.families.heldOutFamilies}** ` +
+      `held-out families, with the model-based search's in **${verdict.families.zeroShotAtLeastSearchBest16} of ${verdict.families.heldOutFamilies}**, ` +
+      `with both in **${verdict.families.zeroShotAtLeastBothBest16} of ${verdict.families.heldOutFamilies}**`,
     '',
     ...(nSeeds > 1
       ? [
@@ -448,6 +556,12 @@ export async function runTransfer(
           `| seed | ${METHODS.map(([, label]) => label).join(' | ')} |`,
           `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
           ...perSeed.map((r) => `| ${r.seed} | ${METHODS.map(([k]) => fmt(r.heldOut[k])).join(' | ')} |`),
+          '',
+          '## Held-out families per seed (mean over their tasks)',
+          '',
+          `| family | seed | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+          `| --- | --- | ${METHODS.map(() => '---').join(' | ')} |`,
+          ...families.flatMap((f) => f.perSeed.map((m, i) => `| ${f.task} | ${perSeed[i].seed} | ${METHODS.map(([k]) => fmt(m[k])).join(' | ')} |`)),
           '',
         ]
       : []),

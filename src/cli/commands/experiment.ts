@@ -16,7 +16,7 @@ import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
 const TRANSFER_FLAGS = flagTable({
   preset: {
     flag: '--preset <name>',
-    help: 'quick (4 tasks per train family, 1 per held-out family; a few minutes on 2 cores) | full (30 per train family, 2 per held-out family)',
+    help: 'quick (4 tasks per train family, 1 per held-out family; a few minutes on 2 cores) | full (30 per train family, 6 per held-out family)',
     default: 'quick',
   },
   tasksPerIteration: {

@@ -17,6 +17,8 @@ export { gaussianBlobs, friedman, friedmanFunction, shells, signParity, FRIEDMAN
 export type { BlobOptions, FriedmanOptions, FriedmanVariant, ShellOptions, ParityOptions } from './synthetic-nd.js';
 /** More real datasets. */
 export { loadGapminder, loadMovies, loadTwoCityWeather, loadAirports } from './real-more.js';
+/** Real tables whose target is a count. */
+export { loadPopulation, loadUnemployment, loadJobs } from './real-counts.js';
 /** The seeded corruptions and splits. */
 export { subsample, labelNoise, covariateShift, imbalance, duplicate, jitterAugment, split, concat } from './corrupt.js';
 /** Column statistics. */

@@ -2,6 +2,7 @@ import { ACROBOT_INFO, AcrobotEnv } from './acrobot.js';
 import { CARTPOLE_INFO, CartPoleEnv } from './cartpole.js';
 import { MOUNTAIN_CAR_INFO, MountainCarEnv } from './mountain-car.js';
 import { PENDULUM_INFO, PendulumEnv } from './pendulum.js';
+import { POINT_MASS_INFO, PointMassEnv } from './point-mass.js';
 import type { Env, EnvInfo } from './types.js';
 
 /** The environment types, for callers of this index. */
@@ -13,6 +14,8 @@ export const ENVIRONMENTS: Record<string, { info: EnvInfo; make: () => Env }> = 
   'Acrobot-v1': { info: ACROBOT_INFO, make: () => new AcrobotEnv() },
   'MountainCar-v0': { info: MOUNTAIN_CAR_INFO, make: () => new MountainCarEnv() },
   'Pendulum-v1': { info: PENDULUM_INFO, make: () => new PendulumEnv() },
+  // Built in, no Gymnasium counterpart.
+  'PointMass-v0': { info: POINT_MASS_INFO, make: () => new PointMassEnv() },
 };
 
 /** Looks up an environment by id, with a clear error listing the known ids. */

@@ -34,3 +34,17 @@ export const PENDULUM_OBS: VariableInfo[] = [
   { name: 'sin_theta', description: 'sine of the angle from upright' },
   { name: 'theta_dot', description: 'angular velocity (rad/s), −8 to 8' },
 ];
+
+/** PointMass-v0 (built in). */
+export const POINT_MASS_OBS: VariableInfo[] = [
+  { name: 'x', description: 'puck position along x (m), −1 to 1' },
+  { name: 'y', description: 'puck position along y (m), −1 to 1' },
+  { name: 'x_dot', description: 'puck velocity along x (m/s), −2 to 2' },
+  { name: 'y_dot', description: 'puck velocity along y (m/s), −2 to 2' },
+  {
+    name: 'dx',
+    description:
+      "where this episode's target lies from the puck along x (m): target x − puck x; the target is fixed during the episode, anywhere in −0.9 to 0.9",
+  },
+  { name: 'dy', description: "where this episode's target lies from the puck along y (m): target y − puck y" },
+];

@@ -9,6 +9,7 @@ import { familyControlEvaluation } from './evaluate.js';
 import { pendulumScripted } from './pendulum/scripted.js';
 import { mountainCarScripted } from './mountain-car/scripted.js';
 import { acrobotScripted } from './acrobot/scripted.js';
+import { pointMassScripted } from './point-mass/scripted.js';
 import { getEnvironment } from '../../inner/envs/index.js';
 import { getPublicTask } from '../briefs.js';
 import { getHiddenEvaluation } from '../hidden.js';
@@ -23,7 +24,7 @@ import type { ControlTaskDef } from '../control/define.js';
 // The held-out episodes and deployment physics depend on the secret: these tests use their own.
 process.env.RRL_EVAL_SECRET = 'control-families-test-secret';
 
-const CONTROL = { pendulum: 'train', 'mountain-car': 'train', acrobot: 'held-out' } as const;
+const CONTROL = { pendulum: 'train', 'mountain-car': 'train', acrobot: 'held-out', 'point-mass': 'held-out' } as const;
 type Name = keyof typeof CONTROL;
 const NAMES = Object.keys(CONTROL) as Name[];
 type SimTask = Extract<ExtraTask, { kind: 'control-sim' }>;
@@ -67,7 +68,7 @@ test('the same seed gives the same tasks and physics; another seed gives others'
 });
 
 test('each baseline validates against its brief and draws its physics inside the simulator ranges and budget caps', () => {
-  const caps = { pendulum: [20_000, 60_000], 'mountain-car': [10_000, 50_000], acrobot: [20_000, 50_000] };
+  const caps = { pendulum: [20_000, 60_000], 'mountain-car': [10_000, 50_000], acrobot: [20_000, 50_000], 'point-mass': [20_000, 60_000] };
   for (const f of NAMES) {
     for (const t of drawn[f]) {
       const { brief, baseline } = getPublicTask(t.def.id);
@@ -100,7 +101,7 @@ test('briefs state the nominal physics and the budget, never held-out seeds or t
 
 test('the deployment physics come from the secret, within the stated band; mountain-car deploys exactly its stated physics', () => {
   let shifted = 0;
-  for (const f of ['pendulum', 'acrobot'] as const) {
+  for (const f of ['pendulum', 'acrobot', 'point-mass'] as const) {
     for (const t of drawn[f]) {
       const share = statedShift(t.def);
       const s = evaluationOf(t);
@@ -138,6 +139,13 @@ test('every drawn task stays solvable across its band, and its reference (the sc
       assert.ok(acrobotScripted(p).worst > -400, `${t.def.id}: goal within 400 steps at ${JSON.stringify(p)}`);
     }
   }
+  for (const t of drawn['point-mass']) {
+    const s = evaluationOf(t);
+    for (const p of bandCorners(s.params!, statedShift(t.def))) {
+      assert.ok(pointMassScripted(p).feasible, `${t.def.id}: the puck held at the target within 5 s at ${JSON.stringify(p)}`);
+    }
+    assert.equal(s.reference, Math.round(pointMassScripted(s.params!).ret));
+  }
   for (const f of NAMES) {
     for (const t of drawn[f].slice(0, 3)) {
       const a = getHiddenEvaluation(t.def.id).anchors();
@@ -147,8 +155,30 @@ test('every drawn task stays solvable across its band, and its reference (the sc
   }
 });
 
+test('point-mass is a kind of problem no train family has: two continuous force dimensions at once, a new target every episode, read from the observation', () => {
+  for (const f of Object.values(FAMILIES).filter((x) => x.split === 'train' && x.kind === 'control')) {
+    for (const t of generateFamilyTasks(f.name, 2, 1).map(simOf)) {
+      const space = getEnvironment(t.def.envId).info.actionSpace;
+      assert.ok(space.type === 'discrete' || space.shape[0] === 1, `${t.def.id}: one action dimension`);
+    }
+  }
+  const t = drawn['point-mass'][0];
+  const { brief } = getPublicTask(t.def.id);
+  assert.deepEqual(getEnvironment(t.def.envId).info.actionSpace, { type: 'box', shape: [2], low: [-1, -1], high: [1, 1] });
+  assert.match(brief.environment.actions, /^continuous: two values/);
+  assert.deepEqual(
+    brief.environment.observation.map((v) => v.name),
+    ['x', 'y', 'x_dot', 'y_dot', 'dx', 'dy'],
+  );
+  // Two episodes of the same physics start the puck at different points with different targets.
+  const env = getEnvironment(t.def.envId).make();
+  const a = env.reset({ seed: 1, params: evaluationOf(t).params }).obs;
+  const b = env.reset({ seed: 2, params: evaluationOf(t).params }).obs;
+  assert.notDeepEqual([a[0] + a[4], a[1] + a[5]], [b[0] + b[4], b[1] + b[5]]);
+});
+
 // One real baseline job per family, at its full budget, trained and scored here and in a scorer thread.
-const REAL: Record<Name, number> = { pendulum: 0, 'mountain-car': 0, acrobot: 0 };
+const REAL: Record<Name, number> = { pendulum: 0, 'mountain-car': 0, acrobot: 0, 'point-mass': 0 };
 for (const f of NAMES) {
   test(`${f} family: the baseline trains for real and scores above the random policy on the hidden evaluation`, async () => {
     const t = drawn[f][REAL[f]];

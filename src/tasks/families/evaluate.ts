@@ -10,9 +10,11 @@ import type { SupervisedEvaluationSettings } from '../supervised/evaluate.js';
 import { acrobotEvaluation } from './acrobot/evaluate.js';
 import { blobsEvaluation } from './blobs/evaluate.js';
 import { cartpoleEvaluation } from './cartpole/evaluate.js';
+import { countsEvaluation } from './counts/evaluate.js';
 import { friedmanEvaluation } from './friedman/evaluate.js';
 import { mountainCarEvaluation } from './mountain-car/evaluate.js';
 import { pendulumEvaluation } from './pendulum/evaluate.js';
+import { pointMassEvaluation } from './point-mass/evaluate.js';
 import { ringsEvaluation } from './rings/evaluate.js';
 import { syntheticEvaluation } from './synthetic/evaluate.js';
 import { tabularEvaluation } from './tabular/evaluate.js';
@@ -24,6 +26,7 @@ const CONTROL: Record<string, (def: ControlTaskDef, params: never) => ControlEva
   pendulum: pendulumEvaluation,
   'mountain-car': mountainCarEvaluation,
   acrobot: acrobotEvaluation,
+  'point-mass': pointMassEvaluation,
 };
 
 /** What the evaluation of a control task a family drew knows; throws for a family without one. */
@@ -41,6 +44,7 @@ const SUPERVISED: Record<string, () => SupervisedEvaluationSettings> = {
   friedman: friedmanEvaluation,
   'vega-more': vegaMoreEvaluation,
   rings: ringsEvaluation,
+  counts: countsEvaluation,
 };
 
 /** What the evaluation of a supervised task a family drew knows; throws for a family without one. */

@@ -9,9 +9,11 @@ import { type ExtraTask, registerTasks } from '../extra.js';
 import { acrobotFamily } from './acrobot/define.js';
 import { blobsFamily } from './blobs/define.js';
 import { cartpoleFamily } from './cartpole/define.js';
+import { countsFamily } from './counts/define.js';
 import { friedmanFamily } from './friedman/define.js';
 import { mountainCarFamily } from './mountain-car/define.js';
 import { pendulumFamily } from './pendulum/define.js';
+import { pointMassFamily } from './point-mass/define.js';
 import { ringsFamily } from './rings/define.js';
 import { syntheticFamily } from './synthetic/define.js';
 import { tabularFamily } from './tabular/define.js';
@@ -34,6 +36,8 @@ export const FAMILIES: Record<string, TaskFamily> = {
   [acrobotFamily.name]: acrobotFamily,
   [vegaMoreFamily.name]: vegaMoreFamily,
   [ringsFamily.name]: ringsFamily,
+  [pointMassFamily.name]: pointMassFamily,
+  [countsFamily.name]: countsFamily,
 };
 
 /**

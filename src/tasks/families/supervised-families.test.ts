@@ -12,12 +12,15 @@ import { dataForJob, scoreArtifact, type Score } from '../../outer/scoring/hidde
 import { Scorer } from '../../outer/scoring/scorer-pool.js';
 import type { ExtraTask } from '../extra.js';
 import type { SupervisedTaskDef } from '../supervised/define.js';
+import { COUNTS_CONFIG } from './counts/define.js';
+import { TABULAR_CONFIG } from './tabular/define.js';
+import { VEGA_MORE_CONFIG } from './vega-more/define.js';
 
 // The held-out rows depend on the secret: these tests use their own.
 process.env.RRL_EVAL_SECRET = 'supervised-families-test-secret';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-supervised-families-'));
-const NEW = { blobs: 'train', friedman: 'train', 'vega-more': 'held-out', rings: 'held-out' } as const;
+const NEW = { blobs: 'train', friedman: 'train', 'vega-more': 'held-out', rings: 'held-out', counts: 'held-out' } as const;
 const names = Object.keys(NEW) as (keyof typeof NEW)[];
 const PER_FAMILY = 8;
 const drawn = Object.fromEntries(names.map((f) => [f, registerFamilyTasks(f, PER_FAMILY, 3)])) as Record<keyof typeof NEW, ExtraTask[]>;
@@ -27,7 +30,7 @@ const defOf = (t: ExtraTask): SupervisedTaskDef => {
   return t.def as SupervisedTaskDef;
 };
 
-test('the four families are registered, supervised, with their split; every task (and its brief) carries it', () => {
+test('the families are registered, supervised, with their split; every task (and its brief) carries it', () => {
   for (const f of names) {
     assert.equal(FAMILIES[f].kind, 'supervised', f);
     assert.equal(FAMILIES[f].split, NEW[f], f);
@@ -68,7 +71,8 @@ test('every baseline validates against its brief; the anchors are ordered (regre
     assert.ok(Number.isFinite(a.random) && a.reference > a.random, `${t.def.id}: ${a.random} < ${a.reference}`);
     const d = defOf(t);
     if (d.metric === 'rmse' || d.metric === 'mae') assert.equal(a.reference, 0);
-    if (d.metric === 'r2') assert.ok(Math.abs(a.random) < 0.05, `${t.def.id}: the pool mean scores R² ≈ 0 (${a.random})`);
+    // About 0: the pool's mean is not the test rows' (further off on a small table of skewed counts, such as 170 test rows of census counts).
+    if (d.metric === 'r2') assert.ok(Math.abs(a.random) < 0.1, `${t.def.id}: the pool mean scores R² ≈ 0 (${a.random})`);
   }
   assert.ok(drawn.friedman.some((t) => defOf(t).load().kind === 'regression'));
   assert.ok(drawn['vega-more'].some((t) => defOf(t).load().kind === 'regression') && drawn['vega-more'].some((t) => defOf(t).load().kind === 'classification'));
@@ -101,6 +105,28 @@ test('no row of the hidden test set reaches any source a job can receive (row by
       assert.ok(src.x.length > 0, `${t.def.id}/${id} is not empty`);
       for (const row of src.x) assert.ok(!testOnly.has(key(row)), `${t.def.id}/${id} contains a test row`);
     }
+  }
+});
+
+test('counts: every target is a count (non-negative integers), stated as one, on tables no other family uses', () => {
+  const others = [TABULAR_CONFIG, VEGA_MORE_CONFIG].flatMap((c) => c.bases.map((b) => b.name));
+  for (const b of COUNTS_CONFIG.bases) {
+    assert.ok(!others.includes(b.name), `${b.name} is used by another family`);
+    const d = b.load();
+    assert.equal(d.kind, 'regression', b.name);
+    assert.ok(
+      d.y.every((v) => Number.isInteger(v) && v >= 0),
+      `${b.name}: counts`,
+    );
+    assert.match(d.descriptions[d.target], /^how many .*: a count, from /);
+  }
+  for (const t of drawn.counts) {
+    const d = defOf(t);
+    assert.ok(['rmse', 'mae', 'r2'].includes(d.metric), `${t.def.id}: ${d.metric}`);
+    assert.match(getPublicTask(t.def.id).brief.description, /a count, from/);
+    const data = d.load();
+    if (data.name === 'jobs') assert.ok(data.features.includes('share'), `${t.def.id} keeps the occupation's share`);
+    if (data.name === 'population') assert.ok(data.features.includes('age'), `${t.def.id} keeps the age group`);
   }
 });
 

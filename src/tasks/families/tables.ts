@@ -18,6 +18,8 @@ export interface TableBase {
   load(): Dataset;
   numeric: string[];
   words?: string;
+  /** Features every task of this table keeps (the rest are drawn); without them the target cannot be predicted at all. */
+  keep?: string[];
 }
 
 /** One table family's settings. */
@@ -91,12 +93,14 @@ export function drawTableParams(cfg: TableFamilyConfig, rng: Rng): TableParams {
   const full = base.load();
   const target = base.numeric.length === 0 || rng.next() < 0.4 ? full.target : base.numeric[rng.int(base.numeric.length)];
   const d = retarget(full, target);
-  const k = Math.max(2, Math.ceil(d.features.length * rng.uniform(0.5, 1)));
-  const order = d.features
+  const keep = base.keep ?? [];
+  const optional = d.features.filter((f) => !keep.includes(f));
+  const k = Math.max(2 - keep.length, Math.ceil(optional.length * rng.uniform(0.5, 1)));
+  const order = optional
     .map((f) => ({ f, r: rng.next() }))
     .sort((a, b) => a.r - b.r)
     .map((x) => x.f);
-  const features = d.features.filter((f) => order.slice(0, k).includes(f));
+  const features = d.features.filter((f) => keep.includes(f) || order.slice(0, k).includes(f));
   const metrics: SupervisedMetricName[] = d.kind === 'classification' ? cfg.classificationMetrics : ['rmse', 'mae', 'r2'];
   const numericFeatures = features.filter((f) => new Set(d.x.map((row) => row[d.features.indexOf(f)])).size > 3);
   const shiftFeature = numericFeatures.length ? numericFeatures[rng.int(numericFeatures.length)] : features[0];
