@@ -169,14 +169,17 @@ test('per held-out family: the mean over its tasks and seeds, its spread over ta
     zeroShotAtLeastRandomBest16: true,
     zeroShotAtLeastSearchBest16: false,
     zeroShotAtLeastBothBest16: false,
+    zeroShotAtLeastEveryBest16: false,
   });
   assert.equal(counts.verdict.zeroShotAtLeastBothBest16, true, 'level counts');
+  assert.equal(counts.verdict.zeroShotAtLeastEveryBest16, true, 'an Optuna row that did not run does not count against it');
   assert.deepEqual(own.verdict, {
     zeroShotBeatsRandom4EverySeed: false,
     adaptBest16AtLeastSearchBest16: true,
     zeroShotAtLeastRandomBest16: false, // no random best of 16 to be level with
     zeroShotAtLeastSearchBest16: false,
     zeroShotAtLeastBothBest16: false,
+    zeroShotAtLeastEveryBest16: false,
   });
   assert.deepEqual(s.verdict.families, {
     heldOutFamilies: 3,
@@ -185,6 +188,7 @@ test('per held-out family: the mean over its tasks and seeds, its spread over ta
     zeroShotAtLeastRandomBest16: 2,
     zeroShotAtLeastSearchBest16: 1,
     zeroShotAtLeastBothBest16: 1,
+    zeroShotAtLeastEveryBest16: 1,
   });
   // The comparisons on all tasks use the means over all of them, as before.
   close(s.heldOut.zeroShot, (0.5 + 0.55) / 2, 'the mean over seeds of the per-seed means');
