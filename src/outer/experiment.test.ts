@@ -193,6 +193,13 @@ test('per held-out family: the mean over its tasks and seeds, its spread over ta
   // The comparisons on all tasks use the means over all of them, as before.
   close(s.heldOut.zeroShot, (0.5 + 0.55) / 2, 'the mean over seeds of the per-seed means');
   assert.equal(s.verdict.zeroShotAtLeastBothBest16, false);
+  // An Optuna row's best of 16 above the zero-shot job takes the every-search verdict away, and only that one.
+  const optuna = summarizeHeldOut(
+    [tasks[2]],
+    [0.5, 0.5].map(() => ({ rows: [row(tasks[2], { zeroShot: 0.5, randomBest4: 0.4, optunaCmaesSeededBest16: 0.6 })], heldOut: row(tasks[2], {}) })),
+  );
+  assert.equal(optuna.families[0].verdict.zeroShotAtLeastBothBest16, true);
+  assert.equal(optuna.families[0].verdict.zeroShotAtLeastEveryBest16, false);
 });
 
 test('meta-training over many tasks takes a few per iteration, each about equally often, and never twice in one iteration', () => {
