@@ -52,6 +52,35 @@ export function bandCorners(nominal: PhysParams, shift: number): PhysParams[] {
   return out;
 }
 
+/** The parameters of a simulated task with a deployment shift: its nominal physics, the shift band and its budget cap. */
+export interface ShiftedPhysics {
+  nominal: PhysParams;
+  shift: number;
+  budget: number;
+}
+
+/**
+ * Draws a shift and a budget cap from `space`, then nominal physics (each `tuned` parameter
+ * uniform in its range, to 3 significant digits) until `feasible` holds at every corner of the
+ * deployment band; after 100 tries, `defaults`.
+ */
+export function drawShiftedPhysics<K extends string>(
+  rng: Rng,
+  space: { shifts: readonly number[]; budgets: readonly number[] } & Record<K, readonly [number, number]>,
+  tuned: readonly K[],
+  feasible: (p: PhysParams) => boolean,
+  defaults: PhysParams,
+): ShiftedPhysics {
+  const shift = space.shifts[rng.int(space.shifts.length)];
+  const budget = space.budgets[rng.int(space.budgets.length)];
+  for (let tries = 0; tries < 100; tries++) {
+    const nominal: PhysParams = {};
+    for (const name of tuned) nominal[name] = sig(rng.uniform(space[name][0], space[name][1]));
+    if (bandCorners(nominal, shift).every(feasible)) return { nominal, shift, budget };
+  }
+  return { nominal: { ...defaults }, shift, budget };
+}
+
 /** The public definition a task of kind `K` carries. */
 type DefOf<K extends FamilyKind> = Extract<ExtraTask, { kind: K }>['def'];
 type FamilyKind = 'control-sim' | 'supervised';

@@ -12,7 +12,7 @@ import type { PhysParams } from '../../../inner/envs/types.js';
 import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { ACROBOT_OBS } from '../../control/observations.js';
-import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
+import { type ShiftedPhysics, type TaskFamily, drawShiftedPhysics, drawTasks, nominalParams, sig } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
 import { acrobotReference, acrobotScripted } from './scripted.js';
 
@@ -29,22 +29,11 @@ export const ACROBOT_SPACE = {
 const TUNED = ['linkLength1', 'linkLength2', 'linkMass1', 'linkMass2'] as const;
 
 /** The parameters one Acrobot task is made from. */
-export interface AcrobotParams {
-  nominal: PhysParams;
-  shift: number;
-  budget: number;
-}
+export type AcrobotParams = ShiftedPhysics;
 
 /** Draws one task's parameters, redrawing physics where the scripted policy misses the goal from some start within 400 steps (at most 100 tries, then the defaults). */
 export function drawAcrobotParams(rng: Rng): AcrobotParams {
-  const shift = ACROBOT_SPACE.shifts[rng.int(ACROBOT_SPACE.shifts.length)];
-  const budget = ACROBOT_SPACE.budgets[rng.int(ACROBOT_SPACE.budgets.length)];
-  for (let tries = 0; tries < 100; tries++) {
-    const nominal: PhysParams = {};
-    for (const name of TUNED) nominal[name] = sig(rng.uniform(ACROBOT_SPACE[name][0], ACROBOT_SPACE[name][1]));
-    if (bandCorners(nominal, shift).every((p) => acrobotScripted(p).worst > -400)) return { nominal, shift, budget };
-  }
-  return { nominal: { linkLength1: 1, linkLength2: 1, linkMass1: 1, linkMass2: 1 }, shift, budget };
+  return drawShiftedPhysics(rng, ACROBOT_SPACE, TUNED, (p) => acrobotScripted(p).worst > -400, { linkLength1: 1, linkLength2: 1, linkMass1: 1, linkMass2: 1 });
 }
 
 /** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */

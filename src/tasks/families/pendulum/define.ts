@@ -12,7 +12,7 @@ import type { PhysParams } from '../../../inner/envs/types.js';
 import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { PENDULUM_OBS } from '../../control/observations.js';
-import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
+import { type ShiftedPhysics, type TaskFamily, drawShiftedPhysics, drawTasks, nominalParams, sig } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
 import { pendulumReference, pendulumScripted } from './scripted.js';
 
@@ -28,22 +28,11 @@ export const PENDULUM_SPACE = {
 const TUNED = ['gravity', 'mass', 'length'] as const;
 
 /** The parameters one Pendulum task is made from. */
-export interface PendulumParams {
-  nominal: PhysParams;
-  shift: number;
-  budget: number;
-}
+export type PendulumParams = ShiftedPhysics;
 
 /** Draws one task's parameters, redrawing physics where the scripted controller cannot swing up (at most 100 tries, then the defaults). */
 export function drawPendulumParams(rng: Rng): PendulumParams {
-  const shift = PENDULUM_SPACE.shifts[rng.int(PENDULUM_SPACE.shifts.length)];
-  const budget = PENDULUM_SPACE.budgets[rng.int(PENDULUM_SPACE.budgets.length)];
-  for (let tries = 0; tries < 100; tries++) {
-    const nominal: PhysParams = {};
-    for (const name of TUNED) nominal[name] = sig(rng.uniform(PENDULUM_SPACE[name][0], PENDULUM_SPACE[name][1]));
-    if (bandCorners(nominal, shift).every((p) => pendulumScripted(p).feasible)) return { nominal, shift, budget };
-  }
-  return { nominal: { gravity: 10, mass: 1, length: 1 }, shift, budget };
+  return drawShiftedPhysics(rng, PENDULUM_SPACE, TUNED, (p) => pendulumScripted(p).feasible, { gravity: 10, mass: 1, length: 1 });
 }
 
 /** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */

@@ -16,7 +16,7 @@ import type { PhysParams } from '../../../inner/envs/types.js';
 import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { POINT_MASS_OBS } from '../../control/observations.js';
-import { type TaskFamily, bandCorners, drawTasks, nominalParams, sig } from '../types.js';
+import { type ShiftedPhysics, type TaskFamily, drawShiftedPhysics, drawTasks, nominalParams, sig } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
 import { pointMassReference, pointMassScripted } from './scripted.js';
 
@@ -32,22 +32,11 @@ export const POINT_MASS_SPACE = {
 const TUNED = ['mass', 'damping', 'force'] as const;
 
 /** The parameters one point-mass task is made from. */
-export interface PointMassParams {
-  nominal: PhysParams;
-  shift: number;
-  budget: number;
-}
+export type PointMassParams = ShiftedPhysics;
 
 /** Draws one task's parameters, redrawing physics where the scripted controller cannot hold the puck at the target (at most 100 tries, then the defaults). */
 export function drawPointMassParams(rng: Rng): PointMassParams {
-  const shift = POINT_MASS_SPACE.shifts[rng.int(POINT_MASS_SPACE.shifts.length)];
-  const budget = POINT_MASS_SPACE.budgets[rng.int(POINT_MASS_SPACE.budgets.length)];
-  for (let tries = 0; tries < 100; tries++) {
-    const nominal: PhysParams = {};
-    for (const name of TUNED) nominal[name] = sig(rng.uniform(POINT_MASS_SPACE[name][0], POINT_MASS_SPACE[name][1]));
-    if (bandCorners(nominal, shift).every((p) => pointMassScripted(p).feasible)) return { nominal, shift, budget };
-  }
-  return { nominal: { mass: 1, damping: 0.5, force: 1 }, shift, budget };
+  return drawShiftedPhysics(rng, POINT_MASS_SPACE, TUNED, (p) => pointMassScripted(p).feasible, { mass: 1, damping: 0.5, force: 1 });
 }
 
 /** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
