@@ -39,11 +39,10 @@ def _missing() -> str | None:
     return None
 
 
-def start_serve(run_dir: Path, *extra: str, port: int = 0) -> tuple[subprocess.Popen[str], str]:
-    """Starts `rrl serve --port PORT --run RUN_DIR EXTRA...` (port 0: a free one); returns the process and its URL."""
-    cmd = ["node", str(ROOT / "bin" / "rrl.js"), "serve", "--port", str(port), "--run", str(run_dir), "--workers", "2", *extra]
-    env = {**os.environ, "RRL_EVAL_SECRET": os.environ.get("RRL_EVAL_SECRET", "1779033703")}
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT, env=env)
+def start_listening(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """Starts a server that prints ``listening on http://HOST:PORT``; returns the process and that URL
+    (its output is drained from then on). Raises with its last lines when it exits first."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=cwd, env=env)
     assert proc.stdout is not None
     lines: list[str] = []
     url = None
@@ -55,10 +54,17 @@ def start_serve(run_dir: Path, *extra: str, port: int = 0) -> tuple[subprocess.P
             break
     if url is None:
         proc.wait(timeout=30)
-        raise RuntimeError("rrl serve exited without listening:\n" + "".join(lines[-20:]))
+        raise RuntimeError(f"{' '.join(cmd[:4])} exited without listening:\n" + "".join(lines[-20:]))
     out = proc.stdout
     threading.Thread(target=lambda: [None for _ in out], daemon=True).start()  # keep the pipe drained
     return proc, url
+
+
+def start_serve(run_dir: Path, *extra: str, port: int = 0) -> tuple[subprocess.Popen[str], str]:
+    """Starts `rrl serve --port PORT --run RUN_DIR EXTRA...` (port 0: a free one); returns the process and its URL."""
+    cmd = ["node", str(ROOT / "bin" / "rrl.js"), "serve", "--port", str(port), "--run", str(run_dir), "--workers", "2", *extra]
+    env = {**os.environ, "RRL_EVAL_SECRET": os.environ.get("RRL_EVAL_SECRET", "1779033703")}
+    return start_listening(cmd, ROOT, env)
 
 
 @pytest.fixture(scope="session")

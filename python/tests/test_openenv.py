@@ -11,10 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
-import subprocess
 import sys
-import threading
 import urllib.request
 from pathlib import Path
 from typing import Any, Iterator
@@ -24,7 +21,7 @@ import pytest
 pytest.importorskip("openenv.core.env_server", reason="SKIPPED (OpenEnv): openenv-core is missing: run python/setup-venv.sh (requirements.txt pins openenv-core==0.3.0)")
 
 from env_grpo import INVALID_PATCH, check_grpo_step, grpo_step  # noqa: E402
-from real_serve import TINY_PATCH, TINY_TASK  # noqa: E402
+from real_serve import TINY_PATCH, TINY_TASK, start_listening  # noqa: E402
 from rrl_client.openenv_client import HarnessEnvClient, openenv_environment  # noqa: E402
 from rrl_client.openenv_server import JobAction  # noqa: E402
 from rrl_client.trl_env import TOOL_HINT  # noqa: E402
@@ -37,21 +34,7 @@ def openenv_url(rrl_serve: str) -> Iterator[str]:
     """`python -m rrl_client.openenv_server --rrl-url SERVE --port 0 --max-sessions 8`, its URL."""
     env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     cmd = [sys.executable, "-m", "rrl_client.openenv_server", "--rrl-url", rrl_serve, "--port", "0", "--max-sessions", "8"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=PYTHON_DIR, env=env)
-    assert proc.stdout is not None
-    lines: list[str] = []
-    url = None
-    for line in proc.stdout:
-        lines.append(line)
-        m = re.search(r"listening on (http://\S+)", line)
-        if m:
-            url = m.group(1)
-            break
-    if url is None:
-        proc.wait(timeout=30)
-        raise RuntimeError("the OpenEnv server exited without listening:\n" + "".join(lines[-20:]))
-    out = proc.stdout
-    threading.Thread(target=lambda: [None for _ in out], daemon=True).start()  # keep the pipe drained
+    proc, url = start_listening(cmd, PYTHON_DIR, env)
     try:
         yield url
     finally:
