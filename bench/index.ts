@@ -1,8 +1,9 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
  * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo,
- * gym-bridge, llm, noise (default: all but grpo, gym-bridge, llm and noise; the first three need the Python environment,
- * noise trains every baseline on five seeds; they run only when named). `noise` takes options: see bench/noise.ts.
+ * gym-bridge, llm, noise, fidelity (default: all but grpo, gym-bridge, llm, noise and fidelity; the first three need the
+ * Python environment, noise trains every baseline on five seeds, fidelity trains the controller 9 times; they run only
+ * when named). `noise` and `fidelity` take options: see bench/noise.ts and bench/fidelity.ts.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,7 @@ import { grpo } from './grpo.js';
 import { gymBridge } from './gym-bridge.js';
 import { llm } from './llm.js';
 import { noise } from './noise.js';
+import { fidelity } from './fidelity.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -188,9 +190,10 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   'gym-bridge': gymBridge,
   llm,
   noise,
+  fidelity,
 };
 /** Run only when named (long, or needing the Python environment and a model). */
-const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise']);
+const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise', 'fidelity']);
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);

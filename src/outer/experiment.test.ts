@@ -8,6 +8,8 @@ import { iterationTasks } from './loop.js';
 import { FAMILIES } from '../tasks/families/index.js';
 import { LocalExecutor } from '../run/local.js';
 import { skipWithoutPython } from '../testing/python.js';
+import { Store } from '../store/store.js';
+import { derivedEvalSecret, evalIdentity, evalSecret } from '../tasks/secret.js';
 
 const OPTUNA_KEYS = [
   'optunaCmaesBest16',
@@ -29,7 +31,7 @@ test('the transfer experiment writes its tables and plots and reports every meth
     const python = join(tmpdir(), 'no-such-python-for-optuna');
     const r = await runTransfer(
       dir,
-      { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 3, seeds: 2, python },
+      { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 3, secrets: 2, python },
       ex,
     );
     assert.deepEqual(
@@ -58,20 +60,39 @@ test('the transfer experiment writes its tables and plots and reports every meth
     assert.ok(row.controllerAdaptBest16! >= row.zeroShot!, 'the adapting controller starts from the same mode');
     assert.ok(row.searchBest16! >= row.searchBest4!);
     assert.equal(r.curve.length, 1);
-    // Two seeds, each in its own directory; the reported means are the means over the seeds.
+    // One seed under each of two secrets (the installation's first), each in its own directory, its runs scored under its secret.
     assert.deepEqual(
-      r.perSeed.map((p) => p.seed),
-      [3, 4],
+      r.perSeed.map((p) => [p.secret, p.seed]),
+      [
+        [0, 3],
+        [1, 3],
+      ],
     );
-    for (const p of r.perSeed) assert.ok(existsSync(join(dir, `seed-${p.seed}`, 'meta')));
+    assert.equal(r.secrets[0].evalId, evalIdentity());
+    assert.notEqual(r.secrets[1].evalId, r.secrets[0].evalId);
+    for (const p of r.perSeed) {
+      const where = join(dir, `secret-${p.secret + 1}`);
+      assert.ok(existsSync(join(where, 'meta')));
+      assert.equal(p.evalId, r.secrets[p.secret].evalId);
+      const store = new Store(join(where, 'iris-species', 'random'));
+      assert.equal(store.getRun()!.evalIdentity, p.evalId, 'the held-out runs are scored under their secret');
+      store.close();
+    }
+    assert.equal(evalSecret(), derivedEvalSecret(0), 'the installation secret is back afterwards');
+    // The means and spreads are over the repetitions; each secret's figures are its own.
     const z = r.perSeed.map((p) => p.heldOut.zeroShot!);
     assert.ok(Math.abs(r.heldOut.zeroShot! - (z[0] + z[1]) / 2) < 1e-12);
     assert.ok(Math.abs(r.spread.zeroShot! - Math.abs(z[0] - z[1]) / Math.SQRT2) < 1e-12);
+    for (const p of r.perSeed) {
+      assert.equal(r.secrets[p.secret].heldOut.zeroShot, p.heldOut.zeroShot);
+      assert.equal(r.secrets[p.secret].verdict.zeroShotBeatsRandom4EverySeed, p.heldOut.zeroShot! > p.heldOut.randomBest4!);
+    }
     for (const f of Object.values(r.files)) assert.ok(existsSync(f), f);
     assert.match(readFileSync(r.files.curveSvg, 'utf8'), /^<svg/);
     assert.match(readFileSync(r.files.markdown, 'utf8'), /\| iris-species \|/);
-    assert.match(readFileSync(r.files.markdown, 'utf8'), /## Held-out means per seed/);
-    assert.match(readFileSync(r.files.markdown, 'utf8'), /\| iris-species \| 4 \|/, 'the family (a hand-written task is its own) in each seed');
+    assert.match(readFileSync(r.files.markdown, 'utf8'), /## Held-out means per repetition/);
+    assert.match(readFileSync(r.files.markdown, 'utf8'), new RegExp(`## Verdict per evaluation secret[^]*\\| 2 \\(${r.secrets[1].evalId}\\) \\|`));
+    assert.match(readFileSync(r.files.markdown, 'utf8'), /\| iris-species \| secret 2 \|/, 'the family (a hand-written task is its own) in each repetition');
     assert.deepEqual(JSON.parse(readFileSync(r.files.json, 'utf8')).heldOut, r.heldOut);
   } finally {
     await ex.close();

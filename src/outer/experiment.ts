@@ -24,6 +24,7 @@ import { builtInTaskIds } from '../tasks/extra.js';
 import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { initTf } from '../util/tf.js';
 import { bridgePython } from '../inner/envs/gym-bridge.js';
+import { derivedEvalSecret, evalIdentity, withEvalSecret } from '../tasks/secret.js';
 import { oneLine } from '../spec/bounds.js';
 import { Controller } from './agents/controller.js';
 import { OptunaAgent, type OptunaSampler, optunaMissing } from './agents/optuna.js';
@@ -48,6 +49,12 @@ export interface TransferOptions {
   fidelity?: FidelityConfig;
   /** Independent repetitions with seeds seed, seed + 1, …; the report gives means and spreads (default 1). */
   seeds?: number;
+  /**
+   * Evaluation secrets the whole experiment runs under (default 1): the installation's and
+   * `secrets − 1` derived from it (`derivedEvalSecret`), each with every seed. The held-out
+   * episode seeds and test splits change with the secret; the report gives each secret's verdicts.
+   */
+  secrets?: number;
   /**
    * Generated tasks (family, count, seed of the draw): a `train` family's tasks join `trainTasks`,
    * a `held-out` family's join `heldOutTasks` (see `resolveFamilies`); meta-training never sees a held-out family.
@@ -186,7 +193,10 @@ export interface TransferResult {
   families: FamilyRow[];
   /** The comparisons on all held-out tasks (per seed and on the mean), and in how many held-out families each holds. */
   verdict: Verdict & { families: FamilyCounts };
-  perSeed: { seed: number; heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[]; curve: TransferResult['curve'] }[];
+  /** Per repetition (each seed under each secret, `secret` its index and `evalId` its identity): its held-out means, rows and curve. */
+  perSeed: { seed: number; secret: number; evalId: string; heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[]; curve: TransferResult['curve'] }[];
+  /** Per evaluation secret: its identity, the held-out means over its seeds, and the comparisons under it alone. */
+  secrets: { secret: number; evalId: string; heldOut: Omit<HeldOutRow, 'task'>; verdict: Verdict & { families: FamilyCounts } }[];
   files: { markdown: string; json: string; curveSvg: string; comparisonSvg: string };
   /** What did not run and why, one line each (the Optuna rows without their Python); also in the report. */
   notes: string[];
@@ -282,6 +292,9 @@ function readRun(dir: string): { proposals: (number | null)[]; baseline: number 
 /** What one seed of the experiment yields. */
 interface SeedResult {
   seed: number;
+  /** The secret's index (0: the installation's) and identity. */
+  secret: number;
+  evalId: string;
   curve: TransferResult['curve'];
   rows: HeldOutRow[];
   heldOut: Omit<HeldOutRow, 'task'>;
@@ -364,13 +377,14 @@ async function runSeed(
   dir: string,
   options: TransferOptions,
   seed: number,
+  secret: { index: number; evalId: string; tag: string },
   cache: string,
   executor: Executor,
   optuna: { python: string } | null,
   notes: string[],
   onEvent?: (e: LoopEvent & { stage?: string }) => void,
 ): Promise<SeedResult> {
-  const tag = (options.seeds ?? 1) > 1 ? `seed ${seed}: ` : '';
+  const tag = secret.tag;
   const emit = (stage: string) => (e: LoopEvent) => onEvent?.({ ...e, stage: `${tag}${stage}` });
 
   // 1. Meta-training.
@@ -442,7 +456,7 @@ async function runSeed(
       baseline: c.baseline,
     });
   }
-  return { seed, curve: meta.iterations, rows, heldOut: methodMeans(rows) };
+  return { seed, secret: secret.index, evalId: secret.evalId, curve: meta.iterations, rows, heldOut: methodMeans(rows) };
 }
 
 /**
@@ -471,11 +485,28 @@ export async function runTransfer(
     notes.push(`SKIPPED the Optuna rows (TPE, CMA-ES, seeded): ${missing}`);
     onEvent?.({ type: 'phase', message: `!! ${notes[0]}` });
   }
+  // Every seed under every secret: the installation's first, then those derived from it.
+  const nSecrets = options.secrets ?? 1;
   const perSeed: SeedResult[] = [];
-  for (let k = 0; k < nSeeds; k++) {
-    const seed = options.seed + k;
-    perSeed.push(await runSeed(nSeeds > 1 ? join(dir, `seed-${seed}`) : dir, options, seed, cache, executor, missing ? null : { python }, notes, onEvent));
+  for (let i = 0; i < nSecrets; i++) {
+    const secret = derivedEvalSecret(i);
+    const evalId = evalIdentity(secret);
+    if (nSecrets > 1) onEvent?.({ type: 'phase', message: `evaluation secret ${i + 1} of ${nSecrets} (${evalId})` });
+    for (let k = 0; k < nSeeds; k++) {
+      const seed = options.seed + k;
+      const secretDir = nSecrets > 1 ? join(dir, `secret-${i + 1}`) : dir;
+      const tag = [nSecrets > 1 ? `secret ${i + 1}` : '', nSeeds > 1 ? `seed ${seed}` : ''].filter(Boolean).join(', ');
+      const where = { index: i, evalId, tag: tag ? `${tag}: ` : '' };
+      const run = () =>
+        runSeed(nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir, options, seed, where, cache, executor, missing ? null : { python }, notes, onEvent);
+      perSeed.push(await withEvalSecret(secret, run));
+    }
   }
+  const secrets = Array.from({ length: nSecrets }, (_, i) => {
+    const mine = perSeed.filter((r) => r.secret === i);
+    const s = summarizeHeldOut(options.heldOutTasks, mine);
+    return { secret: i, evalId: mine[0].evalId, heldOut: s.heldOut, verdict: s.verdict };
+  });
   // Means over seeds: the curve per iteration, each task's row, and the held-out means (with their spread).
   const curve = perSeed[0].curve.map((p, i) => {
     const at = perSeed.map((r) => r.curve[i]);
@@ -494,15 +525,21 @@ export async function runTransfer(
   const yes = (b: boolean): string => (b ? 'yes' : 'no');
   const perIteration = options.tasksPerIteration ? ` (${Math.min(options.tasksPerIteration, options.trainTasks.length)} tasks per iteration)` : '';
   const lambda = options.reward?.rule === 'cost' ? ` (λ ${options.reward.lambda})` : '';
+  // A repetition is one seed under one secret; with one of either, it is named by the other.
+  const many = perSeed.length > 1;
+  const named = (r: SeedResult): string =>
+    [nSecrets > 1 ? `secret ${r.secret + 1}` : '', nSeeds > 1 || nSecrets === 1 ? `seed ${r.seed}` : ''].filter(Boolean).join(', ');
   const markdown = [
     `# Transfer experiment`,
     '',
     `Meta-training: ${describeTasks(options.trainTasks)}; ${options.iterations} iterations × ${options.group} proposals per task${perIteration}; ` +
       `outer reward \`${options.reward?.rule ?? 'improvement'}\`${lambda}.`,
     `Held out: ${describeTasks(options.heldOutTasks)}. Wall time ${(wallSeconds / 60).toFixed(1)} min.`,
-    nSeeds > 1
-      ? `Seeds ${perSeed.map((r) => r.seed).join(', ')}: every figure is the mean over seeds; ± is the standard deviation of the per-seed means.`
-      : `Seed ${options.seed}.`,
+    many
+      ? `Seeds ${[...new Set(perSeed.map((r) => r.seed))].join(', ')}` +
+        (nSecrets > 1 ? ` under ${nSecrets} evaluation secrets (${secrets.map((x) => x.evalId).join(', ')}; the installation's first)` : '') +
+        `: every figure is the mean over the ${perSeed.length} repetitions; ± is the standard deviation of the per-repetition means.`
+      : `Seed ${options.seed}, evaluation secret ${perSeed[0].evalId}.`,
     '',
     '## Outer learning curve (train tasks)',
     '',
@@ -516,7 +553,7 @@ export async function runTransfer(
     `| task | ${METHODS.map(([, label]) => label).join(' | ')} |`,
     `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
     ...rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
-    `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**${nSeeds > 1 && spread[k] !== null ? ` ± ${fmt(spread[k])}` : ''}`).join(' | ')} |`,
+    `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**${many && spread[k] !== null ? ` ± ${fmt(spread[k])}` : ''}`).join(' | ')} |`,
     '',
     '## Held-out families (mean over their tasks and seeds)',
     '',
@@ -540,7 +577,7 @@ export async function runTransfer(
     '## Verdict',
     '',
     `- controller zero-shot beats random search's best of 4 in every seed: **${yes(verdict.zeroShotBeatsRandom4EverySeed)}** ` +
-      `(${perSeed.map((r) => `seed ${r.seed}: ${fmt(r.heldOut.zeroShot)} vs ${fmt(r.heldOut.randomBest4)}`).join('; ')})`,
+      `(${perSeed.map((r) => `${named(r)}: ${fmt(r.heldOut.zeroShot)} vs ${fmt(r.heldOut.randomBest4)}`).join('; ')})`,
     `- controller best of 16 (adapting) at least level with model-based search's best of 16: **${yes(verdict.adaptBest16AtLeastSearchBest16)}** ` +
       `(${fmt(heldOut.controllerAdaptBest16)} vs ${fmt(heldOut.searchBest16)})`,
     `- zero-shot at least level with both searches' best of 16: **${yes(verdict.zeroShotAtLeastBothBest16)}** ` +
@@ -548,20 +585,36 @@ export async function runTransfer(
     `- by family, zero-shot at least level with random search's best of 16 in **${verdict.families.zeroShotAtLeastRandomBest16} of ${verdict.families.heldOutFamilies}** ` +
       `held-out families, with the model-based search's in **${verdict.families.zeroShotAtLeastSearchBest16} of ${verdict.families.heldOutFamilies}**, ` +
       `with both in **${verdict.families.zeroShotAtLeastBothBest16} of ${verdict.families.heldOutFamilies}**`,
+    `- zero-shot at least level with every search's best of 16 (Optuna's included): **${yes(verdict.zeroShotAtLeastEveryBest16)}** on the mean, ` +
+      `in **${verdict.families.zeroShotAtLeastEveryBest16} of ${verdict.families.heldOutFamilies}** held-out families`,
     '',
-    ...(nSeeds > 1
+    ...(nSecrets > 1
       ? [
-          '## Held-out means per seed',
+          '## Verdict per evaluation secret',
           '',
-          `| seed | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+          `| secret | ${METHODS.map(([, label]) => label).join(' | ')} | ${VERDICTS.map(([, label]) => label).join(' | ')} |`,
+          `| --- | ${METHODS.map(() => '---').join(' | ')} | ${VERDICTS.map(() => '---').join(' | ')} |`,
+          ...secrets.map(
+            (x) =>
+              `| ${x.secret + 1} (${x.evalId}) | ${METHODS.map(([k]) => fmt(x.heldOut[k])).join(' | ')} | ` +
+              `${VERDICTS.map(([k]) => `${yes(x.verdict[k])}, ${x.verdict.families[k]} of ${x.verdict.families.heldOutFamilies} families`).join(' | ')} |`,
+          ),
+          '',
+        ]
+      : []),
+    ...(many
+      ? [
+          '## Held-out means per repetition',
+          '',
+          `| repetition | ${METHODS.map(([, label]) => label).join(' | ')} |`,
           `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
-          ...perSeed.map((r) => `| ${r.seed} | ${METHODS.map(([k]) => fmt(r.heldOut[k])).join(' | ')} |`),
+          ...perSeed.map((r) => `| ${named(r)} | ${METHODS.map(([k]) => fmt(r.heldOut[k])).join(' | ')} |`),
           '',
-          '## Held-out families per seed (mean over their tasks)',
+          '## Held-out families per repetition (mean over their tasks)',
           '',
-          `| family | seed | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+          `| family | repetition | ${METHODS.map(([, label]) => label).join(' | ')} |`,
           `| --- | --- | ${METHODS.map(() => '---').join(' | ')} |`,
-          ...families.flatMap((f) => f.perSeed.map((m, i) => `| ${f.task} | ${perSeed[i].seed} | ${METHODS.map(([k]) => fmt(m[k])).join(' | ')} |`)),
+          ...families.flatMap((f) => f.perSeed.map((m, i) => `| ${f.task} | ${named(perSeed[i])} | ${METHODS.map(([k]) => fmt(m[k])).join(' | ')} |`)),
           '',
         ]
       : []),
@@ -586,7 +639,8 @@ export async function runTransfer(
     rows,
     families,
     verdict,
-    perSeed: perSeed.map((r) => ({ seed: r.seed, heldOut: r.heldOut, rows: r.rows, curve: r.curve })),
+    perSeed: perSeed.map((r) => ({ seed: r.seed, secret: r.secret, evalId: r.evalId, heldOut: r.heldOut, rows: r.rows, curve: r.curve })),
+    secrets,
     files,
     notes,
     wallSeconds,

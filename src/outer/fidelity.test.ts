@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { paidScores, promote, promotedCount, rungShares, rungSpec } from './fidelity.js';
+import { type HalvingContext, decideRung, paidScores, promote, promotedCount, rungShares, rungSpec, successiveHalving } from './fidelity.js';
+import { Rng } from '../util/rng.js';
 import { outerReward } from './reward.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { validateSpec } from '../inner/spec-check.js';
@@ -46,6 +47,116 @@ test('the top 1/eta of a rung are promoted, at least one, never a failure', () =
     [13],
   );
   assert.deepEqual(promote([{ proposal: 1, status: 'failed', normalized: null }], 2), []);
+});
+
+test('property: a rung decided early promotes only what the finished rung promotes, and says final only when nothing can change', () => {
+  const rng = new Rng(7);
+  for (let trial = 0; trial < 500; trial++) {
+    const n = 1 + rng.int(12);
+    const eta = 2 + rng.int(3);
+    // Scores from a few values, so that ties are common; some entrants fail.
+    const results = Array.from({ length: n }, (_, i) => {
+      const fail = rng.next() < 0.15;
+      return { proposal: 100 + i, status: fail ? 'failed' : 'succeeded', normalized: fail ? null : rng.int(5) / 4 };
+    });
+    const final = promote(results, eta).sort((a, b) => a - b);
+    // Finish the entrants in a random order; after each, the decision so far.
+    const order = results.map((_, i) => i);
+    for (let i = order.length - 1; i > 0; i--) {
+      const j = rng.int(i + 1);
+      [order[i], order[j]] = [order[j], order[i]];
+    }
+    const seen = results.map((r) => ({ ...r, status: 'pending', normalized: null as number | null }));
+    let wasFinal = false;
+    for (const i of order) {
+      seen[i] = results[i];
+      const d = decideRung(seen, eta);
+      for (const p of d.promoted) assert.ok(final.includes(p), `trial ${trial}: ${p} promoted early but not at the end`);
+      if (d.final) assert.deepEqual(d.promoted, final, `trial ${trial}: final early with another set`);
+      if (wasFinal) assert.ok(d.final, 'once final, final');
+      wasFinal = d.final;
+    }
+    assert.deepEqual(decideRung(results, eta), { promoted: final, final: true });
+  }
+});
+
+test('property: which rung jobs run and what each proposal settles to never depend on the order jobs finish in', async () => {
+  const task = 'two-spirals';
+  const brief = getPublicTask(task).brief;
+  const baseline = getPublicTask(task).baseline as { model: object; budget: object };
+  // A real store; each job's score is a fixed function of its proposal and rung (the scheduler is under test, not training).
+  const settle = async (seed: number, fidelity: { eta: number; minShare: number }) => {
+    const dir = mkdtempSync(join(tmpdir(), 'rrl-async-halving-'));
+    const store = new Store(dir);
+    store.createRun('run-1', {});
+    const n = 9;
+    store.addJobs(
+      'run-1',
+      Array.from({ length: n }, (_, slot) => ({
+        iteration: 0,
+        slot,
+        task,
+        kind: 'proposal' as const,
+        agent: 'random',
+        spec: { ...baseline, seed: slot + 1 },
+        trace: null,
+      })),
+    );
+    const proposals = store.jobs('run-1', { kind: 'proposal' });
+    const rng = new Rng(seed);
+    const scoreOf = (parent: number, rung: number): number => ((parent * 7 + rung * 3) % 5) / 4;
+    const failing = new Set([proposals[4].id]);
+    const c: HalvingContext = {
+      store,
+      runId: 'run-1',
+      iteration: 0,
+      fidelity: { mode: 'asha', ...fidelity },
+      brief: () => brief,
+      runJob: async (row) => {
+        // Finish after a random number of turns of the event loop: another order every seed.
+        for (let k = rng.int(20); k > 0; k--) await new Promise((r) => setImmediate(r));
+        const fail = failing.has(row.parentId as number);
+        const v = scoreOf(row.parentId as number, row.rung as number);
+        store.finishJobs([
+          { id: row.id, outcome: fail ? { status: 'failed', error: 'x' } : { status: 'succeeded', examples: 10, score: { raw: v, normalized: v } } },
+        ]);
+      },
+      progress: () => {},
+    };
+    await successiveHalving(c, proposals);
+    const rungs = store
+      .jobs('run-1', { kind: 'rung' })
+      .map((j) => `${j.parentId}@${j.rung}`)
+      .sort();
+    const settled = store.jobs('run-1', { kind: 'proposal' }).map((j) => [j.status, j.normalized, j.share, j.examples]);
+    store.close();
+    // Synchronous successive halving on the same scores: each rung decided once all of it has finished.
+    const expected: string[] = [];
+    let entrants = proposals.map((p) => p.id);
+    for (let r = 0; r < rungShares(fidelity).length && entrants.length; r++) {
+      expected.push(...entrants.map((id) => `${id}@${r}`));
+      const results = entrants.map((id) => ({
+        proposal: id,
+        status: failing.has(id) ? 'failed' : 'succeeded',
+        normalized: failing.has(id) ? null : scoreOf(id, r),
+      }));
+      entrants = promote(results, fidelity.eta);
+    }
+    assert.deepEqual(rungs, expected.sort(), 'the rung jobs synchronous successive halving runs');
+    return { rungs, settled };
+  };
+  for (const fidelity of [
+    { eta: 3, minShare: 1 / 9 },
+    { eta: 2, minShare: 1 / 8 },
+  ]) {
+    const first = await settle(1, fidelity);
+    const top = rungShares({ ...fidelity }).length - 1;
+    assert.ok(
+      first.rungs.some((r) => r.endsWith(`@${top}`)),
+      'someone reached the full budget',
+    );
+    for (let seed = 2; seed <= 12; seed++) assert.deepEqual(await settle(seed, fidelity), first, `finish order ${seed}`);
+  }
 });
 
 test('a rung trains the agent spec with its budget cut by the harness', () => {

@@ -1,10 +1,14 @@
 /**
- * Multi-fidelity in the outer loop: successive halving (ASHA-style, synchronous within a group).
+ * Multi-fidelity in the outer loop: successive halving with asynchronous promotion (ASHA-style).
  *
  * Within one group (one task, G proposals of one iteration) every valid proposal is first trained
  * at rung 0 on `minShare` of its budget and scored on the hidden evaluation; the top 1/eta of each
  * rung (by normalised score, failures never) go on to the next rung at eta× the budget, up to the
- * full budget. A reduced budget is a spec change made by the harness and stored as such (a job of
+ * full budget. A proposal is promoted the moment its place in the top 1/eta is certain, whatever
+ * the entrants still training score (`decideRung`), so its next rung starts while the rest of its
+ * rung, and of every other group, still trains. It is promoted on exactly the ranking synchronous
+ * successive halving would use: which jobs run, and what each proposal is paid, never depend on
+ * which job finished first (a job cannot buy a promotion by being fast). A reduced budget is a spec change made by the harness and stored as such (a job of
  * kind `rung` with the spec that ran), never by the agent; the engine counts it like any budget.
  * Control rung jobs also stop early when their training curve stays flat (`budget.stopWhenFlat`).
  *
@@ -66,6 +70,34 @@ export function promote(results: RungResult[], eta: number): number[] {
   const ok = results.filter((r) => r.status === 'succeeded' && r.normalized !== null && Number.isFinite(r.normalized));
   ok.sort((a, b) => (b.normalized as number) - (a.normalized as number) || a.proposal - b.proposal);
   return ok.slice(0, Math.min(ok.length, promotedCount(results.length, eta))).map((r) => r.proposal);
+}
+
+/** What is decided at a rung so far: the entrants certain to be promoted, and whether that set is final. */
+export interface RungDecision {
+  /** Entrants whose place among the promoted is certain, in proposal order. */
+  promoted: number[];
+  /** True when no entrant still training can change the promoted set (then it equals `promote` of the finished rung). */
+  final: boolean;
+}
+
+/**
+ * Decides a rung from the entrants finished so far (`status` 'pending': still training). A
+ * succeeded entrant is promoted once fewer than `promotedCount` entrants can rank above it: those
+ * finished above it (higher score; a tie, the earlier proposal) and every one still training.
+ * The set is final when it is full or nobody is training; then it is `promote`'s, in proposal order.
+ */
+export function decideRung(results: RungResult[], eta: number): RungDecision {
+  const k = promotedCount(results.length, eta);
+  const scored = (r: RungResult): boolean => r.status === 'succeeded' && r.normalized !== null && Number.isFinite(r.normalized);
+  const ok = results.filter(scored);
+  const training = results.filter((r) => r.status === 'pending').length;
+  const above = (a: RungResult, b: RungResult): boolean =>
+    (a.normalized as number) > (b.normalized as number) || (a.normalized === b.normalized && a.proposal < b.proposal);
+  const promoted = ok
+    .filter((r) => training + ok.filter((o) => above(o, r)).length < k)
+    .map((r) => r.proposal)
+    .sort((a, b) => a - b);
+  return { promoted, final: promoted.length === k || training === 0 };
 }
 
 /** The budget field a task counts: env steps (control) or examples (supervised). */
@@ -147,20 +179,24 @@ export interface HalvingContext {
   fidelity: FidelityConfig;
   /** The briefs of the run's tasks, by id. */
   brief: (task: string) => TaskBrief;
-  /** Runs pending rows to their outcome (the loop's evaluator); throws when the run is interrupted. */
-  runJobs: (rows: JobRow[]) => Promise<void>;
+  /** Runs a pending row to its outcome (the loop's evaluator); throws when the run is interrupted. */
+  runJob: (row: JobRow) => Promise<void>;
+  /** Progress of the iteration's jobs: `done` of the `total` stored so far (the total grows as proposals are promoted). */
+  progress: (done: number, total: number) => void;
 }
 
 const rungRowsOf = (c: HalvingContext): JobRow[] => c.store.jobs(c.runId, { iteration: c.iteration, kind: 'rung' });
 
 /**
- * Settles an iteration's pending proposals by successive halving, all groups (tasks) in
- * lockstep: invalid proposals are recorded invalid; rung r's jobs of every group are stored in
- * one transaction, trained, then the promoted ones make rung r+1; at the end each proposal takes
- * the outcome of the highest rung it reached (score, status, artifact) with the compute of all
- * its rungs, in one transaction. Every step is in the store before the next depends on it, and a
- * resumed run recreates nothing that exists (rung jobs are found by iteration, task and rung), so
- * no finished rung job is lost or trained again. `alsoFirst` (pending baselines) trains with rung 0.
+ * Settles an iteration's pending proposals by successive halving, all groups (tasks) at once:
+ * invalid proposals are recorded invalid; every valid proposal's rung-0 job is stored and trained;
+ * whenever a job finishes, the promotions that became certain (`decideRung`) are stored as the next
+ * rung's jobs and start at once; at the end each proposal takes the outcome of the highest rung it
+ * reached (score, status, artifact) with the compute of all its rungs, in one transaction. Every
+ * promotion is in the store before its job runs, and a resumed run recreates nothing that exists
+ * (rung jobs are found by iteration, task, rung and proposal, their slots fixed by rung and the
+ * proposal's place in its group), so no finished rung job is lost or trained again. `alsoFirst`
+ * (pending baselines) trains alongside rung 0.
  */
 export async function successiveHalving(c: HalvingContext, proposals: JobRow[], alsoFirst: JobRow[] = []): Promise<void> {
   const shares = rungShares(c.fidelity);
@@ -174,31 +210,78 @@ export async function successiveHalving(c: HalvingContext, proposals: JobRow[], 
   }
   if (invalid.length) c.store.finishJobs(invalid);
   const tasks = [...new Set(valid.map((v) => v.row.task))];
-  for (let r = 0; r < shares.length; r++) {
-    const existing = rungRowsOf(c);
+  const groups = new Map(tasks.map((t) => [t, valid.filter((v) => v.row.task === t)]));
+
+  // Stores the rung jobs of every promotion decided so far that has none yet; returns the iteration's rung jobs.
+  const store = (): JobRow[] => {
+    const existing = rungRowsOf(c).filter((j) => tasks.includes(j.task));
     const add: Parameters<Store['addJobs']>[1] = [];
-    for (const task of tasks) {
-      const mine = existing.filter((j) => j.task === task);
-      if (mine.some((j) => j.rung === r)) continue;
-      const entrants =
-        r === 0
-          ? valid.filter((v) => v.row.task === task).map((v) => v.row.id)
-          : promote(
-              mine.filter((j) => j.rung === r - 1).map((j) => ({ proposal: j.parentId as number, status: j.status, normalized: j.normalized })),
-              c.fidelity.eta,
-            ).sort((a, b) => a - b);
-      let slot = mine.length;
-      for (const id of entrants) {
-        const v = valid.find((x) => x.row.id === id)!;
-        const brief = c.brief(task);
-        const spec = rungSpec(v.row.spec, v.spec, brief, shares[r]);
-        add.push({ iteration: c.iteration, slot: slot++, task, kind: 'rung', agent: v.row.agent, spec, trace: null, rung: r, parentId: id, share: shares[r] });
+    for (const [task, group] of groups) {
+      const brief = c.brief(task);
+      // Slot r·G + i for proposal i's rung r (a store from an older version may hold it: then the next free one).
+      const taken = new Set(existing.filter((j) => j.task === task).map((j) => j.slot));
+      const addRung = (id: number, r: number): void => {
+        const i = group.findIndex((v) => v.row.id === id);
+        let slot = r * group.length + i;
+        while (taken.has(slot)) slot = Math.max(...taken) + 1;
+        taken.add(slot);
+        const spec = rungSpec(group[i].row.spec, group[i].spec, brief, shares[r]);
+        add.push({ iteration: c.iteration, slot, task, kind: 'rung', agent: group[i].row.agent, spec, trace: null, rung: r, parentId: id, share: shares[r] });
+      };
+      let entrants = group.map((v) => v.row.id);
+      for (let r = 0; r < shares.length && entrants.length; r++) {
+        const rung = existing.filter((j) => j.task === task && j.rung === r);
+        for (const id of entrants) if (!rung.some((j) => j.parentId === id)) addRung(id, r);
+        if (r === shares.length - 1) break;
+        // Rung r + 1's entrants: certain promotions only, and only once rung r's set is final (its size sets rung r + 1's cut).
+        const results = entrants.map((id) => {
+          const j = rung.find((x) => x.parentId === id);
+          return { proposal: id, status: j ? j.status : 'pending', normalized: j ? j.normalized : null };
+        });
+        const decision = decideRung(results, c.fidelity.eta);
+        const next = existing.filter((j) => j.task === task && j.rung === r + 1).map((j) => j.parentId as number);
+        // Promotions stored before an interruption stand (they were certain); what is certain now joins them.
+        entrants = [...new Set([...next, ...decision.promoted])].sort((a, b) => a - b);
+        if (!decision.final) {
+          for (const id of entrants) if (!next.includes(id)) addRung(id, r + 1);
+          break;
+        }
       }
     }
     if (add.length) c.store.addJobs(c.runId, add);
-    const rows = rungRowsOf(c).filter((j) => j.rung === r && tasks.includes(j.task));
-    await c.runJobs([...(r === 0 ? alsoFirst.filter((b) => b.status === 'pending') : []), ...rows]);
+    return rungRowsOf(c).filter((j) => tasks.includes(j.task));
+  };
+
+  // Runs every stored pending job; each one that finishes may promote others, which start at once.
+  const running = new Map<number, Promise<void>>();
+  let failure: { error: unknown } | null = null;
+  const first = alsoFirst.filter((b) => b.status === 'pending');
+  let baselinesDone = 0;
+  const start = (row: JobRow): void => {
+    running.set(
+      row.id,
+      c.runJob(row).then(
+        () => {
+          running.delete(row.id);
+          if (row.kind === 'baseline') baselinesDone += 1;
+        },
+        (error: unknown) => {
+          running.delete(row.id);
+          failure ??= { error };
+        },
+      ),
+    );
+  };
+  for (const b of first) start(b);
+  for (;;) {
+    const rows = failure ? [] : store();
+    for (const row of rows) if (row.status === 'pending' && !running.has(row.id)) start(row);
+    c.progress(rows.filter((j) => j.status !== 'pending').length + baselinesDone, rows.length + first.length);
+    if (!running.size) break;
+    await Promise.race(running.values());
   }
+  if (failure) throw (failure as { error: unknown }).error;
+
   // Each proposal takes the outcome of the highest rung it reached, with the compute of all its rungs.
   const rungs = rungRowsOf(c);
   const settled: { id: number; outcome: JobOutcome }[] = [];

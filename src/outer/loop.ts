@@ -193,17 +193,21 @@ export async function train(
       clock,
     });
 
+    // One job to its outcome; false when the run was interrupted (the job stays pending for resume).
+    const runJob = async (row: JobRow): Promise<boolean> => {
+      if (!(await evaluator.run(row, briefOf(row.task)))) return false;
+      emit({ type: 'job', job: store.job(runId, row.id)! });
+      return true;
+    };
     const runJobs = async (rows: JobRow[], iteration: number): Promise<void> => {
       const pending = rows.filter((r) => r.status === 'pending');
       let done = rows.length - pending.length;
       emit({ type: 'jobs', iteration, total: rows.length, done });
       await Promise.all(
         pending.map(async (row) => {
-          const brief = briefOf(row.task);
-          if (!(await evaluator.run(row, brief))) return; // interrupted: the job stays pending for resume
+          if (!(await runJob(row))) return;
           done += 1;
           emit({ type: 'jobs', iteration, total: rows.length, done });
-          emit({ type: 'job', job: store.job(runId, row.id)! });
         }),
       );
       if (options.signal?.aborted) throw new Error('interrupted');
@@ -273,7 +277,17 @@ export async function train(
       const andBaselines = pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : '';
       emit({ type: 'phase', message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${andBaselines}` });
       if (cfg.fidelity) {
-        const halving = { store, runId, iteration: it, fidelity: cfg.fidelity, brief: briefOf, runJobs: (r: JobRow[]) => runJobs(r, it) };
+        const halving = {
+          store,
+          runId,
+          iteration: it,
+          fidelity: cfg.fidelity,
+          brief: briefOf,
+          runJob: async (row: JobRow) => {
+            if (!(await runJob(row))) throw new Error('interrupted');
+          },
+          progress: (done: number, total: number) => emit({ type: 'jobs', iteration: it, total, done }),
+        };
         await successiveHalving(halving, rows, pendingBaselines);
       } else await runJobs([...pendingBaselines, ...rows], it);
       await retryBaselines(briefs, it);

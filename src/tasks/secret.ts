@@ -106,6 +106,31 @@ export function useEvalSecret(secret: string): void {
   threadSecret = secret;
 }
 
+/**
+ * Runs `fn` with this thread's evaluation secret set to `secret` and restores the previous one
+ * afterwards (an experiment that repeats itself under several secrets; nothing else may run in
+ * this thread meanwhile).
+ */
+export async function withEvalSecret<T>(secret: string, fn: () => Promise<T>): Promise<T> {
+  if (secret === '') throw new Error('the evaluation secret must not be empty');
+  const previous = threadSecret;
+  threadSecret = secret;
+  try {
+    return await fn();
+  } finally {
+    threadSecret = previous;
+  }
+}
+
+/**
+ * The `k`-th evaluation secret of an experiment under several: k = 0 is `base` (the
+ * installation's), k ≥ 1 an HMAC of `base`, so each installation gets its own, repeatable set.
+ */
+export function derivedEvalSecret(k: number, base = evalSecret()): string {
+  if (!Number.isInteger(k) || k < 0) throw new Error(`the secret's index must be a non-negative integer, got ${k}`);
+  return k === 0 ? base : createHmac('sha256', base).update(`rrl-experiment-secret/${k}`).digest('hex');
+}
+
 /** The evaluation secret as a string (the thread's, else RRL_EVAL_SECRET, else the installation's secret file). */
 export function evalSecret(): string {
   if (threadSecret !== null) return threadSecret;

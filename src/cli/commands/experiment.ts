@@ -32,6 +32,11 @@ const TRANSFER_FLAGS = flagTable({
     help: 'independent repetitions with seeds S, S+1, …; the report gives means ± standard deviations',
     parse: int(1, 100),
   },
+  secrets: {
+    flag: '--secrets <n>',
+    help: "evaluation secrets: the installation's and n−1 derived from it, each with every seed (held-out episode seeds and test splits change with the secret); the report gives each secret's verdicts",
+    parse: int(1, 16),
+  },
   reward: { flag: '--reward <rule>', help: 'outer reward rule of meta-training: improvement | best | cost (default: improvement)' },
   pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },
   ...fidelityFlags('meta-training (the held-out comparisons stay at full budget)'),
@@ -52,6 +57,7 @@ function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType
   if (o.tasksPerIteration) options.tasksPerIteration = o.tasksPerIteration;
   if (o.seed !== undefined) options.seed = o.seed;
   if (o.seeds !== undefined) options.seeds = o.seeds;
+  if (o.secrets !== undefined) options.secrets = o.secrets;
   if (o.pruneFlat) options.pruneFlat = true;
   const fidelity = fidelityFrom(o);
   if (fidelity) options.fidelity = fidelity;

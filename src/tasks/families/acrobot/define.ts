@@ -8,11 +8,10 @@
  * budget in words.
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
-import type { PhysParams } from '../../../inner/envs/types.js';
 import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { ACROBOT_OBS } from '../../control/observations.js';
-import { type ShiftedPhysics, type TaskFamily, drawShiftedPhysics, drawTasks, nominalParams, sig } from '../types.js';
+import { type ShiftedPhysics, type TaskFamily, drawShiftedPhysics, drawTasks, nominalParams } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
 import { acrobotReference, acrobotScripted } from './scripted.js';
 

@@ -8,11 +8,10 @@
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
 import { PENDULUM_CONSTANTS } from '../../../inner/envs/pendulum.js';
-import type { PhysParams } from '../../../inner/envs/types.js';
 import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { PENDULUM_OBS } from '../../control/observations.js';
-import { type ShiftedPhysics, type TaskFamily, drawShiftedPhysics, drawTasks, nominalParams, sig } from '../types.js';
+import { type ShiftedPhysics, type TaskFamily, drawShiftedPhysics, drawTasks, nominalParams } from '../types.js';
 import { bandParams, shiftSentence, simBounds } from '../sim.js';
 import { pendulumReference, pendulumScripted } from './scripted.js';
 

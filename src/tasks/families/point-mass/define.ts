@@ -12,7 +12,6 @@
  * cap of 20k–60k steps. The brief states the nominal physics, the band and the budget in words.
  */
 import { getEnvironment } from '../../../inner/envs/index.js';
-import type { PhysParams } from '../../../inner/envs/types.js';
 import type { Rng } from '../../../util/rng.js';
 import { type ControlTaskDef, ppoSpec } from '../../control/define.js';
 import { POINT_MASS_OBS } from '../../control/observations.js';
