@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { createHash } from 'node:crypto';
-import { checkSecretFileMode, evalIdentity, evalSecret, evalSecretFile, heldOutSeeds } from './secret.js';
+import { checkSecretFileMode, derivedEvalSecret, evalIdentity, evalSecret, evalSecretFile, heldOutSeeds, withEvalSecret } from './secret.js';
 import { mixSeed } from '../util/rng.js';
 
 /** Runs `fn` with the given variables set (undefined: unset), restoring them after. */
@@ -123,4 +123,35 @@ test('a secret file in a directory others may write to is refused (a sticky dire
   );
   assert.doesNotThrow(() => checkSecretFileMode('/tmp/s', 0o100600, 0o41777), 'sticky /tmp');
   assert.doesNotThrow(() => checkSecretFileMode('/home/u/.config/recursive-rl/eval-secret', 0o100600, 0o40755), 'a directory others may list but not write');
+});
+
+test('an experiment under several secrets: derived ones are the base, then distinct, repeatable HMACs of it, used only inside withEvalSecret', async () => {
+  const saved = process.env.RRL_EVAL_SECRET;
+  process.env.RRL_EVAL_SECRET = 'installation-secret';
+  try {
+    const secrets = [0, 1, 2, 3].map((k) => derivedEvalSecret(k));
+    assert.equal(secrets[0], 'installation-secret');
+    assert.equal(new Set(secrets).size, 4);
+    for (const s of secrets.slice(1)) assert.ok(!s.includes('installation-secret') && /^[0-9a-f]{64}$/.test(s));
+    assert.deepEqual(
+      [0, 1, 2, 3].map((k) => derivedEvalSecret(k)),
+      secrets,
+      'the same installation always derives the same set',
+    );
+    assert.notEqual(derivedEvalSecret(1, 'another-installation'), secrets[1]);
+    assert.throws(() => derivedEvalSecret(-1), /non-negative integer/);
+    // Inside: every reader of the secret (held-out seeds, identity) sees the derived one; afterwards, and after a throw, the installation's again.
+    const inside = await withEvalSecret(secrets[2], async () => [evalSecret(), evalIdentity(), heldOutSeeds('iris-species', 2)]);
+    assert.deepEqual(inside, [secrets[2], evalIdentity(secrets[2]), heldOutSeeds('iris-species', 2, secrets[2])]);
+    assert.notDeepEqual(inside[2], heldOutSeeds('iris-species', 2));
+    assert.equal(evalSecret(), 'installation-secret');
+    await assert.rejects(
+      withEvalSecret(secrets[1], async () => Promise.reject(new Error('boom'))),
+      /boom/,
+    );
+    assert.equal(evalSecret(), 'installation-secret');
+  } finally {
+    if (saved === undefined) delete process.env.RRL_EVAL_SECRET;
+    else process.env.RRL_EVAL_SECRET = saved;
+  }
 });
