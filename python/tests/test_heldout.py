@@ -168,6 +168,23 @@ def test_transfer_rows_join_the_tables(fake: FakeRrl, tmp_path: Path) -> None:
     assert "no row for: cartpole-balance" in md
 
 
+def test_transfer_rows_under_several_secrets_count_every_repetition_and_carry_the_optuna_rows(fake: FakeRrl, tmp_path: Path) -> None:
+    transfer = tmp_path / "transfer"
+    transfer.mkdir()
+    row = {"task": TASK, "zeroShot": 0.7, "randomBest4": 0.6, "optunaTpeBest4": 0.5, "optunaTpeBest16": 0.65, "optunaCmaesSeededBest16": 0.8, "baseline": 0.1}
+    # The same seed under two secrets: two repetitions, not one overwritten by the other.
+    per_seed = [{"seed": 1, "secret": 0, "rows": [row]}, {"seed": 1, "secret": 1, "rows": [{**row, "zeroShot": 0.5, "optunaTpeBest16": 0.75}]}]
+    (transfer / "transfer.json").write_text(json.dumps({"rows": [row], "perSeed": per_seed}))
+    out = tmp_path / "out"
+    assert main(["--url", fake.url, "--tasks", TASK, "--from-transfer", str(transfer), "--out", str(out)]) == 0
+    arms = json.loads((out / "heldout.json").read_text())["arms"]
+    assert arms["transfer: controller"]["summary"]["greedy"]["mean"] == pytest.approx(0.6)
+    assert arms["transfer: controller"]["summary"]["greedy"]["n"] == 2
+    assert arms["transfer: optuna TPE"]["summary"]["best_16"]["mean"] == pytest.approx(0.7)
+    assert arms["transfer: optuna CMA-ES seeded"]["summary"]["best_16"]["mean"] == pytest.approx(0.8)
+    assert arms["transfer: optuna CMA-ES"]["summary"]["best_16"]["mean"] is None
+
+
 def test_from_transfer_alone_picks_its_tasks_the_server_lists(fake: FakeRrl, tmp_path: Path) -> None:
     transfer = tmp_path / "transfer"
     transfer.mkdir()

@@ -57,9 +57,17 @@ TRANSFER_ROWS: dict[str, dict[str, str]] = {
     "transfer: controller": {"greedy": "zeroShot", "best_4": "controllerBest4", "best_16": "controllerBest16"},
     "transfer: random search": {"best_4": "randomBest4", "best_16": "randomBest16"},
     "transfer: model-based search": {"best_4": "searchBest4", "best_16": "searchBest16"},
+    "transfer: optuna TPE": {"best_4": "optunaTpeBest4", "best_16": "optunaTpeBest16"},
+    "transfer: optuna CMA-ES": {"best_4": "optunaCmaesBest4", "best_16": "optunaCmaesBest16"},
+    "transfer: optuna TPE seeded": {"best_4": "optunaTpeSeededBest4", "best_16": "optunaTpeSeededBest16"},
+    "transfer: optuna CMA-ES seeded": {"best_4": "optunaCmaesSeededBest4", "best_16": "optunaCmaesSeededBest16"},
     "transfer: baseline": {"greedy": "baseline"},
 }
 """The rows `rrl experiment transfer` measured (its zero-shot job is the controller's mode, its greedy answer)."""
+
+
+REPETITION_STRIDE = 1_000_000
+"""Key of a transfer repetition: its seed + this × its secret's index (seeds stay below it)."""
 
 
 def transfer_tasks(directory: str) -> list[str]:
@@ -70,13 +78,15 @@ def transfer_tasks(directory: str) -> list[str]:
 
 def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> tuple[dict[str, dict[int, dict[str, Metrics]]], list[str]]:
     """The transfer experiment's rows for ``tasks`` from ``DIR/transfer.json``, per arm and seed (its own
-    seeds), and the tasks it has no row for. Only best of 4 and 16 exist there (and failed jobs scored 0)."""
+    seeds), and the tasks it has no row for. Only best of 4 and 16 exist there (and failed jobs scored 0).
+    Under several evaluation secrets (``--secrets``) each repetition is its own key: the seed plus
+    ``REPETITION_STRIDE`` times the secret's index."""
     data = json.loads((Path(directory) / "transfer.json").read_text())
     per_seed = data.get("perSeed") or [{"seed": 0, "rows": data.get("rows", [])}]
     arms: dict[str, dict[int, dict[str, Metrics]]] = {name: {} for name in TRANSFER_ROWS}
     seen: set[str] = set()
     for entry in per_seed:
-        seed = int(entry.get("seed", 0))
+        seed = int(entry.get("seed", 0)) + REPETITION_STRIDE * int(entry.get("secret", 0))
         for row in entry.get("rows", []):
             task = row.get("task")
             if task not in tasks:
