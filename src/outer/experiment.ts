@@ -32,6 +32,7 @@ import type { Agent } from './agents/types.js';
 import { type AgentName, type LoopEvent, type TrainConfig, train } from './loop.js';
 import type { FidelityConfig } from './fidelity.js';
 import { comparisonSpec, learningCurveSpec, renderSvg } from './plots.js';
+import { Scorer } from './scoring/scorer-pool.js';
 import type { RewardRuleName } from './reward.js';
 
 /** Settings of the experiment. */
@@ -381,6 +382,7 @@ async function runSeed(
   cache: string,
   executor: Executor,
   optuna: { python: string } | null,
+  scorer: Scorer,
   notes: string[],
   onEvent?: (e: LoopEvent & { stage?: string }) => void,
 ): Promise<SeedResult> {
@@ -403,42 +405,63 @@ async function runSeed(
   };
   const per = options.tasksPerIteration ? `, ${Math.min(options.tasksPerIteration, options.trainTasks.length)} per iteration` : '';
   onEvent?.({ type: 'phase', message: `${tag}meta-training the controller on ${options.trainTasks.length} train tasks${per}`, stage: 'meta' });
-  const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, onEvent: emit('meta') });
+  const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, scorer, onEvent: emit('meta') });
 
   // 2. Held-out tasks.
   const rows: HeldOutRow[] = [];
   for (const [i, task] of options.heldOutTasks.entries()) {
-    const base = { tasks: [task], seed: seed * 1000 + i };
+    // No confirmation jobs: the comparison reads the jobs' scores, which a confirmation never changes (TrainConfig.confirm).
+    const base = { tasks: [task], seed: seed * 1000 + i, confirm: false };
     const withOptuna = optuna ? ', Optuna TPE and CMA-ES (plain and seeded)' : '';
     onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: controller (frozen), random search, model-based search${withOptuna}`, stage: task });
-    const frozen = { agent: new HeldOut(controller, false), cache, onEvent: emit(task) };
+    // The frozen controller first and alone: its run trains the task's baseline once, which every other run then takes from the cache.
+    const frozen = { agent: new HeldOut(controller, false), cache, scorer, onEvent: emit(task) };
     await train(join(dir, task, 'controller'), { ...base, agent: 'controller', iterations: 1, group: 16 }, executor, frozen);
+    // Then every other method at once, so that one run's scoring, updates and round trips overlap the others' training
+    // (each run's jobs depend only on its own agent and seeds; a spec two runs share is trained by either and scored the same).
+    const done = (label: string) => () => onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: ${label} done`, stage: task });
+    const quiet = { cache, scorer };
+    const arms: Promise<void>[] = [];
     // Adapting: a copy of the meta-trained controller (every task starts from the same weights) in rounds like the search's.
     const copy = new Controller({ seed });
     await copy.load(await controller.state());
-    const adapting = { agent: new HeldOut(copy, true), cache, onEvent: emit(task) };
-    await train(join(dir, task, 'controller-adapt'), { ...base, agent: 'controller', iterations: 4, group: 4 }, executor, adapting);
-    await train(join(dir, task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, executor, { cache, onEvent: emit(task) });
-    await train(join(dir, task, 'search'), { ...base, agent: 'search', iterations: 4, group: 4 }, executor, { cache, onEvent: emit(task) });
+    const adapting = { agent: new HeldOut(copy, true), ...quiet };
+    arms.push(
+      train(join(dir, task, 'controller-adapt'), { ...base, agent: 'controller', iterations: 4, group: 4 }, executor, adapting).then(
+        done('controller, adapting'),
+      ),
+    );
+    arms.push(train(join(dir, task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, executor, quiet).then(done('random search')));
+    arms.push(train(join(dir, task, 'search'), { ...base, agent: 'search', iterations: 4, group: 4 }, executor, quiet).then(done('model-based search')));
     // Optuna's samplers in the same rounds as the model-based search; a failure of theirs is a note and empty cells, never the experiment's end.
     const optunaRows = {} as Record<OptunaKey, number | null>;
-    for (const arm of OPTUNA_ARMS) {
+    const optunaNotes: string[] = [];
+    for (const [k, arm] of OPTUNA_ARMS.entries()) {
       optunaRows[arm.best4] = null;
       optunaRows[arm.best16] = null;
       if (!optuna) continue;
       const agent = new OptunaAgent({ sampler: arm.sampler, seeded: arm.seeded, seed: base.seed, python: optuna.python });
       const run = join(dir, task, agent.name);
-      try {
-        await train(run, { ...base, agent: agent.name as AgentName, iterations: 4, group: 4 }, executor, { agent, cache, onEvent: emit(task) });
-        const o = readRun(run);
-        optunaRows[arm.best4] = best(o.proposals.slice(0, 4));
-        optunaRows[arm.best16] = best(o.proposals);
-      } catch (err) {
-        notes.push(oneLine(`${tag}${arm.label} on ${task} did not finish: ${(err as Error).message}`));
-      } finally {
-        await agent.close();
-      }
+      const config = { ...base, agent: agent.name as AgentName, iterations: 4, group: 4 };
+      arms.push(
+        train(run, config, executor, { agent, ...quiet })
+          .then(() => {
+            const o = readRun(run);
+            optunaRows[arm.best4] = best(o.proposals.slice(0, 4));
+            optunaRows[arm.best16] = best(o.proposals);
+            done(arm.label)();
+          })
+          .catch((err: Error) => {
+            optunaNotes[k] = oneLine(`${tag}${arm.label} on ${task} did not finish: ${err.message}`);
+          })
+          .finally(() => agent.close()),
+      );
     }
+    // Every run finishes (or fails) before the experiment goes on or stops: none is left training behind it.
+    const settled = await Promise.allSettled(arms);
+    notes.push(...optunaNotes.filter(Boolean));
+    const failed = settled.find((x): x is PromiseRejectedResult => x.status === 'rejected');
+    if (failed) throw failed.reason;
     const c = readRun(join(dir, task, 'controller'));
     const r = readRun(join(dir, task, 'random'));
     const s = readRun(join(dir, task, 'search'));
@@ -488,19 +511,36 @@ export async function runTransfer(
   // Every seed under every secret: the installation's first, then those derived from it.
   const nSecrets = options.secrets ?? 1;
   const perSeed: SeedResult[] = [];
-  for (let i = 0; i < nSecrets; i++) {
-    const secret = derivedEvalSecret(i);
-    const evalId = evalIdentity(secret);
-    if (nSecrets > 1) onEvent?.({ type: 'phase', message: `evaluation secret ${i + 1} of ${nSecrets} (${evalId})` });
-    for (let k = 0; k < nSeeds; k++) {
-      const seed = options.seed + k;
-      const secretDir = nSecrets > 1 ? join(dir, `secret-${i + 1}`) : dir;
-      const tag = [nSecrets > 1 ? `secret ${i + 1}` : '', nSeeds > 1 ? `seed ${seed}` : ''].filter(Boolean).join(', ');
-      const where = { index: i, evalId, tag: tag ? `${tag}: ` : '' };
-      const run = () =>
-        runSeed(nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir, options, seed, where, cache, executor, missing ? null : { python }, notes, onEvent);
-      perSeed.push(await withEvalSecret(secret, run));
+  // One scorer pool for every run of the experiment: its threads load the hidden evaluation once, not once per run.
+  const scorer = new Scorer();
+  try {
+    for (let i = 0; i < nSecrets; i++) {
+      const secret = derivedEvalSecret(i);
+      const evalId = evalIdentity(secret);
+      if (nSecrets > 1) onEvent?.({ type: 'phase', message: `evaluation secret ${i + 1} of ${nSecrets} (${evalId})` });
+      for (let k = 0; k < nSeeds; k++) {
+        const seed = options.seed + k;
+        const secretDir = nSecrets > 1 ? join(dir, `secret-${i + 1}`) : dir;
+        const tag = [nSecrets > 1 ? `secret ${i + 1}` : '', nSeeds > 1 ? `seed ${seed}` : ''].filter(Boolean).join(', ');
+        const where = { index: i, evalId, tag: tag ? `${tag}: ` : '' };
+        const run = () =>
+          runSeed(
+            nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir,
+            options,
+            seed,
+            where,
+            cache,
+            executor,
+            missing ? null : { python },
+            scorer,
+            notes,
+            onEvent,
+          );
+        perSeed.push(await withEvalSecret(secret, run));
+      }
     }
+  } finally {
+    await scorer.close();
   }
   const secrets = Array.from({ length: nSecrets }, (_, i) => {
     const mine = perSeed.filter((r) => r.secret === i);

@@ -8,6 +8,7 @@ import { LocalExecutor } from '../run/local.js';
 import { Store } from '../store/store.js';
 import { arsSpec } from '../testing/specs.js';
 import { ScriptedAgent } from '../testing/scripted-agent.js';
+import { REFERENCE_SPECS } from '../tasks/reference-specs.js';
 
 test('invalid specs and crashing jobs are recorded with a penalty while the loop goes on', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-loop-'));
@@ -56,4 +57,35 @@ test('invalid specs and crashing jobs are recorded with a penalty while the loop
   } finally {
     await executor.close();
   }
+});
+
+test('confirm: false trains no confirmation job and pays no bonus, and changes no job and no score', async () => {
+  const task = 'two-spirals';
+  // Two proposals of the task's better reference spec (well above its baseline spec): candidates for the bonus.
+  const better = REFERENCE_SPECS[task].spec() as Record<string, unknown>;
+  const specs = [1, 2].map((seed) => ({ ...better, seed }));
+  const run = async (confirm: boolean | undefined) => {
+    const dir = mkdtempSync(join(tmpdir(), 'rrl-confirm-'));
+    const executor = new LocalExecutor({ workers: 2 });
+    try {
+      const config = { tasks: [task], agent: 'random' as const, iterations: 1, group: 2, seed: 3, ...(confirm === undefined ? {} : { confirm }) };
+      await train(dir, config, executor, { agent: new ScriptedAgent(specs.map((s) => () => s)), cache: null, noiseFile: null });
+    } finally {
+      await executor.close();
+    }
+    const store = new Store(dir);
+    const jobs = store.jobs(store.getRun()!.id);
+    const bonuses = (store.db.prepare('SELECT detail FROM rewards').all() as { detail: string }[]).map(
+      (r) => (JSON.parse(r.detail) as { bonus: number }).bonus,
+    );
+    store.close();
+    const proposals = jobs.filter((j) => j.kind === 'proposal').map((j) => [j.status, j.normalized]);
+    return { confirms: jobs.filter((j) => j.kind === 'confirm').length, proposals, bonuses };
+  };
+  const usual = await run(undefined);
+  const without = await run(false);
+  assert.ok(usual.confirms > 0, 'by default the candidates are confirmed on the harness seeds');
+  assert.equal(without.confirms, 0);
+  assert.deepEqual(without.proposals, usual.proposals, 'the same jobs and scores');
+  assert.deepEqual(without.bonuses, [0, 0]);
 });

@@ -47,6 +47,13 @@ export interface TrainConfig {
   reward?: { rule: RewardRuleName; lambda: number };
   /** Stop proposals' control jobs whose training curve stays flat past half their budget. */
   pruneFlat?: boolean;
+  /**
+   * False: no job is confirmed on the harness's seeds, so none earns the `improvement` rule's bonus
+   * (default true). For measurement runs that compare searches on their jobs' scores (`rrl
+   * experiment transfer`'s held-out side): a confirmation changes no job's score, only a reward by
+   * the bonus, and costs a training per confirmation seed.
+   */
+  confirm?: boolean;
   /** The LLM agent's endpoint and sampling settings (agent `llm` only; never an API key). */
   llm?: LlmOptions;
   /** Where jobs run (absent: local worker threads); resume builds the same executor. */
@@ -149,6 +156,11 @@ export async function train(
     cache?: string | null;
     /** Limits of the hidden scoring (time per artifact, scorer heap, scorer threads). */
     scoring?: ScorerOptions;
+    /**
+     * A scorer pool to share (its threads stay loaded across runs: an experiment's many short runs);
+     * the caller closes it. Absent: the run starts its own with `scoring` and closes it.
+     */
+    scorer?: Scorer;
     /** The noise table the run records its measured references in (default `noiseFile()`); null: none. */
     noiseFile?: string | null;
   } = {},
@@ -176,8 +188,8 @@ export async function train(
 
     const cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
     closeCache = () => cache?.close();
-    const activeScorer = new Scorer(options.scoring);
-    scorer = activeScorer;
+    const activeScorer = options.scorer ?? new Scorer(options.scoring);
+    if (!options.scorer) scorer = activeScorer;
     const evaluator = new Evaluator({
       dir,
       runId,
@@ -307,7 +319,8 @@ export async function train(
         return { brief, mine, paid, standing };
       });
       // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
-      const candidates = settling.flatMap((s) => bonusCandidates(s.mine, s.standing, store.jobs(runId, { kind: 'confirm' }), s.paid));
+      const candidates =
+        cfg.confirm === false ? [] : settling.flatMap((s) => bonusCandidates(s.mine, s.standing, store.jobs(runId, { kind: 'confirm' }), s.paid));
       const added = confirmJobs(candidates, store.jobs(runId, { kind: 'confirm' }), secret);
       if (added.length) store.addJobs(runId, added);
       const pendingConfirm = store.jobs(runId, { iteration: it, kind: 'confirm' }).filter((r) => r.status === 'pending');
