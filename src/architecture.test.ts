@@ -16,7 +16,8 @@ const SECRET = 'src/tasks/secret.ts';
 /** The scorer's side: the only room that may import the hidden registry. */
 const SCORER_SIDE = 'src/outer/scoring/';
 /**
- * Beside the scorer, who may read the secret: opening a run reads it once, hands it to the
+ * Beside the scorer, who may read the secret: opening a run reads it once (and an experiment under
+ * several secrets runs under each in turn, open-run.ts), hands it to the
  * scorer and records its identity (a hash); the noise table looks records up by that identity.
  */
 const SECRET_READERS = ['src/outer/open-run.ts', 'src/cli/noise.ts'];

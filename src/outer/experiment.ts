@@ -24,7 +24,6 @@ import { builtInTaskIds } from '../tasks/extra.js';
 import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { initTf } from '../util/tf.js';
 import { bridgePython } from '../inner/envs/gym-bridge.js';
-import { derivedEvalSecret, evalIdentity, withEvalSecret } from '../tasks/secret.js';
 import { oneLine } from '../spec/bounds.js';
 import { Controller } from './agents/controller.js';
 import { OptunaAgent, type OptunaSampler, optunaMissing } from './agents/optuna.js';
@@ -33,6 +32,7 @@ import { type AgentName, type LoopEvent, type TrainConfig, train } from './loop.
 import type { FidelityConfig } from './fidelity.js';
 import { comparisonSpec, learningCurveSpec, renderSvg } from './plots.js';
 import { Scorer } from './scoring/scorer-pool.js';
+import { experimentSecrets } from './open-run.js';
 import type { RewardRuleName } from './reward.js';
 
 /** Settings of the experiment. */
@@ -514,9 +514,7 @@ export async function runTransfer(
   // One scorer pool for every run of the experiment: its threads load the hidden evaluation once, not once per run.
   const scorer = new Scorer();
   try {
-    for (let i = 0; i < nSecrets; i++) {
-      const secret = derivedEvalSecret(i);
-      const evalId = evalIdentity(secret);
+    for (const { index: i, evalId, run: underSecret } of experimentSecrets(nSecrets)) {
       if (nSecrets > 1) onEvent?.({ type: 'phase', message: `evaluation secret ${i + 1} of ${nSecrets} (${evalId})` });
       for (let k = 0; k < nSeeds; k++) {
         const seed = options.seed + k;
@@ -536,7 +534,7 @@ export async function runTransfer(
             notes,
             onEvent,
           );
-        perSeed.push(await withEvalSecret(secret, run));
+        perSeed.push(await underSecret(run));
       }
     }
   } finally {

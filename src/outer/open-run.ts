@@ -4,7 +4,7 @@
  * by `rrl train` (outer/loop.ts) and `rrl serve` (serve/service.ts).
  */
 import type { Store } from '../store/store.js';
-import { evalIdentity, evalSecret } from '../tasks/secret.js';
+import { derivedEvalSecret, evalIdentity, evalSecret, withEvalSecret } from '../tasks/secret.js';
 
 /** The run a store holds (created from `config` when there is none) and the secret that scores it. */
 export interface OpenedRun {
@@ -12,6 +12,25 @@ export interface OpenedRun {
   config: unknown;
   secret: string;
   evalId: string;
+}
+
+/** One evaluation secret of an experiment: its index (0: the installation's), its identity, and a way to run under it. */
+export interface ExperimentSecret {
+  index: number;
+  evalId: string;
+  /** Runs `fn` with this thread's runs scored under this secret (`withEvalSecret`); the secret itself never leaves here. */
+  run<T>(fn: () => Promise<T>): Promise<T>;
+}
+
+/**
+ * The `n` evaluation secrets an experiment repeats itself under: the installation's first, then
+ * `n − 1` derived from it (`derivedEvalSecret`). Runs opened inside `run` record and use that secret.
+ */
+export function experimentSecrets(n: number): ExperimentSecret[] {
+  return Array.from({ length: n }, (_, index) => {
+    const secret = derivedEvalSecret(index);
+    return { index, evalId: evalIdentity(secret), run: <T>(fn: () => Promise<T>) => withEvalSecret(secret, fn) };
+  });
 }
 
 /**
