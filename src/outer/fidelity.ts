@@ -274,9 +274,12 @@ export async function successiveHalving(c: HalvingContext, proposals: JobRow[], 
   };
   for (const b of first) start(b);
   for (;;) {
-    const rows = failure ? [] : store();
-    for (const row of rows) if (row.status === 'pending' && !running.has(row.id)) start(row);
-    c.progress(rows.filter((j) => j.status !== 'pending').length + baselinesDone, rows.length + first.length);
+    // After a failure (an interruption) nothing new starts; what runs is waited for.
+    if (!failure) {
+      const rows = store();
+      for (const row of rows) if (row.status === 'pending' && !running.has(row.id)) start(row);
+      c.progress(rows.filter((j) => j.status !== 'pending').length + baselinesDone, rows.length + first.length);
+    }
     if (!running.size) break;
     await Promise.race(running.values());
   }
