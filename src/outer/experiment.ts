@@ -13,6 +13,8 @@
  *    best of 4 and 16 (four rounds of 4, like the model-based search); and the task's baseline
  *    spec. Every job runs on the same engine, and identical specs share one cached result.
  *    Without a Python that has optuna and cmaes the Optuna rows are skipped, said in the report.
+ * 3. With `secrets`, all of it again under each further evaluation secret (held-out seeds and
+ *    test rows change with the secret), each secret's comparisons reported on their own.
  */
 import { taskReference } from './noise.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -484,7 +486,8 @@ async function runSeed(
 
 /**
  * Runs the transfer experiment in `dir` with `executor`: one meta-training and comparison per
- * seed (in `dir/seed-S` when there are several), then one report of the means over seeds.
+ * seed under each evaluation secret (in `dir/secret-K/seed-S`, each level only when there are
+ * several), then one report of the means over these repetitions, with each secret's verdicts.
  */
 export async function runTransfer(
   dir: string,
