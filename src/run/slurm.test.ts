@@ -277,8 +277,17 @@ test('resuming a run whose jobs are still queued reattaches to them instead of s
   const runDir = join(cluster.dir, 'run-resume');
   const child = rrlTrain(runDir, ['--slurm-arg=--hold']);
   const exited = finished(child);
-  const held = await until('three held jobs', () => (queue(runDir).size >= 3 ? queue(runDir) : undefined));
-  await until('job ids recorded', () => [...recordedIds(runDir).values()].flat().length >= 3);
+  // Every job of the iteration (the baseline's seeds and the proposals, all stored before any is
+  // submitted) held in the queue with its id recorded: killed any earlier, the harness could still be
+  // submitting, and the queue after the kill would hold jobs the snapshot does not.
+  const held = await until('every job of the run held', () => {
+    let rows = 0;
+    try {
+      rows = jobRows(runDir).length;
+    } catch {} // the store is not created yet
+    const q = queue(runDir);
+    return rows >= 3 && q.size === rows && [...recordedIds(runDir).values()].flat().length === rows ? q : undefined;
+  });
   child.kill('SIGKILL');
   await exited;
   const before = recordedIds(runDir);
