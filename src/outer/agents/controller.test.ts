@@ -146,3 +146,64 @@ test('a greedy proposal is the mode of the policy, whatever the random stream', 
   );
   assert.deepEqual((b.trace as ControllerTrace).choice, choice);
 });
+
+test('anchored on the baseline: with a strong anchor the mode is the baseline spec’s nearest choice on every task and family draw', async () => {
+  await initTf();
+  const { listTasks } = await import('../../tasks/briefs.js');
+  const { FAMILIES, registerFamilyTasks } = await import('../../tasks/families/index.js');
+  for (const family of Object.keys(FAMILIES)) registerFamilyTasks(family, 2, 11);
+  const { baselineChoice } = await import('./controller.js');
+  const { activeHeads } = await import('./space.js');
+  for (const seed of [1, 2]) {
+    const strong = new Controller({ seed, anchor: 30 });
+    const free = new Controller({ seed, anchor: 0 });
+    for (const { brief: b } of listTasks()) {
+      const heads = buildHeads(b);
+      const base = baselineChoice(b, heads)!;
+      assert.equal(base.length, heads.length, b.id);
+      const mode = (await strong.propose(b, { rng: new Rng(1), iteration: 0, history: [], greedy: true })).trace as ControllerTrace;
+      assert.deepEqual(mode.choice, base, `${b.id}: the mode is the baseline's choice`);
+      // The anchor only adds to the baseline's options: each of them is at least as likely as without it.
+      const [pa, pf] = [await strong.probabilities(b), await free.probabilities(b)];
+      const active = activeHeads(heads, base);
+      base.forEach((o, h) => {
+        if (active[h] && heads[h].options.length > 1) assert.ok(pa[h][o] >= pf[h][o], `${b.id} ${heads[h].name}`);
+      });
+    }
+  }
+});
+
+test('the anchor is learned: rewarding a departure from the baseline lowers the lean on that head', async () => {
+  await initTf();
+  const c = new Controller({ seed: 41, anchor: 1 });
+  const heads = buildHeads(brief);
+  const { baselineChoice } = await import('./controller.js');
+  const base = baselineChoice(brief, heads)!;
+  const h = heads.findIndex((x) => x.name === 'activation');
+  const before = (await c.probabilities(brief))[h][base[h]];
+  const rng = new Rng(8);
+  for (let round = 0; round < 5; round++) {
+    const items = [];
+    for (let g = 0; g < 8; g++) {
+      const t = (await c.propose(brief, { rng, iteration: round, history: [] })).trace as ControllerTrace;
+      items.push({ trace: t, reward: t.choice[h] === base[h] ? 0 : 1 });
+    }
+    await c.update([{ brief, items }]);
+  }
+  const after = (await c.probabilities(brief))[h][base[h]];
+  assert.ok(after < before - 0.1, `P(baseline's activation) went from ${before} to ${after}`);
+});
+
+test('a checkpoint saved before the anchor loads as the policy it saved (anchor off); a brief of no known task has no anchor', async () => {
+  await initTf();
+  const old = new Controller({ seed: 5, anchor: 0 });
+  const saved = (await old.state()) as { weights: number[][] };
+  const b = new Controller({ seed: 77, anchor: 2 });
+  await b.load({ weights: saved.weights.slice(0, 4) });
+  assert.deepEqual(await b.probabilities(brief), await old.probabilities(brief));
+  await assert.rejects(b.load({ weights: saved.weights.slice(0, 3) }), /wrong shape/);
+  const { baselineChoice } = await import('./controller.js');
+  assert.equal(baselineChoice({ ...brief, id: 'no-such-task' }), null);
+  const unknown = { ...brief, id: 'no-such-task' };
+  assert.deepEqual(await new Controller({ seed: 5, anchor: 30 }).probabilities(unknown), await old.probabilities(unknown));
+});

@@ -3,6 +3,12 @@
  * brief's features go through one tanh layer to one softmax per head, each head in a fixed
  * output slot named by `HEAD_NAMES` (so a decision means the same on every task); a spec is sampled
  * head by head and its log-probability is the sum over the heads that matter for it.
+ *
+ * Anchored on the task's baseline spec: each head's logits also get, on the option the task's own
+ * baseline spec takes there (`baselineChoice`), an *anchor* whose strength per head the same
+ * hidden layer computes. Absolute logits say "a learning rate of 3e-3"; the anchor says "keep
+ * what the task's author chose", which means the same in a family never seen, so the prior carries
+ * across families where absolute choices do not (docs/transfer.md, "The anchored controller").
  * Updated by GRPO: within each task's group the rewards are normalised to advantages; a few
  * Adam epochs maximise the clipped ratio objective against the sampling policy's
  * log-probabilities, with an entropy bonus and a KL penalty to the sampling policy.
@@ -12,7 +18,8 @@ import { Rng } from '../../util/rng.js';
 import { initTf, tf } from '../../util/tf.js';
 import { groupAdvantages } from '../reward.js';
 import { FEATURE_DIM, briefFeatures } from './features.js';
-import { HEAD_NAMES, activeHeads, buildHeads, decode, headLayout } from './space.js';
+import { getPublicTask } from '../../tasks/briefs.js';
+import { HEAD_NAMES, type Head, activeHeads, buildHeads, decode, headLayout, nearestChoice } from './space.js';
 import type { Agent, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
 
 /** Controller settings. */
@@ -27,6 +34,8 @@ export interface ControllerOptions {
   epochs?: number;
   clip?: number;
   klCoef?: number;
+  /** Initial anchor strength (logits added to the baseline's option of every head; 0: no lean before training). */
+  anchor?: number;
 }
 
 /** The trace of one sampled spec. */
@@ -45,6 +54,8 @@ const MAX_HEADS = HEAD_NAMES.length;
  * NaN gradients on heads with a single real option).
  */
 const MASK_LOGIT = -50;
+/** Index of the anchor's first variable (the weights before it are the unanchored policy's). */
+const ANCHOR_VARS = 4;
 
 export class Controller implements Agent {
   readonly name = 'controller';
@@ -54,7 +65,7 @@ export class Controller implements Agent {
 
   /** Creates a controller with small seeded random weights (near-uniform choices); call after `initTf()`. */
   constructor(options: ControllerOptions = {}) {
-    this.opts = { seed: 1, hidden: 32, learningRate: 0.02, entropyCoef: 0.01, epochs: 4, clip: 0.2, klCoef: 0.05, ...options };
+    this.opts = { seed: 1, hidden: 32, learningRate: 0.02, entropyCoef: 0.01, epochs: 4, clip: 0.2, klCoef: 0.05, anchor: 1, ...options };
     const rng = new Rng(this.opts.seed);
     const h = this.opts.hidden;
     const init = (n: number, scale: number): Float32Array => Float32Array.from({ length: n }, () => rng.normal() * scale);
@@ -63,15 +74,32 @@ export class Controller implements Agent {
       tf.variable(tf.zeros([h])),
       tf.variable(tf.tensor2d(init(h * MAX_HEADS * MAX_OPTIONS, 0.01), [h, MAX_HEADS * MAX_OPTIONS])),
       tf.variable(tf.zeros([MAX_HEADS * MAX_OPTIONS])),
+      // The anchor's strength per head slot: hidden → MAX_HEADS, starting at `anchor` on every task.
+      tf.variable(tf.zeros([h, MAX_HEADS])),
+      tf.variable(tf.fill([MAX_HEADS], this.opts.anchor)),
     ];
     this.opt = tf.train.adam(this.opts.learningRate);
   }
 
-  /** Logits per head slot for a batch of feature rows: [rows, MAX_HEADS, MAX_OPTIONS]. */
-  private logits(x: tf.Tensor2D): tf.Tensor3D {
-    const [w1, b1, w2, b2] = this.vars;
+  /**
+   * Logits per head slot for a batch of feature rows and their baseline one-hots
+   * ([rows, MAX_HEADS, MAX_OPTIONS]): the absolute logits plus each head's anchor strength on the
+   * baseline's option.
+   */
+  private logits(x: tf.Tensor2D, anchor: tf.Tensor3D): tf.Tensor3D {
+    const [w1, b1, w2, b2, wa, ba] = this.vars;
     const hdn = tf.tanh(tf.add(tf.matMul(x, w1 as tf.Tensor2D), b1));
-    return tf.reshape(tf.add(tf.matMul(hdn, w2 as tf.Tensor2D), b2), [-1, MAX_HEADS, MAX_OPTIONS]);
+    const absolute = tf.reshape(tf.add(tf.matMul(hdn, w2 as tf.Tensor2D), b2), [-1, MAX_HEADS, MAX_OPTIONS]);
+    const strength = tf.reshape(tf.add(tf.matMul(hdn, wa as tf.Tensor2D), ba), [-1, MAX_HEADS, 1]);
+    return tf.add(absolute, tf.mul(strength, anchor));
+  }
+
+  /** The baseline's option of every head in the output slots (1 on it, 0 elsewhere; all 0 for a task without a baseline spec). */
+  private static anchorOf(brief: TaskBrief, heads: Head[], layout: ReturnType<typeof headLayout>): Float32Array {
+    const a = new Float32Array(MAX_HEADS * MAX_OPTIONS);
+    const choice = baselineChoice(brief, heads);
+    if (choice) layout.forEach(({ slot, optionSlots }, h) => (a[slot * MAX_OPTIONS + optionSlots[choice[h]]] = 1));
+    return a;
   }
 
   /** Mask of a brief's real options in the output slots (1 real, 0 padding or absent). */
@@ -88,8 +116,9 @@ export class Controller implements Agent {
     const layout = headLayout(brief, heads);
     if (layout.some((l) => l.optionSlots.some((o) => o >= MAX_OPTIONS))) throw new Error(`design space: a head has more than ${MAX_OPTIONS} options`);
     const mask = Controller.optionMask(layout);
+    const anchor = Controller.anchorOf(brief, heads, layout);
     const probs = tf.tidy(() => {
-      const l = this.logits(tf.tensor2d(briefFeatures(brief), [1, FEATURE_DIM]));
+      const l = this.logits(tf.tensor2d(briefFeatures(brief), [1, FEATURE_DIM]), tf.tensor3d(anchor, [1, MAX_HEADS, MAX_OPTIONS]));
       const masked = tf.add(l, tf.mul(tf.sub(1, tf.tensor3d(mask, [1, MAX_HEADS, MAX_OPTIONS])), MASK_LOGIT));
       return tf.softmax(masked);
     });
@@ -112,7 +141,7 @@ export class Controller implements Agent {
   /** One group-relative policy-gradient step over every group. */
   async update(groups: RewardGroup[]): Promise<UpdateStats> {
     await initTf();
-    const rows: { feat: Float32Array; sel: Float32Array; mask: Float32Array; adv: number; oldLogp: number }[] = [];
+    const rows: { feat: Float32Array; sel: Float32Array; mask: Float32Array; anchor: Float32Array; adv: number; oldLogp: number }[] = [];
     let rewardSum = 0;
     let n = 0;
     for (const g of groups) {
@@ -121,6 +150,7 @@ export class Controller implements Agent {
       const feat = briefFeatures(g.brief);
       const layout = headLayout(g.brief, heads);
       const mask = Controller.optionMask(layout);
+      const anchor = Controller.anchorOf(g.brief, heads, layout);
       for (const [k, item] of g.items.entries()) {
         rewardSum += item.reward;
         n += 1;
@@ -130,12 +160,12 @@ export class Controller implements Agent {
         t.choice.forEach((c, h) => {
           if (active[h]) sel[layout[h].slot * MAX_OPTIONS + layout[h].optionSlots[c]] = 1;
         });
-        rows.push({ feat, sel, mask, adv: advantages[k], oldLogp: t.logProb });
+        rows.push({ feat, sel, mask, anchor, adv: advantages[k], oldLogp: t.logProb });
       }
     }
     if (!rows.length) return {};
     const B = rows.length;
-    const stack = (k: 'feat' | 'sel' | 'mask', width: number): Float32Array => {
+    const stack = (k: 'feat' | 'sel' | 'mask' | 'anchor', width: number): Float32Array => {
       const out = new Float32Array(B * width);
       rows.forEach((r, i) => out.set(r[k], i * width));
       return out;
@@ -143,9 +173,10 @@ export class Controller implements Agent {
     const feats = tf.tensor2d(stack('feat', FEATURE_DIM), [B, FEATURE_DIM]);
     const sel = tf.tensor3d(stack('sel', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
     const mask = tf.tensor3d(stack('mask', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
+    const anchor = tf.tensor3d(stack('anchor', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
     const adv = tf.tensor1d(rows.map((r) => r.adv));
     const oldLogp = tf.tensor1d(rows.map((r) => r.oldLogp));
-    const masked = (): tf.Tensor3D => tf.add(this.logits(feats), tf.mul(tf.sub(1, mask), MASK_LOGIT)) as tf.Tensor3D;
+    const masked = (): tf.Tensor3D => tf.add(this.logits(feats, anchor), tf.mul(tf.sub(1, mask), MASK_LOGIT)) as tf.Tensor3D;
     // The sampling policy's per-head distributions, frozen for the KL penalty.
     const oldLogpAll = tf.tidy(() => tf.logSoftmax(masked()));
     const stats = { loss: 0, entropy: 0, kl: 0, clipFrac: 0 };
@@ -172,11 +203,11 @@ export class Controller implements Agent {
       stats.loss = lossT ? lossT.dataSync()[0] : NaN;
       lossT?.dispose();
       if (!Number.isFinite(stats.loss)) {
-        tf.dispose([feats, sel, mask, adv, oldLogp, oldLogpAll]);
+        tf.dispose([feats, sel, mask, anchor, adv, oldLogp, oldLogpAll]);
         throw new Error(`controller update: the GRPO loss became ${stats.loss} in epoch ${e + 1}`);
       }
     }
-    tf.dispose([feats, sel, mask, adv, oldLogp, oldLogpAll]);
+    tf.dispose([feats, sel, mask, anchor, adv, oldLogp, oldLogpAll]);
     return {
       'agent/loss': stats.loss,
       'agent/entropy': stats.entropy,
@@ -200,8 +231,12 @@ export class Controller implements Agent {
   async load(state: unknown): Promise<void> {
     await initTf();
     const s = state as { weights: number[][]; adam?: { name: string; shape: number[]; values: number[] }[] };
+    // A checkpoint from before the anchor (its first four arrays) loads with the anchor off: the policy it saved.
+    const unanchored = Array.isArray(s?.weights) && s.weights.length === ANCHOR_VARS;
     const fits =
-      Array.isArray(s?.weights) && s.weights.length === this.vars.length && s.weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
+      Array.isArray(s?.weights) &&
+      (s.weights.length === this.vars.length || unanchored) &&
+      s.weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
     if (!fits) {
       throw new Error(
         'controller checkpoint has the wrong shape (saved by a controller with other features or width; ' +
@@ -209,9 +244,25 @@ export class Controller implements Agent {
       );
     }
     s.weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
-    if (s.adam?.length) {
+    if (unanchored) for (const v of this.vars.slice(ANCHOR_VARS)) v.assign(tf.zerosLike(v));
+    if (s.adam?.length && !unanchored) {
       // Adam restores its moments by position (the order of this.vars), so saved names are kept as they are.
       await this.opt.setWeights(s.adam.map((w) => ({ name: w.name, tensor: tf.tensor(w.values, w.shape) })));
     }
   }
+}
+
+/**
+ * The option each head takes in the task's baseline spec (its nearest spec in the design space,
+ * `nearestChoice`), or null for a brief of no known task. The baseline is part of the public task,
+ * as the brief is.
+ */
+export function baselineChoice(brief: TaskBrief, heads: Head[] = buildHeads(brief)): number[] | null {
+  let baseline: unknown;
+  try {
+    baseline = getPublicTask(brief.id).baseline;
+  } catch {
+    return null;
+  }
+  return nearestChoice(brief, heads, baseline);
 }
