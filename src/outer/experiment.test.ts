@@ -31,7 +31,7 @@ test('the transfer experiment writes its tables and plots and reports every meth
     const python = join(tmpdir(), 'no-such-python-for-optuna');
     const r = await runTransfer(
       dir,
-      { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 3, secrets: 2, python },
+      { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 3, secrets: 2, python, anchor: 0.5 },
       ex,
     );
     assert.deepEqual(
@@ -77,6 +77,10 @@ test('the transfer experiment writes its tables and plots and reports every meth
       const store = new Store(join(where, 'iris-species', 'random'));
       assert.equal(store.getRun()!.evalIdentity, p.evalId, 'the held-out runs are scored under their secret');
       store.close();
+      const meta = new Store(join(where, 'meta'));
+      const saved = meta.db.prepare('SELECT state FROM checkpoints').all() as { state: string }[];
+      meta.close();
+      assert.ok(saved.length > 0 && saved.every((c) => JSON.parse(c.state).options.anchor === 0.5), 'the controller took the anchor given');
     }
     assert.equal(evalSecret(), derivedEvalSecret(0), 'the installation secret is back afterwards');
     // The means and spreads are over the repetitions; each secret's figures are its own.

@@ -85,6 +85,8 @@ export interface TransferOptions {
   tasksPerIteration?: number;
   /** The Python of the Optuna rows, with optuna and cmaes (default: `RRL_PYTHON`, else the repository's .venv, else python3). */
   python?: string;
+  /** The controller's initial anchor on the task's baseline spec, in logits (default: the controller's, 1; 0: no lean before meta-training). */
+  anchor?: number;
 }
 
 /**
@@ -230,7 +232,8 @@ async function runSeed(
   const emit = (stage: string) => (e: LoopEvent) => onEvent?.({ ...e, stage: `${tag}${stage}` });
 
   // 1. Meta-training.
-  const controller = new Controller({ seed });
+  const settings = { seed, ...(options.anchor !== undefined ? { anchor: options.anchor } : {}) };
+  const controller = new Controller(settings);
   const metaConfig: TrainConfig = {
     tasks: options.trainTasks,
     agent: 'controller',
@@ -263,7 +266,7 @@ async function runSeed(
     const quiet = { cache, scorer };
     const arms: Promise<void>[] = [];
     // Adapting: a copy of the meta-trained controller (every task starts from the same weights) in rounds like the search's.
-    const copy = new Controller({ seed });
+    const copy = new Controller(settings);
     await copy.load(await controller.state());
     const adapting = { agent: new HeldOut(copy, true), ...quiet };
     arms.push(

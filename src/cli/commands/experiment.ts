@@ -8,7 +8,7 @@ import { runTransfer, transferPreset } from '../../outer/experiment.js';
 import { progressBar } from '../format.js';
 import { useTaskDir } from '../task-dir.js';
 import { fidelityFlags, fidelityFrom } from '../flags/fidelity.js';
-import { int, oneOf } from '../flags/parse.js';
+import { int, oneOf, real } from '../flags/parse.js';
 import { JSON_RESULT_FLAG, TASK_DIR_HELP, WORKERS_FLAG, taskDirFlag } from '../flags/shared.js';
 import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
 
@@ -37,6 +37,11 @@ const TRANSFER_FLAGS = flagTable({
     help: "evaluation secrets: the installation's and n−1 derived from it, each with every seed (held-out episode seeds and test splits change with the secret); the report gives each secret's verdicts",
     parse: int(1, 16),
   },
+  anchor: {
+    flag: '--anchor <logits>',
+    help: "the controller's initial lean to each task's baseline spec, in logits per head (0: none; it is learned either way)",
+    parse: real(0, 20),
+  },
   reward: { flag: '--reward <rule>', help: 'outer reward rule of meta-training: improvement | best | cost (default: improvement)' },
   pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },
   ...fidelityFlags('meta-training (the held-out comparisons stay at full budget)'),
@@ -59,6 +64,7 @@ function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType
   if (o.seeds !== undefined) options.seeds = o.seeds;
   if (o.secrets !== undefined) options.secrets = o.secrets;
   if (o.pruneFlat) options.pruneFlat = true;
+  if (o.anchor !== undefined) options.anchor = o.anchor;
   const fidelity = fidelityFrom(o);
   if (fidelity) options.fidelity = fidelity;
   if (o.reward !== undefined) options.reward = { rule: oneOf('--reward', REWARD_RULES, o.reward), lambda: options.reward?.lambda ?? 0.5 };

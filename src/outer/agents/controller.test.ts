@@ -207,3 +207,43 @@ test('a checkpoint saved before the anchor loads as the policy it saved (anchor 
   const unknown = { ...brief, id: 'no-such-task' };
   assert.deepEqual(await new Controller({ seed: 5, anchor: 30 }).probabilities(unknown), await old.probabilities(unknown));
 });
+
+test('the greedy proposal is the mode among valid specs: on random policies over every supervised task, never an empty mixture, and one head off the mode at the least cost', async () => {
+  const { listTasks } = await import('../../tasks/briefs.js');
+  const { FAMILIES, registerFamilyTasks } = await import('../../tasks/families/index.js');
+  for (const family of Object.keys(FAMILIES)) registerFamilyTasks(family, 1, 12);
+  const { validMode } = await import('./controller.js');
+  const { decode } = await import('./space.js');
+  const rng = new Rng(17);
+  let repaired = 0;
+  for (const { brief: b } of listTasks().filter((t) => t.brief.kind === 'supervised')) {
+    const heads = buildHeads(b);
+    for (let trial = 0; trial < 20; trial++) {
+      // A random policy; in half the trials every source head leans to weight 0 (the mode is an empty mixture).
+      const probs = heads.map((h) => {
+        const w = h.options.map(() => 0.05 + rng.next());
+        if (trial % 2 === 0 && h.name.startsWith('source:')) w[0] += 5;
+        const sum = w.reduce((a, x) => a + x, 0);
+        return w.map((x) => x / sum);
+      });
+      const mode = probs.map((p) => p.indexOf(Math.max(...p)));
+      const choice = validMode(b, heads, probs, 3);
+      assert.ok(validateSpec(decode(b, heads, choice, 3), b).ok, `${b.id}: the greedy spec is valid`);
+      const changed = choice.map((c, h) => (c === mode[h] ? -1 : h)).filter((h) => h >= 0);
+      if (validateSpec(decode(b, heads, mode, 3), b).ok) assert.deepEqual(changed, [], `${b.id}: a valid mode is kept`);
+      else {
+        repaired += 1;
+        assert.equal(changed.length, 1, `${b.id}: one head changed`);
+        const h = changed[0];
+        const cost = Math.log(probs[h][mode[h]]) - Math.log(probs[h][choice[h]]);
+        // No cheaper single change is valid: every source head's best non-zero weight costs at least as much.
+        heads.forEach((x, k) => {
+          if (!x.name.startsWith('source:')) return;
+          const best = Math.max(...probs[k].slice(1));
+          assert.ok(Math.log(probs[k][mode[k]]) - Math.log(best) >= cost - 1e-12, `${b.id}: ${x.name} was cheaper`);
+        });
+      }
+    }
+  }
+  assert.ok(repaired > 0, 'some modes were empty mixtures');
+});

@@ -18,6 +18,7 @@ import { Rng } from '../../util/rng.js';
 import { initTf, tf } from '../../util/tf.js';
 import { groupAdvantages } from '../reward.js';
 import { FEATURE_DIM, briefFeatures } from './features.js';
+import { validateSpec } from '../../inner/spec-check.js';
 import { getPublicTask } from '../../tasks/briefs.js';
 import { HEAD_NAMES, type Head, activeHeads, buildHeads, decode, headLayout, nearestChoice } from './space.js';
 import type { Agent, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
@@ -131,11 +132,13 @@ export class Controller implements Agent {
   async propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal> {
     const heads = buildHeads(brief);
     const probs = await this.probabilities(brief);
-    const choice = probs.map((p) => (ctx.greedy ? p.indexOf(Math.max(...p)) : ctx.rng.categorical(p)));
+    const sampled = ctx.greedy ? null : probs.map((p) => ctx.rng.categorical(p));
+    const seed = ctx.rng.int(1_000_000);
+    const choice = sampled ?? validMode(brief, heads, probs, seed);
     const active = activeHeads(heads, choice);
     const logProb = choice.reduce((a, c, i) => a + (active[i] ? Math.log(probs[i][c]) : 0), 0);
     const trace: ControllerTrace = { choice, logProb };
-    return { spec: decode(brief, heads, choice, ctx.rng.int(1_000_000)), trace };
+    return { spec: decode(brief, heads, choice, seed), trace };
   }
 
   /** One group-relative policy-gradient step over every group. */
@@ -265,4 +268,24 @@ export function baselineChoice(brief: TaskBrief, heads: Head[] = buildHeads(brie
     return null;
   }
   return nearestChoice(brief, heads, baseline);
+}
+
+/**
+ * The policy's mode among valid specs: the option of highest probability on every head, or, when
+ * that spec is invalid (a supervised mixture whose every weight is 0), the valid spec one head's
+ * change reaches at the least loss of log-probability. A single best guess is never a job that
+ * cannot run.
+ */
+export function validMode(brief: TaskBrief, heads: Head[], probs: number[][], seed: number): number[] {
+  const mode = probs.map((p) => p.indexOf(Math.max(...p)));
+  const valid = (c: number[]): boolean => validateSpec(decode(brief, heads, c, seed), brief).ok;
+  if (valid(mode)) return mode;
+  const changes = probs.flatMap((p, h) => p.map((q, o) => ({ h, o, loss: Math.log(p[mode[h]]) - Math.log(q) })).filter((x) => x.o !== mode[h]));
+  changes.sort((a, b) => a.loss - b.loss || a.h - b.h || a.o - b.o);
+  for (const { h, o } of changes) {
+    const c = [...mode];
+    c[h] = o;
+    if (valid(c)) return c;
+  }
+  return mode;
 }
