@@ -161,8 +161,13 @@ test('anchored on the baseline: with a strong anchor the mode is the baseline sp
       const heads = buildHeads(b);
       const base = baselineChoice(b, heads)!;
       assert.equal(base.length, heads.length, b.id);
-      const mode = (await strong.propose(b, { rng: new Rng(1), iteration: 0, history: [], greedy: true })).trace as ControllerTrace;
+      const greedy = await strong.propose(b, { rng: new Rng(1), iteration: 0, history: [], greedy: true });
+      const mode = greedy.trace as ControllerTrace;
       assert.deepEqual(mode.choice, base, `${b.id}: the mode is the baseline's choice`);
+      // Written relative to the baseline: the baseline's choice is the baseline spec itself, with the proposal's seed.
+      const { seed: _, ...spec } = greedy.spec as Record<string, unknown>;
+      const { seed: __, ...baseline } = getPublicTask(b.id).baseline as Record<string, unknown>;
+      assert.deepEqual(spec, baseline, `${b.id}: the baseline's choice writes the baseline spec`);
       // The anchor only adds to the baseline's options: each of them is at least as likely as without it.
       const [pa, pf] = [await strong.probabilities(b), await free.probabilities(b)];
       const active = activeHeads(heads, base);
@@ -227,7 +232,7 @@ test('the greedy proposal is the mode among valid specs: on random policies over
         return w.map((x) => x / sum);
       });
       const mode = probs.map((p) => p.indexOf(Math.max(...p)));
-      const choice = validMode(b, heads, probs, 3);
+      const choice = validMode(b, probs, (c) => decode(b, heads, c, 3));
       assert.ok(validateSpec(decode(b, heads, choice, 3), b).ok, `${b.id}: the greedy spec is valid`);
       const changed = choice.map((c, h) => (c === mode[h] ? -1 : h)).filter((h) => h >= 0);
       if (validateSpec(decode(b, heads, mode, 3), b).ok) assert.deepEqual(changed, [], `${b.id}: a valid mode is kept`);
@@ -246,4 +251,46 @@ test('the greedy proposal is the mode among valid specs: on random policies over
     }
   }
   assert.ok(repaired > 0, 'some modes were empty mixtures');
+});
+
+test('a choice written on the baseline: every value is the baseline’s or the one decode writes, a changed head changes what decode changes, and a valid decode stays valid', async () => {
+  const { listTasks } = await import('../../tasks/briefs.js');
+  const { FAMILIES, registerFamilyTasks } = await import('../../tasks/families/index.js');
+  for (const family of Object.keys(FAMILIES)) registerFamilyTasks(family, 1, 13);
+  const { baselineChoice, specWriter } = await import('./controller.js');
+  const { decode } = await import('./space.js');
+  const rng = new Rng(23);
+  // Leaves (path → value) of a JSON value; arrays are leaves.
+  const leaves = (v: unknown, path = ''): Map<string, string> => {
+    const out = new Map<string, string>();
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      for (const [k, x] of Object.entries(v)) for (const [p, y] of leaves(x, `${path}/${k}`)) out.set(p, y);
+    } else out.set(path, JSON.stringify(v));
+    return out;
+  };
+  for (const { brief: b, baseline } of listTasks()) {
+    const heads = buildHeads(b);
+    const base = baselineChoice(b, heads)!;
+    const write = specWriter(b, heads, 5);
+    const anchor = leaves(decode(b, heads, base, 5));
+    const baseLeaves = leaves(baseline);
+    for (let trial = 0; trial < 12; trial++) {
+      // The baseline's choice with one to three heads changed at random.
+      const choice = [...base];
+      for (let k = 0; k <= trial % 3; k++) {
+        const h = rng.int(heads.length);
+        choice[h] = rng.int(heads[h].options.length);
+      }
+      const plain = decode(b, heads, choice, 5);
+      const written = write(choice);
+      if (validateSpec(plain, b).ok) assert.ok(validateSpec(written, b).ok, `${b.id}: ${JSON.stringify(written)}`);
+      const plainLeaves = leaves(plain);
+      for (const [path, value] of leaves(written)) {
+        if (path === '/seed') continue;
+        assert.ok(value === plainLeaves.get(path) || value === baseLeaves.get(path), `${b.id} ${path}: ${value} is neither decode's nor the baseline's`);
+        // Where decode of the choice differs from decode of the baseline's choice, the choice's value is written.
+        if (plainLeaves.has(path) && anchor.get(path) !== plainLeaves.get(path)) assert.equal(value, plainLeaves.get(path));
+      }
+    }
+  }
 });

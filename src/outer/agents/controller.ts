@@ -8,7 +8,9 @@
  * baseline spec takes there (`baselineChoice`), an *anchor* whose strength per head the same
  * hidden layer computes. Absolute logits say "a learning rate of 3e-3"; the anchor says "keep
  * what the task's author chose", which means the same in a family never seen, so the prior carries
- * across families where absolute choices do not (docs/transfer.md, "The anchored controller").
+ * across families where absolute choices do not. A choice is also written on the baseline spec
+ * (`specWriter`): the heads that keep the baseline's option keep its exact values, so the
+ * baseline's choice is the baseline spec itself (docs/transfer.md, "The anchored controller").
  * Updated by GRPO: within each task's group the rewards are normalised to advantages; a few
  * Adam epochs maximise the clipped ratio objective against the sampling policy's
  * log-probabilities, with an entropy bonus and a KL penalty to the sampling policy.
@@ -20,7 +22,8 @@ import { groupAdvantages } from '../reward.js';
 import { FEATURE_DIM, briefFeatures } from './features.js';
 import { validateSpec } from '../../inner/spec-check.js';
 import { getPublicTask } from '../../tasks/briefs.js';
-import { HEAD_NAMES, type Head, activeHeads, buildHeads, decode, headLayout, nearestChoice } from './space.js';
+import type { JobSpecInput } from '../../spec/schema.js';
+import { HEAD_NAMES, type Head, activeHeads, buildHeads, decode, headLayout, nearestChoice, overlayOnBaseline } from './space.js';
 import type { Agent, Proposal, ProposalContext, RewardGroup, UpdateStats } from './types.js';
 
 /** Controller settings. */
@@ -134,11 +137,12 @@ export class Controller implements Agent {
     const probs = await this.probabilities(brief);
     const sampled = ctx.greedy ? null : probs.map((p) => ctx.rng.categorical(p));
     const seed = ctx.rng.int(1_000_000);
-    const choice = sampled ?? validMode(brief, heads, probs, seed);
+    const write = specWriter(brief, heads, seed);
+    const choice = sampled ?? validMode(brief, probs, write);
     const active = activeHeads(heads, choice);
     const logProb = choice.reduce((a, c, i) => a + (active[i] ? Math.log(probs[i][c]) : 0), 0);
     const trace: ControllerTrace = { choice, logProb };
-    return { spec: decode(brief, heads, choice, seed), trace };
+    return { spec: write(choice), trace };
   }
 
   /** One group-relative policy-gradient step over every group. */
@@ -276,9 +280,9 @@ export function baselineChoice(brief: TaskBrief, heads: Head[] = buildHeads(brie
  * change reaches at the least loss of log-probability. A single best guess is never a job that
  * cannot run.
  */
-export function validMode(brief: TaskBrief, heads: Head[], probs: number[][], seed: number): number[] {
+export function validMode(brief: TaskBrief, probs: number[][], write: (choice: number[]) => JobSpecInput): number[] {
   const mode = probs.map((p) => p.indexOf(Math.max(...p)));
-  const valid = (c: number[]): boolean => validateSpec(decode(brief, heads, c, seed), brief).ok;
+  const valid = (c: number[]): boolean => validateSpec(write(c), brief).ok;
   if (valid(mode)) return mode;
   const changes = probs.flatMap((p, h) => p.map((q, o) => ({ h, o, loss: Math.log(p[mode[h]]) - Math.log(q) })).filter((x) => x.o !== mode[h]));
   changes.sort((a, b) => a.loss - b.loss || a.h - b.h || a.o - b.o);
@@ -288,4 +292,21 @@ export function validMode(brief: TaskBrief, heads: Head[], probs: number[][], se
     if (valid(c)) return c;
   }
   return mode;
+}
+
+/**
+ * How the controller writes a choice: relative to the task's baseline spec (`overlayOnBaseline`:
+ * the heads that keep the baseline's option keep its exact values), or `decode` alone for a brief
+ * of no known task. A written spec the checks refuse where `decode`'s would pass falls back to `decode`'s.
+ */
+export function specWriter(brief: TaskBrief, heads: Head[], seed: number): (choice: number[]) => JobSpecInput {
+  const base = baselineChoice(brief, heads);
+  if (!base) return (choice) => decode(brief, heads, choice, seed);
+  const baseline = getPublicTask(brief.id).baseline;
+  const anchor = decode(brief, heads, base, seed);
+  return (choice) => {
+    const plain = decode(brief, heads, choice, seed);
+    const written = overlayOnBaseline(baseline, plain, anchor);
+    return validateSpec(written, brief).ok || !validateSpec(plain, brief).ok ? written : plain;
+  };
 }

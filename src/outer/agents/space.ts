@@ -5,6 +5,7 @@
  * complete job spec. Heads that do not apply to the chosen algorithm are marked unused,
  * so they do not enter the log-probability.
  */
+import { isDeepStrictEqual } from 'node:util';
 import type { TaskBrief } from '../../spec/brief.js';
 import type { JobSpecInput } from '../../spec/schema.js';
 
@@ -277,6 +278,30 @@ function decodeSupervised(brief: TaskBrief, v: (name: string) => unknown, seed: 
     budget: { examples: Math.max(1, Math.min(cap, Math.round(Math.max(chosenSize * epochs, 1000) * (v('budgetShare') as number)))) },
     seed,
   };
+}
+
+const isPlainObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
+
+/**
+ * A choice written relative to a baseline spec: `chosen` is `decode` of the choice, `anchor` is
+ * `decode` of the baseline's nearest choice (`nearestChoice`). Where the two agree the baseline's
+ * own value stands (a value off the design space's grid, a field the space does not write); where
+ * they differ the chosen value is taken, and an object naming another kind (an algorithm of
+ * another `name`) is taken whole. So the baseline's nearest choice writes the baseline spec itself,
+ * and every head changed from it writes what `decode` writes. The seed is `chosen`'s.
+ */
+export function overlayOnBaseline(baseline: unknown, chosen: JobSpecInput, anchor: JobSpecInput): JobSpecInput {
+  const merge = (base: unknown, a: unknown, b: unknown): unknown => {
+    if (isDeepStrictEqual(a, b)) return base === undefined ? a : base;
+    if (!isPlainObject(a) || !isPlainObject(b) || !isPlainObject(base) || a.name !== b.name || ('name' in base && base.name !== a.name)) return a;
+    const out: Record<string, unknown> = {};
+    for (const k of new Set([...Object.keys(base), ...Object.keys(a)])) {
+      const v = k in a ? merge(base[k], a[k], b[k]) : base[k];
+      if (v !== undefined) out[k] = v;
+    }
+    return out;
+  };
+  return { ...(merge(baseline, chosen, anchor) as JobSpecInput), seed: chosen.seed };
 }
 
 /** A value a general-purpose optimiser takes as a categorical choice. */
