@@ -81,6 +81,11 @@ test('the transfer experiment writes its tables and plots and reports every meth
       const saved = meta.db.prepare('SELECT state FROM checkpoints').all() as { state: string }[];
       meta.close();
       assert.ok(saved.length > 0 && saved.every((c) => JSON.parse(c.state).options.anchor === 0.5), 'the controller took the anchor given');
+      assert.deepEqual(
+        JSON.parse(readFileSync(join(where, 'repetition.json'), 'utf8')),
+        JSON.parse(JSON.stringify(p)),
+        'each repetition is written as it finishes',
+      );
     }
     assert.equal(evalSecret(), derivedEvalSecret(0), 'the installation secret is back afterwards');
     // The means and spreads are over the repetitions; each secret's figures are its own.

@@ -365,20 +365,12 @@ export async function runTransfer(
         const secretDir = nSecrets > 1 ? join(dir, `secret-${i + 1}`) : dir;
         const tag = [nSecrets > 1 ? `secret ${i + 1}` : '', nSeeds > 1 ? `seed ${seed}` : ''].filter(Boolean).join(', ');
         const where = { index: i, evalId, tag: tag ? `${tag}: ` : '' };
-        const run = () =>
-          runSeed(
-            nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir,
-            options,
-            seed,
-            where,
-            cache,
-            executor,
-            missing ? null : { python },
-            scorer,
-            notes,
-            onEvent,
-          );
-        perSeed.push(await underSecret(run));
+        const repDir = nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir;
+        const run = () => runSeed(repDir, options, seed, where, cache, executor, missing ? null : { python }, scorer, notes, onEvent);
+        const result = await underSecret(run);
+        perSeed.push(result);
+        // Each repetition's figures as soon as it finishes: an experiment stopped later keeps them.
+        writeFileSync(join(repDir, 'repetition.json'), JSON.stringify(result, null, 2));
       }
     }
   } finally {
