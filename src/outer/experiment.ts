@@ -87,6 +87,8 @@ export interface TransferOptions {
   python?: string;
   /** The controller's initial anchor on the task's baseline spec, in logits (default: the controller's, 1; 0: no lean before meta-training). */
   anchor?: number;
+  /** The controller's family-robust updates in meta-training (`ControllerOptions.robust`; default the controller's, 1; 0: off). */
+  robust?: number;
 }
 
 /**
@@ -232,7 +234,11 @@ async function runSeed(
   const emit = (stage: string) => (e: LoopEvent) => onEvent?.({ ...e, stage: `${tag}${stage}` });
 
   // 1. Meta-training.
-  const settings = { seed, ...(options.anchor !== undefined ? { anchor: options.anchor } : {}) };
+  const settings = {
+    seed,
+    ...(options.anchor !== undefined ? { anchor: options.anchor } : {}),
+    ...(options.robust !== undefined ? { robust: options.robust } : {}),
+  };
   const controller = new Controller(settings);
   const metaConfig: TrainConfig = {
     tasks: options.trainTasks,

@@ -42,6 +42,11 @@ const TRANSFER_FLAGS = flagTable({
     help: "the controller's initial lean to each task's baseline spec, in logits per head (0: none; it is learned either way)",
     parse: real(0, 20),
   },
+  robust: {
+    flag: '--robust <rate>',
+    help: "family-robust meta-training: each train family's weight in the controller's updates follows exp(−rate × its mean reward), so the families it does worst on count most (0: every task alike; default 1)",
+    parse: real(0, 20),
+  },
   reward: { flag: '--reward <rule>', help: 'outer reward rule of meta-training: improvement | best | cost (default: improvement)' },
   pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },
   ...fidelityFlags('meta-training (the held-out comparisons stay at full budget)'),
@@ -65,6 +70,7 @@ function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType
   if (o.secrets !== undefined) options.secrets = o.secrets;
   if (o.pruneFlat) options.pruneFlat = true;
   if (o.anchor !== undefined) options.anchor = o.anchor;
+  if (o.robust !== undefined) options.robust = o.robust;
   const fidelity = fidelityFrom(o);
   if (fidelity) options.fidelity = fidelity;
   if (o.reward !== undefined) options.reward = { rule: oneOf('--reward', REWARD_RULES, o.reward), lambda: options.reward?.lambda ?? 0.5 };

@@ -294,3 +294,74 @@ test('a choice written on the baseline: every value is the baseline’s or the o
     }
   }
 });
+
+test('family-robust updates: the family with the lower mean reward gains weight by robust × the gap, within bounds, and a checkpoint keeps the weights', async () => {
+  await initTf();
+  const other = getPublicTask('acrobot-swingup').brief;
+  assert.notEqual(other.family, brief.family);
+  const groupsWith = async (c: Controller, rng: Rng, high: number, low: number) => {
+    const items = async (b: typeof brief, r: number) =>
+      Promise.all([0, 1, 2, 3].map(async (k) => ({ trace: (await c.propose(b, { rng, iteration: 0, history: [] })).trace, reward: r + (k - 1.5) / 10 })));
+    return [
+      { brief, items: await items(brief, high) },
+      { brief: other, items: await items(other, low) },
+    ];
+  };
+  for (const robust of [0, 0.5, 1, 3]) {
+    const c = new Controller({ seed: 2, robust });
+    const rng = new Rng(4);
+    let expected = 0;
+    for (let round = 0; round < 6; round++) {
+      const stats = await c.update(await groupsWith(c, rng, 0.6, -0.4));
+      expected = Math.min(2, expected + robust * 0.5);
+      const w = Math.exp(expected);
+      // Four rows of each family: the low family's weight relative to the mean of the two.
+      assert.ok(
+        Math.abs(stats['agent/family_weight_max'] - (2 * w) / (w + 1 / w)) < 1e-9,
+        `robust ${robust}, round ${round}: ${stats['agent/family_weight_max']}`,
+      );
+    }
+    const state = (await c.state()) as { familyLogWeights: Record<string, number> };
+    assert.ok(Math.abs(state.familyLogWeights[other.family] - expected) < 1e-9);
+    assert.ok(Math.abs(state.familyLogWeights[brief.family] + expected) < 1e-9);
+    const copy = new Controller({ seed: 9, robust });
+    await copy.load(JSON.parse(JSON.stringify(state)));
+    assert.deepEqual(((await copy.state()) as typeof state).familyLogWeights, state.familyLogWeights);
+  }
+});
+
+test('family-robust updates: where two families disagree on a decision, the policy follows the one it does worse on', async () => {
+  await initTf();
+  // The same task under two family names: the policy cannot tell them apart, only the rewards differ.
+  const worse = { ...brief, family: `${brief.family}-worse` };
+  const h = buildHeads(brief).findIndex((x) => x.name === 'algorithm');
+  const options = buildHeads(brief)[h].options as string[];
+  const [ars, ppo] = [options.indexOf('ars'), options.indexOf('ppo')];
+  for (const seed of [1, 2, 3, 4]) {
+    const logOdds: Record<number, number> = {};
+    for (const robust of [0, 2]) {
+      // No anchor: the baseline's algorithm (PPO) gets no lean of its own.
+      const c = new Controller({ seed, robust, anchor: 0 });
+      const rng = new Rng(seed);
+      for (let round = 0; round < 4; round++) {
+        // The better family rewards ARS, the worse one PPO, each within its group; the worse family's rewards are lower throughout.
+        const groups = [];
+        for (const [b, offset, wanted] of [
+          [brief, 0.5, ars],
+          [worse, -0.5, ppo],
+        ] as const) {
+          const items = [];
+          for (let k = 0; k < 8; k++) {
+            const t = (await c.propose(b, { rng, iteration: round, history: [] })).trace as ControllerTrace;
+            items.push({ trace: t, reward: offset + (t.choice[h] === wanted ? 0.2 : 0) });
+          }
+          groups.push({ brief: b, items });
+        }
+        await c.update(groups);
+      }
+      const p = (await c.probabilities(brief))[h];
+      logOdds[robust] = Math.log(p[ppo] / p[ars]);
+    }
+    assert.ok(logOdds[2] > logOdds[0] + 1, `seed ${seed}: log(P(PPO) / P(ARS)) ${logOdds[2]} with robust 2, ${logOdds[0]} without`);
+  }
+});

@@ -40,6 +40,12 @@ export interface ControllerOptions {
   klCoef?: number;
   /** Initial anchor strength (logits added to the baseline's option of every head; 0: no lean before training). */
   anchor?: number;
+  /**
+   * Family-robust updates (online group DRO over task families): each family's weight in the
+   * policy gradient is multiplied by exp(−robust × its mean reward) every update, so the families
+   * where the policy does worst count most; 0 weighs every task alike.
+   */
+  robust?: number;
 }
 
 /** The trace of one sampled spec. */
@@ -60,16 +66,20 @@ const MAX_HEADS = HEAD_NAMES.length;
 const MASK_LOGIT = -50;
 /** Index of the anchor's first variable (the weights before it are the unanchored policy's). */
 const ANCHOR_VARS = 4;
+/** Bound of a family's log-weight (so no family's weight falls below e^−4 of another's). */
+const MAX_FAMILY_LOG_WEIGHT = 2;
 
 export class Controller implements Agent {
   readonly name = 'controller';
   private readonly opts: Required<ControllerOptions>;
   private readonly vars: tf.Variable[];
   private readonly opt: tf.AdamOptimizer;
+  /** Each task family's log-weight in the policy gradient (family-robust updates); a family not seen yet has 0. */
+  private familyLogWeights: Record<string, number> = {};
 
   /** Creates a controller with small seeded random weights (near-uniform choices); call after `initTf()`. */
   constructor(options: ControllerOptions = {}) {
-    this.opts = { seed: 1, hidden: 32, learningRate: 0.02, entropyCoef: 0.01, epochs: 4, clip: 0.2, klCoef: 0.05, anchor: 1, ...options };
+    this.opts = { seed: 1, hidden: 32, learningRate: 0.02, entropyCoef: 0.01, epochs: 4, clip: 0.2, klCoef: 0.05, anchor: 1, robust: 1, ...options };
     const rng = new Rng(this.opts.seed);
     const h = this.opts.hidden;
     const init = (n: number, scale: number): Float32Array => Float32Array.from({ length: n }, () => rng.normal() * scale);
@@ -148,7 +158,7 @@ export class Controller implements Agent {
   /** One group-relative policy-gradient step over every group. */
   async update(groups: RewardGroup[]): Promise<UpdateStats> {
     await initTf();
-    const rows: { feat: Float32Array; sel: Float32Array; mask: Float32Array; anchor: Float32Array; adv: number; oldLogp: number }[] = [];
+    const rows: { feat: Float32Array; sel: Float32Array; mask: Float32Array; anchor: Float32Array; adv: number; oldLogp: number; family: string }[] = [];
     let rewardSum = 0;
     let n = 0;
     for (const g of groups) {
@@ -167,11 +177,12 @@ export class Controller implements Agent {
         t.choice.forEach((c, h) => {
           if (active[h]) sel[layout[h].slot * MAX_OPTIONS + layout[h].optionSlots[c]] = 1;
         });
-        rows.push({ feat, sel, mask, anchor, adv: advantages[k], oldLogp: t.logProb });
+        rows.push({ feat, sel, mask, anchor, adv: advantages[k], oldLogp: t.logProb, family: g.brief.family });
       }
     }
     if (!rows.length) return {};
     const B = rows.length;
+    const weights = this.familyWeights(groups, rows);
     const stack = (k: 'feat' | 'sel' | 'mask' | 'anchor', width: number): Float32Array => {
       const out = new Float32Array(B * width);
       rows.forEach((r, i) => out.set(r[k], i * width));
@@ -181,7 +192,7 @@ export class Controller implements Agent {
     const sel = tf.tensor3d(stack('sel', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
     const mask = tf.tensor3d(stack('mask', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
     const anchor = tf.tensor3d(stack('anchor', MAX_HEADS * MAX_OPTIONS), [B, MAX_HEADS, MAX_OPTIONS]);
-    const adv = tf.tensor1d(rows.map((r) => r.adv));
+    const adv = tf.tensor1d(rows.map((r, i) => r.adv * weights[i]));
     const oldLogp = tf.tensor1d(rows.map((r) => r.oldLogp));
     const masked = (): tf.Tensor3D => tf.add(this.logits(feats, anchor), tf.mul(tf.sub(1, mask), MASK_LOGIT)) as tf.Tensor3D;
     // The sampling policy's per-head distributions, frozen for the KL penalty.
@@ -221,7 +232,28 @@ export class Controller implements Agent {
       'agent/kl': stats.kl,
       'agent/clipfrac': stats.clipFrac,
       'agent/mean_reward': rewardSum / n,
+      'agent/family_weight_max': Math.max(...weights),
     };
+  }
+
+  /**
+   * Online group DRO over the update's task families: each family's log-weight falls by `robust` ×
+   * its mean reward in this update (then centred over the families seen so far and bounded by
+   * ±MAX_FAMILY_LOG_WEIGHT); each row then weighs its family's weight, scaled so that the rows'
+   * weights average 1 (the step size stays the same).
+   */
+  private familyWeights(groups: RewardGroup[], rows: { family: string }[]): number[] {
+    const rewards = new Map<string, number[]>();
+    for (const g of groups) rewards.set(g.brief.family, [...(rewards.get(g.brief.family) ?? []), ...g.items.map((i) => i.reward)]);
+    const logW = { ...this.familyLogWeights };
+    for (const [family, r] of rewards) logW[family] = (logW[family] ?? 0) - (this.opts.robust * r.reduce((a, b) => a + b, 0)) / r.length;
+    // Only the families' relative weights matter: centred over the families seen so far, then bounded.
+    const centre = Object.values(logW).reduce((a, b) => a + b, 0) / Object.keys(logW).length;
+    for (const family of Object.keys(logW)) logW[family] = Math.max(-MAX_FAMILY_LOG_WEIGHT, Math.min(MAX_FAMILY_LOG_WEIGHT, logW[family] - centre));
+    this.familyLogWeights = logW;
+    const raw = rows.map((r) => Math.exp(this.familyLogWeights[r.family] ?? 0));
+    const mean = raw.reduce((a, b) => a + b, 0) / raw.length;
+    return raw.map((w) => w / mean);
   }
 
   /** Weights and Adam state (through the optimizer's own save format) as plain arrays. */
@@ -229,6 +261,7 @@ export class Controller implements Agent {
     const adam = await this.opt.getWeights();
     return {
       options: this.opts,
+      familyLogWeights: this.familyLogWeights,
       weights: this.vars.map((v) => Array.from(v.dataSync())),
       adam: adam.map((w) => ({ name: w.name, shape: w.tensor.shape, values: Array.from(w.tensor.dataSync()) })),
     };
@@ -237,7 +270,7 @@ export class Controller implements Agent {
   /** Restores weights and Adam state from `state()`. */
   async load(state: unknown): Promise<void> {
     await initTf();
-    const s = state as { weights: number[][]; adam?: { name: string; shape: number[]; values: number[] }[] };
+    const s = state as { weights: number[][]; adam?: { name: string; shape: number[]; values: number[] }[]; familyLogWeights?: Record<string, number> };
     // A checkpoint from before the anchor (its first four arrays) loads with the anchor off: the policy it saved.
     const unanchored = Array.isArray(s?.weights) && s.weights.length === ANCHOR_VARS;
     const fits =
@@ -252,6 +285,8 @@ export class Controller implements Agent {
     }
     s.weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
     if (unanchored) for (const v of this.vars.slice(ANCHOR_VARS)) v.assign(tf.zerosLike(v));
+    // A checkpoint from before the family-robust updates weighs every family alike.
+    this.familyLogWeights = { ...(s.familyLogWeights ?? {}) };
     if (s.adam?.length && !unanchored) {
       // Adam restores its moments by position (the order of this.vars), so saved names are kept as they are.
       await this.opt.setWeights(s.adam.map((w) => ({ name: w.name, tensor: tf.tensor(w.values, w.shape) })));
