@@ -93,6 +93,11 @@ export interface ComputeEstimate {
   flops: number;
   /** Gradient steps the budget allows. */
   gradientSteps: number;
+  /**
+   * Supervised jobs: the examples the job processes when nothing stops it early (its epochs over its
+   * mixture, within the budget); null for control jobs, which run to their env-step budget.
+   */
+  examplesUsed: number | null;
   /** Estimated wall time in seconds at THROUGHPUT_FLOPS and STEP_OVERHEAD_S. */
   seconds: number;
   /** The spec field that drives the work, and the work in words, for the message. */
@@ -141,10 +146,17 @@ export function estimateCompute(spec: JobSpec, brief: TaskBrief): ComputeEstimat
 const n0 = (x: number): string => Math.round(x).toLocaleString('en-US');
 const hiddenWords = (spec: JobSpec): string => `model.hidden [${spec.model.hidden.join(', ')}]`;
 
-function finish(params: number, memory: MemoryPart[], flops: number, gradientSteps: number, work: { field: string; what: string }): ComputeEstimate {
+function finish(
+  params: number,
+  memory: MemoryPart[],
+  flops: number,
+  gradientSteps: number,
+  work: { field: string; what: string },
+  examplesUsed: number | null = null,
+): ComputeEstimate {
   memory.sort((a, b) => b.bytes - a.bytes);
   const memoryBytes = memory.reduce((a, p) => a + p.bytes, 0);
-  return { params, memoryBytes, memory, flops, gradientSteps, seconds: flops / THROUGHPUT_FLOPS + gradientSteps * STEP_OVERHEAD_S, work };
+  return { params, memoryBytes, memory, flops, gradientSteps, examplesUsed, seconds: flops / THROUGHPUT_FLOPS + gradientSteps * STEP_OVERHEAD_S, work };
 }
 
 function controlEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
@@ -321,7 +333,7 @@ function supervisedEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
   const what =
     `${n0(gradientSteps)} gradient steps of ${n0(batch)} rows (algorithm.epochs ${a.epochs} × ${n0(perEpoch)} steps an epoch, within ` +
     `budget.examples ${n0(maxExamples)}) through ${n0(net.macs)} multiply-adds a row (${hiddenWords(spec)})`;
-  return finish(net.params, memory, flops, gradientSteps, { field: a.batchSize < 16 ? 'algorithm.batchSize' : 'budget.examples', what });
+  return finish(net.params, memory, flops, gradientSteps, { field: a.batchSize < 16 ? 'algorithm.batchSize' : 'budget.examples', what }, gradientSteps * batch);
 }
 
 /** "4.1 GB", "312 MB", "12 kB", in powers of 1024 like the memory cap's MB. */

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type HalvingContext, decideRung, paidScores, promote, promotedCount, rungShares, rungSpec, successiveHalving } from './fidelity.js';
+import { type HalvingContext, decideRung, effectiveBudget, paidScores, promote, promotedCount, rungShares, rungSpec, successiveHalving } from './fidelity.js';
+import { runJob } from '../inner/train.js';
+import { dataForJob } from './scoring/hidden-score.js';
 import { Rng } from '../util/rng.js';
 import { outerReward } from './reward.js';
 import { getPublicTask } from '../tasks/briefs.js';
@@ -165,7 +167,8 @@ test('a rung trains the agent spec with its budget cut by the harness', () => {
   const checked = validateSpec(raw, spirals.brief);
   assert.ok(checked.ok);
   const low = rungSpec(raw, checked.spec, spirals.brief, 1 / 9) as typeof raw;
-  assert.equal(low.budget.examples, 10_000);
+  assert.equal(low.budget.examples, Math.ceil(effectiveBudget(checked.spec, spirals.brief) / 9));
+  assert.ok(effectiveBudget(checked.spec, spirals.brief) <= 90_000);
   assert.deepEqual({ ...low, budget: null }, { ...raw, budget: null }, 'only the budget changes');
   assert.deepEqual(rungSpec(raw, checked.spec, spirals.brief, 1), raw, 'the full rung is the spec as written');
   const cart = getPublicTask('cartpole-short');
@@ -175,6 +178,28 @@ test('a rung trains the agent spec with its budget cut by the harness', () => {
   assert.equal(tiny.budget.envSteps, c.spec.environment.numEnvs, 'at least one step per environment');
   assert.equal(tiny.budget.stopWhenFlat, true, 'control rungs stop on a flat training curve');
   assert.ok(validateSpec(tiny, cart.brief).ok);
+});
+
+test("a supervised rung's share is a share of the examples the full-budget job really trains on, whatever stops it", async () => {
+  // Jobs whose epochs run out before the budget, and jobs the budget stops: the full job's examples
+  // are what effectiveBudget says, so rung 0 at 1/9 trains a ninth of them, not a ninth of a budget it would never use.
+  for (const id of ['two-spirals', 'iris-species', 'cars-mpg']) {
+    const { brief, baseline } = getPublicTask(id);
+    for (const [epochs, examples] of [
+      [2, brief.budget.maxExamples ?? 0],
+      [7, 3_000],
+      [40, brief.budget.maxExamples ?? 0],
+    ]) {
+      const raw = { ...baseline, algorithm: { ...baseline.algorithm, epochs, earlyStoppingPatience: 0 }, budget: { ...baseline.budget, examples } };
+      const checked = validateSpec(raw, brief);
+      assert.ok(checked.ok, JSON.stringify(checked));
+      const dir = mkdtempSync(join(tmpdir(), 'rrl-rung-'));
+      const full = await runJob(raw, brief, { outDir: dir, data: dataForJob(id, checked.spec) });
+      assert.equal(effectiveBudget(checked.spec, brief), full.cost.examples, `${id}, ${epochs} epochs, budget ${examples}`);
+      const low = rungSpec(raw, checked.spec, brief, 1 / 9) as typeof raw;
+      assert.equal(low.budget.examples, Math.ceil(full.cost.examples / 9));
+    }
+  }
 });
 
 test('a proposal stopped early is paid its own score, never more than one promoted over it, and never a bonus', () => {

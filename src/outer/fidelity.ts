@@ -2,7 +2,7 @@
  * Multi-fidelity in the outer loop: successive halving with asynchronous promotion (ASHA-style).
  *
  * Within one group (one task, G proposals of one iteration) every valid proposal is first trained
- * at rung 0 on `minShare` of its budget and scored on the hidden evaluation; the top 1/eta of each
+ * at rung 0 on `minShare` of the budget its full job would use (`effectiveBudget`) and scored on the hidden evaluation; the top 1/eta of each
  * rung (by normalised score, failures never) go on to the next rung at eta× the budget, up to the
  * full budget. A proposal is promoted the moment its place in the top 1/eta is certain, whatever
  * the entrants still training score (`decideRung`), so its next rung starts while the rest of its
@@ -23,6 +23,7 @@
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { validateSpec } from '../inner/spec-check.js';
+import { estimateCompute } from '../inner/compute-estimate.js';
 import type { JobOutcome, JobRow, Store } from '../store/store.js';
 import { type PaidOverride, computeShare } from './settle.js';
 
@@ -105,10 +106,15 @@ export function budgetField(brief: TaskBrief): 'envSteps' | 'examples' {
   return brief.kind === 'control' ? 'envSteps' : 'examples';
 }
 
-/** The budget a validated spec will really get: its own, capped by the brief. */
+/**
+ * The budget a validated spec will really use: its own, capped by the brief, and for a supervised
+ * job no more than its epochs over its mixture process (`estimateCompute`'s `examplesUsed`), so
+ * a rung's share is a share of what the full-budget job would train on.
+ */
 export function effectiveBudget(spec: JobSpec, brief: TaskBrief): number {
   if (brief.kind === 'control') return Math.min(spec.budget.envSteps ?? 0, brief.budget.maxEnvSteps);
-  return Math.min(spec.budget.examples ?? 0, brief.budget.maxExamples ?? 0);
+  const capped = Math.min(spec.budget.examples ?? 0, brief.budget.maxExamples ?? 0);
+  return Math.min(capped, estimateCompute(spec, brief).examplesUsed ?? capped);
 }
 
 /**
