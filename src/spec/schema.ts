@@ -98,7 +98,13 @@ export const DatasetSection = z
       .array(
         z.strictObject({
           id: z.string().max(64).describe("id of a source from the task's catalog"),
-          weight: z.number().min(0).max(1).describe('mixture weight (weights are normalised over the chosen sources)'),
+          weight: z
+            .number()
+            .min(0)
+            .max(1)
+            .describe(
+              'mixture weight: with dataset.size set, the share of the drawn examples (normalised over the chosen sources); with size null, a source of weight above 0 is used whole',
+            ),
         }),
       )
       .max(8)
