@@ -1,9 +1,10 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
  * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo,
- * gym-bridge, llm, noise, fidelity (default: all but grpo, gym-bridge, llm, noise and fidelity; the first three need the
- * Python environment, noise trains every baseline on five seeds, fidelity trains the controller 9 times; they run only
- * when named). `noise` and `fidelity` take options: see bench/noise.ts and bench/fidelity.ts.
+ * gym-bridge, llm, noise, fidelity, sensitivity (default: all but grpo, gym-bridge, llm, noise, fidelity and sensitivity;
+ * the first three need the Python environment, noise trains every baseline on five seeds, fidelity trains the controller
+ * 9 times, sensitivity trains about 1,500 jobs; they run only when named). `noise`, `fidelity` and `sensitivity` take
+ * options: see bench/noise.ts, bench/fidelity.ts and bench/sensitivity.ts.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,6 +31,7 @@ import { gymBridge } from './gym-bridge.js';
 import { llm } from './llm.js';
 import { noise } from './noise.js';
 import { fidelity } from './fidelity.js';
+import { sensitivity } from './sensitivity.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -191,9 +193,10 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   llm,
   noise,
   fidelity,
+  sensitivity,
 };
 /** Run only when named (long, or needing the Python environment and a model). */
-const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise', 'fidelity']);
+const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise', 'fidelity', 'sensitivity']);
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);
