@@ -49,6 +49,26 @@ test('rrl job baseline prints a spec that rrl job run accepts; unknown tasks are
   assert.match(bad.stderr, /unknown task "no-such-task"; known tasks: cartpole-balance/);
 });
 
+test('a task drawn from a family is named by its id alone: rrl job baseline prints it and rrl job run scores it', () => {
+  for (const id of ['rings-fam-3-2', 'counts-fam-1-0']) {
+    const r = rrl('job', 'baseline', id);
+    assert.equal(r.code, 0, r.stderr);
+    const spec = JSON.parse(r.stdout);
+    assert.equal(spec.task, id);
+    const specPath = join(tmp, `${id}.json`);
+    writeFileSync(specPath, JSON.stringify({ ...spec, budget: { ...spec.budget, examples: 2_000 } }));
+    const run = rrl('job', 'run', specPath, '--out', join(tmp, id), '--json');
+    assert.equal(run.code, 0, run.stderr);
+    const out = JSON.parse(run.stdout.trim().split('\n').at(-1)!);
+    assert.equal(out.status, 'succeeded');
+    assert.ok(Number.isFinite(out.score.normalized) && out.cost.examples <= 2_000, JSON.stringify(out));
+  }
+  // An id of the same shape whose family does not exist stays an unknown task.
+  const bad = rrl('job', 'baseline', 'no-such-fam-1-0');
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /unknown task "no-such-fam-1-0"/);
+});
+
 test('rrl job run --json trains, scores and prints one JSON object last', () => {
   const specPath = join(tmp, 'ars.json');
   writeFileSync(specPath, JSON.stringify(arsSpec('cartpole-balance', 20_000)));

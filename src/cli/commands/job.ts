@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { getPublicTask } from '../../tasks/briefs.js';
+import { registerFamilyTaskId } from '../../tasks/families/index.js';
 import { runJob } from '../../inner/train.js';
 import { errorKind } from '../../inner/errors.js';
 import { validateSpec } from '../../inner/spec-check.js';
@@ -38,6 +39,8 @@ async function runOneJob(specPath: string, o: FlagValues<typeof RUN_FLAGS>): Pro
   const raw = readSpec(specPath);
   const taskId = (raw as { task?: unknown })?.task;
   if (typeof taskId !== 'string') throw new SpecError([{ path: 'task', value: taskId, message: 'expected the id of a task (see `rrl tasks`)' }]);
+  // A task drawn from a family is named by its id alone (the scorer thread draws it again).
+  registerFamilyTaskId(taskId);
   const { brief } = getPublicTask(taskId);
   const outDir = resolve(o.out || join('runs', 'jobs', `${taskId}-${Date.now()}`));
   let bar: ReturnType<typeof progressBar> | null = null;
@@ -103,9 +106,13 @@ async function runOneJob(specPath: string, o: FlagValues<typeof RUN_FLAGS>): Pro
 /** Registers `rrl job` and its subcommands on `program`. */
 export function registerJobCommand(program: Command): void {
   const job = program.command('job').description('single training jobs');
-  const baseline = job.command('baseline').argument('<task>', 'task id').description("print the task's baseline spec (JSON)");
+  const baseline = job
+    .command('baseline')
+    .argument('<task>', 'task id (a built-in, your own, or one drawn from a family: <family>-fam-<seed>-<n>)')
+    .description("print the task's baseline spec (JSON)");
   addFlags(baseline, BASELINE_FLAGS).action(async (task: string, o: FlagValues<typeof BASELINE_FLAGS>) => {
     await useTaskDir(o.taskDir);
+    registerFamilyTaskId(task);
     console.log(JSON.stringify(getPublicTask(task).baseline, null, 2));
   });
   const run = job.command('run').argument('<spec>', 'path to a job spec (JSON)');

@@ -2,6 +2,7 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
 import { getPublicTask } from '../../tasks/briefs.js';
+import { registerFamilyTaskId } from '../../tasks/families/index.js';
 import { buildPrompt } from '../../outer/agents/prompt.js';
 import { LLM_DEFAULTS } from '../../outer/agents/llm/options.js';
 import { Store } from '../../store/store.js';
@@ -38,6 +39,7 @@ function history(runDir: string, task: string): { spec: unknown; reward: number 
 async function printPrompt(task: string, o: FlagValues<typeof PROMPT_FLAGS>): Promise<void> {
   if (o.compact && o.patch) throw new InvalidArgumentError('--compact and --patch are two forms; give one');
   await useTaskDir(o.taskDir);
+  registerFamilyTaskId(task);
   const { brief } = getPublicTask(task);
   const earlier = o.run ? history(o.run, task) : [];
   const form = o.compact || o.patch ? { compact: o.compact, patch: o.patch, example: getPublicTask(task).baseline } : {};

@@ -75,6 +75,20 @@ export function registerFamilyTasks(family: string, count: number, seed: number)
   return tasks;
 }
 
+/**
+ * Registers the draw a family task's id names (`<family>-fam-<seed>-<n>`: the first n + 1 tasks of
+ * `family` drawn with `seed`, the same tasks a larger draw starts with), so that a task seen in a
+ * run can be named on its own. Returns false, registering nothing, when the id names no family's task.
+ */
+export function registerFamilyTaskId(id: string): boolean {
+  const m = /^(.+)-fam-(\d+)-(\d+)$/.exec(id);
+  if (!m || !FAMILIES[m[1]]) return false;
+  const [seed, index] = [Number(m[2]), Number(m[3])];
+  if (!Number.isSafeInteger(seed) || seed > 2 ** 31 - 1 || index > 10_000) return false;
+  registerFamilyTasks(m[1], index + 1, seed);
+  return true;
+}
+
 /** The family draws registered in this thread, for the scorer threads. */
 export function registeredFamilyDraws(): FamilyDraw[] {
   return [...DRAWS.values()];
