@@ -286,7 +286,10 @@ export class Controller implements Agent {
     s.weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
     if (unanchored) for (const v of this.vars.slice(ANCHOR_VARS)) v.assign(tf.zerosLike(v));
     // A checkpoint from before the family-robust updates weighs every family alike.
-    this.familyLogWeights = { ...(s.familyLogWeights ?? {}) };
+    const saved = s.familyLogWeights && typeof s.familyLogWeights === 'object' ? Object.entries(s.familyLogWeights) : [];
+    this.familyLogWeights = Object.fromEntries(
+      saved.filter(([, w]) => Number.isFinite(w)).map(([f, w]) => [f, Math.max(-MAX_FAMILY_LOG_WEIGHT, Math.min(MAX_FAMILY_LOG_WEIGHT, w))]),
+    );
     if (s.adam?.length && !unanchored) {
       // Adam restores its moments by position (the order of this.vars), so saved names are kept as they are.
       await this.opt.setWeights(s.adam.map((w) => ({ name: w.name, tensor: tf.tensor(w.values, w.shape) })));
