@@ -67,6 +67,10 @@ test('a task drawn from a family is named by its id alone: rrl job baseline prin
   const bad = rrl('job', 'baseline', 'no-such-fam-1-0');
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /unknown task "no-such-fam-1-0"/);
+  // An id past the bound draws nothing (drawing task n draws every task before it).
+  const far = rrl('job', 'baseline', 'rings-fam-1-5000');
+  assert.equal(far.code, 1);
+  assert.match(far.stderr, /unknown task "rings-fam-1-5000"/);
 });
 
 test('rrl job run --json trains, scores and prints one JSON object last', () => {

@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type HalvingContext, decideRung, effectiveBudget, paidScores, promote, promotedCount, rungShares, rungSpec, successiveHalving } from './fidelity.js';
@@ -194,7 +194,7 @@ test("a supervised rung's share is a share of the examples the full-budget job r
       const checked = validateSpec(raw, brief);
       assert.ok(checked.ok, JSON.stringify(checked));
       const dir = mkdtempSync(join(tmpdir(), 'rrl-rung-'));
-      const full = await runJob(raw, brief, { outDir: dir, data: dataForJob(id, checked.spec) });
+      const full = await runJob(raw, brief, { outDir: dir, data: dataForJob(id, checked.spec) }).finally(() => rmSync(dir, { recursive: true, force: true }));
       assert.equal(effectiveBudget(checked.spec, brief), full.cost.examples, `${id}, ${epochs} epochs, budget ${examples}`);
       const low = rungSpec(raw, checked.spec, brief, 1 / 9) as typeof raw;
       assert.equal(low.budget.examples, Math.ceil(full.cost.examples / 9));

@@ -2,9 +2,9 @@
  * Multi-fidelity in the outer loop: successive halving with asynchronous promotion (ASHA-style).
  *
  * Within one group (one task, G proposals of one iteration) every valid proposal is first trained
- * at rung 0 on `minShare` of the budget its full job would use (`effectiveBudget`) and scored on the hidden evaluation; the top 1/eta of each
- * rung (by normalised score, failures never) go on to the next rung at eta× the budget, up to the
- * full budget. A proposal is promoted the moment its place in the top 1/eta is certain, whatever
+ * at rung 0 on `minShare` of the budget its full job would use (`effectiveBudget`) and scored on
+ * the hidden evaluation; the top 1/eta of each rung (by normalised score, failures never) go on to
+ * the next rung at eta× the budget, up to the full budget. A proposal is promoted the moment its place in the top 1/eta is certain, whatever
  * the entrants still training score (`decideRung`), so its next rung starts while the rest of its
  * rung, and of every other group, still trains. It is promoted on exactly the ranking synchronous
  * successive halving would use: which jobs run, and what each proposal is paid, never depend on

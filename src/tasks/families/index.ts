@@ -18,7 +18,7 @@ import { ringsFamily } from './rings/define.js';
 import { syntheticFamily } from './synthetic/define.js';
 import { tabularFamily } from './tabular/define.js';
 import { vegaMoreFamily } from './vega-more/define.js';
-import type { TaskFamily } from './types.js';
+import { type TaskFamily, parseFamilyTaskId } from './types.js';
 
 /** The shape every task family shares (`types.ts`). */
 export type { TaskFamily } from './types.js';
@@ -81,13 +81,16 @@ export function registerFamilyTasks(family: string, count: number, seed: number)
  * run can be named on its own. Returns false, registering nothing, when the id names no family's task.
  */
 export function registerFamilyTaskId(id: string): boolean {
-  const m = /^(.+)-fam-(\d+)-(\d+)$/.exec(id);
-  if (!m || !FAMILIES[m[1]]) return false;
-  const [seed, index] = [Number(m[2]), Number(m[3])];
-  if (!Number.isSafeInteger(seed) || seed > 2 ** 31 - 1 || index > 10_000) return false;
-  registerFamilyTasks(m[1], index + 1, seed);
+  const named = parseFamilyTaskId(id);
+  if (!named || !FAMILIES[named.family]) return false;
+  // Drawing a task draws every one before it: a bound keeps a hostile id from drawing millions.
+  if (named.seed > 2 ** 31 - 1 || named.index >= MAX_DRAWN_BY_ID) return false;
+  registerFamilyTasks(named.family, named.index + 1, named.seed);
   return true;
 }
+
+/** The most tasks an id alone may draw (`registerFamilyTaskId`): far above any preset's draw. */
+const MAX_DRAWN_BY_ID = 1_000;
 
 /** The family draws registered in this thread, for the scorer threads. */
 export function registeredFamilyDraws(): FamilyDraw[] {

@@ -25,6 +25,12 @@ export function familyTaskId(family: string, seed: number, index: number): strin
   return `${family}-fam-${seed}-${index}`;
 }
 
+/** The family, seed and index a `familyTaskId` names, or null for an id of another shape. */
+export function parseFamilyTaskId(id: string): { family: string; seed: number; index: number } | null {
+  const m = /^(.+)-fam-(\d+)-(\d+)$/.exec(id);
+  return m ? { family: m[1], seed: Number(m[2]), index: Number(m[3]) } : null;
+}
+
 /** The registration origin of a family's tasks drawn with `seed` (one origin per family and seed). */
 export function familyOrigin(family: string, seed: number): string {
   return `family ${family} (seed ${seed})`;
