@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type HeldOutRow, PRESET_DRAWS, familyOf, resolveFamilies, runTransfer, summarizeHeldOut, transferPreset } from './experiment.js';
@@ -119,12 +119,15 @@ test('the presets draw every family: train families for meta-training, whole hel
     const heldFamilies = new Set(q.heldOutTasks.map(familyOf));
     for (const f of heldFamilies) assert.ok(!trainFamilies.has(f), `${name}: family ${f} is on both sides`);
     assert.deepEqual([...trainFamilies, ...heldFamilies].sort(), Object.keys(FAMILIES).sort(), `${name}: every family is used`);
-    // Every held-out family draws its preset count: at least 6 in `full` (a family's mean and spread), 1–2 in `quick`.
+    // Every held-out family draws its preset count: at least 6 in `full` (a family's mean and spread), 3 in `quick` (no single draw decides a family).
     for (const f of heldFamilies) {
       const n = q.heldOutTasks.filter((t) => familyOf(t) === f).length;
       assert.equal(n, PRESET_DRAWS[name].heldOut, `${name}: ${f} has ${n} held-out tasks`);
-      assert.ok(name === 'full' ? n >= 6 : n >= 1 && n <= 2, `${name}: ${f} has ${n} held-out tasks`);
+      assert.ok(n >= (name === 'full' ? 6 : 3), `${name}: ${f} has ${n} held-out tasks`);
     }
+    // `full` compares every method; `quick` the frozen controller with random search, and every update of its meta-training spans as many tasks as the full one's.
+    assert.equal(q.compare ?? 'all', name === 'full' ? 'all' : 'random');
+    assert.equal(q.tasksPerIteration, 12);
     if (name === 'full') {
       assert.ok(q.trainTasks.length >= 200, `full: ${q.trainTasks.length} train tasks`);
       assert.ok(heldFamilies.size >= 5, `full: ${heldFamilies.size} held-out families`);
@@ -206,7 +209,7 @@ test('per held-out family: the mean over its tasks and seeds, its spread over ta
   assert.deepEqual(own.verdict, {
     zeroShotBeatsRandom4EverySeed: false,
     adaptBest16AtLeastSearchBest16: true,
-    zeroShotAtLeastRandomBest16: false, // no random best of 16 to be level with
+    zeroShotAtLeastRandomBest16: null, // no random best of 16 to be level with: not compared
     zeroShotAtLeastSearchBest16: false,
     zeroShotAtLeastBothBest16: false,
     zeroShotAtLeastEveryBest16: false,
@@ -230,6 +233,54 @@ test('per held-out family: the mean over its tasks and seeds, its spread over ta
   );
   assert.equal(optuna.families[0].verdict.zeroShotAtLeastBothBest16, true);
   assert.equal(optuna.families[0].verdict.zeroShotAtLeastEveryBest16, false);
+  // Without the learning searches (compare: random) their comparisons are not made (null) and hold in no family; the others stand.
+  const randomOnly = summarizeHeldOut(
+    [tasks[2]],
+    [1].map(() => {
+      const r = row(tasks[2], { zeroShot: 0.6, randomBest4: 0.4, randomBest16: 0.55, searchBest4: null, searchBest16: null, controllerAdaptBest16: null });
+      return { rows: [r], heldOut: r };
+    }),
+  );
+  const notRun = {
+    zeroShotBeatsRandom4EverySeed: true,
+    adaptBest16AtLeastSearchBest16: null,
+    zeroShotAtLeastRandomBest16: true,
+    zeroShotAtLeastSearchBest16: null,
+    zeroShotAtLeastBothBest16: null,
+    zeroShotAtLeastEveryBest16: true,
+  };
+  assert.deepEqual(randomOnly.families[0].verdict, notRun);
+  const { families: counted, ...overall } = randomOnly.verdict;
+  assert.deepEqual(overall, notRun);
+  assert.equal(counted.zeroShotAtLeastSearchBest16, 0);
+  assert.equal(counted.zeroShotAtLeastRandomBest16, 1);
+});
+
+test("compare 'random': the controller's rows, random search's and the baseline run, the learning searches do not, and their comparisons read 'not run'", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-transfer-random-'));
+  const ex = new LocalExecutor({ workers: 2 });
+  try {
+    const python = join(tmpdir(), 'no-such-python-for-optuna');
+    const r = await runTransfer(
+      dir,
+      { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 4, compare: 'random', python },
+      ex,
+    );
+    for (const k of ['controllerAdaptBest16', 'searchBest4', 'searchBest16', ...OPTUNA_KEYS]) assert.equal(r.heldOut[k as keyof typeof r.heldOut], null, k);
+    for (const k of ['zeroShot', 'controllerBest4', 'controllerBest16', 'randomBest4', 'randomBest16', 'baseline'] as const) {
+      assert.ok(Number.isFinite(r.heldOut[k]), k);
+    }
+    assert.deepEqual(readdirSync(join(dir, 'iris-species')).sort(), ['controller', 'random'], 'no run of a method left out');
+    assert.equal(r.verdict.zeroShotAtLeastSearchBest16, null);
+    assert.equal(r.verdict.zeroShotBeatsRandom4EverySeed, r.heldOut.zeroShot! > r.heldOut.randomBest4!);
+    assert.ok(!r.notes.some((n) => n.startsWith('SKIPPED')), 'no Optuna rows were asked for, so none is missing');
+    const markdown = readFileSync(r.files.markdown, 'utf8');
+    assert.match(markdown, /Compared with random search only/);
+    assert.match(markdown, /level with model-based search's best of 16: \*\*not run\*\*/);
+  } finally {
+    await ex.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('meta-training over many tasks takes a few per iteration, each about equally often, and never twice in one iteration', () => {

@@ -89,7 +89,16 @@ export interface TransferOptions {
   anchor?: number;
   /** The controller's family-robust updates in meta-training (`ControllerOptions.robust`; default the controller's, 1; 0: off). */
   robust?: number;
+  /**
+   * The held-out comparison: `all` (default) every method; `random` the controller's rows (zero-shot,
+   * best of 4 and 16, frozen), random search's and the baseline spec, without the learning searches
+   * (the adapting controller, the model-based search, Optuna), at about a fifth of the jobs per task.
+   */
+  compare?: TransferCompare;
 }
+
+/** Which methods the held-out comparison runs (`TransferOptions.compare`). */
+export type TransferCompare = 'all' | 'random';
 
 /**
  * Registers the options' family draws and returns the options with the drawn tasks added to
@@ -109,15 +118,19 @@ export function resolveFamilies(options: TransferOptions): TransferOptions {
 
 /**
  * Tasks drawn per family in the presets: `full` draws at least 200 train tasks and 6 per held-out
- * family (each compared 64 times), enough for a family's mean and its spread over tasks; `quick` one.
+ * family (each compared 64 times), enough for a family's mean and its spread over tasks; `quick`
+ * 8 per train family (each meta-training visit a task not seen before) and 3 per held-out family,
+ * so that no single draw decides a family.
  */
-export const PRESET_DRAWS = { full: { train: 30, heldOut: 6 }, quick: { train: 4, heldOut: 1 } } as const;
+export const PRESET_DRAWS = { full: { train: 30, heldOut: 6 }, quick: { train: 8, heldOut: 3 } } as const;
 
 /**
  * The presets, both over the task families (every train family for meta-training, every held-out
  * family for the comparison): `full` draws 30 tasks per train family and 6 per held-out family and
- * meta-trains 20 iterations of 12 tasks × 4 proposals; `quick` draws 4 and 1 and meta-trains 4
- * iterations of 6 tasks × 4. The user's registered tasks join either, on the side their files name.
+ * meta-trains 20 iterations of 12 tasks × 4 proposals, comparing every method; `quick` draws 8 and 3,
+ * meta-trains 3 iterations of 12 tasks × 4 (every update spans the families, as the full one's do)
+ * and compares the frozen controller with random search only (`compare: 'random'`). The user's
+ * registered tasks join either, on the side their files name.
  */
 export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   const builtIn = new Set(builtInTaskIds());
@@ -130,7 +143,7 @@ export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   // Scored on the hidden score alone: the cost-aware rule (λ 0.5) taught cheap jobs that scored half as well zero-shot (docs/transfer.md).
   const reward = { rule: 'improvement' as const, lambda: 0.5 };
   const common = { trainTasks: own('train'), heldOutTasks: own('held-out'), families, seed: 1, reward, group: 4 };
-  return name === 'full' ? { ...common, iterations: 20, tasksPerIteration: 12 } : { ...common, iterations: 4, tasksPerIteration: 6 };
+  return name === 'full' ? { ...common, iterations: 20, tasksPerIteration: 12 } : { ...common, iterations: 3, tasksPerIteration: 12, compare: 'random' };
 }
 
 /** The tasks in words: hand-written ones by id, generated ones counted per family. */
@@ -168,7 +181,7 @@ export interface TransferResult {
  * The meta-trained controller on a held-out task: its first proposal per task is its mode;
  * frozen, it never learns, adapting, it keeps its GRPO updates on the task's own rewards.
  */
-class HeldOut implements Agent {
+export class HeldOut implements Agent {
   readonly name: string;
   private readonly asked = new Set<string>();
   constructor(
@@ -261,8 +274,10 @@ async function runSeed(
   for (const [i, task] of options.heldOutTasks.entries()) {
     // No confirmation jobs: the comparison reads the jobs' scores, which a confirmation never changes (TrainConfig.confirm).
     const base = { tasks: [task], seed: seed * 1000 + i, confirm: false };
-    const withOptuna = optuna ? ', Optuna TPE and CMA-ES (plain and seeded)' : '';
-    onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: controller (frozen), random search, model-based search${withOptuna}`, stage: task });
+    const everyMethod = (options.compare ?? 'all') === 'all';
+    const withOptuna = optuna && everyMethod ? ', Optuna TPE and CMA-ES (plain and seeded)' : '';
+    const learning = everyMethod ? ', the adapting controller, model-based search' : '';
+    onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: controller (frozen), random search${learning}${withOptuna}`, stage: task });
     // The frozen controller first and alone: its run trains the task's baseline once, which every other run then takes from the cache.
     const frozen = { agent: new HeldOut(controller, false), cache, scorer, onEvent: emit(task) };
     await train(join(dir, task, 'controller'), { ...base, agent: 'controller', iterations: 1, group: 16 }, executor, frozen);
@@ -271,24 +286,26 @@ async function runSeed(
     const done = (label: string) => () => onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: ${label} done`, stage: task });
     const quiet = { cache, scorer };
     const arms: Promise<void>[] = [];
-    // Adapting: a copy of the meta-trained controller (every task starts from the same weights) in rounds like the search's.
-    const copy = new Controller(settings);
-    await copy.load(await controller.state());
-    const adapting = { agent: new HeldOut(copy, true), ...quiet };
-    arms.push(
-      train(join(dir, task, 'controller-adapt'), { ...base, agent: 'controller', iterations: 4, group: 4 }, executor, adapting).then(
-        done('controller, adapting'),
-      ),
-    );
     arms.push(train(join(dir, task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, executor, quiet).then(done('random search')));
-    arms.push(train(join(dir, task, 'search'), { ...base, agent: 'search', iterations: 4, group: 4 }, executor, quiet).then(done('model-based search')));
+    if (everyMethod) {
+      // Adapting: a copy of the meta-trained controller (every task starts from the same weights) in rounds like the search's.
+      const copy = new Controller(settings);
+      await copy.load(await controller.state());
+      const adapting = { agent: new HeldOut(copy, true), ...quiet };
+      arms.push(
+        train(join(dir, task, 'controller-adapt'), { ...base, agent: 'controller', iterations: 4, group: 4 }, executor, adapting).then(
+          done('controller, adapting'),
+        ),
+      );
+      arms.push(train(join(dir, task, 'search'), { ...base, agent: 'search', iterations: 4, group: 4 }, executor, quiet).then(done('model-based search')));
+    }
     // Optuna's samplers in the same rounds as the model-based search; a failure of theirs is a note and empty cells, never the experiment's end.
     const optunaRows = {} as Record<OptunaKey, number | null>;
     const optunaNotes: string[] = [];
     for (const [k, arm] of OPTUNA_ARMS.entries()) {
       optunaRows[arm.best4] = null;
       optunaRows[arm.best16] = null;
-      if (!optuna) continue;
+      if (!optuna || !everyMethod) continue;
       const agent = new OptunaAgent({ sampler: arm.sampler, seeded: arm.seeded, seed: base.seed, python: optuna.python });
       const run = join(dir, task, agent.name);
       const config = { ...base, agent: agent.name as AgentName, iterations: 4, group: 4 };
@@ -313,17 +330,18 @@ async function runSeed(
     if (failed) throw failed.reason;
     const c = readRun(join(dir, task, 'controller'));
     const r = readRun(join(dir, task, 'random'));
-    const s = readRun(join(dir, task, 'search'));
+    // A method left out of the comparison has no score (null), never the floor.
+    const s = everyMethod ? readRun(join(dir, task, 'search')).proposals : [];
     rows.push({
       task,
       zeroShot: c.proposals[0] ?? null,
       controllerBest4: best(c.proposals.slice(0, 4)),
       controllerBest16: best(c.proposals),
-      controllerAdaptBest16: best(readRun(join(dir, task, 'controller-adapt')).proposals),
+      controllerAdaptBest16: everyMethod ? best(readRun(join(dir, task, 'controller-adapt')).proposals) : null,
       randomBest4: best(r.proposals.slice(0, 4)),
       randomBest16: best(r.proposals),
-      searchBest4: best(s.proposals.slice(0, 4)),
-      searchBest16: best(s.proposals),
+      searchBest4: best(s.slice(0, 4)),
+      searchBest16: best(s),
       ...optunaRows,
       baseline: c.baseline,
     });
@@ -353,11 +371,13 @@ export async function runTransfer(
   // The Optuna rows need a Python with optuna and cmaes; without one they are skipped, loudly.
   const notes: string[] = [];
   const python = options.python ?? bridgePython();
-  const missing = optunaMissing(python);
+  const everyMethod = (options.compare ?? 'all') === 'all';
+  const missing = everyMethod ? optunaMissing(python) : null;
   if (missing) {
     notes.push(`SKIPPED the Optuna rows (TPE, CMA-ES, seeded): ${missing}`);
     onEvent?.({ type: 'phase', message: `!! ${notes[0]}` });
   }
+  if (!everyMethod) notes.push('Compared with random search only (compare: random): the adapting controller, the model-based search and Optuna did not run.');
   // Every seed under every secret: the installation's first, then those derived from it.
   const nSecrets = options.secrets ?? 1;
   const perSeed: SeedResult[] = [];
@@ -402,7 +422,7 @@ export async function runTransfer(
   // Report: markdown, JSON, SVG plots.
   const wallSeconds = (performance.now() - t0) / 1000;
   const fmt = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
-  const yes = (b: boolean): string => (b ? 'yes' : 'no');
+  const yes = (b: boolean | null): string => (b === null ? 'not run' : b ? 'yes' : 'no');
   const perIteration = options.tasksPerIteration ? ` (${Math.min(options.tasksPerIteration, options.trainTasks.length)} tasks per iteration)` : '';
   const lambda = options.reward?.rule === 'cost' ? ` (λ ${options.reward.lambda})` : '';
   // A repetition is one seed under one secret; with one of either, it is named by the other.

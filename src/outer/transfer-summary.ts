@@ -39,20 +39,23 @@ export interface HeldOutRow {
   baseline: number | null;
 }
 
-/** The comparisons the report makes, on all held-out tasks or on one held-out family's. */
+/**
+ * The comparisons the report makes, on all held-out tasks or on one held-out family's; null where a
+ * method a comparison needs did not run (`TransferOptions.compare` left it out, or it has no score).
+ */
 export interface Verdict {
   /** The zero-shot job above random search's best of 4 in every seed (on the seed's mean). */
-  zeroShotBeatsRandom4EverySeed: boolean;
+  zeroShotBeatsRandom4EverySeed: boolean | null;
   /** The adapting controller's best of 16 at least level with the model-based search's best of 16. */
-  adaptBest16AtLeastSearchBest16: boolean;
+  adaptBest16AtLeastSearchBest16: boolean | null;
   /** The zero-shot job at least level with random search's best of 16. */
-  zeroShotAtLeastRandomBest16: boolean;
+  zeroShotAtLeastRandomBest16: boolean | null;
   /** The zero-shot job at least level with the model-based search's best of 16. */
-  zeroShotAtLeastSearchBest16: boolean;
+  zeroShotAtLeastSearchBest16: boolean | null;
   /** The zero-shot job at least level with both searches' best of 16. */
-  zeroShotAtLeastBothBest16: boolean;
-  /** The zero-shot job at least level with every search's best of 16 that ran: random, the model-based search and each Optuna row. */
-  zeroShotAtLeastEveryBest16: boolean;
+  zeroShotAtLeastBothBest16: boolean | null;
+  /** The zero-shot job at least level with every search's best of 16 that ran: random, the model-based search and each Optuna row (null: none ran). */
+  zeroShotAtLeastEveryBest16: boolean | null;
 }
 
 /** One held-out family's row: the mean per method over its tasks and seeds (`task` names the family), with its spreads and comparisons. */
@@ -68,7 +71,7 @@ export interface FamilyRow extends HeldOutRow {
   verdict: Verdict;
 }
 
-/** In how many of the held-out families each comparison holds. */
+/** In how many of the held-out families each comparison holds (a comparison not made counts as not holding). */
 export type FamilyCounts = { heldOutFamilies: number } & Record<keyof Verdict, number>;
 
 /** What `summarizeHeldOut` gives: per task, overall (with the spread over repetitions), per family, and the verdicts. */
@@ -145,16 +148,20 @@ const methodSpreads = (rows: Omit<HeldOutRow, 'task'>[]): Omit<HeldOutRow, 'task
 
 /** The comparisons on a set of held-out tasks: `mean` over seeds, `seeds` the same set's mean in each seed. */
 function compare(mean: Omit<HeldOutRow, 'task'>, seeds: Omit<HeldOutRow, 'task'>[]): Verdict {
-  const atLeast = (a: number | null, b: number | null, orEqual = true): boolean => a !== null && b !== null && (orEqual ? a >= b : a > b);
+  // A comparison with a method that has no score is not made (null), never counted as lost.
+  const atLeast = (a: number | null, b: number | null, orEqual = true): boolean | null => (a === null || b === null ? null : orEqual ? a >= b : a > b);
+  // All of several comparisons: false where one fails, else null where one was not made.
+  const all = (vs: (boolean | null)[]): boolean | null => (vs.includes(false) ? false : vs.includes(null) ? null : true);
   const random = atLeast(mean.zeroShot, mean.randomBest16);
   const search = atLeast(mean.zeroShot, mean.searchBest16);
+  const ran = [random, search, ...OPTUNA_ARMS.map((a) => atLeast(mean.zeroShot, mean[a.best16]))].filter((v) => v !== null);
   return {
-    zeroShotBeatsRandom4EverySeed: seeds.every((r) => atLeast(r.zeroShot, r.randomBest4, false)),
+    zeroShotBeatsRandom4EverySeed: all(seeds.map((r) => atLeast(r.zeroShot, r.randomBest4, false))),
     adaptBest16AtLeastSearchBest16: atLeast(mean.controllerAdaptBest16, mean.searchBest16),
     zeroShotAtLeastRandomBest16: random,
     zeroShotAtLeastSearchBest16: search,
-    zeroShotAtLeastBothBest16: random && search,
-    zeroShotAtLeastEveryBest16: random && search && OPTUNA_ARMS.every((a) => mean[a.best16] === null || atLeast(mean.zeroShot, mean[a.best16])),
+    zeroShotAtLeastBothBest16: all([random, search]),
+    zeroShotAtLeastEveryBest16: ran.length ? ran.every(Boolean) : null,
   };
 }
 
@@ -186,9 +193,8 @@ export function summarizeHeldOut(heldOutTasks: string[], perSeed: { heldOut: Omi
     heldOut,
     perSeed.map((r) => r.heldOut),
   );
-  const counts = Object.fromEntries((Object.keys(overall) as (keyof Verdict)[]).map((k) => [k, families.filter((f) => f.verdict[k]).length])) as Record<
-    keyof Verdict,
-    number
-  >;
+  const counts = Object.fromEntries(
+    (Object.keys(overall) as (keyof Verdict)[]).map((k) => [k, families.filter((f) => f.verdict[k] === true).length]),
+  ) as Record<keyof Verdict, number>;
   return { rows, heldOut, spread, families, verdict: { ...overall, families: { heldOutFamilies: families.length, ...counts } } };
 }

@@ -16,7 +16,7 @@ import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
 const TRANSFER_FLAGS = flagTable({
   preset: {
     flag: '--preset <name>',
-    help: 'quick (4 tasks per train family, 1 per held-out family; a few minutes on 2 cores) | full (30 per train family, 6 per held-out family)',
+    help: 'quick (8 tasks per train family, 3 iterations of 12; 3 per held-out family, compared with random search only; a few minutes on 2 cores) | full (30 per train family, 20 iterations of 12; 6 per held-out family, every method)',
     default: 'quick',
   },
   tasksPerIteration: {
@@ -47,6 +47,10 @@ const TRANSFER_FLAGS = flagTable({
     help: "family-robust meta-training: each train family's weight in the controller's updates follows exp(−rate × its mean reward), so the families it does worst on count most (0: every task alike; default 1)",
     parse: real(0, 20),
   },
+  compare: {
+    flag: '--compare <set>',
+    help: "the held-out comparison: all (every method: the controller frozen and adapting, random search, the model-based search, Optuna's samplers) | random (the controller frozen and random search only, about a fifth of the jobs) (default: the preset's: full all, quick random)",
+  },
   reward: { flag: '--reward <rule>', help: 'outer reward rule of meta-training: improvement | best | cost (default: improvement)' },
   pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },
   ...fidelityFlags('meta-training (the held-out comparisons stay at full budget)'),
@@ -71,6 +75,7 @@ function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType
   if (o.pruneFlat) options.pruneFlat = true;
   if (o.anchor !== undefined) options.anchor = o.anchor;
   if (o.robust !== undefined) options.robust = o.robust;
+  if (o.compare !== undefined) options.compare = oneOf('--compare', ['all', 'random'] as const, o.compare);
   const fidelity = fidelityFrom(o);
   if (fidelity) options.fidelity = fidelity;
   if (o.reward !== undefined) options.reward = { rule: oneOf('--reward', REWARD_RULES, o.reward), lambda: options.reward?.lambda ?? 0.5 };

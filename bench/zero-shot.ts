@@ -1,0 +1,144 @@
+/**
+ * `npm run bench -- zero-shot --dir=<repetition dir> [--preset=full] [--at=1,2,4,…]`: how much
+ * meta-training the controller's prior needs. A transfer experiment keeps the controller's
+ * checkpoint after every meta-training iteration (`<dir>/meta/store.db`); for each iteration named
+ * in `--at` this loads that checkpoint, frozen, and trains its zero-shot job on every held-out task
+ * of the preset, exactly as the experiment does (the same run seeds, the experiment's cache), and
+ * prints the mean normalised hidden score per held-out family. The references are the experiment's
+ * own: random search's best of 4 and the baseline spec on the same tasks, read from the held-out
+ * runs the repetition directory holds (a task whose runs it lacks has no reference).
+ *
+ * `--dir` is one repetition's directory (the experiment's directory, or its `secret-K/seed-S` when
+ * it ran several), `--preset` the preset it ran (the held-out tasks and the seed come from it;
+ * `--seed=S` for another), and the run must be scored under the secret of this process (set
+ * `RRL_EVAL_SECRET` for a derived one): the bench stops when the meta run's evaluation identity differs.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Controller } from '../src/outer/agents/controller.js';
+import { HeldOut, resolveFamilies, transferPreset } from '../src/outer/experiment.js';
+import { familyOf } from '../src/outer/transfer-summary.js';
+import { train } from '../src/outer/loop.js';
+import { taskReference } from '../src/outer/noise.js';
+import { Scorer } from '../src/outer/scoring/scorer-pool.js';
+import { LocalExecutor } from '../src/run/local.js';
+import { Store } from '../src/store/store.js';
+import { evalIdentity } from '../src/tasks/secret.js';
+import { initTf } from '../src/util/tf.js';
+import { num, table } from '../src/cli/format.js';
+
+const log = (s: string): boolean => process.stderr.write(`${s}\n`);
+const mean = (xs: number[]): number | null => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
+
+/** The normalised scores of a finished held-out run's proposals (a failed job scores 0, as in the experiment) and its baseline's mean. */
+function readRun(dir: string): { proposals: number[]; baseline: number | null } | null {
+  if (!existsSync(join(dir, 'store.db'))) return null;
+  const store = new Store(dir);
+  try {
+    const run = store.getRun();
+    if (!run) return null;
+    const jobs = store.jobs(run.id);
+    const proposals = jobs.filter((j) => j.kind === 'proposal').map((j) => (j.status === 'succeeded' ? (j.normalized ?? 0) : 0));
+    return { proposals, baseline: taskReference(jobs.filter((j) => j.kind === 'baseline')).mean };
+  } finally {
+    store.close();
+  }
+}
+
+export async function zeroShot(): Promise<Record<string, unknown>> {
+  const args = process.argv.slice(2);
+  const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const dirArg = opt('dir');
+  if (!dirArg) throw new Error('zero-shot: --dir=<a transfer repetition directory> is required (it holds meta/store.db)');
+  const dir = resolve(dirArg);
+  const preset = opt('preset') ?? 'full';
+  if (preset !== 'full' && preset !== 'quick') throw new Error(`zero-shot: --preset must be full or quick, got "${preset}"`);
+  const options = resolveFamilies(transferPreset(preset));
+  const seed = Number(opt('seed') ?? options.seed);
+  const meta = new Store(join(dir, 'meta'));
+  const metaRun = meta.getRun();
+  const saved = meta.db.prepare('SELECT iteration, state FROM checkpoints ORDER BY iteration').all() as { iteration: number; state: string }[];
+  meta.close();
+  if (!metaRun || !saved.length) throw new Error(`zero-shot: ${join(dir, 'meta')} holds no meta-training run with checkpoints`);
+  if (metaRun.evalIdentity && metaRun.evalIdentity !== evalIdentity()) {
+    throw new Error(
+      `zero-shot: the meta run was scored under evaluation ${metaRun.evalIdentity}, this process is under ${evalIdentity()} (set RRL_EVAL_SECRET)`,
+    );
+  }
+  const at = (opt('at') ?? saved.map((c) => c.iteration + 1).join(','))
+    .split(',')
+    .map(Number)
+    .filter((k) => saved.some((c) => c.iteration === k - 1));
+  await initTf();
+  const executor = new LocalExecutor({ workers: Number(opt('workers') ?? 2) });
+  const scorer = new Scorer();
+  const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-zero-shot-'));
+  // The experiment's cache (its directory, or two levels up from a `secret-K/seed-S` repetition): the baselines are trained already.
+  const cache = [join(dir, 'cache.db'), join(dir, '..', 'cache.db'), join(dir, '..', '..', 'cache.db')].find((p) => existsSync(p)) ?? join(tmp, 'cache.db');
+  const families = [...new Set(options.heldOutTasks.map(familyOf))];
+  const rows: (string | number)[][] = [];
+  const result: Record<string, unknown>[] = [];
+  let lastScores: { task: string; v: number | null }[] = [];
+  try {
+    // The experiment's own references on the same tasks: random search's best of 4 and the baseline spec.
+    const refs = options.heldOutTasks.map((task) => {
+      const random = readRun(join(dir, task, 'random'));
+      return { task, random4: random ? Math.max(...random.proposals.slice(0, 4)) : null, baseline: random?.baseline ?? null };
+    });
+    const perFamily = (scores: { task: string; v: number | null }[]): Record<string, number | null> =>
+      Object.fromEntries(
+        [...families, 'all'].map((f) => [f, mean(scores.filter((s) => (f === 'all' || familyOf(s.task) === f) && s.v !== null).map((s) => s.v!))]),
+      );
+    const t0 = performance.now();
+    for (const k of at) {
+      const controller = new Controller({ seed });
+      await controller.load(JSON.parse(saved.find((c) => c.iteration === k - 1)!.state));
+      const scores: { task: string; v: number | null }[] = [];
+      for (const [i, task] of options.heldOutTasks.entries()) {
+        const run = join(tmp, `at-${k}`, task);
+        const config = { tasks: [task], agent: 'controller' as const, iterations: 1, group: 1, seed: seed * 1000 + i, confirm: false };
+        await train(run, config, executor, { agent: new HeldOut(controller, false), cache, scorer });
+        scores.push({ task, v: readRun(run)?.proposals[0] ?? null });
+      }
+      const means = perFamily(scores);
+      lastScores = scores;
+      log(`after iteration ${k}: zero-shot ${num(means.all)} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+      rows.push([`after iteration ${k}`, ...[...families, 'all'].map((f) => num(means[f]))]);
+      result.push({ afterIteration: k, zeroShot: means });
+    }
+    const random4 = perFamily(refs.map((r) => ({ task: r.task, v: r.random4 })));
+    const baseline = perFamily(refs.map((r) => ({ task: r.task, v: r.baseline })));
+    for (const [label, m] of [
+      ['random best of 4 (reference)', random4],
+      ['baseline spec (reference)', baseline],
+    ] as const) {
+      rows.push([label, ...[...families, 'all'].map((f) => num(m[f]))]);
+    }
+    console.log(
+      `\nzero-shot job of the meta-training checkpoints (${preset} preset, seed ${seed}, evaluation ${evalIdentity()}), mean normalised hidden score`,
+    );
+    console.log(table(['checkpoint', ...families, 'all held-out tasks'], rows));
+    // The last checkpoint against random best of 4 on the tasks that have the reference (all of them after a finished repetition).
+    const matched = refs.filter((r, i) => r.random4 !== null && lastScores[i]?.v != null);
+    if (matched.length < refs.length)
+      log(`the references cover ${matched.length} of ${refs.length} held-out tasks (the repetition's held-out runs are not all there)`);
+    const zsMatched = mean(matched.map((r) => lastScores[refs.indexOf(r)].v!));
+    const r4Matched = mean(matched.map((r) => r.random4!));
+    const ratio = zsMatched !== null && r4Matched ? zsMatched / r4Matched : null;
+    console.log(`last checkpoint's zero-shot / random best of 4, on the ${matched.length} tasks with the reference: ${num(ratio)}`);
+    return {
+      preset,
+      seed,
+      evalId: evalIdentity(),
+      curve: result,
+      references: { random4, baseline },
+      tasksWithReference: matched.length,
+      lastOverRandom4: ratio,
+    };
+  } finally {
+    await scorer.close();
+    await executor.close();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
