@@ -17,10 +17,9 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Controller } from '../src/outer/agents/controller.js';
-import { HeldOut, resolveFamilies, transferPreset } from '../src/outer/experiment.js';
+import { HeldOut, readRun, resolveFamilies, transferPreset } from '../src/outer/experiment.js';
 import { familyOf } from '../src/outer/transfer-summary.js';
 import { train } from '../src/outer/loop.js';
-import { taskReference } from '../src/outer/noise.js';
 import { Scorer } from '../src/outer/scoring/scorer-pool.js';
 import { LocalExecutor } from '../src/run/local.js';
 import { Store } from '../src/store/store.js';
@@ -31,18 +30,13 @@ import { num, table } from '../src/cli/format.js';
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
 const mean = (xs: number[]): number | null => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null);
 
-/** The normalised scores of a finished held-out run's proposals (a failed job scores 0, as in the experiment) and its baseline's mean. */
-function readRun(dir: string): { proposals: number[]; baseline: number | null } | null {
+/** A held-out run's scores as the experiment reads them (`readRun`), or null where the directory holds no run. */
+function readRunIfAny(dir: string): ReturnType<typeof readRun> | null {
   if (!existsSync(join(dir, 'store.db'))) return null;
-  const store = new Store(dir);
   try {
-    const run = store.getRun();
-    if (!run) return null;
-    const jobs = store.jobs(run.id);
-    const proposals = jobs.filter((j) => j.kind === 'proposal').map((j) => (j.status === 'succeeded' ? (j.normalized ?? 0) : 0));
-    return { proposals, baseline: taskReference(jobs.filter((j) => j.kind === 'baseline')).mean };
-  } finally {
-    store.close();
+    return readRun(dir);
+  } catch {
+    return null;
   }
 }
 
@@ -83,8 +77,8 @@ export async function zeroShot(): Promise<Record<string, unknown>> {
   try {
     // The experiment's own references on the same tasks: random search's best of 4 and the baseline spec.
     const refs = options.heldOutTasks.map((task) => {
-      const random = readRun(join(dir, task, 'random'));
-      return { task, random4: random ? Math.max(...random.proposals.slice(0, 4)) : null, baseline: random?.baseline ?? null };
+      const random = readRunIfAny(join(dir, task, 'random'));
+      return { task, random4: random ? Math.max(...random.proposals.slice(0, 4).map((v) => v ?? 0)) : null, baseline: random?.baseline ?? null };
     });
     const perFamily = (scores: { task: string; v: number | null }[]): Record<string, number | null> =>
       Object.fromEntries(
@@ -99,7 +93,7 @@ export async function zeroShot(): Promise<Record<string, unknown>> {
         const run = join(tmp, `at-${k}`, task);
         const config = { tasks: [task], agent: 'controller' as const, iterations: 1, group: 1, seed: seed * 1000 + i, confirm: false };
         await train(run, config, executor, { agent: new HeldOut(controller, false), cache, scorer });
-        scores.push({ task, v: readRun(run)?.proposals[0] ?? null });
+        scores.push({ task, v: readRunIfAny(run)?.proposals[0] ?? null });
       }
       const means = perFamily(scores);
       lastScores = scores;

@@ -204,8 +204,8 @@ export class HeldOut implements Agent {
   async load() {}
 }
 
-/** Reads the normalised scores of a finished run's proposals in proposal order, and its baselines. */
-function readRun(dir: string): { proposals: (number | null)[]; baseline: number | null } {
+/** Reads the normalised scores of a finished held-out run's proposals in proposal order (a failed job: 0), and its baseline's reference. */
+export function readRun(dir: string): { proposals: (number | null)[]; baseline: number | null } {
   const store = new Store(dir);
   try {
     const run = store.getRun()!;
