@@ -50,6 +50,8 @@ export async function zeroShot(): Promise<Record<string, unknown>> {
   if (preset !== 'full' && preset !== 'quick') throw new Error(`zero-shot: --preset must be full or quick, got "${preset}"`);
   const options = resolveFamilies(transferPreset(preset));
   const seed = Number(opt('seed') ?? options.seed);
+  if (!existsSync(join(dir, 'meta', 'store.db')))
+    throw new Error(`zero-shot: ${join(dir, 'meta', 'store.db')} does not exist (--dir names one repetition's directory)`);
   const meta = new Store(join(dir, 'meta'));
   const metaRun = meta.getRun();
   const saved = meta.db.prepare('SELECT iteration, state FROM checkpoints ORDER BY iteration').all() as { iteration: number; state: string }[];
@@ -60,10 +62,10 @@ export async function zeroShot(): Promise<Record<string, unknown>> {
       `zero-shot: the meta run was scored under evaluation ${metaRun.evalIdentity}, this process is under ${evalIdentity()} (set RRL_EVAL_SECRET)`,
     );
   }
-  const at = (opt('at') ?? saved.map((c) => c.iteration + 1).join(','))
-    .split(',')
-    .map(Number)
-    .filter((k) => saved.some((c) => c.iteration === k - 1));
+  const asked = (opt('at') ?? saved.map((c) => c.iteration + 1).join(',')).split(',').map(Number);
+  const at = asked.filter((k) => saved.some((c) => c.iteration === k - 1));
+  const missing = asked.filter((k) => !at.includes(k));
+  if (missing.length) log(`no checkpoint after iteration ${missing.join(', ')} (the run has ${saved.length}); skipped`);
   await initTf();
   const executor = new LocalExecutor({ workers: Number(opt('workers') ?? 2) });
   const scorer = new Scorer();
