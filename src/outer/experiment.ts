@@ -271,11 +271,12 @@ async function runSeed(
 
   // 2. Held-out tasks.
   const rows: HeldOutRow[] = [];
+  // `compare: 'random'` leaves out the learning searches (runTransfer then passes no Optuna either).
+  const everyMethod = (options.compare ?? 'all') === 'all';
   for (const [i, task] of options.heldOutTasks.entries()) {
     // No confirmation jobs: the comparison reads the jobs' scores, which a confirmation never changes (TrainConfig.confirm).
     const base = { tasks: [task], seed: seed * 1000 + i, confirm: false };
-    const everyMethod = (options.compare ?? 'all') === 'all';
-    const withOptuna = optuna && everyMethod ? ', Optuna TPE and CMA-ES (plain and seeded)' : '';
+    const withOptuna = optuna ? ', Optuna TPE and CMA-ES (plain and seeded)' : '';
     const learning = everyMethod ? ', the adapting controller, model-based search' : '';
     onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: controller (frozen), random search${learning}${withOptuna}`, stage: task });
     // The frozen controller first and alone: its run trains the task's baseline once, which every other run then takes from the cache.
@@ -305,7 +306,7 @@ async function runSeed(
     for (const [k, arm] of OPTUNA_ARMS.entries()) {
       optunaRows[arm.best4] = null;
       optunaRows[arm.best16] = null;
-      if (!optuna || !everyMethod) continue;
+      if (!optuna) continue;
       const agent = new OptunaAgent({ sampler: arm.sampler, seeded: arm.seeded, seed: base.seed, python: optuna.python });
       const run = join(dir, task, agent.name);
       const config = { ...base, agent: agent.name as AgentName, iterations: 4, group: 4 };
@@ -392,7 +393,7 @@ export async function runTransfer(
         const tag = [nSecrets > 1 ? `secret ${i + 1}` : '', nSeeds > 1 ? `seed ${seed}` : ''].filter(Boolean).join(', ');
         const where = { index: i, evalId, tag: tag ? `${tag}: ` : '' };
         const repDir = nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir;
-        const run = () => runSeed(repDir, options, seed, where, cache, executor, missing ? null : { python }, scorer, notes, onEvent);
+        const run = () => runSeed(repDir, options, seed, where, cache, executor, missing || !everyMethod ? null : { python }, scorer, notes, onEvent);
         const result = await underSecret(run);
         perSeed.push(result);
         // Each repetition's figures as soon as it finishes: an experiment stopped later keeps them.
