@@ -1,10 +1,11 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type HeldOutRow, PRESET_DRAWS, familyOf, resolveFamilies, runTransfer, summarizeHeldOut, transferPreset } from './experiment.js';
 import { iterationTasks } from './loop.js';
+import { SHIPPED_PRIOR } from './agents/prior.js';
 import { FAMILIES } from '../tasks/families/index.js';
 import { LocalExecutor } from '../run/local.js';
 import { skipWithoutPython } from '../testing/python.js';
@@ -128,6 +129,8 @@ test('the presets draw every family: train families for meta-training, whole hel
     // `full` compares every method; `quick` the frozen controller with random search, and every update of its meta-training spans as many tasks as the full one's.
     assert.equal(q.compare ?? 'all', name === 'full' ? 'all' : 'random');
     assert.equal(q.tasksPerIteration, 12);
+    // `quick` starts from the shipped prior (no meta-training), `full` meta-trains its own.
+    assert.equal(q.prior ?? null, name === 'quick' ? SHIPPED_PRIOR : null);
     if (name === 'full') {
       assert.ok(q.trainTasks.length >= 200, `full: ${q.trainTasks.length} train tasks`);
       assert.ok(heldFamilies.size >= 5, `full: ${heldFamilies.size} held-out families`);
@@ -277,6 +280,53 @@ test("compare 'random': the controller's rows, random search's and the baseline 
     const markdown = readFileSync(r.files.markdown, 'utf8');
     assert.match(markdown, /Compared with random search only/);
     assert.match(markdown, /level with model-based search's best of 16: \*\*not run\*\*/);
+
+    // The repetition keeps its meta-trained weights; a run from them trains nothing on the train tasks and writes the same zero-shot job.
+    assert.ok(existsSync(join(dir, 'prior.json')), 'the meta-trained prior is saved');
+    const again = join(dir, 'from-prior');
+    const p = await runTransfer(
+      again,
+      { trainTasks: [], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 4, compare: 'random', python, prior: dir },
+      ex,
+    );
+    assert.ok(!existsSync(join(again, 'meta')) && !existsSync(join(again, 'prior.json')), 'no meta-training, no new prior');
+    assert.deepEqual(p.curve, []);
+    const first = (d: string): unknown => {
+      const store = new Store(join(d, 'iris-species', 'controller'));
+      try {
+        const run = store.getRun()!;
+        return store.jobs(run.id).find((j) => j.kind === 'proposal')!.spec;
+      } finally {
+        store.close();
+      }
+    };
+    assert.deepEqual(first(again), first(dir), "the prior's zero-shot job is the meta-trained controller's");
+    assert.equal(p.heldOut.zeroShot, r.heldOut.zeroShot);
+    assert.match(readFileSync(p.files.markdown, 'utf8'), /Meta-training: none in this run; the controller starts from the prior/);
+  } finally {
+    await ex.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a prior that is missing or does not fit the controller stops the experiment before anything runs, in one line', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-transfer-prior-'));
+  const ex = new LocalExecutor({ workers: 1 });
+  try {
+    const bad = join(dir, 'bad.json');
+    writeFileSync(bad, JSON.stringify({ format: 'rrl-controller-prior/1', provenance: {}, state: { options: { hidden: 8 }, weights: [[1, 2]] } }));
+    for (const [prior, message] of [
+      [join(dir, 'nowhere.json'), /does not exist/],
+      [bad, /wrong shape/],
+    ] as const) {
+      const out = join(dir, 'run');
+      await assert.rejects(runTransfer(out, { trainTasks: [], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 1, prior }, ex), (err: Error) => {
+        assert.match(err.message, message);
+        assert.ok(!err.message.includes('\n'), err.message);
+        return true;
+      });
+      assert.ok(!existsSync(out), 'nothing was written');
+    }
   } finally {
     await ex.close();
     rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,8 @@
  * `rrl experiment transfer`: does a trainer agent trained on the outer reward write better
  * jobs than search that starts from nothing, also on tasks it never trained on?
  *
- * 1. Meta-train the controller on the train tasks (GRPO on the outer reward).
+ * 1. Meta-train the controller on the train tasks (GRPO on the outer reward), and keep its weights
+ *    as the repetition's `prior.json`; or, with `prior`, start from a saved prior and skip it.
  * 2. On every held-out task, with the controller frozen: its first proposal (zero-shot: the
  *    mode of its policy, its single best guess) and its best of 4 and 16 (that guess plus
  *    samples); the controller adapting (four rounds of 4 from the meta-trained weights, GRPO
@@ -27,7 +28,8 @@ import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/familie
 import { initTf } from '../util/tf.js';
 import { bridgePython } from '../inner/envs/gym-bridge.js';
 import { oneLine } from '../spec/bounds.js';
-import { Controller } from './agents/controller.js';
+import { Controller, type ControllerOptions } from './agents/controller.js';
+import { type ControllerPrior, SHIPPED_PRIOR, controllerFromPrior, describePrior, priorFromRun, readPrior, writePrior } from './agents/prior.js';
 import { OptunaAgent, optunaMissing } from './agents/optuna.js';
 import type { Agent } from './agents/types.js';
 import { type AgentName, type LoopEvent, type TrainConfig, train } from './loop.js';
@@ -95,6 +97,11 @@ export interface TransferOptions {
    * (the adapting controller, the model-based search, Optuna), at about a fifth of the jobs per task.
    */
   compare?: TransferCompare;
+  /**
+   * A saved controller prior to start from instead of meta-training (a prior file, or a transfer
+   * repetition's or meta-training run's directory: `readPrior`); absent or null: meta-train.
+   */
+  prior?: string | null;
 }
 
 /** Which methods the held-out comparison runs (`TransferOptions.compare`). */
@@ -143,7 +150,9 @@ export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   // Scored on the hidden score alone: the cost-aware rule (λ 0.5) taught cheap jobs that scored half as well zero-shot (docs/transfer.md).
   const reward = { rule: 'improvement' as const, lambda: 0.5 };
   const common = { trainTasks: own('train'), heldOutTasks: own('held-out'), families, seed: 1, reward, group: 4 };
-  return name === 'full' ? { ...common, iterations: 20, tasksPerIteration: 12 } : { ...common, iterations: 3, tasksPerIteration: 12, compare: 'random' };
+  return name === 'full'
+    ? { ...common, iterations: 20, tasksPerIteration: 12 }
+    : { ...common, iterations: 3, tasksPerIteration: 12, compare: 'random', prior: SHIPPED_PRIOR };
 }
 
 /** The tasks in words: hand-written ones by id, generated ones counted per family. */
@@ -241,33 +250,22 @@ async function runSeed(
   optuna: { python: string } | null,
   scorer: Scorer,
   notes: string[],
+  prior: ControllerPrior | null,
   onEvent?: (e: LoopEvent & { stage?: string }) => void,
 ): Promise<SeedResult> {
   const tag = secret.tag;
   const emit = (stage: string) => (e: LoopEvent) => onEvent?.({ ...e, stage: `${tag}${stage}` });
 
-  // 1. Meta-training.
-  const settings = {
+  // 1. Meta-training, or the prior's weights instead.
+  const settings: ControllerOptions = {
+    ...(prior ? prior.state.options : {}),
     seed,
     ...(options.anchor !== undefined ? { anchor: options.anchor } : {}),
     ...(options.robust !== undefined ? { robust: options.robust } : {}),
   };
-  const controller = new Controller(settings);
-  const metaConfig: TrainConfig = {
-    tasks: options.trainTasks,
-    agent: 'controller',
-    iterations: options.iterations,
-    group: options.group,
-    seed,
-    ...(options.families ? { families: options.families.filter((d) => FAMILIES[d.family]?.split === 'train') } : {}),
-    ...(options.tasksPerIteration ? { tasksPerIteration: options.tasksPerIteration } : {}),
-    reward: options.reward,
-    pruneFlat: options.pruneFlat ?? false,
-    ...(options.fidelity ? { fidelity: options.fidelity } : {}),
-  };
-  const per = options.tasksPerIteration ? `, ${Math.min(options.tasksPerIteration, options.trainTasks.length)} per iteration` : '';
-  onEvent?.({ type: 'phase', message: `${tag}meta-training the controller on ${options.trainTasks.length} train tasks${per}`, stage: 'meta' });
-  const meta = await train(join(dir, 'meta'), metaConfig, executor, { agent: controller, cache, scorer, onEvent: emit('meta') });
+  const { controller, curve } = prior
+    ? { controller: await controllerFromPrior(prior, seed, settings), curve: [] }
+    : await metaTrain(dir, options, seed, settings, tag, cache, executor, scorer, onEvent);
 
   // 2. Held-out tasks.
   const rows: HeldOutRow[] = [];
@@ -347,7 +345,44 @@ async function runSeed(
       baseline: c.baseline,
     });
   }
-  return { seed, secret: secret.index, evalId: secret.evalId, curve: meta.iterations, rows, heldOut: methodMeans(rows) };
+  return { seed, secret: secret.index, evalId: secret.evalId, curve, rows, heldOut: methodMeans(rows) };
+}
+
+/** Meta-trains a controller on the train tasks in `dir/meta`, and saves its weights as `dir/prior.json`. */
+async function metaTrain(
+  dir: string,
+  options: TransferOptions,
+  seed: number,
+  settings: ControllerOptions,
+  tag: string,
+  cache: string,
+  executor: Executor,
+  scorer: Scorer,
+  onEvent?: (e: LoopEvent & { stage?: string }) => void,
+): Promise<{ controller: Controller; curve: TransferResult['curve'] }> {
+  const controller = new Controller(settings);
+  const metaConfig: TrainConfig = {
+    tasks: options.trainTasks,
+    agent: 'controller',
+    iterations: options.iterations,
+    group: options.group,
+    seed,
+    ...(options.families ? { families: options.families.filter((d) => FAMILIES[d.family]?.split === 'train') } : {}),
+    ...(options.tasksPerIteration ? { tasksPerIteration: options.tasksPerIteration } : {}),
+    reward: options.reward,
+    pruneFlat: options.pruneFlat ?? false,
+    ...(options.fidelity ? { fidelity: options.fidelity } : {}),
+  };
+  const per = options.tasksPerIteration ? `, ${Math.min(options.tasksPerIteration, options.trainTasks.length)} per iteration` : '';
+  onEvent?.({ type: 'phase', message: `${tag}meta-training the controller on ${options.trainTasks.length} train tasks${per}`, stage: 'meta' });
+  const meta = await train(join(dir, 'meta'), metaConfig, executor, {
+    agent: controller,
+    cache,
+    scorer,
+    onEvent: (e) => onEvent?.({ ...e, stage: `${tag}meta` }),
+  });
+  writePrior(join(dir, 'prior.json'), priorFromRun(join(dir, 'meta'), `rrl experiment transfer, seed ${seed}`));
+  return { controller, curve: meta.iterations };
 }
 
 /**
@@ -363,11 +398,14 @@ export async function runTransfer(
 ): Promise<TransferResult> {
   const t0 = performance.now();
   const options = resolveFamilies(requested);
-  if (!options.trainTasks.length) throw new Error('the transfer experiment needs at least one train task');
+  // A prior is read, and fitted to this code's controller, before anything trains.
+  const prior = options.prior ? readPrior(options.prior) : null;
+  if (!prior && !options.trainTasks.length) throw new Error('the transfer experiment needs at least one train task');
   if (!options.heldOutTasks.length) throw new Error('the transfer experiment needs at least one held-out task');
+  await initTf();
+  if (prior) await controllerFromPrior(prior, options.seed).catch((err: Error) => Promise.reject(new Error(`prior ${options.prior}: ${err.message}`)));
   mkdirSync(dir, { recursive: true });
   const cache = join(dir, 'cache.db');
-  await initTf();
   const nSeeds = options.seeds ?? 1;
   // The Optuna rows need a Python with optuna and cmaes; without one they are skipped, loudly.
   const notes: string[] = [];
@@ -379,6 +417,7 @@ export async function runTransfer(
     onEvent?.({ type: 'phase', message: `!! ${notes[0]}` });
   }
   if (!everyMethod) notes.push('Compared with random search only (compare: random): the adapting controller, the model-based search and Optuna did not run.');
+  if (prior) onEvent?.({ type: 'phase', message: `no meta-training: the controller starts from the prior ${options.prior}: ${describePrior(prior)}` });
   // Every seed under every secret: the installation's first, then those derived from it.
   const nSecrets = options.secrets ?? 1;
   const perSeed: SeedResult[] = [];
@@ -393,7 +432,7 @@ export async function runTransfer(
         const tag = [nSecrets > 1 ? `secret ${i + 1}` : '', nSeeds > 1 ? `seed ${seed}` : ''].filter(Boolean).join(', ');
         const where = { index: i, evalId, tag: tag ? `${tag}: ` : '' };
         const repDir = nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir;
-        const run = () => runSeed(repDir, options, seed, where, cache, executor, missing || !everyMethod ? null : { python }, scorer, notes, onEvent);
+        const run = () => runSeed(repDir, options, seed, where, cache, executor, missing || !everyMethod ? null : { python }, scorer, notes, prior, onEvent);
         const result = await underSecret(run);
         perSeed.push(result);
         // Each repetition's figures as soon as it finishes: an experiment stopped later keeps them.
@@ -433,8 +472,10 @@ export async function runTransfer(
   const markdown = [
     `# Transfer experiment`,
     '',
-    `Meta-training: ${describeTasks(options.trainTasks)}; ${options.iterations} iterations × ${options.group} proposals per task${perIteration}; ` +
-      `outer reward \`${options.reward?.rule ?? 'improvement'}\`${lambda}.`,
+    prior
+      ? `Meta-training: none in this run; the controller starts from the prior \`${options.prior}\`: ${describePrior(prior)}.`
+      : `Meta-training: ${describeTasks(options.trainTasks)}; ${options.iterations} iterations × ${options.group} proposals per task${perIteration}; ` +
+        `outer reward \`${options.reward?.rule ?? 'improvement'}\`${lambda}.`,
     `Held out: ${describeTasks(options.heldOutTasks)}. Wall time ${(wallSeconds / 60).toFixed(1)} min.`,
     many
       ? `Seeds ${[...new Set(perSeed.map((r) => r.seed))].join(', ')}` +
@@ -444,9 +485,13 @@ export async function runTransfer(
     '',
     '## Outer learning curve (train tasks)',
     '',
-    '| iteration | mean outer reward | mean normalised score | best normalised score |',
-    '| --- | --- | --- | --- |',
-    ...curve.map((p) => `| ${p.iteration + 1} | ${fmt(p.meanReward)} | ${fmt(p.meanNormalized)} | ${fmt(p.bestNormalized)} |`),
+    ...(prior
+      ? ['None: this run did not meta-train (the prior’s own run has the curve).']
+      : [
+          '| iteration | mean outer reward | mean normalised score | best normalised score |',
+          '| --- | --- | --- | --- |',
+          ...curve.map((p) => `| ${p.iteration + 1} | ${fmt(p.meanReward)} | ${fmt(p.meanNormalized)} | ${fmt(p.bestNormalized)} |`),
+        ]),
     '',
     '## Held-out tasks (normalised hidden score)',
     '',

@@ -16,7 +16,7 @@ import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
 const TRANSFER_FLAGS = flagTable({
   preset: {
     flag: '--preset <name>',
-    help: 'quick (8 tasks per train family, 3 iterations of 12; 3 per held-out family, compared with random search only; a few minutes on 2 cores) | full (30 per train family, 20 iterations of 12; 6 per held-out family, every method)',
+    help: 'quick (no meta-training: the shipped prior, priors/controller.json; 3 tasks per held-out family, compared with random search only; a few minutes on 2 cores) | full (meta-trains on 30 tasks per train family, 20 iterations of 12; 6 per held-out family, every method)',
     default: 'quick',
   },
   tasksPerIteration: {
@@ -51,6 +51,10 @@ const TRANSFER_FLAGS = flagTable({
     flag: '--compare <set>',
     help: "the held-out comparison: all (every method: the controller frozen and adapting, random search, the model-based search, Optuna's samplers) | random (the controller frozen and random search only, about a fifth of the jobs) (default: the preset's: full all, quick random)",
   },
+  prior: {
+    flag: '--prior <path>',
+    help: "start from a saved controller prior instead of meta-training: a prior file, or the directory of an earlier experiment's repetition (its prior.json) | none: meta-train (default: the preset's: quick the shipped prior, full none)",
+  },
   reward: { flag: '--reward <rule>', help: 'outer reward rule of meta-training: improvement | best | cost (default: improvement)' },
   pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },
   ...fidelityFlags('meta-training (the held-out comparisons stay at full budget)'),
@@ -75,10 +79,29 @@ function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType
   if (o.pruneFlat) options.pruneFlat = true;
   if (o.anchor !== undefined) options.anchor = o.anchor;
   if (o.robust !== undefined) options.robust = o.robust;
+  if (o.prior !== undefined) options.prior = o.prior === 'none' ? null : resolve(o.prior);
   if (o.compare !== undefined) options.compare = oneOf('--compare', ['all', 'random'] as const, o.compare);
   const fidelity = fidelityFrom(o);
   if (fidelity) options.fidelity = fidelity;
   if (o.reward !== undefined) options.reward = { rule: oneOf('--reward', REWARD_RULES, o.reward), lambda: options.reward?.lambda ?? 0.5 };
+  // A run from a prior does not meta-train: a meta-training setting would be silently ignored.
+  const metaFlags = {
+    '--iterations': o.iterations,
+    '--group': o.group,
+    '--tasks-per-iteration': o.tasksPerIteration,
+    '--reward': o.reward,
+    '--anchor': o.anchor,
+    '--prune-flat': o.pruneFlat,
+    '--fidelity': fidelity,
+  };
+  const ignored = Object.entries(metaFlags)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k);
+  if (options.prior && ignored.length) {
+    throw new InvalidArgumentError(
+      `${ignored.join(', ')} set meta-training, which a run from a prior (${options.prior}) does not do; add --prior none to meta-train`,
+    );
+  }
   return options;
 }
 

@@ -1,0 +1,34 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const bin = resolve(fileURLToPath(import.meta.url), '../../../../bin/rrl.js');
+
+test('rrl experiment transfer: a prior with meta-training flags, or a prior that is not there, is a one-line error before anything runs', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'rrl-cli-experiment-'));
+  try {
+    const dir = join(tmp, 'exp');
+    const cases: [string[], RegExp][] = [
+      // The quick preset starts from the shipped prior: its meta-training settings would do nothing.
+      [
+        ['--iterations', '2', '--group', '3'],
+        /--iterations, --group set meta-training, which a run from a prior \(.*priors\/controller\.json\) does not do; add --prior none to meta-train/,
+      ],
+      [['--preset', 'full', '--prior', join(tmp, 'none.json'), '--fidelity', 'asha'], /--fidelity set meta-training/],
+      [['--prior', join(tmp, 'missing.json')], /prior .*missing\.json does not exist/],
+    ];
+    for (const [args, message] of cases) {
+      const r = spawnSync(process.execPath, [bin, 'experiment', 'transfer', '--dir', dir, ...args], { encoding: 'utf8', cwd: tmp });
+      assert.notEqual(r.status, 0, args.join(' '));
+      assert.match(r.stderr, message);
+      assert.doesNotMatch(r.stderr, /\n\s+at .*:\d+:\d+/, 'no stack trace');
+      assert.ok(!existsSync(dir), `${args.join(' ')}: nothing was written`);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,76 @@
+import test from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { validateSpec } from '../../inner/spec-check.js';
+import { getPublicTask } from '../../tasks/briefs.js';
+import { FAMILIES, registerFamilyTasks } from '../../tasks/families/index.js';
+import { Rng } from '../../util/rng.js';
+import { initTf } from '../../util/tf.js';
+import { Controller } from './controller.js';
+import { PRIOR_FORMAT, SHIPPED_PRIOR, controllerFromPrior, readPrior, writePrior } from './prior.js';
+
+test('the shipped prior fits this code’s controller, and its zero-shot job is a valid spec on tasks of every family, train and held out', async () => {
+  const prior = readPrior(SHIPPED_PRIOR);
+  assert.equal(prior.format, PRIOR_FORMAT);
+  assert.ok(prior.provenance.iterations >= 1 && prior.provenance.evalId, 'it says how it was made');
+  const controller = await controllerFromPrior(prior, 1);
+  for (const family of Object.keys(FAMILIES)) {
+    for (const t of registerFamilyTasks(family, 2, 7)) {
+      const brief = getPublicTask(t.def.id).brief;
+      const { spec } = await controller.propose(brief, { rng: new Rng(1), iteration: 0, history: [], greedy: true });
+      const checked = validateSpec(spec, brief);
+      assert.ok(checked.ok, `${t.def.id}: ${checked.ok ? '' : JSON.stringify(checked.error)}`);
+    }
+  }
+});
+
+test('a prior written and read back is the same policy (weights kept at float32 precision)', async () => {
+  await initTf();
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-prior-'));
+  try {
+    const original = new Controller({ seed: 9, anchor: 0.7 });
+    const state = (await original.state()) as { options: object; weights: number[][] };
+    const path = join(dir, 'p.json');
+    writePrior(path, {
+      format: PRIOR_FORMAT,
+      provenance: { seed: 9, iterations: 1, trainTasks: 1, evalId: 'x', createdAt: '2026-12-03T00:00:00Z', source: 'test' },
+      state,
+    });
+    const loaded = await controllerFromPrior(readPrior(path), 123);
+    for (const id of ['cartpole-balance', 'iris-species']) {
+      const brief = getPublicTask(id).brief;
+      assert.deepEqual(await loaded.probabilities(brief), await original.probabilities(brief), id);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('anything but a prior is refused in one line that says what it is', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-prior-bad-'));
+  try {
+    const file = (name: string, text: string): string => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    mkdirSync(join(dir, 'empty'));
+    const cases: [string, RegExp][] = [
+      [join(dir, 'missing.json'), /does not exist/],
+      [file('text.json', 'not json'), /is not JSON/],
+      [file('other.json', JSON.stringify({ format: 'something-else' })), /is not a controller prior \(format "something-else"/],
+      [file('bare.json', JSON.stringify({ format: PRIOR_FORMAT, provenance: {}, state: { weights: 3 } })), /not a controller state/],
+      [join(dir, 'empty'), /without prior.json, meta\/store.db or store.db/],
+    ];
+    for (const [path, message] of cases) {
+      assert.throws(
+        () => readPrior(path),
+        (err: Error) => message.test(err.message) && !err.message.includes('\n'),
+        path,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
