@@ -54,7 +54,10 @@ export interface Verdict {
   zeroShotAtLeastSearchBest16: boolean | null;
   /** The zero-shot job at least level with both searches' best of 16. */
   zeroShotAtLeastBothBest16: boolean | null;
-  /** The zero-shot job at least level with every search's best of 16 that ran: random, the model-based search and each Optuna row (null: none ran). */
+  /**
+   * The zero-shot job at least level with every search's best of 16 that ran: random, the model-based
+   * search and each Optuna row (null when the model-based search did not run: random search alone is not "every search").
+   */
   zeroShotAtLeastEveryBest16: boolean | null;
 }
 
@@ -161,7 +164,7 @@ function compare(mean: Omit<HeldOutRow, 'task'>, seeds: Omit<HeldOutRow, 'task'>
     zeroShotAtLeastRandomBest16: random,
     zeroShotAtLeastSearchBest16: search,
     zeroShotAtLeastBothBest16: all([random, search]),
-    zeroShotAtLeastEveryBest16: ran.length ? ran.every(Boolean) : null,
+    zeroShotAtLeastEveryBest16: search === null ? null : ran.every(Boolean),
   };
 }
 

@@ -1,4 +1,4 @@
-/** `rrl experiment transfer`: meta-train the controller, then compare it with random and model-based search on held-out tasks. */
+/** `rrl experiment transfer`: meta-train the controller (or start from a saved prior), then compare it with random and model-based search on held-out tasks. */
 import { type Command, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -158,6 +158,8 @@ export function registerExperimentCommand(program: Command): void {
   const experiment = program.command('experiment').description('experiments on the trainer agent');
   const transfer = experiment
     .command('transfer')
-    .description('meta-train the controller on the train tasks, then compare it with random and model-based search on the held-out tasks');
+    .description(
+      'meta-train the controller on the train tasks (or start from a saved prior), then compare it with random and model-based search on the held-out tasks',
+    );
   addFlags(transfer, TRANSFER_FLAGS).action(runTransferExperiment);
 }
