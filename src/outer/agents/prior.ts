@@ -95,7 +95,7 @@ export function readPrior(path: string): ControllerPrior {
     if (existsSync(join(path, 'prior.json'))) return readPrior(join(path, 'prior.json'));
     if (existsSync(join(path, 'meta', 'store.db'))) return priorFromRun(join(path, 'meta'));
     if (existsSync(join(path, 'store.db'))) return priorFromRun(path);
-    throw new Error(`prior ${path}: a directory without prior.json, meta/store.db or store.db`);
+    throw new Error(`prior ${path}: a directory without prior.json, meta/store.db or store.db (name one repetition's directory, such as secret-1/seed-1)`);
   }
   let parsed: unknown;
   try {
