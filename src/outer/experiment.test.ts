@@ -305,6 +305,7 @@ test("compare 'random': the controller's rows, random search's and the baseline 
     assert.deepEqual(first(again), first(dir), "the prior's zero-shot job is the meta-trained controller's");
     assert.equal(p.heldOut.zeroShot, r.heldOut.zeroShot);
     assert.match(readFileSync(p.files.markdown, 'utf8'), /Meta-training: none in this run; the controller starts from the prior/);
+    assert.match(readFileSync(p.files.curveSvg, 'utf8'), /No meta-training in this run/);
   } finally {
     await ex.close();
     rmSync(dir, { recursive: true, force: true });

@@ -572,7 +572,8 @@ export async function runTransfer(
     comparisonSvg: join(dir, 'held-out.svg'),
   };
   writeFileSync(files.markdown, markdown);
-  writeFileSync(files.curveSvg, await renderSvg(learningCurveSpec(curve)));
+  const curveTitle = prior ? 'No meta-training in this run: the controller started from a prior' : undefined;
+  writeFileSync(files.curveSvg, await renderSvg(learningCurveSpec(curve, curveTitle)));
   writeFileSync(
     files.comparisonSvg,
     await renderSvg(comparisonSpec(METHODS.filter(([k]) => heldOut[k] !== null).map(([k, label]) => ({ method: label, score: heldOut[k] as number })))),

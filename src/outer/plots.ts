@@ -12,15 +12,18 @@ export async function renderSvg(spec: TopLevelSpec): Promise<string> {
   }
 }
 
-/** The outer learning curve: mean reward and mean normalised hidden score per iteration. */
-export function learningCurveSpec(points: { iteration: number; meanReward: number; meanNormalized: number | null }[]): TopLevelSpec {
+/** The outer learning curve: mean reward and mean normalised hidden score per iteration, under `title`. */
+export function learningCurveSpec(
+  points: { iteration: number; meanReward: number; meanNormalized: number | null }[],
+  title = 'Meta-training on the train tasks',
+): TopLevelSpec {
   const values = points.flatMap((p) => [
     { iteration: p.iteration + 1, series: 'mean outer reward', value: p.meanReward },
     ...(p.meanNormalized === null ? [] : [{ iteration: p.iteration + 1, series: 'mean normalised hidden score', value: p.meanNormalized }]),
   ]);
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: 'Meta-training on the train tasks',
+    title,
     width: 480,
     height: 260,
     data: { values },
