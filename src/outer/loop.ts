@@ -19,6 +19,7 @@ import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js
 import { Rng, mixSeed } from '../util/rng.js';
 import { initTf } from '../util/tf.js';
 import { Controller } from './agents/controller.js';
+import { controllerFromPrior, readPrior } from './agents/prior.js';
 import { RandomAgent } from './agents/random.js';
 import { SearchAgent } from './agents/search.js';
 import { BaselineAgent } from './agents/baseline.js';
@@ -64,6 +65,8 @@ export interface TrainConfig {
   taskDir?: string;
   /** Generated tasks the run uses (family, count, seed); the run registers them, on resume too. */
   families?: FamilyDraw[];
+  /** A saved controller prior the controller starts from (agent `controller` only; absolute path; `readPrior`). */
+  prior?: string;
   /**
    * Tasks per iteration (absent: every task in every iteration). Each iteration takes the next
    * tasks of a seeded shuffle of `tasks`, a new shuffle per pass, so a run over many generated
@@ -138,6 +141,12 @@ export function makeAgent(name: AgentName, seed: number, llm?: LlmOptions, log?:
   throw new Error(`unknown agent "${String(name)}"; choose ${AGENTS.join(', ')}`);
 }
 
+/** The controller of a run that starts from a prior (`TrainConfig.prior`); any other agent with a prior is an error. */
+export async function priorAgent(cfg: Pick<TrainConfig, 'agent' | 'prior' | 'seed'>): Promise<Agent> {
+  if (cfg.agent !== 'controller') throw new Error(`a prior sets the controller's weights; agent "${cfg.agent}" takes none`);
+  return controllerFromPrior(readPrior(cfg.prior!), cfg.seed).catch((err: Error) => Promise.reject(new Error(`prior ${cfg.prior}: ${err.message}`)));
+}
+
 /** The agents `rrl train --agent` can run. */
 export const AGENTS = ['controller', 'random', 'search', 'baseline', 'llm', 'optuna-tpe', 'optuna-cmaes', 'optuna-tpe-seeded', 'optuna-cmaes-seeded'] as const;
 export type AgentName = (typeof AGENTS)[number];
@@ -181,8 +190,10 @@ export async function train(
     const allBriefs: TaskBrief[] = cfg.tasks.map((t) => getPublicTask(t).brief);
     const briefOf = (task: string): TaskBrief => allBriefs.find((b) => b.id === task) ?? getPublicTask(task).brief;
     await initTf(); // the embedded controller's network lives on tfjs in this thread
-    const agent = options.agent ?? makeAgent(cfg.agent, cfg.seed, cfg.llm, (message) => emit({ type: 'phase', message }));
     const ckpt = store.latestCheckpoint(runId);
+    // A prior sets the controller's starting weights; a checkpoint (a resumed run) supersedes it.
+    const agent =
+      options.agent ?? (cfg.prior && !ckpt ? await priorAgent(cfg) : makeAgent(cfg.agent, cfg.seed, cfg.llm, (message) => emit({ type: 'phase', message })));
     if (ckpt) await agent.load(ckpt.state);
     const startIteration = ckpt ? ckpt.iteration + 1 : 0;
 

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { getPublicTask, listTasks } from '../../tasks/briefs.js';
 import { registerFamilyTasks } from '../../tasks/families/index.js';
-import { AGENTS, type LoopEvent, type TrainConfig, train } from '../../outer/loop.js';
+import { AGENTS, type LoopEvent, type TrainConfig, priorAgent, train } from '../../outer/loop.js';
 import { REWARD_RULES } from '../../outer/reward.js';
 import { makeExecutor } from '../../run/config.js';
 import { num, progressBar, table } from '../format.js';
@@ -40,6 +40,10 @@ const TRAIN_FLAGS = flagTable({
     flag: '--agent <name>',
     help: 'controller | random | search | baseline | llm | optuna-tpe | optuna-cmaes | optuna-tpe-seeded | optuna-cmaes-seeded',
     default: 'controller',
+  },
+  prior: {
+    flag: '--prior <path>',
+    help: "start the controller from a saved prior instead of random weights: a prior file (the shipped one: priors/controller.json) or a transfer repetition's directory",
   },
   iterations: { flag: '--iterations <n>', help: 'outer iterations', parse: int(1, 10_000), default: TRAIN_DEFAULTS.iterations },
   group: { flag: '--group <g>', help: 'proposals per task per iteration', parse: int(1, 256), default: TRAIN_DEFAULTS.group },
@@ -160,6 +164,7 @@ async function runTraining(o: TrainFlags, cmd: Command): Promise<void> {
   const agent = oneOf('--agent', AGENTS, o.agent);
   const resumeDir = typeof o.resume === 'string' ? o.resume : o.resume ? o.run : undefined;
   if (o.resume && !resumeDir) throw new InvalidArgumentError('--resume needs a run directory: --resume DIR or --run DIR --resume');
+  if (o.prior !== undefined && resumeDir) throw new InvalidArgumentError('--prior starts a new run; a resumed run continues from its own checkpoint');
   const dir = resolve(resumeDir ?? o.run ?? join('runs', new Date().toISOString().replace(/[:.]/g, '-')));
   const taskDir = await useTaskDir(o.taskDir, resumeDir ? storedConfig(dir)?.taskDir : undefined);
   const { families, tasks } = runTasks(o, dir, Boolean(resumeDir));
@@ -168,6 +173,9 @@ async function runTraining(o: TrainFlags, cmd: Command): Promise<void> {
   const fidelity = fidelityFrom(o);
   const llm = agent === 'llm' ? llmOptionsFrom(o, Boolean(resumeDir)) : undefined;
   let executorConfig = executorConfigFrom(o, cmd);
+  const prior = o.prior === undefined ? undefined : resolve(o.prior);
+  // Read and fitted to the controller before the run directory exists: a bad prior is a one-line error that leaves nothing behind.
+  if (prior) await priorAgent({ agent, prior, seed: o.seed });
   const config: TrainConfig | null = resumeDir
     ? null
     : {
@@ -182,6 +190,7 @@ async function runTraining(o: TrainFlags, cmd: Command): Promise<void> {
         ...(families.length ? { families } : {}),
         ...(o.tasksPerIteration ? { tasksPerIteration: o.tasksPerIteration } : {}),
         ...(taskDir ? { taskDir } : {}),
+        ...(prior ? { prior } : {}),
         ...(llm ? { llm } : {}),
         ...(executorConfig ? { executor: executorConfig } : {}),
       };

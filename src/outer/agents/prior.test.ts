@@ -9,7 +9,11 @@ import { FAMILIES, registerFamilyTasks } from '../../tasks/families/index.js';
 import { Rng } from '../../util/rng.js';
 import { initTf } from '../../util/tf.js';
 import { Controller } from './controller.js';
-import { PRIOR_FORMAT, SHIPPED_PRIOR, controllerFromPrior, readPrior, writePrior } from './prior.js';
+import { type ControllerPrior, PRIOR_FORMAT, SHIPPED_PRIOR, controllerFromPrior, readPrior, writePrior } from './prior.js';
+import { activeHeads, buildHeads } from './space.js';
+import { train } from '../loop.js';
+import { LocalExecutor } from '../../run/local.js';
+import { Store } from '../../store/store.js';
 
 test('the shipped prior fits this code’s controller, and its zero-shot job is a valid spec on tasks of every family, train and held out', async () => {
   const prior = readPrior(SHIPPED_PRIOR);
@@ -71,6 +75,44 @@ test('anything but a prior is refused in one line that says what it is', () => {
       );
     }
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('rrl train from a prior: the controller’s first proposals are sampled from the prior’s policy', async () => {
+  await initTf();
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-prior-train-'));
+  const ex = new LocalExecutor({ workers: 2 });
+  try {
+    const source = new Controller({ seed: 9, anchor: 2 });
+    const path = join(dir, 'p.json');
+    writePrior(path, {
+      format: PRIOR_FORMAT,
+      provenance: { seed: 9, iterations: 1, trainTasks: 1, evalId: null, createdAt: '2026-12-03T00:00:00Z', source: 'test' },
+      state: (await source.state()) as ControllerPrior['state'],
+    });
+    const brief = getPublicTask('iris-species').brief;
+    const probs = await source.probabilities(brief);
+    await train(join(dir, 'run'), { tasks: ['iris-species'], agent: 'controller', iterations: 1, group: 2, seed: 5, prior: path }, ex);
+    const store = new Store(join(dir, 'run'));
+    try {
+      const proposals = store.jobs(store.getRun()!.id).filter((j) => j.kind === 'proposal');
+      assert.equal(proposals.length, 2);
+      for (const j of proposals) {
+        const { choice, logProb } = j.trace as { choice: number[]; logProb: number };
+        const active = activeHeads(buildHeads(brief), choice);
+        const expected = choice.reduce((a, c, h) => a + (active[h] ? Math.log(probs[h][c]) : 0), 0);
+        assert.ok(Math.abs(logProb - expected) < 1e-4, `log-probability ${logProb} under the run's policy, ${expected} under the prior's`);
+      }
+    } finally {
+      store.close();
+    }
+    await assert.rejects(
+      train(join(dir, 'other'), { tasks: ['iris-species'], agent: 'random', iterations: 1, group: 2, seed: 5, prior: path }, ex),
+      /a prior sets the controller's weights; agent "random" takes none/,
+    );
+  } finally {
+    await ex.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

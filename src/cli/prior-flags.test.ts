@@ -32,3 +32,26 @@ test('rrl experiment transfer: a prior with meta-training flags, or a prior that
     rmSync(tmp, { recursive: true, force: true });
   }
 });
+
+test('rrl train --prior: a prior that is not there, one for another agent, or on a resumed run is a one-line error before anything runs', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'rrl-cli-train-prior-'));
+  try {
+    const run = join(tmp, 'run');
+    const shipped = resolve(fileURLToPath(import.meta.url), '../../../../priors/controller.json');
+    const cases: [string[], RegExp][] = [
+      [['--prior', join(tmp, 'missing.json')], /prior .*missing\.json does not exist/],
+      [['--agent', 'random', '--prior', shipped], /a prior sets the controller's weights; agent "random" takes none/],
+      [['--resume', '--prior', shipped], /--prior starts a new run; a resumed run continues from its own checkpoint/],
+    ];
+    for (const [args, message] of cases) {
+      const argv = [bin, 'train', '--tasks', 'iris-species', '--iterations', '1', '--group', '2', '--run', run, ...args];
+      const r = spawnSync(process.execPath, argv, { encoding: 'utf8', cwd: tmp });
+      assert.notEqual(r.status, 0, args.join(' '));
+      assert.match(r.stderr, message);
+      assert.doesNotMatch(r.stderr, /\n\s+at .*:\d+:\d+/, 'no stack trace');
+      assert.ok(!existsSync(run), `${args.join(' ')}: nothing was written`);
+    }
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+});
