@@ -8,6 +8,10 @@
  * own: random search's best of 4 and the baseline spec on the same tasks, read from the held-out
  * runs the repetition directory holds (a task whose runs it lacks has no reference).
  *
+ * `--priors=A,B,…` (prior files or repetition directories, `readPrior`) adds a row per prior and,
+ * with two or more, one for their ensemble: the mode of the priors' mean per-head probabilities
+ * (`--at=` with nothing after it leaves the checkpoints out).
+ *
  * `--dir` is one repetition's directory (the experiment's directory, or its `secret-K/seed-S` when
  * it ran several), `--preset` the preset it ran (the held-out tasks and the seed come from it;
  * `--seed=S` for another), and the run must be scored under the secret of this process (set
@@ -16,7 +20,10 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Controller } from '../src/outer/agents/controller.js';
+import { Controller, specWriter, validMode } from '../src/outer/agents/controller.js';
+import { controllerFromPrior, readPrior } from '../src/outer/agents/prior.js';
+import { activeHeads, buildHeads } from '../src/outer/agents/space.js';
+import type { Agent } from '../src/outer/agents/types.js';
 import { HeldOut, readRun, resolveFamilies, transferPreset } from '../src/outer/experiment.js';
 import { familyOf } from '../src/outer/transfer-summary.js';
 import { train } from '../src/outer/loop.js';
@@ -38,6 +45,29 @@ function readRunIfAny(dir: string): ReturnType<typeof readRun> | null {
   } catch {
     return null;
   }
+}
+
+/** A frozen ensemble of controllers: its proposal is the valid mode of their mean per-head probabilities. */
+function ensemble(members: Controller[]): Agent {
+  return {
+    name: 'controller-ensemble',
+    async propose(brief, ctx) {
+      const all = await Promise.all(members.map((c) => c.probabilities(brief)));
+      const probs = all[0].map((row, h) => row.map((_, o) => mean(all.map((p) => p[h][o]))!));
+      const heads = buildHeads(brief);
+      const write = specWriter(brief, heads, ctx.rng.int(1_000_000));
+      const choice = validMode(brief, probs, write);
+      const active = activeHeads(heads, choice);
+      return { spec: write(choice), trace: { choice, logProb: choice.reduce((a, c, i) => a + (active[i] ? Math.log(probs[i][c]) : 0), 0) } };
+    },
+    async update() {
+      return {};
+    },
+    async state() {
+      return {};
+    },
+    async load() {},
+  };
 }
 
 export async function zeroShot(): Promise<Record<string, unknown>> {
@@ -62,7 +92,8 @@ export async function zeroShot(): Promise<Record<string, unknown>> {
       `zero-shot: the meta run was scored under evaluation ${metaRun.evalIdentity}, this process is under ${evalIdentity()} (set RRL_EVAL_SECRET)`,
     );
   }
-  const asked = (opt('at') ?? saved.map((c) => c.iteration + 1).join(',')).split(',').map(Number);
+  const atArg = opt('at') ?? saved.map((c) => c.iteration + 1).join(',');
+  const asked = atArg === '' ? [] : atArg.split(',').map(Number);
   const at = asked.filter((k) => saved.some((c) => c.iteration === k - 1));
   const missing = asked.filter((k) => !at.includes(k));
   if (missing.length) log(`no checkpoint after iteration ${missing.join(', ')} (the run has ${saved.length}); skipped`);
@@ -86,22 +117,39 @@ export async function zeroShot(): Promise<Record<string, unknown>> {
       Object.fromEntries(
         [...families, 'all'].map((f) => [f, mean(scores.filter((s) => (f === 'all' || familyOf(s.task) === f) && s.v !== null).map((s) => s.v!))]),
       );
+    // What to evaluate: each checkpoint asked for, each prior, and the priors' ensemble.
+    const entries: { label: string; key: Record<string, unknown>; agent: () => Promise<Agent> }[] = at.map((k) => ({
+      label: `after iteration ${k}`,
+      key: { afterIteration: k },
+      agent: async () => {
+        const controller = new Controller({ seed });
+        await controller.load(JSON.parse(saved.find((c) => c.iteration === k - 1)!.state));
+        return new HeldOut(controller, false);
+      },
+    }));
+    const priorPaths = (opt('priors') ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((p) => resolve(p));
+    const priors = await Promise.all(priorPaths.map(async (p) => controllerFromPrior(readPrior(p), seed)));
+    priors.forEach((c, i) => entries.push({ label: `prior ${priorPaths[i]}`, key: { prior: priorPaths[i] }, agent: async () => new HeldOut(c, false) }));
+    if (priors.length > 1)
+      entries.push({ label: `ensemble of the ${priors.length} priors`, key: { ensemble: priorPaths }, agent: async () => ensemble(priors) });
     const t0 = performance.now();
-    for (const k of at) {
-      const controller = new Controller({ seed });
-      await controller.load(JSON.parse(saved.find((c) => c.iteration === k - 1)!.state));
+    for (const [e, entry] of entries.entries()) {
+      const agent = await entry.agent();
       const scores: { task: string; v: number | null }[] = [];
       for (const [i, task] of options.heldOutTasks.entries()) {
-        const run = join(tmp, `at-${k}`, task);
+        const run = join(tmp, `entry-${e}`, task);
         const config = { tasks: [task], agent: 'controller' as const, iterations: 1, group: 1, seed: seed * 1000 + i, confirm: false };
-        await train(run, config, executor, { agent: new HeldOut(controller, false), cache, scorer });
+        await train(run, config, executor, { agent, cache, scorer });
         scores.push({ task, v: readRunIfAny(run)?.proposals[0] ?? null });
       }
       const means = perFamily(scores);
       lastScores = scores;
-      log(`after iteration ${k}: zero-shot ${num(means.all)} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
-      rows.push([`after iteration ${k}`, ...[...families, 'all'].map((f) => num(means[f]))]);
-      result.push({ afterIteration: k, zeroShot: means });
+      log(`${entry.label}: zero-shot ${num(means.all)} (${((performance.now() - t0) / 1000).toFixed(0)} s)`);
+      rows.push([entry.label, ...[...families, 'all'].map((f) => num(means[f]))]);
+      result.push({ ...entry.key, zeroShot: means });
     }
     const random4 = perFamily(refs.map((r) => ({ task: r.task, v: r.random4 })));
     const baseline = perFamily(refs.map((r) => ({ task: r.task, v: r.baseline })));
@@ -114,15 +162,15 @@ export async function zeroShot(): Promise<Record<string, unknown>> {
     console.log(
       `\nzero-shot job of the meta-training checkpoints (${preset} preset, seed ${seed}, evaluation ${evalIdentity()}), mean normalised hidden score`,
     );
-    console.log(table(['checkpoint', ...families, 'all held-out tasks'], rows));
-    // The last checkpoint against random best of 4 on the tasks that have the reference (all of them after a finished repetition).
+    console.log(table(['policy', ...families, 'all held-out tasks'], rows));
+    // The last row against random best of 4 on the tasks that have the reference (all of them after a finished repetition).
     const matched = refs.filter((r, i) => r.random4 !== null && lastScores[i]?.v != null);
     if (matched.length < refs.length)
       log(`the references cover ${matched.length} of ${refs.length} held-out tasks (the repetition's held-out runs are not all there)`);
     const zsMatched = mean(matched.map((r) => lastScores[refs.indexOf(r)].v!));
     const r4Matched = mean(matched.map((r) => r.random4!));
     const ratio = zsMatched !== null && r4Matched ? zsMatched / r4Matched : null;
-    console.log(`last checkpoint's zero-shot / random best of 4, on the ${matched.length} tasks with the reference: ${num(ratio)}`);
+    console.log(`the last row's zero-shot / random best of 4, on the ${matched.length} tasks with the reference: ${num(ratio)}`);
     return {
       preset,
       seed,
