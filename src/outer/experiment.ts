@@ -29,7 +29,7 @@ import { initTf } from '../util/tf.js';
 import { bridgePython } from '../inner/envs/gym-bridge.js';
 import { oneLine } from '../spec/bounds.js';
 import { Controller, type ControllerOptions } from './agents/controller.js';
-import { type ControllerPrior, SHIPPED_PRIOR, controllerFromPrior, describePrior, priorFromRun, readPrior, writePrior } from './agents/prior.js';
+import { type ControllerPrior, SHIPPED_PRIOR, controllerFromPrior, describePrior, loadPrior, priorFromRun, writePrior } from './agents/prior.js';
 import { OptunaAgent, optunaMissing } from './agents/optuna.js';
 import type { Agent } from './agents/types.js';
 import { type AgentName, type LoopEvent, type TrainConfig, train } from './loop.js';
@@ -398,12 +398,11 @@ export async function runTransfer(
 ): Promise<TransferResult> {
   const t0 = performance.now();
   const options = resolveFamilies(requested);
-  // A prior is read, and fitted to this code's controller, before anything trains.
-  const prior = options.prior ? readPrior(options.prior) : null;
-  if (!prior && !options.trainTasks.length) throw new Error('the transfer experiment needs at least one train task');
+  if (!options.prior && !options.trainTasks.length) throw new Error('the transfer experiment needs at least one train task');
   if (!options.heldOutTasks.length) throw new Error('the transfer experiment needs at least one held-out task');
+  // A prior is read, and fitted to this code's controller, before anything trains.
+  const prior = options.prior ? (await loadPrior(options.prior, options.seed)).prior : null;
   await initTf();
-  if (prior) await controllerFromPrior(prior, options.seed).catch((err: Error) => Promise.reject(new Error(`prior ${options.prior}: ${err.message}`)));
   mkdirSync(dir, { recursive: true });
   const cache = join(dir, 'cache.db');
   const nSeeds = options.seeds ?? 1;

@@ -19,7 +19,7 @@ import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js
 import { Rng, mixSeed } from '../util/rng.js';
 import { initTf } from '../util/tf.js';
 import { Controller } from './agents/controller.js';
-import { controllerFromPrior, readPrior } from './agents/prior.js';
+import { loadPrior } from './agents/prior.js';
 import { RandomAgent } from './agents/random.js';
 import { SearchAgent } from './agents/search.js';
 import { BaselineAgent } from './agents/baseline.js';
@@ -144,7 +144,7 @@ export function makeAgent(name: AgentName, seed: number, llm?: LlmOptions, log?:
 /** The controller of a run that starts from a prior (`TrainConfig.prior`); any other agent with a prior is an error. */
 export async function priorAgent(cfg: Pick<TrainConfig, 'agent' | 'prior' | 'seed'>): Promise<Agent> {
   if (cfg.agent !== 'controller') throw new Error(`a prior sets the controller's weights; agent "${cfg.agent}" takes none`);
-  return controllerFromPrior(readPrior(cfg.prior!), cfg.seed).catch((err: Error) => Promise.reject(new Error(`prior ${cfg.prior}: ${err.message}`)));
+  return (await loadPrior(cfg.prior!, cfg.seed)).controller;
 }
 
 /** The agents `rrl train --agent` can run. */

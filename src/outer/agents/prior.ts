@@ -120,6 +120,13 @@ export async function controllerFromPrior(prior: ControllerPrior, seed: number, 
   return controller;
 }
 
+/** Reads the prior at `path` and fits it to this code's controller (`seed` for its sampling stream); an error names the path in one line. */
+export async function loadPrior(path: string, seed: number): Promise<{ prior: ControllerPrior; controller: Controller }> {
+  const prior = readPrior(path);
+  const controller = await controllerFromPrior(prior, seed).catch((err: Error) => Promise.reject(new Error(`prior ${path}: ${err.message}`)));
+  return { prior, controller };
+}
+
 /** One line on a prior's origin, for reports. */
 export function describePrior(prior: ControllerPrior): string {
   const p = prior.provenance;
