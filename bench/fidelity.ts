@@ -4,8 +4,10 @@
  * loop once per arm (the full budget for every proposal, then each successive-halving setting)
  * and reads the run's compute report: the agent's jobs' examples, env steps and CPU seconds, and
  * the held-out gain (per task, the best full-budget normalised hidden score minus the baseline
- * spec's). It prints each arm's figures per seed and their means, with the ratio of the
- * full-budget arm's compute per unit of gain to each arm's, and each arm's gain ± its sd over seeds.
+ * spec's) and the confirmed gain (the same from the best score confirmed on the harness's seeds,
+ * which the luck of the best of many single trainings does not inflate). It prints each arm's
+ * figures per seed and their means, with the ratio of the full-budget arm's compute per unit of
+ * either gain to each arm's, and each arm's gains ± their sd over seeds.
  *
  * Options (after `--`):
  * - `--seeds=1,2,3` (the default) or a range `--seeds=1-5`;
@@ -73,7 +75,7 @@ export async function fidelity(): Promise<Record<string, unknown>> {
         const wallSeconds = (performance.now() - t0) / 1000;
         runs.push({ arm: arm.name, seed, compute: summary.compute, wallSeconds });
         log(
-          `fidelity: seed ${seed}, ${arm.name}: gain ${num(summary.compute.gain)}, ${num(summary.compute.proposals.examples)} examples, ${wallSeconds.toFixed(0)} s`,
+          `fidelity: seed ${seed}, ${arm.name}: gain ${num(summary.compute.gain)} (confirmed ${num(summary.compute.confirmedGain)}), ${num(summary.compute.proposals.examples)} examples, ${wallSeconds.toFixed(0)} s`,
         );
       }
     }
@@ -84,10 +86,12 @@ export async function fidelity(): Promise<Record<string, unknown>> {
   const perArm = arms.map((arm) => {
     const mine = runs.filter((r) => r.arm === arm.name);
     const gains = mine.map((r) => r.compute.gain ?? 0);
+    const confirmed = mine.map((r) => r.compute.confirmedGain ?? 0);
     const examples = mean(mine.map((r) => r.compute.proposals.examples));
     const envSteps = mean(mine.map((r) => r.compute.proposals.envSteps));
     const cpu = mean(mine.map((r) => r.compute.proposals.cpuSeconds));
     const gain = mean(gains);
+    const confirmedGain = mean(confirmed);
     return {
       arm: arm.name,
       jobs: mean(mine.map((r) => r.compute.proposals.jobs)),
@@ -97,8 +101,12 @@ export async function fidelity(): Promise<Record<string, unknown>> {
       wallSeconds: mean(mine.map((r) => r.wallSeconds)),
       gain,
       gainSd: sd(gains),
+      confirmedGain,
+      confirmedGainSd: sd(confirmed),
       // Compute per unit of the mean gain (the mean compute over the mean gain).
       examplesPerGain: gain > 0 ? examples / gain : null,
+      examplesPerConfirmedGain: confirmedGain > 0 ? examples / confirmedGain : null,
+      cpuSecondsPerConfirmedGain: confirmedGain > 0 ? cpu / confirmedGain : null,
       envStepsPerGain: gain > 0 ? envSteps / gain : null,
       cpuSecondsPerGain: gain > 0 ? cpu / gain : null,
     };
@@ -109,10 +117,12 @@ export async function fidelity(): Promise<Record<string, unknown>> {
     ...a,
     examplesPerGainVsFirst: ratio(ref.examplesPerGain, a.examplesPerGain),
     cpuSecondsPerGainVsFirst: ratio(ref.cpuSecondsPerGain, a.cpuSecondsPerGain),
+    examplesPerConfirmedGainVsFirst: ratio(ref.examplesPerConfirmedGain, a.examplesPerConfirmedGain),
+    cpuSecondsPerConfirmedGainVsFirst: ratio(ref.cpuSecondsPerConfirmedGain, a.cpuSecondsPerConfirmedGain),
   }));
   log(
     table(
-      ['seed', 'arm', 'jobs', 'examples', 'env steps', 'CPU s', 'gain', 'wall s'],
+      ['seed', 'arm', 'jobs', 'examples', 'env steps', 'CPU s', 'gain', 'confirmed gain', 'wall s'],
       runs.map((r) => [
         String(r.seed),
         r.arm,
@@ -121,6 +131,7 @@ export async function fidelity(): Promise<Record<string, unknown>> {
         num(r.compute.proposals.envSteps),
         num(r.compute.proposals.cpuSeconds),
         num(r.compute.gain),
+        num(r.compute.confirmedGain),
         r.wallSeconds.toFixed(0),
       ]),
     ),
@@ -137,6 +148,10 @@ export async function fidelity(): Promise<Record<string, unknown>> {
         'CPU s / gain',
         `× fewer examples / gain than ${ref.arm}`,
         '× fewer CPU s / gain',
+        'confirmed gain ± sd',
+        'examples / confirmed gain',
+        '× fewer examples / confirmed gain',
+        '× fewer CPU s / confirmed gain',
       ],
       summary.map((a) => [
         a.arm,
@@ -148,6 +163,10 @@ export async function fidelity(): Promise<Record<string, unknown>> {
         num(a.cpuSecondsPerGain),
         num(a.examplesPerGainVsFirst),
         num(a.cpuSecondsPerGainVsFirst),
+        `${num(a.confirmedGain)} ± ${num(a.confirmedGainSd)}`,
+        num(a.examplesPerConfirmedGain),
+        num(a.examplesPerConfirmedGainVsFirst),
+        num(a.cpuSecondsPerConfirmedGainVsFirst),
       ]),
     ),
   );

@@ -90,7 +90,7 @@ function computeLine(summary: Awaited<ReturnType<typeof train>>): string {
   const per = c.perGain.cpuSeconds === null ? 'no held-out gain over the baselines' : `${num(c.perGain.cpuSeconds, 1)} CPU s per unit of gain`;
   return (
     `compute (${how}): ${c.proposals.jobs} jobs trained, ${spent}; held-out gain ${num(c.gain)} ` +
-    `(best normalised score minus the baseline's, mean over tasks); ${per}`
+    `(best normalised score minus the baseline's, mean over tasks), ${num(c.confirmedGain)} confirmed on the harness's seeds; ${per}`
   );
 }
 
