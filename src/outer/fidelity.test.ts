@@ -135,7 +135,9 @@ test('property: which rung jobs run and what each proposal settles to never depe
     // Synchronous successive halving on the same scores: each rung decided once all of it has finished.
     const expected: string[] = [];
     let entrants = proposals.map((p) => p.id);
-    for (let r = 0; r < rungShares(fidelity).length && entrants.length; r++) {
+    const top = rungShares(fidelity).length - 1;
+    for (let r = 0; r <= top && entrants.length; r++) {
+      if (r < top && entrants.length === 1) continue; // one entrant: the rung is skipped
       expected.push(...entrants.map((id) => `${id}@${r}`));
       const results = entrants.map((id) => ({
         proposal: id,
@@ -150,6 +152,8 @@ test('property: which rung jobs run and what each proposal settles to never depe
   for (const fidelity of [
     { eta: 3, minShare: 1 / 9 },
     { eta: 2, minShare: 1 / 8 },
+    // 9 → 3 → 1: the rung at 1/3 would have one entrant, which goes on to the full budget untrained there.
+    { eta: 3, minShare: 1 / 27 },
   ]) {
     const first = await settle(1, fidelity);
     const top = rungShares({ ...fidelity }).length - 1;
@@ -157,6 +161,7 @@ test('property: which rung jobs run and what each proposal settles to never depe
       first.rungs.some((r) => r.endsWith(`@${top}`)),
       'someone reached the full budget',
     );
+    if (fidelity.minShare === 1 / 27) assert.ok(!first.rungs.some((r) => r.endsWith('@2')), 'the rung with one entrant is skipped');
     for (let seed = 2; seed <= 12; seed++) assert.deepEqual(await settle(seed, fidelity), first, `finish order ${seed}`);
   }
 });
@@ -242,6 +247,25 @@ test('a proposal stopped early is paid its own score, never more than one promot
     { normalized: null, full: false, rung: 0 },
     { normalized: null, full: true, rung: 2 },
   ]);
+  // A proposal that skipped a rung (the only entrant there) is paid as one that reached the top,
+  // and caps those stopped below it as any finalist does.
+  const skipped = paidScores(
+    [
+      {
+        proposal: 1,
+        rungs: [
+          { status: 'succeeded', normalized: 0.5, rung: 0 },
+          { status: 'succeeded', normalized: 0.4, rung: 2 },
+        ],
+      },
+      { proposal: 2, rungs: [{ status: 'succeeded', normalized: 0.45, rung: 0 }] },
+    ],
+    2,
+  );
+  assert.deepEqual(skipped, [
+    { normalized: 0.4, full: true, rung: 2 },
+    { normalized: 0.4, full: false, rung: 0 },
+  ]);
   // Stopped early, a score far above the best so far earns no bonus; the same at full budget does.
   const i = { status: 'succeeded' as const, normalized: 0.9, baseline: 0.1, bestSoFar: 0.2, stderr: 0.01, bestStderr: 0.01 };
   assert.equal(outerReward({ ...i, fullBudget: false }).bonus, 0);
@@ -276,22 +300,22 @@ test('a real run with successive halving: every rung stored, the best promoted, 
     const proposals = store.jobs(summary.run, { kind: 'proposal' });
     const rungs = store.jobs(summary.run, { kind: 'rung' });
     store.close();
-    // 3 valid proposals: rung 0 (1/4 of the budget) all three, rung 1 (1/2) one, rung 2 (full) one.
+    // 3 valid proposals: rung 0 (1/4 of the budget) all three; rung 1 (1/2) would have one entrant,
+    // so it is skipped (it could decide nothing); rung 2 (full) that one.
     assert.deepEqual(
       rungs.map((r) => r.rung),
-      [0, 0, 0, 1, 2],
+      [0, 0, 0, 2],
     );
     assert.equal(proposals[2].status, 'invalid');
     assert.match(proposals[2].error ?? '', /algorithm\.learningRate/);
     assert.ok(rungs.every((r) => r.status === 'succeeded' && r.normalized !== null));
     const budget = (r: { spec: unknown }) => (r.spec as { budget: { examples: number } }).budget.examples;
     const full = base.budget.examples;
-    assert.deepEqual(rungs.map(budget), [full / 4, full / 4, full / 4, full / 2, full]);
+    assert.deepEqual(rungs.map(budget), [full / 4, full / 4, full / 4, full]);
     // The promoted one is the best of rung 0, and it alone reached the full budget.
     const r0 = rungs.filter((r) => r.rung === 0);
     const bestAt0 = r0.reduce((a, b) => ((b.normalized as number) > (a.normalized as number) ? b : a));
     assert.equal(rungs[3].parentId, bestAt0.parentId);
-    assert.equal(rungs[4].parentId, bestAt0.parentId);
     // Each valid proposal carries the score of its highest rung and the compute of all its rungs.
     for (const p of proposals.filter((q) => q.status !== 'invalid')) {
       const mine = rungs.filter((r) => r.parentId === p.id);
@@ -312,7 +336,7 @@ test('a real run with successive halving: every rung stored, the best promoted, 
         assert.ok((p.reward as number) <= (finalist.reward as number) + 1e-12, `stopped ${p.reward} vs finalist ${finalist.reward}`);
     }
     // The compute report counts the rung jobs once (not the settled proposals too).
-    assert.equal(summary.compute.proposals.jobs, 5);
+    assert.equal(summary.compute.proposals.jobs, 4);
     assert.equal(
       summary.compute.proposals.examples,
       rungs.reduce((a, r) => a + (r.examples ?? 0), 0),

@@ -11,6 +11,9 @@
  * which job finished first (a job cannot buy a promotion by being fast). A reduced budget is a spec change made by the harness and stored as such (a job of
  * kind `rung` with the spec that ran), never by the agent; the engine counts it like any budget.
  * Control rung jobs also stop early when their training curve stays flat (`budget.stopWhenFlat`).
+ * A rung below the top with a single entrant is skipped: it could only promote that entrant, so
+ * training there would buy no decision (a group of 4 with eta 3 from 1/9 trains 4 jobs at 1/9 and
+ * the best at the full budget, not again at 1/3).
  *
  * The rule that pays a proposal (`paidScores`): a proposal that reached the full budget is paid
  * from its full-budget score, as without fidelity. One stopped at rung r is paid from its own
@@ -137,8 +140,11 @@ export function rungSpec(raw: unknown, checked: JobSpec, brief: TaskBrief, share
 /** What one proposal did under successive halving. */
 export interface ProposalFidelity {
   proposal: number;
-  /** Rung results, rung 0 first, as far as it got. */
-  rungs: { status: string; normalized: number | null }[];
+  /**
+   * Rung results, lowest first, as far as it got; `rung` is the rung's number (default: the
+   * result's place in the list; a rung skipped because it had one entrant has no result).
+   */
+  rungs: { status: string; normalized: number | null; rung?: number }[];
 }
 
 /** What a proposal is paid from. */
@@ -158,14 +164,15 @@ export interface PaidScore {
  */
 export function paidScores(proposals: ProposalFidelity[], top: number): PaidScore[] {
   const paid = new Map<number, PaidScore>();
-  const reached = (p: ProposalFidelity): number => p.rungs.length - 1;
+  const rungOf = (p: ProposalFidelity, i: number): number => p.rungs[i].rung ?? i;
+  const reached = (p: ProposalFidelity): number => rungOf(p, p.rungs.length - 1);
   for (let r = top; r >= 0; r--) {
     // Proposals promoted past rung r: already paid (higher rungs are settled first).
     const above = proposals.filter((p) => reached(p) > r).map((p) => paid.get(p.proposal)!);
     const caps = above.map((a) => a.normalized).filter((v): v is number => v !== null);
     const cap = caps.length ? Math.min(...caps) : Infinity;
     for (const p of proposals.filter((q) => reached(q) === r)) {
-      const own = p.rungs[r];
+      const own = p.rungs[p.rungs.length - 1];
       const ok = own.status === 'succeeded' && own.normalized !== null && Number.isFinite(own.normalized);
       paid.set(p.proposal, {
         normalized: ok ? Math.min(own.normalized as number, cap) : null,
@@ -237,6 +244,9 @@ export async function successiveHalving(c: HalvingContext, proposals: JobRow[], 
       let entrants = group.map((v) => v.row.id);
       for (let r = 0; r < shares.length && entrants.length; r++) {
         const rung = existing.filter((j) => j.task === task && j.rung === r);
+        // A rung below the top with one entrant decides nothing (its place among the promoted is
+        // certain before it trains): the entrant goes on untrained (unless an older store holds its job).
+        if (r < shares.length - 1 && entrants.length === 1 && !rung.length) continue;
         for (const id of entrants) if (!rung.some((j) => j.parentId === id)) addRung(id, r);
         if (r === shares.length - 1) break;
         // Rung r + 1's entrants: certain promotions only, and only once rung r's set is final (its size sets rung r + 1's cut).
@@ -329,7 +339,7 @@ export function fidelityPaid(proposals: JobRow[], rungRows: JobRow[], brief: Tas
     .map((row) => ({ row, rungs: rungRows.filter((j) => j.parentId === row.id).sort((a, b) => (a.rung ?? 0) - (b.rung ?? 0)) }))
     .filter((p) => p.rungs.length > 0);
   const paid = paidScores(
-    list.map((p) => ({ proposal: p.row.id, rungs: p.rungs.map((j) => ({ status: j.status, normalized: j.normalized })) })),
+    list.map((p) => ({ proposal: p.row.id, rungs: p.rungs.map((j, i) => ({ status: j.status, normalized: j.normalized, rung: j.rung ?? i })) })),
     top,
   );
   const out = new Map<number, PaidOverride>();
