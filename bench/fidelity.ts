@@ -7,12 +7,13 @@
  * spec's) and the confirmed gain (the same from the best score confirmed on the harness's seeds,
  * which the luck of the best of many single trainings does not inflate). It prints each arm's
  * figures per seed and their means, with the ratio of the full-budget arm's compute per unit of
- * either gain to each arm's, and each arm's gains ± their sd over seeds.
+ * either gain to each arm's (examples for supervised tasks, env steps for control ones, and CPU
+ * seconds), and each arm's gains ± their sd over seeds.
  *
  * Options (after `--`):
  * - `--seeds=1,2,3` (the default) or a range `--seeds=1-5`;
  * - `--tasks=cars-mpg,two-spirals` (the default), `--iterations=6`, `--group=9`, `--workers=2`;
- * - `--arms=full,3:1/9,3:1/27` (the default): `full`, or `ETA:MIN-SHARE` for `--fidelity asha`.
+ * - `--arms=full,3:1/9,9:1/9,27:1/27` (the default): `full`, or `ETA:MIN-SHARE` for `--fidelity asha`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,7 +59,7 @@ export async function fidelity(): Promise<Record<string, unknown>> {
   const iterations = Number(opt('iterations') ?? 6);
   const group = Number(opt('group') ?? 9);
   const workers = Number(opt('workers') ?? 2);
-  const arms = (opt('arms') ?? 'full,3:1/9,3:1/27').split(',').map(parseArm);
+  const arms = (opt('arms') ?? 'full,3:1/9,9:1/9,27:1/27').split(',').map(parseArm);
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-fidelity-'));
   const runs: { arm: string; seed: number; compute: ComputeReport; wallSeconds: number }[] = [];
   const executor = new LocalExecutor({ workers });
@@ -87,39 +88,39 @@ export async function fidelity(): Promise<Record<string, unknown>> {
     const mine = runs.filter((r) => r.arm === arm.name);
     const gains = mine.map((r) => r.compute.gain ?? 0);
     const confirmed = mine.map((r) => r.compute.confirmedGain ?? 0);
-    const examples = mean(mine.map((r) => r.compute.proposals.examples));
-    const envSteps = mean(mine.map((r) => r.compute.proposals.envSteps));
-    const cpu = mean(mine.map((r) => r.compute.proposals.cpuSeconds));
-    const gain = mean(gains);
-    const confirmedGain = mean(confirmed);
+    const spent = {
+      examples: mean(mine.map((r) => r.compute.proposals.examples)),
+      envSteps: mean(mine.map((r) => r.compute.proposals.envSteps)),
+      cpuSeconds: mean(mine.map((r) => r.compute.proposals.cpuSeconds)),
+    };
+    // Compute per unit of the mean gain (the mean compute over the mean gain).
+    const per = (g: number): Record<keyof typeof spent, number | null> => ({
+      examples: g > 0 && spent.examples > 0 ? spent.examples / g : null,
+      envSteps: g > 0 && spent.envSteps > 0 ? spent.envSteps / g : null,
+      cpuSeconds: g > 0 ? spent.cpuSeconds / g : null,
+    });
     return {
       arm: arm.name,
       jobs: mean(mine.map((r) => r.compute.proposals.jobs)),
-      examples,
-      envSteps,
-      cpuSeconds: cpu,
+      ...spent,
       wallSeconds: mean(mine.map((r) => r.wallSeconds)),
-      gain,
+      gain: mean(gains),
       gainSd: sd(gains),
-      confirmedGain,
+      confirmedGain: mean(confirmed),
       confirmedGainSd: sd(confirmed),
-      // Compute per unit of the mean gain (the mean compute over the mean gain).
-      examplesPerGain: gain > 0 ? examples / gain : null,
-      examplesPerConfirmedGain: confirmedGain > 0 ? examples / confirmedGain : null,
-      cpuSecondsPerConfirmedGain: confirmedGain > 0 ? cpu / confirmedGain : null,
-      envStepsPerGain: gain > 0 ? envSteps / gain : null,
-      cpuSecondsPerGain: gain > 0 ? cpu / gain : null,
+      perGain: per(mean(gains)),
+      perConfirmedGain: per(mean(confirmed)),
     };
   });
   const ref = perArm[0];
   const ratio = (a: number | null, b: number | null): number | null => (a !== null && b !== null && b > 0 ? a / b : null);
-  const summary = perArm.map((a) => ({
-    ...a,
-    examplesPerGainVsFirst: ratio(ref.examplesPerGain, a.examplesPerGain),
-    cpuSecondsPerGainVsFirst: ratio(ref.cpuSecondsPerGain, a.cpuSecondsPerGain),
-    examplesPerConfirmedGainVsFirst: ratio(ref.examplesPerConfirmedGain, a.examplesPerConfirmedGain),
-    cpuSecondsPerConfirmedGainVsFirst: ratio(ref.cpuSecondsPerConfirmedGain, a.cpuSecondsPerConfirmedGain),
-  }));
+  // How many times less compute per unit of gain than the first arm (the full budget by default).
+  const fewer = (a: (typeof perArm)[number], which: 'perGain' | 'perConfirmedGain') => ({
+    examples: ratio(ref[which].examples, a[which].examples),
+    envSteps: ratio(ref[which].envSteps, a[which].envSteps),
+    cpuSeconds: ratio(ref[which].cpuSeconds, a[which].cpuSeconds),
+  });
+  const summary = perArm.map((a) => ({ ...a, fewerPerGain: fewer(a, 'perGain'), fewerPerConfirmedGain: fewer(a, 'perConfirmedGain') }));
   log(
     table(
       ['seed', 'arm', 'jobs', 'examples', 'env steps', 'CPU s', 'gain', 'confirmed gain', 'wall s'],
@@ -136,37 +137,34 @@ export async function fidelity(): Promise<Record<string, unknown>> {
       ]),
     ),
   );
+  // Examples for supervised tasks, env steps for control: the ratios of the one the tasks use.
+  const unit = summary.some((a) => a.examples > 0) ? 'examples' : 'envSteps';
+  const unitName = unit === 'examples' ? 'examples' : 'env steps';
   log(
     table(
       [
         'arm (mean over seeds)',
         'jobs',
-        'examples',
+        unitName,
         'CPU s',
         'gain ± sd',
-        'examples / gain',
-        'CPU s / gain',
-        `× fewer examples / gain than ${ref.arm}`,
+        `× fewer ${unitName} / gain`,
         '× fewer CPU s / gain',
         'confirmed gain ± sd',
-        'examples / confirmed gain',
-        '× fewer examples / confirmed gain',
+        `× fewer ${unitName} / confirmed gain`,
         '× fewer CPU s / confirmed gain',
       ],
       summary.map((a) => [
         a.arm,
         num(a.jobs),
-        num(a.examples),
+        num(a[unit]),
         num(a.cpuSeconds),
         `${num(a.gain)} ± ${num(a.gainSd)}`,
-        num(a.examplesPerGain),
-        num(a.cpuSecondsPerGain),
-        num(a.examplesPerGainVsFirst),
-        num(a.cpuSecondsPerGainVsFirst),
+        num(a.fewerPerGain[unit]),
+        num(a.fewerPerGain.cpuSeconds),
         `${num(a.confirmedGain)} ± ${num(a.confirmedGainSd)}`,
-        num(a.examplesPerConfirmedGain),
-        num(a.examplesPerConfirmedGainVsFirst),
-        num(a.cpuSecondsPerConfirmedGainVsFirst),
+        num(a.fewerPerConfirmedGain[unit]),
+        num(a.fewerPerConfirmedGain.cpuSeconds),
       ]),
     ),
   );
