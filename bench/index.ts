@@ -3,7 +3,7 @@
  * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo,
  * gym-bridge, llm, noise, fidelity, sensitivity, zero-shot (default: all but grpo, gym-bridge, llm, noise, fidelity,
  * sensitivity and zero-shot; the first three need the Python environment, noise trains every baseline on five seeds,
- * fidelity trains the controller 9 times, sensitivity trains about 1,500 jobs, zero-shot reads a finished transfer
+ * fidelity trains the controller once per arm and seed (12 times by default), sensitivity trains about 1,500 jobs, zero-shot reads a finished transfer
  * experiment; they run only when named). `noise`, `fidelity`, `sensitivity` and `zero-shot` take options: see
  * bench/noise.ts, bench/fidelity.ts, bench/sensitivity.ts and bench/zero-shot.ts.
  */
