@@ -1,11 +1,11 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
  * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo,
- * gym-bridge, llm, noise, fidelity, sensitivity, zero-shot (default: all but grpo, gym-bridge, llm, noise, fidelity,
- * sensitivity and zero-shot; the first three need the Python environment, noise trains every baseline on five seeds,
- * fidelity trains the controller once per arm and seed (12 times by default), sensitivity trains about 1,500 jobs, zero-shot reads a finished transfer
- * experiment; they run only when named). `noise`, `fidelity`, `sensitivity` and `zero-shot` take options: see
- * bench/noise.ts, bench/fidelity.ts, bench/sensitivity.ts and bench/zero-shot.ts.
+ * gym-bridge, llm, noise, fidelity, sensitivity, zero-shot, held-out-confirm (default: all but grpo, gym-bridge, llm, noise, fidelity,
+ * sensitivity, zero-shot and held-out-confirm; the first three need the Python environment, noise trains every baseline on five seeds,
+ * fidelity trains the controller once per arm and seed (12 times by default), sensitivity trains about 1,500 jobs, zero-shot and held-out-confirm read a finished transfer
+ * experiment; they run only when named). `noise`, `fidelity`, `sensitivity`, `zero-shot` and `held-out-confirm` take options: see
+ * bench/noise.ts, bench/fidelity.ts, bench/sensitivity.ts, bench/zero-shot.ts and bench/held-out-confirm.ts.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +34,7 @@ import { noise } from './noise.js';
 import { fidelity } from './fidelity.js';
 import { sensitivity } from './sensitivity.js';
 import { zeroShot } from './zero-shot.js';
+import { heldOutConfirm } from './held-out-confirm.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -197,9 +198,10 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   fidelity,
   sensitivity,
   'zero-shot': zeroShot,
+  'held-out-confirm': heldOutConfirm,
 };
 /** Run only when named (long, or needing the Python environment and a model). */
-const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise', 'fidelity', 'sensitivity', 'zero-shot']);
+const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise', 'fidelity', 'sensitivity', 'zero-shot', 'held-out-confirm']);
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);
