@@ -243,12 +243,13 @@ export function runDetail(db: Database.Database): RunDetail | null {
         WHERE j.kind = 'proposal' GROUP BY j.task ORDER BY j.task`,
     )
     .all() as RunDetail['best'];
-  // A rung job is promoted when its proposal has a job at the next rung (stores before fidelity have no rung column).
+  // A rung job is promoted when its proposal has a job at a higher rung (the next one, or the one after a rung skipped
+  // for having one entrant; stores before fidelity have no rung column).
   const promotions = rung
     ? (db
         .prepare(
           `SELECT a.iteration, a.task, a.rung, max(a.share) AS share, count(*) AS trained, max(s.normalized) AS best,
-                  sum(EXISTS (SELECT 1 FROM jobs b WHERE b.kind = 'rung' AND b.parent_id = a.parent_id AND b.rung = a.rung + 1)) AS promoted
+                  sum(EXISTS (SELECT 1 FROM jobs b WHERE b.kind = 'rung' AND b.parent_id = a.parent_id AND b.rung > a.rung)) AS promoted
              FROM jobs a LEFT JOIN scores s ON s.job_id = a.id WHERE a.kind = 'rung' GROUP BY a.iteration, a.task, a.rung ORDER BY a.iteration, a.task, a.rung`,
         )
         .all() as RunDetail['promotions'])

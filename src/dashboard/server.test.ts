@@ -297,7 +297,8 @@ test('a run with successive halving: per rung, the jobs trained and those promot
         score: { raw: 0.5 + k / 10, normalized: 0.2 + k / 10, stderr: 0.01 },
       }),
     );
-    const r1 = rung(1, [proposals[2]], 1); // the best of rung 0 goes on
+    // The best of rung 0 goes on; rung 1 would have had it alone, so it is skipped: rung 2 is the full budget.
+    const r1 = rung(2, [proposals[2]], 1);
     store.finishJob(r1[0], { status: 'succeeded', examples: 300, cpuSeconds: 0.3, wallSeconds: 0.3, score: { raw: 0.9, normalized: 0.8, stderr: 0.01 } });
   } finally {
     store.close();
@@ -309,7 +310,7 @@ test('a run with successive halving: per rung, the jobs trained and those promot
       run.promotions.map((p: { rung: number; trained: number; promoted: number; best: number }) => [p.rung, p.trained, p.promoted, p.best]),
       [
         [0, 3, 1, 0.4],
-        [1, 1, 0, 0.8],
+        [2, 1, 0, 0.8],
       ],
     );
     const key = (await json(d.url, '/api/runs'))[0].key;
