@@ -2,46 +2,12 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { JobRow } from '../store/store.js';
+import { jobRow } from '../testing/job-row.js';
 import { computeReport } from './compute-report.js';
 import { CONFIRM_SEEDS } from './noise.js';
 
-let nextId = 1;
-
-/** A finished job row of task `t` as the store returns it. */
-function row(kind: JobRow['kind'], o: Partial<JobRow> = {}): JobRow {
-  return {
-    id: nextId++,
-    runId: 'r',
-    iteration: 0,
-    slot: 0,
-    task: 't',
-    kind,
-    agent: kind === 'proposal' ? 'test' : 'baseline',
-    spec: { seed: 1 },
-    trace: null,
-    patch: null,
-    status: 'succeeded',
-    failureKind: null,
-    error: null,
-    envSteps: null,
-    examples: 1000,
-    wallSeconds: 1,
-    cpuSeconds: 1,
-    artifactDir: null,
-    cacheHit: null,
-    raw: 0,
-    normalized: 0.5,
-    stderr: 0.01,
-    reward: null,
-    advantage: null,
-    groupId: null,
-    finishedAt: null,
-    rung: null,
-    parentId: null,
-    share: null,
-    ...o,
-  };
-}
+/** A finished job row of task `t`. */
+const row = (kind: JobRow['kind'], o: Partial<JobRow> = {}): JobRow => jobRow(kind, { task: 't', stderr: 0.01, ...o });
 
 /** A run's rows: five baselines at `ref`, one proposal per single score, confirmations of some. */
 function run(ref: number, singles: number[], confirmed: Map<number, number[]>): JobRow[] {

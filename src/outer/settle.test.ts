@@ -2,48 +2,14 @@ import test from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import type { JobRow } from '../store/store.js';
+import { jobRow } from '../testing/job-row.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { BASELINE_ATTEMPTS, BASELINE_SEEDS, CONFIRM_SEEDS, harnessSeeds, taskReference } from './noise.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from './settle.js';
 
 const brief = getPublicTask('cars-mpg').brief;
-let nextId = 1;
-
-/** A finished job row as the store returns it. */
-function row(kind: JobRow['kind'], o: Partial<JobRow> = {}): JobRow {
-  return {
-    id: nextId++,
-    runId: 'r',
-    iteration: 0,
-    slot: 0,
-    task: brief.id,
-    kind,
-    agent: kind === 'proposal' ? 'test' : 'baseline',
-    spec: { seed: 1 },
-    trace: null,
-    patch: null,
-    status: 'succeeded',
-    failureKind: null,
-    error: null,
-    envSteps: null,
-    examples: 1000,
-    wallSeconds: 1,
-    cpuSeconds: 1,
-    artifactDir: null,
-    cacheHit: null,
-    raw: 0,
-    normalized: 0.5,
-    stderr: 0.02,
-    reward: null,
-    advantage: null,
-    groupId: null,
-    finishedAt: null,
-    rung: null,
-    parentId: null,
-    share: null,
-    ...o,
-  };
-}
+/** A finished job row of the brief's task. */
+const row = (kind: JobRow['kind'], o: Partial<JobRow> = {}): JobRow => jobRow(kind, { task: brief.id, ...o });
 
 const baselines = (scores: number[], stderr = 0.02): JobRow[] => scores.map((normalized, slot) => row('baseline', { slot, normalized, stderr }));
 
