@@ -146,14 +146,15 @@ export async function heldOutConfirm(): Promise<Record<string, unknown>> {
     const levelWithEvery = (f: string): boolean | null => {
       const zs = familyMean(f, which, 'zeroShot');
       const others = SEARCHES.map((k) => familyMean(f, which, k)).filter((v): v is number => v !== null);
-      return zs === null || !others.length ? null : others.every((v) => zs >= v);
+      // Null ("not run") unless every search ran (`--compare random` runs random search only).
+      return zs === null || others.length < SEARCHES.length ? null : others.every((v) => zs >= v);
     };
     const zs = (f: string) => familyMean(f, which, 'zeroShot');
     const r4 = (f: string) => familyMean(f, which, 'randomBest4');
     const fams = families.filter((f) => f !== 'all');
     return {
       zeroShotAtLeastEveryBest16: levelWithEvery('all'),
-      familiesAtLeastEveryBest16: fams.filter((f) => levelWithEvery(f)).length,
+      familiesAtLeastEveryBest16: levelWithEvery('all') === null ? null : fams.filter((f) => levelWithEvery(f)).length,
       familiesAboveRandomBest4: fams.filter((f) => (zs(f) ?? -Infinity) > (r4(f) ?? Infinity)).length,
       families: fams.length,
     };
@@ -169,8 +170,8 @@ export async function heldOutConfirm(): Promise<Record<string, unknown>> {
     ['confirmed', confirmed],
   ] as const) {
     console.log(
-      `${label}: zero-shot at least level with every search's best of 16 on the mean: ${v.zeroShotAtLeastEveryBest16 ? 'yes' : 'no'}; ` +
-        `in ${v.familiesAtLeastEveryBest16} of ${v.families} families; above random best of 4 in ${v.familiesAboveRandomBest4} of ${v.families}`,
+      `${label}: zero-shot at least level with every search's best of 16 on the mean: ${v.zeroShotAtLeastEveryBest16 === null ? 'not run' : v.zeroShotAtLeastEveryBest16 ? 'yes' : 'no'}; ` +
+        `in ${v.familiesAtLeastEveryBest16 ?? 'not run'} of ${v.families} families; above random best of 4 in ${v.familiesAboveRandomBest4} of ${v.families}`,
     );
   }
   const means = (which: 'single' | 'confirmed') =>
