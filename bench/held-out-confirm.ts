@@ -15,8 +15,7 @@
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { resolveFamilies, transferPreset } from '../src/outer/experiment.js';
+import { join } from 'node:path';
 import { familyOf } from '../src/outer/transfer-summary.js';
 import { train } from '../src/outer/loop.js';
 import { CONFIRM_SEEDS, harnessSeeds, seedlessKey, taskReference, withSeed } from '../src/outer/noise.js';
@@ -26,6 +25,7 @@ import { Store } from '../src/store/store.js';
 import { evalIdentity, evalSecret } from '../src/tasks/secret.js';
 import { ScriptedAgent } from '../src/testing/scripted-agent.js';
 import { initTf } from '../src/util/tf.js';
+import { repetitionArgs, repetitionCache } from './repetition.js';
 import { num, table } from '../src/cli/format.js';
 
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -74,21 +74,13 @@ function pick(proposals: { spec: unknown; v: number }[], n: number): { spec: unk
 }
 
 export async function heldOutConfirm(): Promise<Record<string, unknown>> {
-  const args = process.argv.slice(2);
-  const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const dirArg = opt('dir');
-  if (!dirArg) throw new Error('held-out-confirm: --dir=<a finished transfer repetition directory> is required');
-  const dir = resolve(dirArg);
-  const preset = opt('preset') ?? 'full';
-  if (preset !== 'full' && preset !== 'quick') throw new Error(`held-out-confirm: --preset must be full or quick, got "${preset}"`);
-  const options = resolveFamilies(transferPreset(preset));
-  const seed = Number(opt('seed') ?? options.seed);
+  const { dir, preset, options, seed, workers } = repetitionArgs('held-out-confirm', 'a finished transfer repetition directory');
   const secret = evalSecret();
   await initTf();
-  const executor = new LocalExecutor({ workers: Number(opt('workers') ?? 2) });
+  const executor = new LocalExecutor({ workers });
   const scorer = new Scorer();
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-held-out-confirm-'));
-  const cache = [join(dir, 'cache.db'), join(dir, '..', 'cache.db'), join(dir, '..', '..', 'cache.db')].find((p) => existsSync(p)) ?? join(tmp, 'cache.db');
+  const cache = repetitionCache(dir, tmp);
   const perTask: { task: string; baseline: number | null; single: Partial<Record<PickKey, number>>; confirmed: Partial<Record<PickKey, number>> }[] = [];
   try {
     const t0 = performance.now();

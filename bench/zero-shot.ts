@@ -24,7 +24,8 @@ import { Controller, specWriter, validMode } from '../src/outer/agents/controlle
 import { controllerFromPrior, readPrior } from '../src/outer/agents/prior.js';
 import { activeHeads, buildHeads } from '../src/outer/agents/space.js';
 import type { Agent } from '../src/outer/agents/types.js';
-import { HeldOut, readRun, resolveFamilies, transferPreset } from '../src/outer/experiment.js';
+import { HeldOut, readRun } from '../src/outer/experiment.js';
+import { repetitionArgs, repetitionCache } from './repetition.js';
 import { familyOf } from '../src/outer/transfer-summary.js';
 import { train } from '../src/outer/loop.js';
 import { Scorer } from '../src/outer/scoring/scorer-pool.js';
@@ -71,15 +72,7 @@ function ensemble(members: Controller[]): Agent {
 }
 
 export async function zeroShot(): Promise<Record<string, unknown>> {
-  const args = process.argv.slice(2);
-  const opt = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
-  const dirArg = opt('dir');
-  if (!dirArg) throw new Error('zero-shot: --dir=<a transfer repetition directory> is required (it holds meta/store.db)');
-  const dir = resolve(dirArg);
-  const preset = opt('preset') ?? 'full';
-  if (preset !== 'full' && preset !== 'quick') throw new Error(`zero-shot: --preset must be full or quick, got "${preset}"`);
-  const options = resolveFamilies(transferPreset(preset));
-  const seed = Number(opt('seed') ?? options.seed);
+  const { dir, preset, options, seed, workers, opt } = repetitionArgs('zero-shot', 'a transfer repetition directory, which holds meta/store.db');
   if (!existsSync(join(dir, 'meta', 'store.db')))
     throw new Error(`zero-shot: ${join(dir, 'meta', 'store.db')} does not exist (--dir names one repetition's directory)`);
   const meta = new Store(join(dir, 'meta'));
@@ -98,11 +91,11 @@ export async function zeroShot(): Promise<Record<string, unknown>> {
   const missing = asked.filter((k) => !at.includes(k));
   if (missing.length) log(`no checkpoint after iteration ${missing.join(', ')} (the run has ${saved.length}); skipped`);
   await initTf();
-  const executor = new LocalExecutor({ workers: Number(opt('workers') ?? 2) });
+  const executor = new LocalExecutor({ workers });
   const scorer = new Scorer();
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-zero-shot-'));
-  // The experiment's cache (its directory, or two levels up from a `secret-K/seed-S` repetition): the baselines are trained already.
-  const cache = [join(dir, 'cache.db'), join(dir, '..', 'cache.db'), join(dir, '..', '..', 'cache.db')].find((p) => existsSync(p)) ?? join(tmp, 'cache.db');
+  // The experiment's cache: the baselines are trained already.
+  const cache = repetitionCache(dir, tmp);
   const families = [...new Set(options.heldOutTasks.map(familyOf))];
   const rows: (string | number)[][] = [];
   const result: Record<string, unknown>[] = [];
