@@ -1,11 +1,12 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
  * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo,
- * gym-bridge, llm, noise, fidelity, sensitivity, zero-shot, held-out-confirm (default: all but grpo, gym-bridge, llm, noise, fidelity,
- * sensitivity, zero-shot and held-out-confirm; the first three need the Python environment, noise trains every baseline on five seeds,
+ * gym-bridge, llm, noise, fidelity, sensitivity, zero-shot, held-out-confirm, rung-rank (default: all but grpo, gym-bridge, llm, noise, fidelity,
+ * sensitivity, zero-shot, held-out-confirm and rung-rank; the first three need the Python environment, noise trains every baseline on five seeds,
  * fidelity trains the controller once per arm and seed (12 times by default), sensitivity trains about 1,500 jobs, zero-shot and held-out-confirm read a finished transfer
- * experiment; they run only when named). `noise`, `fidelity`, `sensitivity`, `zero-shot` and `held-out-confirm` take options: see
- * bench/noise.ts, bench/fidelity.ts, bench/sensitivity.ts, bench/zero-shot.ts and bench/held-out-confirm.ts.
+ * experiment, rung-rank trains a run's proposals again at each rung share; they run only when named). `noise`, `fidelity`, `sensitivity`, `zero-shot`,
+ * `held-out-confirm` and `rung-rank` take options: see bench/noise.ts, bench/fidelity.ts, bench/sensitivity.ts, bench/zero-shot.ts,
+ * bench/held-out-confirm.ts and bench/rung-rank.ts.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,7 @@ import { fidelity } from './fidelity.js';
 import { sensitivity } from './sensitivity.js';
 import { zeroShot } from './zero-shot.js';
 import { heldOutConfirm } from './held-out-confirm.js';
+import { rungRank } from './rung-rank.js';
 
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-bench-'));
 const log = (s: string): boolean => process.stderr.write(`${s}\n`);
@@ -199,9 +201,10 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   sensitivity,
   'zero-shot': zeroShot,
   'held-out-confirm': heldOutConfirm,
+  'rung-rank': rungRank,
 };
 /** Run only when named (long, or needing the Python environment and a model). */
-const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise', 'fidelity', 'sensitivity', 'zero-shot', 'held-out-confirm']);
+const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise', 'fidelity', 'sensitivity', 'zero-shot', 'held-out-confirm', 'rung-rank']);
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);
