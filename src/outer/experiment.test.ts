@@ -104,6 +104,18 @@ test('the transfer experiment writes its tables and plots and reports every meth
     assert.match(readFileSync(r.files.markdown, 'utf8'), new RegExp(`## Verdict per evaluation secret[^]*\\| 2 \\(${r.secrets[1].evalId}\\) \\|`));
     assert.match(readFileSync(r.files.markdown, 'utf8'), /\| iris-species \| secret 2 \|/, 'the family (a hand-written task is its own) in each repetition');
     assert.deepEqual(JSON.parse(readFileSync(r.files.json, 'utf8')).heldOut, r.heldOut);
+    // The comparison on confirmed scores (the default): the rows the verdicts compare confirmed, the other best-of-4 rows not.
+    const confirmed = r.confirmed!;
+    for (const k of ['controllerBest4', 'searchBest4', ...OPTUNA_KEYS]) assert.equal(confirmed.heldOut[k as keyof typeof confirmed.heldOut], null, k);
+    for (const k of ['zeroShot', 'controllerBest16', 'controllerAdaptBest16', 'randomBest4', 'randomBest16', 'searchBest16'] as const) {
+      assert.ok(Number.isFinite(confirmed.heldOut[k]), k);
+    }
+    assert.equal(confirmed.heldOut.baseline, r.heldOut.baseline, "the baseline's score is a mean over the harness's seeds already");
+    for (const p of r.perSeed) {
+      assert.ok(existsSync(join(dir, `secret-${p.secret + 1}`, 'iris-species', 'confirm-picks', 'store.db')));
+      assert.equal(confirmed.secrets[p.secret].heldOut.zeroShot, p.confirmed!.heldOut.zeroShot);
+    }
+    assert.match(readFileSync(r.files.markdown, 'utf8'), /## On confirmed scores[^]*## Verdict, confirmed scores[^]*- under secret 2: zero-shot/);
   } finally {
     await ex.close();
   }
@@ -274,7 +286,7 @@ test("compare 'random': the controller's rows, random search's and the baseline 
     for (const k of ['zeroShot', 'controllerBest4', 'controllerBest16', 'randomBest4', 'randomBest16', 'baseline'] as const) {
       assert.ok(Number.isFinite(r.heldOut[k]), k);
     }
-    assert.deepEqual(readdirSync(join(dir, 'iris-species')).sort(), ['controller', 'random'], 'no run of a method left out');
+    assert.deepEqual(readdirSync(join(dir, 'iris-species')).sort(), ['confirm-picks', 'controller', 'random'], 'no run of a method left out');
     assert.equal(r.verdict.zeroShotAtLeastSearchBest16, null);
     assert.equal(r.verdict.zeroShotAtLeastEveryBest16, null, 'random search alone is not every search');
     assert.equal(r.verdict.zeroShotBeatsRandom4EverySeed, r.heldOut.zeroShot! > r.heldOut.randomBest4!);
@@ -363,7 +375,13 @@ test('over families: meta-training never sees a held-out family, and the report 
     ];
     // The Optuna rows off (their own test is below): the families are this test's subject.
     const python = join(tmpdir(), 'no-such-python-for-optuna');
-    const r = await runTransfer(dir, { trainTasks: [], heldOutTasks: [], families, tasksPerIteration: 2, iterations: 2, group: 2, seed: 5, python }, ex);
+    const r = await runTransfer(
+      dir,
+      { trainTasks: [], heldOutTasks: [], families, tasksPerIteration: 2, iterations: 2, group: 2, seed: 5, python, confirmPicks: false },
+      ex,
+    );
+    assert.equal(r.confirmed, null, 'single scores only');
+    assert.doesNotMatch(readFileSync(r.files.markdown, 'utf8'), /On confirmed scores/);
     assert.deepEqual(r.options.heldOutTasks, ['rings-fam-2-0']);
     assert.deepEqual(r.options.trainTasks, ['blobs-fam-2-0', 'blobs-fam-2-1', 'blobs-fam-2-2']);
     const { Store } = await import('../store/store.js');
@@ -434,6 +452,11 @@ test("the held-out comparison lists Optuna's TPE and CMA-ES, plain and seeded, b
     const svg = readFileSync(r.files.comparisonSvg, 'utf8');
     for (const label of OPTUNA_LABELS) assert.ok(svg.includes(label), `the held-out plot shows ${label}`);
     assert.equal(JSON.parse(readFileSync(r.files.json, 'utf8')).heldOut.optunaTpeSeededBest16, r.heldOut.optunaTpeSeededBest16);
+    // Their best of 16 is confirmed with the others' (their best of 4 is not).
+    for (const s of ['Tpe', 'Cmaes', 'TpeSeeded', 'CmaesSeeded']) {
+      assert.ok(Number.isFinite(r.confirmed!.heldOut[`optuna${s}Best16` as keyof Omit<HeldOutRow, 'task'>]), s);
+      assert.equal(r.confirmed!.heldOut[`optuna${s}Best4` as keyof Omit<HeldOutRow, 'task'>], null, s);
+    }
   } finally {
     await ex.close();
   }

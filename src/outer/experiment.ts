@@ -14,10 +14,13 @@
  *    best of 4 and 16 (four rounds of 4, like the model-based search); and the task's baseline
  *    spec. Every job runs on the same engine, and identical specs share one cached result.
  *    Without a Python that has optuna and cmaes the Optuna rows are skipped, said in the report.
- * 3. With `secrets`, all of it again under each further evaluation secret (held-out seeds and
+ * 3. With `confirmPicks` (the default), the held-out comparison again on confirmed scores: the
+ *    spec each compared row picked, and the zero-shot spec, trained again on the harness's
+ *    confirmation seeds (confirm-picks.ts); the report gives both comparisons.
+ * 4. With `secrets`, all of it again under each further evaluation secret (held-out seeds and
  *    test rows change with the secret), each secret's comparisons reported on their own.
  */
-import { taskReference } from './noise.js';
+import { CONFIRM_SEEDS, taskReference } from './noise.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from '../run/executor.js';
@@ -39,6 +42,7 @@ import {
   type FamilyCounts,
   type FamilyRow,
   type HeldOutRow,
+  type HeldOutSummary,
   METHODS,
   OPTUNA_ARMS,
   type OptunaKey,
@@ -55,6 +59,7 @@ import {
 export { type FamilyCounts, type FamilyRow, type HeldOutRow, type Verdict, familyOf, summarizeHeldOut } from './transfer-summary.js';
 import { Scorer } from './scoring/scorer-pool.js';
 import { experimentSecrets } from './open-run.js';
+import { confirmPicks } from './confirm-picks.js';
 import type { RewardRuleName } from './reward.js';
 
 /** Settings of the experiment. */
@@ -102,6 +107,13 @@ export interface TransferOptions {
    * repetition's or meta-training run's directory: `readPrior`); absent or null: meta-train.
    */
   prior?: string | null;
+  /**
+   * The comparison on confirmed scores as well (default true): on every held-out task, the spec
+   * each compared row picked (its best of 16; random search's best of 4; the zero-shot spec)
+   * trained again on the harness's `CONFIRM_SEEDS` confirmation seeds (`confirmPicks`), about a
+   * third more jobs per task in the full preset; false: single scores only.
+   */
+  confirmPicks?: boolean;
 }
 
 /** Which methods the held-out comparison runs (`TransferOptions.compare`). */
@@ -177,9 +189,24 @@ export interface TransferResult {
   /** The comparisons on all held-out tasks (per seed and on the mean), and in how many held-out families each holds. */
   verdict: Verdict & { families: FamilyCounts };
   /** Per repetition (each seed under each secret, `secret` its index and `evalId` its identity): its held-out means, rows and curve. */
-  perSeed: { seed: number; secret: number; evalId: string; heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[]; curve: TransferResult['curve'] }[];
+  perSeed: {
+    seed: number;
+    secret: number;
+    evalId: string;
+    heldOut: Omit<HeldOutRow, 'task'>;
+    rows: HeldOutRow[];
+    curve: TransferResult['curve'];
+    /** The repetition's rows and means on confirmed scores (null without `confirmPicks`). */
+    confirmed: { heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[] } | null;
+  }[];
   /** Per evaluation secret: its identity, the held-out means over its seeds, and the comparisons under it alone. */
   secrets: { secret: number; evalId: string; heldOut: Omit<HeldOutRow, 'task'>; verdict: Verdict & { families: FamilyCounts } }[];
+  /**
+   * The same comparison on confirmed scores (`TransferOptions.confirmPicks`; null without): each
+   * confirmed row's pick retrained on the harness's confirmation seeds, rows not confirmed null;
+   * `secrets` the verdicts under each secret alone.
+   */
+  confirmed: (HeldOutSummary & { secrets: { secret: number; heldOut: Omit<HeldOutRow, 'task'>; verdict: Verdict & { families: FamilyCounts } }[] }) | null;
   files: { markdown: string; json: string; curveSvg: string; comparisonSvg: string };
   /** What did not run and why, one line each (the Optuna rows without their Python); also in the report. */
   notes: string[];
@@ -237,6 +264,7 @@ interface SeedResult {
   curve: TransferResult['curve'];
   rows: HeldOutRow[];
   heldOut: Omit<HeldOutRow, 'task'>;
+  confirmed: { heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[] } | null;
 }
 
 /** Meta-trains one controller and compares methods on the held-out tasks, for one seed, in `dir`. */
@@ -269,6 +297,7 @@ async function runSeed(
 
   // 2. Held-out tasks.
   const rows: HeldOutRow[] = [];
+  const confirmedRows: HeldOutRow[] = [];
   // `compare: 'random'` leaves out the learning searches (runTransfer then passes no Optuna either).
   const everyMethod = (options.compare ?? 'all') === 'all';
   for (const [i, task] of options.heldOutTasks.entries()) {
@@ -344,8 +373,16 @@ async function runSeed(
       ...optunaRows,
       baseline: c.baseline,
     });
+    if (options.confirmPicks !== false) {
+      onEvent?.({ type: 'phase', message: `${tag}held-out ${task}: confirming the picks on the harness's ${CONFIRM_SEEDS} seeds`, stage: task });
+      const picks = await confirmPicks(join(dir, task), task, { executor, cache, scorer, seed: base.seed, onEvent: emit(task) });
+      // A row not confirmed has no confirmed score (null); the baseline's is a mean over the harness's seeds already.
+      const row = Object.fromEntries(METHODS.map(([k]) => [k, picks.confirmed[k as keyof typeof picks.confirmed] ?? null]));
+      confirmedRows.push({ ...(row as Omit<HeldOutRow, 'task'>), task, baseline: c.baseline });
+    }
   }
-  return { seed, secret: secret.index, evalId: secret.evalId, curve, rows, heldOut: methodMeans(rows) };
+  const confirmed = options.confirmPicks !== false ? { rows: confirmedRows, heldOut: methodMeans(confirmedRows) } : null;
+  return { seed, secret: secret.index, evalId: secret.evalId, curve, rows, heldOut: methodMeans(rows), confirmed };
 }
 
 /** Meta-trains a controller on the train tasks in `dir/meta`, and saves its weights as `dir/prior.json`. */
@@ -457,6 +494,20 @@ export async function runTransfer(
     };
   });
   const { rows, heldOut, spread, families, verdict } = summarizeHeldOut(options.heldOutTasks, perSeed);
+  // The same on confirmed scores, overall and under each secret alone.
+  const confirmedReps = perSeed.map((r) => r.confirmed);
+  const confirmed: TransferResult['confirmed'] = confirmedReps.every((c) => c !== null)
+    ? {
+        ...summarizeHeldOut(options.heldOutTasks, confirmedReps as NonNullable<SeedResult['confirmed']>[]),
+        secrets: Array.from({ length: nSecrets }, (_, i) => {
+          const s = summarizeHeldOut(
+            options.heldOutTasks,
+            perSeed.filter((r) => r.secret === i).map((r) => r.confirmed as NonNullable<SeedResult['confirmed']>),
+          );
+          return { secret: i, heldOut: s.heldOut, verdict: s.verdict };
+        }),
+      }
+    : null;
 
   // Report: markdown, JSON, SVG plots.
   const wallSeconds = (performance.now() - t0) / 1000;
@@ -468,6 +519,46 @@ export async function runTransfer(
   const many = perSeed.length > 1;
   const named = (r: SeedResult): string =>
     [nSecrets > 1 ? `secret ${r.secret + 1}` : '', nSeeds > 1 || nSecrets === 1 ? `seed ${r.seed}` : ''].filter(Boolean).join(', ');
+  // Per family: the means, their spreads and the verdicts (`which` names the scores in the headings).
+  const familySections = (fams: FamilyRow[], v: Verdict & { families: FamilyCounts }, which: string): string[] => [
+    `## Held-out families${which} (mean over their tasks and seeds)`,
+    '',
+    `| family | tasks | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+    `| --- | --- | ${METHODS.map(() => '---').join(' | ')} |`,
+    ...fams.map((r) => `| ${r.task} | ${r.tasks} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
+    '',
+    `Spread per family: the standard deviation over the family's tasks (of each task's mean over seeds) / over seeds (of the family's mean in each seed).`,
+    '',
+    `| family | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+    `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
+    ...fams.map((r) => `| ${r.task} | ${METHODS.map(([k]) => `${fmt(r.taskSpread[k])} / ${fmt(r.seedSpread[k])}`).join(' | ')} |`),
+    '',
+    `## Verdict per held-out family${which}`,
+    '',
+    `| family | ${VERDICTS.map(([, label]) => label).join(' | ')} |`,
+    `| --- | ${VERDICTS.map(() => '---').join(' | ')} |`,
+    ...fams.map((r) => `| ${r.task} | ${VERDICTS.map(([k]) => yes(r.verdict[k])).join(' | ')} |`),
+    `| **families where it holds** | ${VERDICTS.map(([k]) => `**${v.families[k]} of ${v.families.heldOutFamilies}**`).join(' | ')} |`,
+    '',
+  ];
+  // The comparisons, on the mean of all held-out tasks and counted over families.
+  const verdictLines = (
+    v: Verdict & { families: FamilyCounts },
+    h: Omit<HeldOutRow, 'task'>,
+    reps: { name: string; heldOut: Omit<HeldOutRow, 'task'> }[],
+  ): string[] => [
+    `- controller zero-shot beats random search's best of 4 in every seed: **${yes(v.zeroShotBeatsRandom4EverySeed)}** ` +
+      `(${reps.map((r) => `${r.name}: ${fmt(r.heldOut.zeroShot)} vs ${fmt(r.heldOut.randomBest4)}`).join('; ')})`,
+    `- controller best of 16 (adapting) at least level with model-based search's best of 16: **${yes(v.adaptBest16AtLeastSearchBest16)}** ` +
+      `(${fmt(h.controllerAdaptBest16)} vs ${fmt(h.searchBest16)})`,
+    `- zero-shot at least level with both searches' best of 16: **${yes(v.zeroShotAtLeastBothBest16)}** ` +
+      `(${fmt(h.zeroShot)} vs ${fmt(h.randomBest16)} random, ${fmt(h.searchBest16)} search)`,
+    `- by family, zero-shot at least level with random search's best of 16 in **${v.families.zeroShotAtLeastRandomBest16} of ${v.families.heldOutFamilies}** ` +
+      `held-out families, with the model-based search's in **${v.families.zeroShotAtLeastSearchBest16} of ${v.families.heldOutFamilies}**, ` +
+      `with both in **${v.families.zeroShotAtLeastBothBest16} of ${v.families.heldOutFamilies}**`,
+    `- zero-shot at least level with every search's best of 16 (Optuna's included): **${yes(v.zeroShotAtLeastEveryBest16)}** on the mean, ` +
+      `in **${v.families.zeroShotAtLeastEveryBest16} of ${v.families.heldOutFamilies}** held-out families`,
+  ];
   const markdown = [
     `# Transfer experiment`,
     '',
@@ -500,38 +591,14 @@ export async function runTransfer(
     ...rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
     `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**${many && spread[k] !== null ? ` ± ${fmt(spread[k])}` : ''}`).join(' | ')} |`,
     '',
-    '## Held-out families (mean over their tasks and seeds)',
-    '',
-    `| family | tasks | ${METHODS.map(([, label]) => label).join(' | ')} |`,
-    `| --- | --- | ${METHODS.map(() => '---').join(' | ')} |`,
-    ...families.map((r) => `| ${r.task} | ${r.tasks} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
-    '',
-    `Spread per family: the standard deviation over the family's tasks (of each task's mean over seeds) / over seeds (of the family's mean in each seed).`,
-    '',
-    `| family | ${METHODS.map(([, label]) => label).join(' | ')} |`,
-    `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
-    ...families.map((r) => `| ${r.task} | ${METHODS.map(([k]) => `${fmt(r.taskSpread[k])} / ${fmt(r.seedSpread[k])}`).join(' | ')} |`),
-    '',
-    '## Verdict per held-out family',
-    '',
-    `| family | ${VERDICTS.map(([, label]) => label).join(' | ')} |`,
-    `| --- | ${VERDICTS.map(() => '---').join(' | ')} |`,
-    ...families.map((r) => `| ${r.task} | ${VERDICTS.map(([k]) => yes(r.verdict[k])).join(' | ')} |`),
-    `| **families where it holds** | ${VERDICTS.map(([k]) => `**${verdict.families[k]} of ${verdict.families.heldOutFamilies}**`).join(' | ')} |`,
-    '',
+    ...familySections(families, verdict, ''),
     '## Verdict',
     '',
-    `- controller zero-shot beats random search's best of 4 in every seed: **${yes(verdict.zeroShotBeatsRandom4EverySeed)}** ` +
-      `(${perSeed.map((r) => `${named(r)}: ${fmt(r.heldOut.zeroShot)} vs ${fmt(r.heldOut.randomBest4)}`).join('; ')})`,
-    `- controller best of 16 (adapting) at least level with model-based search's best of 16: **${yes(verdict.adaptBest16AtLeastSearchBest16)}** ` +
-      `(${fmt(heldOut.controllerAdaptBest16)} vs ${fmt(heldOut.searchBest16)})`,
-    `- zero-shot at least level with both searches' best of 16: **${yes(verdict.zeroShotAtLeastBothBest16)}** ` +
-      `(${fmt(heldOut.zeroShot)} vs ${fmt(heldOut.randomBest16)} random, ${fmt(heldOut.searchBest16)} search)`,
-    `- by family, zero-shot at least level with random search's best of 16 in **${verdict.families.zeroShotAtLeastRandomBest16} of ${verdict.families.heldOutFamilies}** ` +
-      `held-out families, with the model-based search's in **${verdict.families.zeroShotAtLeastSearchBest16} of ${verdict.families.heldOutFamilies}**, ` +
-      `with both in **${verdict.families.zeroShotAtLeastBothBest16} of ${verdict.families.heldOutFamilies}**`,
-    `- zero-shot at least level with every search's best of 16 (Optuna's included): **${yes(verdict.zeroShotAtLeastEveryBest16)}** on the mean, ` +
-      `in **${verdict.families.zeroShotAtLeastEveryBest16} of ${verdict.families.heldOutFamilies}** held-out families`,
+    ...verdictLines(
+      verdict,
+      heldOut,
+      perSeed.map((r) => ({ name: named(r), heldOut: r.heldOut })),
+    ),
     '',
     ...(nSecrets > 1
       ? [
@@ -544,6 +611,37 @@ export async function runTransfer(
               `| ${x.secret + 1} (${x.evalId}) | ${METHODS.map(([k]) => fmt(x.heldOut[k])).join(' | ')} | ` +
               `${VERDICTS.map(([k]) => `${yes(x.verdict[k])}, ${x.verdict.families[k]} of ${x.verdict.families.heldOutFamilies} families`).join(' | ')} |`,
           ),
+          '',
+        ]
+      : []),
+    ...(confirmed
+      ? [
+          '## On confirmed scores',
+          '',
+          `Each compared row's pick (its best of 16, random search's best of 4, the zero-shot spec) trained again on the harness's ${CONFIRM_SEEDS} ` +
+            'confirmation seeds, and scored by its mean: what the pick is worth when it is trained again, without the luck of the seed it was picked on. ' +
+            'The other best-of-4 rows are not confirmed (—); the baseline spec is a mean over the harness seeds already.',
+          '',
+          `| task | ${METHODS.map(([, label]) => label).join(' | ')} |`,
+          `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
+          ...confirmed.rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
+          `| **mean** | ${METHODS.map(([k]) => `**${fmt(confirmed.heldOut[k])}**${many && confirmed.spread[k] !== null ? ` ± ${fmt(confirmed.spread[k])}` : ''}`).join(' | ')} |`,
+          '',
+          ...familySections(confirmed.families, confirmed.verdict, ', confirmed scores'),
+          '## Verdict, confirmed scores',
+          '',
+          ...verdictLines(
+            confirmed.verdict,
+            confirmed.heldOut,
+            perSeed.map((r) => ({ name: named(r), heldOut: (r.confirmed as NonNullable<SeedResult['confirmed']>).heldOut })),
+          ),
+          ...(nSecrets > 1
+            ? confirmed.secrets.map(
+                (x) =>
+                  `- under secret ${x.secret + 1}: zero-shot ${fmt(x.heldOut.zeroShot)}, random search's best of 4 ${fmt(x.heldOut.randomBest4)}; ` +
+                  `at least level with every search's best of 16 in ${x.verdict.families.zeroShotAtLeastEveryBest16} of ${x.verdict.families.heldOutFamilies} families`,
+              )
+            : []),
           '',
         ]
       : []),
@@ -585,8 +683,17 @@ export async function runTransfer(
     rows,
     families,
     verdict,
-    perSeed: perSeed.map((r) => ({ seed: r.seed, secret: r.secret, evalId: r.evalId, heldOut: r.heldOut, rows: r.rows, curve: r.curve })),
+    perSeed: perSeed.map((r) => ({
+      seed: r.seed,
+      secret: r.secret,
+      evalId: r.evalId,
+      heldOut: r.heldOut,
+      rows: r.rows,
+      curve: r.curve,
+      confirmed: r.confirmed,
+    })),
     secrets,
+    confirmed,
     files,
     notes,
     wallSeconds,

@@ -55,6 +55,10 @@ const TRANSFER_FLAGS = flagTable({
     flag: '--prior <path>',
     help: "start from a saved controller prior instead of meta-training: a prior file, or the directory of an earlier experiment's repetition (its prior.json) | none: meta-train (default: the preset's: quick the shipped prior, full none)",
   },
+  confirmPicks: {
+    flag: '--no-confirm-picks',
+    help: "compare on single scores only: by default each compared row's pick (its best of 16, random search's best of 4, the zero-shot spec) is also trained again on the harness's confirmation seeds, and the report compares the means as well (about a third more held-out jobs)",
+  },
   reward: { flag: '--reward <rule>', help: 'outer reward rule of meta-training: improvement | best | cost (default: improvement)' },
   pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },
   ...fidelityFlags('meta-training (the held-out comparisons stay at full budget)'),
@@ -81,6 +85,7 @@ function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType
   if (o.robust !== undefined) options.robust = o.robust;
   if (o.prior !== undefined) options.prior = o.prior === 'none' ? null : resolve(o.prior);
   if (o.compare !== undefined) options.compare = oneOf('--compare', ['all', 'random'] as const, o.compare);
+  if (!o.confirmPicks) options.confirmPicks = false;
   const fidelity = fidelityFrom(o);
   if (fidelity) options.fidelity = fidelity;
   if (o.reward !== undefined) options.reward = { rule: oneOf('--reward', REWARD_RULES, o.reward), lambda: options.reward?.lambda ?? 0.5 };
