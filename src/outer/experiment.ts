@@ -59,7 +59,7 @@ import {
 export { type FamilyCounts, type FamilyRow, type HeldOutRow, type Verdict, familyOf, summarizeHeldOut } from './transfer-summary.js';
 import { Scorer } from './scoring/scorer-pool.js';
 import { experimentSecrets } from './open-run.js';
-import { confirmPicks } from './confirm-picks.js';
+import { CONFIRMED_ROWS, confirmPicks } from './confirm-picks.js';
 import type { RewardRuleName } from './reward.js';
 
 /** Settings of the experiment. */
@@ -520,18 +520,18 @@ export async function runTransfer(
   const named = (r: SeedResult): string =>
     [nSecrets > 1 ? `secret ${r.secret + 1}` : '', nSeeds > 1 || nSecrets === 1 ? `seed ${r.seed}` : ''].filter(Boolean).join(', ');
   // Per family: the means, their spreads and the verdicts (`which` names the scores in the headings).
-  const familySections = (fams: FamilyRow[], v: Verdict & { families: FamilyCounts }, which: string): string[] => [
+  const familySections = (fams: FamilyRow[], v: Verdict & { families: FamilyCounts }, which: string, methods = METHODS): string[] => [
     `## Held-out families${which} (mean over their tasks and seeds)`,
     '',
-    `| family | tasks | ${METHODS.map(([, label]) => label).join(' | ')} |`,
-    `| --- | --- | ${METHODS.map(() => '---').join(' | ')} |`,
-    ...fams.map((r) => `| ${r.task} | ${r.tasks} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
+    `| family | tasks | ${methods.map(([, label]) => label).join(' | ')} |`,
+    `| --- | --- | ${methods.map(() => '---').join(' | ')} |`,
+    ...fams.map((r) => `| ${r.task} | ${r.tasks} | ${methods.map(([k]) => fmt(r[k])).join(' | ')} |`),
     '',
     `Spread per family: the standard deviation over the family's tasks (of each task's mean over seeds) / over seeds (of the family's mean in each seed).`,
     '',
-    `| family | ${METHODS.map(([, label]) => label).join(' | ')} |`,
-    `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
-    ...fams.map((r) => `| ${r.task} | ${METHODS.map(([k]) => `${fmt(r.taskSpread[k])} / ${fmt(r.seedSpread[k])}`).join(' | ')} |`),
+    `| family | ${methods.map(([, label]) => label).join(' | ')} |`,
+    `| --- | ${methods.map(() => '---').join(' | ')} |`,
+    ...fams.map((r) => `| ${r.task} | ${methods.map(([k]) => `${fmt(r.taskSpread[k])} / ${fmt(r.seedSpread[k])}`).join(' | ')} |`),
     '',
     `## Verdict per held-out family${which}`,
     '',
@@ -559,6 +559,8 @@ export async function runTransfer(
     `- zero-shot at least level with every search's best of 16 (Optuna's included): **${yes(v.zeroShotAtLeastEveryBest16)}** on the mean, ` +
       `in **${v.families.zeroShotAtLeastEveryBest16} of ${v.families.heldOutFamilies}** held-out families`,
   ];
+  // The confirmed tables show the rows confirmed, and the baseline.
+  const confirmedMethods = METHODS.filter(([k]) => k === 'baseline' || CONFIRMED_ROWS.some((r) => r.key === k));
   const markdown = [
     `# Transfer experiment`,
     '',
@@ -620,14 +622,14 @@ export async function runTransfer(
           '',
           `Each compared row's pick (its best of 16, random search's best of 4, the zero-shot spec) trained again on the harness's ${CONFIRM_SEEDS} ` +
             'confirmation seeds, and scored by its mean: what the pick is worth when it is trained again, without the luck of the seed it was picked on. ' +
-            'The other best-of-4 rows are not confirmed (—); the baseline spec is a mean over the harness seeds already.',
+            'The other best-of-4 rows are not confirmed; the baseline spec is a mean over the harness seeds already.',
           '',
-          `| task | ${METHODS.map(([, label]) => label).join(' | ')} |`,
-          `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
-          ...confirmed.rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
-          `| **mean** | ${METHODS.map(([k]) => `**${fmt(confirmed.heldOut[k])}**${many && confirmed.spread[k] !== null ? ` ± ${fmt(confirmed.spread[k])}` : ''}`).join(' | ')} |`,
+          `| task | ${confirmedMethods.map(([, label]) => label).join(' | ')} |`,
+          `| --- | ${confirmedMethods.map(() => '---').join(' | ')} |`,
+          ...confirmed.rows.map((r) => `| ${r.task} | ${confirmedMethods.map(([k]) => fmt(r[k])).join(' | ')} |`),
+          `| **mean** | ${confirmedMethods.map(([k]) => `**${fmt(confirmed.heldOut[k])}**${many && confirmed.spread[k] !== null ? ` ± ${fmt(confirmed.spread[k])}` : ''}`).join(' | ')} |`,
           '',
-          ...familySections(confirmed.families, confirmed.verdict, ', confirmed scores'),
+          ...familySections(confirmed.families, confirmed.verdict, ', confirmed scores', confirmedMethods),
           '## Verdict, confirmed scores',
           '',
           ...verdictLines(
@@ -639,7 +641,9 @@ export async function runTransfer(
             ? confirmed.secrets.map(
                 (x) =>
                   `- under secret ${x.secret + 1}: zero-shot ${fmt(x.heldOut.zeroShot)}, random search's best of 4 ${fmt(x.heldOut.randomBest4)}; ` +
-                  `at least level with every search's best of 16 in ${x.verdict.families.zeroShotAtLeastEveryBest16} of ${x.verdict.families.heldOutFamilies} families`,
+                  (x.verdict.zeroShotAtLeastEveryBest16 === null
+                    ? "the comparison with every search's best of 16 not run"
+                    : `at least level with every search's best of 16 in ${x.verdict.families.zeroShotAtLeastEveryBest16} of ${x.verdict.families.heldOutFamilies} families`),
               )
             : []),
           '',
