@@ -175,7 +175,8 @@ async function runTraining(o: TrainFlags, cmd: Command): Promise<void> {
   let executorConfig = executorConfigFrom(o, cmd);
   const prior = o.prior === undefined ? undefined : resolve(o.prior);
   // Read and fitted to the controller before the run directory exists: a bad prior is a one-line error that leaves nothing behind.
-  if (prior) await priorAgent({ agent, prior, seed: o.seed });
+  // The run then starts from this controller (the loop does not read the prior again).
+  const fromPrior = prior ? await priorAgent({ agent, prior, seed: o.seed }) : undefined;
   const config: TrainConfig | null = resumeDir
     ? null
     : {
@@ -214,7 +215,13 @@ async function runTraining(o: TrainFlags, cmd: Command): Promise<void> {
     let summary;
     try {
       const timeoutMs = o.jobTimeout ? o.jobTimeout * 1000 : undefined;
-      summary = await train(dir, config, executor, { onEvent: progressPrinter(), signal: abort.signal, timeoutMs, cache });
+      summary = await train(dir, config, executor, {
+        onEvent: progressPrinter(),
+        signal: abort.signal,
+        timeoutMs,
+        cache,
+        ...(fromPrior ? { agent: fromPrior } : {}),
+      });
     } catch (err) {
       if (!abort.signal.aborted) throw err;
       process.exitCode = 130; // interrupted: the message above says how to resume
