@@ -20,9 +20,8 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Controller, specWriter, validMode } from '../src/outer/agents/controller.js';
+import { Controller, proposalFrom } from '../src/outer/agents/controller.js';
 import { controllerFromPrior, readPrior } from '../src/outer/agents/prior.js';
-import { activeHeads, buildHeads } from '../src/outer/agents/space.js';
 import type { Agent } from '../src/outer/agents/types.js';
 import { HeldOut, readRun } from '../src/outer/experiment.js';
 import { repetitionArgs, repetitionCache } from './repetition.js';
@@ -55,11 +54,7 @@ function ensemble(members: Controller[]): Agent {
     async propose(brief, ctx) {
       const all = await Promise.all(members.map((c) => c.probabilities(brief)));
       const probs = all[0].map((row, h) => row.map((_, o) => mean(all.map((p) => p[h][o]))!));
-      const heads = buildHeads(brief);
-      const write = specWriter(brief, heads, ctx.rng.int(1_000_000));
-      const choice = validMode(brief, probs, write);
-      const active = activeHeads(heads, choice);
-      return { spec: write(choice), trace: { choice, logProb: choice.reduce((a, c, i) => a + (active[i] ? Math.log(probs[i][c]) : 0), 0) } };
+      return proposalFrom(brief, probs, { ...ctx, greedy: true });
     },
     async update() {
       return {};

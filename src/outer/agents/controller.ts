@@ -141,18 +141,9 @@ export class Controller implements Agent {
     return layout.map(({ slot, optionSlots }) => optionSlots.map((o) => data[slot * MAX_OPTIONS + o]));
   }
 
-  /** Samples one choice per head and decodes it into a spec. */
+  /** Samples one choice per head and decodes it into a spec (`proposalFrom`). */
   async propose(brief: TaskBrief, ctx: ProposalContext): Promise<Proposal> {
-    const heads = buildHeads(brief);
-    const probs = await this.probabilities(brief);
-    const sampled = ctx.greedy ? null : probs.map((p) => ctx.rng.categorical(p));
-    const seed = ctx.rng.int(1_000_000);
-    const write = specWriter(brief, heads, seed);
-    const choice = sampled ?? validMode(brief, probs, write);
-    const active = activeHeads(heads, choice);
-    const logProb = choice.reduce((a, c, i) => a + (active[i] ? Math.log(probs[i][c]) : 0), 0);
-    const trace: ControllerTrace = { choice, logProb };
-    return { spec: write(choice), trace };
+    return proposalFrom(brief, await this.probabilities(brief), ctx);
   }
 
   /** One group-relative policy-gradient step over every group. */
@@ -310,6 +301,22 @@ export function baselineChoice(brief: TaskBrief, heads: Head[] = buildHeads(brie
     return null;
   }
   return nearestChoice(brief, heads, baseline);
+}
+
+/**
+ * A proposal from per-head probabilities: one choice per head sampled from them, or with
+ * `ctx.greedy` the most probable valid one (`validMode`), written as a spec with a seed from
+ * `ctx.rng`; its trace holds the choice and its log-probability over the heads it uses.
+ */
+export function proposalFrom(brief: TaskBrief, probs: number[][], ctx: ProposalContext): Proposal {
+  const heads = buildHeads(brief);
+  const sampled = ctx.greedy ? null : probs.map((p) => ctx.rng.categorical(p));
+  const write = specWriter(brief, heads, ctx.rng.int(1_000_000));
+  const choice = sampled ?? validMode(brief, probs, write);
+  const active = activeHeads(heads, choice);
+  const logProb = choice.reduce((a, c, i) => a + (active[i] ? Math.log(probs[i][c]) : 0), 0);
+  const trace: ControllerTrace = { choice, logProb };
+  return { spec: write(choice), trace };
 }
 
 /**
