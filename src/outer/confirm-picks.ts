@@ -12,10 +12,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from '../run/executor.js';
 import { Store } from '../store/store.js';
-import { evalSecret } from '../tasks/secret.js';
-import { ScriptedAgent } from '../testing/scripted-agent.js';
+import type { Agent, Proposal } from './agents/types.js';
 import { type LoopEvent, train } from './loop.js';
-import { CONFIRM_SEEDS, harnessSeeds, seedlessKey, taskReference, withSeed } from './noise.js';
+import { CONFIRM_SEEDS, seedlessKey, taskReference, withSeed } from './noise.js';
 import type { Scorer } from './scoring/scorer-pool.js';
 import type { HeldOutRow } from './transfer-summary.js';
 
@@ -40,10 +39,15 @@ export const CONFIRMED_ROWS: { key: PickKey; run: string; first: number }[] = [
   { key: 'optunaCmaesSeededBest16', run: 'optuna-cmaes-seeded', first: 16 },
 ];
 
-/** A held-out run: its proposals (spec, and single score as the comparison reads it: a failed job 0), its baseline's reference and evaluation identity. */
+/**
+ * A held-out run: its proposals (spec, and single score as the comparison reads it: a failed job
+ * 0), its baseline's reference, the seeds its baseline jobs trained on (the harness's seeds, in
+ * order) and its evaluation identity.
+ */
 export interface HeldOutRun {
   proposals: { spec: unknown; v: number }[];
   baseline: number | null;
+  baselineSeeds: number[];
   evalId: string | null;
 }
 
@@ -55,9 +59,12 @@ export function readHeldOutRun(dir: string): HeldOutRun | null {
     const run = store.getRun();
     if (!run) return null;
     const jobs = store.jobs(run.id);
+    const baselines = jobs.filter((j) => j.kind === 'baseline').sort((a, b) => a.slot - b.slot);
     return {
       proposals: jobs.filter((j) => j.kind === 'proposal').map((j) => ({ spec: j.spec, v: j.status === 'succeeded' ? (j.normalized ?? 0) : 0 })),
-      baseline: taskReference(jobs.filter((j) => j.kind === 'baseline')).mean,
+      baseline: taskReference(baselines).mean,
+      // A retried baseline seed trains the same seed again: each seed once, in slot order.
+      baselineSeeds: [...new Set(baselines.map((j) => (j.spec as { seed?: unknown }).seed).filter((x): x is number => typeof x === 'number'))],
       evalId: run.evalIdentity ?? null,
     };
   } finally {
@@ -70,6 +77,26 @@ export function pickOf<P extends { v: number }>(proposals: P[], n: number): P | 
   let best: P | null = null;
   for (const p of proposals.slice(0, n)) if (best === null || p.v > best.v) best = p;
   return best;
+}
+
+/** Proposes the given specs in order and never learns: the confirmation's trainings. */
+class FixedSpecs implements Agent {
+  readonly name = 'confirm-picks';
+  private n = 0;
+  constructor(private readonly specs: unknown[]) {}
+  async propose(): Promise<Proposal> {
+    const i = this.n++;
+    return { spec: this.specs[i % this.specs.length], trace: { slot: i } };
+  }
+  async update(): Promise<Record<string, never>> {
+    return {};
+  }
+  async state(): Promise<{ n: number }> {
+    return { n: this.n };
+  }
+  async load(s: unknown): Promise<void> {
+    this.n = (s as { n: number }).n;
+  }
 }
 
 /** One held-out task's confirmed rows: per confirmed row its pick's single score and confirmed mean (absent: the row's method did not run). */
@@ -91,9 +118,11 @@ export interface ConfirmPicksContext {
 
 /**
  * Confirms the picks of the held-out runs in `taskDir` (one directory per method, as the
- * experiment writes them) under the current evaluation secret: each distinct picked spec on the
- * task's `CONFIRM_SEEDS` harness seeds, in the run `taskDir/confirm-picks` (a failed job scores
- * 0, as in the comparison). A finished run there is read again, not retrained.
+ * experiment writes them): each distinct picked spec on the task's first `CONFIRM_SEEDS` harness
+ * seeds (the seeds its baseline trained on, read from the runs' baseline jobs: the harness's
+ * confirmation seeds, as `confirmJobs` uses them, without reading the secret here), in the run
+ * `taskDir/confirm-picks` (a failed job scores 0, as in the comparison). A finished run there is
+ * read again, not retrained.
  */
 export async function confirmPicks(taskDir: string, task: string, ctx: ConfirmPicksContext): Promise<ConfirmedPicks> {
   const runs = new Map<string, HeldOutRun | null>();
@@ -105,11 +134,12 @@ export async function confirmPicks(taskDir: string, task: string, ctx: ConfirmPi
   });
   if (!picked.length) return { single: {}, confirmed: {}, specs: 0 };
   const specs = [...new Map(picked.map((p) => [p.specKey, p.spec])).entries()];
-  const seeds = harnessSeeds(task, CONFIRM_SEEDS, evalSecret());
-  const script = specs.flatMap(([, spec]) => seeds.map((s) => () => withSeed(spec, s)));
+  const seeds = [...runs.values()].find((r) => r && r.baselineSeeds.length >= CONFIRM_SEEDS)?.baselineSeeds.slice(0, CONFIRM_SEEDS);
+  if (!seeds) throw new Error(`confirm-picks: no held-out run in ${taskDir} holds the ${CONFIRM_SEEDS} baseline seeds the confirmation trains on`);
+  const script = specs.flatMap(([, spec]) => seeds.map((s) => withSeed(spec, s)));
   const dir = join(taskDir, 'confirm-picks');
   const config = { tasks: [task], agent: 'random' as const, iterations: 1, group: script.length, seed: ctx.seed, confirm: false };
-  await train(dir, config, ctx.executor, { agent: new ScriptedAgent(script), cache: ctx.cache, scorer: ctx.scorer, onEvent: ctx.onEvent });
+  await train(dir, config, ctx.executor, { agent: new FixedSpecs(script), cache: ctx.cache, scorer: ctx.scorer, onEvent: ctx.onEvent });
   const scores = readHeldOutRun(dir)!.proposals.map((p) => p.v);
   const meanOf = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
   const confirmedOf = new Map(specs.map(([key], k) => [key, meanOf(scores.slice(k * seeds.length, (k + 1) * seeds.length))]));
