@@ -46,7 +46,6 @@ import {
   METHODS,
   OPTUNA_ARMS,
   type OptunaKey,
-  VERDICTS,
   type Verdict,
   best,
   familyOf,
@@ -59,7 +58,8 @@ import {
 export { type FamilyCounts, type FamilyRow, type HeldOutRow, type Verdict, familyOf, summarizeHeldOut } from './transfer-summary.js';
 import { Scorer } from './scoring/scorer-pool.js';
 import { experimentSecrets } from './open-run.js';
-import { CONFIRMED_ROWS, confirmPicks } from './confirm-picks.js';
+import { confirmPicks } from './confirm-picks.js';
+import { transferMarkdown } from './transfer-report.js';
 import type { RewardRuleName } from './reward.js';
 
 /** Settings of the experiment. */
@@ -165,13 +165,6 @@ export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   return name === 'full'
     ? { ...common, iterations: 20, tasksPerIteration: 12 }
     : { ...common, iterations: 3, tasksPerIteration: 12, compare: 'random', prior: SHIPPED_PRIOR };
-}
-
-/** The tasks in words: hand-written ones by id, generated ones counted per family. */
-function describeTasks(tasks: string[]): string {
-  const counts = new Map<string, number>();
-  for (const t of tasks) counts.set(familyOf(t), (counts.get(familyOf(t)) ?? 0) + 1);
-  return [...counts].map(([f, n]) => (FAMILIES[f] ? `${n} ${f} tasks` : f)).join(', ');
 }
 
 /** The experiment's result, as `--json` prints it. */
@@ -511,161 +504,19 @@ export async function runTransfer(
 
   // Report: markdown, JSON, SVG plots.
   const wallSeconds = (performance.now() - t0) / 1000;
-  const fmt = (v: number | null): string => (v === null ? '—' : v.toFixed(3));
-  const yes = (b: boolean | null): string => (b === null ? 'not run' : b ? 'yes' : 'no');
-  const perIteration = options.tasksPerIteration ? ` (${Math.min(options.tasksPerIteration, options.trainTasks.length)} tasks per iteration)` : '';
-  const lambda = options.reward?.rule === 'cost' ? ` (λ ${options.reward.lambda})` : '';
-  // A repetition is one seed under one secret; with one of either, it is named by the other.
-  const many = perSeed.length > 1;
-  const named = (r: SeedResult): string =>
-    [nSecrets > 1 ? `secret ${r.secret + 1}` : '', nSeeds > 1 || nSecrets === 1 ? `seed ${r.seed}` : ''].filter(Boolean).join(', ');
-  // Per family: the means, their spreads and the verdicts (`which` names the scores in the headings).
-  const familySections = (fams: FamilyRow[], v: Verdict & { families: FamilyCounts }, which: string, methods = METHODS): string[] => [
-    `## Held-out families${which} (mean over their tasks and seeds)`,
-    '',
-    `| family | tasks | ${methods.map(([, label]) => label).join(' | ')} |`,
-    `| --- | --- | ${methods.map(() => '---').join(' | ')} |`,
-    ...fams.map((r) => `| ${r.task} | ${r.tasks} | ${methods.map(([k]) => fmt(r[k])).join(' | ')} |`),
-    '',
-    `Spread per family: the standard deviation over the family's tasks (of each task's mean over seeds) / over seeds (of the family's mean in each seed).`,
-    '',
-    `| family | ${methods.map(([, label]) => label).join(' | ')} |`,
-    `| --- | ${methods.map(() => '---').join(' | ')} |`,
-    ...fams.map((r) => `| ${r.task} | ${methods.map(([k]) => `${fmt(r.taskSpread[k])} / ${fmt(r.seedSpread[k])}`).join(' | ')} |`),
-    '',
-    `## Verdict per held-out family${which}`,
-    '',
-    `| family | ${VERDICTS.map(([, label]) => label).join(' | ')} |`,
-    `| --- | ${VERDICTS.map(() => '---').join(' | ')} |`,
-    ...fams.map((r) => `| ${r.task} | ${VERDICTS.map(([k]) => yes(r.verdict[k])).join(' | ')} |`),
-    `| **families where it holds** | ${VERDICTS.map(([k]) => `**${v.families[k]} of ${v.families.heldOutFamilies}**`).join(' | ')} |`,
-    '',
-  ];
-  // The comparisons, on the mean of all held-out tasks and counted over families.
-  const verdictLines = (
-    v: Verdict & { families: FamilyCounts },
-    h: Omit<HeldOutRow, 'task'>,
-    reps: { name: string; heldOut: Omit<HeldOutRow, 'task'> }[],
-  ): string[] => [
-    `- controller zero-shot beats random search's best of 4 in every seed: **${yes(v.zeroShotBeatsRandom4EverySeed)}** ` +
-      `(${reps.map((r) => `${r.name}: ${fmt(r.heldOut.zeroShot)} vs ${fmt(r.heldOut.randomBest4)}`).join('; ')})`,
-    `- controller best of 16 (adapting) at least level with model-based search's best of 16: **${yes(v.adaptBest16AtLeastSearchBest16)}** ` +
-      `(${fmt(h.controllerAdaptBest16)} vs ${fmt(h.searchBest16)})`,
-    `- zero-shot at least level with both searches' best of 16: **${yes(v.zeroShotAtLeastBothBest16)}** ` +
-      `(${fmt(h.zeroShot)} vs ${fmt(h.randomBest16)} random, ${fmt(h.searchBest16)} search)`,
-    `- by family, zero-shot at least level with random search's best of 16 in **${v.families.zeroShotAtLeastRandomBest16} of ${v.families.heldOutFamilies}** ` +
-      `held-out families, with the model-based search's in **${v.families.zeroShotAtLeastSearchBest16} of ${v.families.heldOutFamilies}**, ` +
-      `with both in **${v.families.zeroShotAtLeastBothBest16} of ${v.families.heldOutFamilies}**`,
-    `- zero-shot at least level with every search's best of 16 (Optuna's included): **${yes(v.zeroShotAtLeastEveryBest16)}** on the mean, ` +
-      `in **${v.families.zeroShotAtLeastEveryBest16} of ${v.families.heldOutFamilies}** held-out families`,
-  ];
-  // The confirmed tables show the rows confirmed, and the baseline.
-  const confirmedMethods = METHODS.filter(([k]) => k === 'baseline' || CONFIRMED_ROWS.some((r) => r.key === k));
-  const markdown = [
-    `# Transfer experiment`,
-    '',
-    prior
-      ? `Meta-training: none in this run; the controller starts from the prior \`${options.prior}\`: ${describePrior(prior)}.`
-      : `Meta-training: ${describeTasks(options.trainTasks)}; ${options.iterations} iterations × ${options.group} proposals per task${perIteration}; ` +
-        `outer reward \`${options.reward?.rule ?? 'improvement'}\`${lambda}.`,
-    `Held out: ${describeTasks(options.heldOutTasks)}. Wall time ${(wallSeconds / 60).toFixed(1)} min.`,
-    many
-      ? `Seeds ${[...new Set(perSeed.map((r) => r.seed))].join(', ')}` +
-        (nSecrets > 1 ? ` under ${nSecrets} evaluation secrets (${secrets.map((x) => x.evalId).join(', ')}; the installation's first)` : '') +
-        `: every figure is the mean over the ${perSeed.length} repetitions; ± is the standard deviation of the per-repetition means.`
-      : `Seed ${options.seed}, evaluation secret ${perSeed[0].evalId}.`,
-    '',
-    '## Outer learning curve (train tasks)',
-    '',
-    ...(prior
-      ? ['None: this run did not meta-train (the prior’s own run has the curve).']
-      : [
-          '| iteration | mean outer reward | mean normalised score | best normalised score |',
-          '| --- | --- | --- | --- |',
-          ...curve.map((p) => `| ${p.iteration + 1} | ${fmt(p.meanReward)} | ${fmt(p.meanNormalized)} | ${fmt(p.bestNormalized)} |`),
-        ]),
-    '',
-    '## Held-out tasks (normalised hidden score)',
-    '',
-    ...notes.map((n) => `**${n}**\n`),
-    `| task | ${METHODS.map(([, label]) => label).join(' | ')} |`,
-    `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
-    ...rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
-    `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**${many && spread[k] !== null ? ` ± ${fmt(spread[k])}` : ''}`).join(' | ')} |`,
-    '',
-    ...familySections(families, verdict, ''),
-    '## Verdict',
-    '',
-    ...verdictLines(
-      verdict,
-      heldOut,
-      perSeed.map((r) => ({ name: named(r), heldOut: r.heldOut })),
-    ),
-    '',
-    ...(nSecrets > 1
-      ? [
-          '## Verdict per evaluation secret',
-          '',
-          `| secret | ${METHODS.map(([, label]) => label).join(' | ')} | ${VERDICTS.map(([, label]) => label).join(' | ')} |`,
-          `| --- | ${METHODS.map(() => '---').join(' | ')} | ${VERDICTS.map(() => '---').join(' | ')} |`,
-          ...secrets.map(
-            (x) =>
-              `| ${x.secret + 1} (${x.evalId}) | ${METHODS.map(([k]) => fmt(x.heldOut[k])).join(' | ')} | ` +
-              `${VERDICTS.map(([k]) => `${yes(x.verdict[k])}, ${x.verdict.families[k]} of ${x.verdict.families.heldOutFamilies} families`).join(' | ')} |`,
-          ),
-          '',
-        ]
-      : []),
-    ...(confirmed
-      ? [
-          '## On confirmed scores',
-          '',
-          `Each compared row's pick (its best of 16, random search's best of 4, the zero-shot spec) trained again on the harness's ${CONFIRM_SEEDS} ` +
-            'confirmation seeds, and scored by its mean: what the pick is worth when it is trained again, without the luck of the seed it was picked on. ' +
-            'The other best-of-4 rows are not confirmed; the baseline spec is a mean over the harness seeds already.',
-          '',
-          `| task | ${confirmedMethods.map(([, label]) => label).join(' | ')} |`,
-          `| --- | ${confirmedMethods.map(() => '---').join(' | ')} |`,
-          ...confirmed.rows.map((r) => `| ${r.task} | ${confirmedMethods.map(([k]) => fmt(r[k])).join(' | ')} |`),
-          `| **mean** | ${confirmedMethods.map(([k]) => `**${fmt(confirmed.heldOut[k])}**${many && confirmed.spread[k] !== null ? ` ± ${fmt(confirmed.spread[k])}` : ''}`).join(' | ')} |`,
-          '',
-          ...familySections(confirmed.families, confirmed.verdict, ', confirmed scores', confirmedMethods),
-          '## Verdict, confirmed scores',
-          '',
-          ...verdictLines(
-            confirmed.verdict,
-            confirmed.heldOut,
-            perSeed.map((r) => ({ name: named(r), heldOut: (r.confirmed as NonNullable<SeedResult['confirmed']>).heldOut })),
-          ),
-          ...(nSecrets > 1
-            ? confirmed.secrets.map(
-                (x) =>
-                  `- under secret ${x.secret + 1}: zero-shot ${fmt(x.heldOut.zeroShot)}, random search's best of 4 ${fmt(x.heldOut.randomBest4)}; ` +
-                  (x.verdict.zeroShotAtLeastEveryBest16 === null
-                    ? "the comparison with every search's best of 16 not run"
-                    : `at least level with every search's best of 16 in ${x.verdict.families.zeroShotAtLeastEveryBest16} of ${x.verdict.families.heldOutFamilies} families`),
-              )
-            : []),
-          '',
-        ]
-      : []),
-    ...(many
-      ? [
-          '## Held-out means per repetition',
-          '',
-          `| repetition | ${METHODS.map(([, label]) => label).join(' | ')} |`,
-          `| --- | ${METHODS.map(() => '---').join(' | ')} |`,
-          ...perSeed.map((r) => `| ${named(r)} | ${METHODS.map(([k]) => fmt(r.heldOut[k])).join(' | ')} |`),
-          '',
-          '## Held-out families per repetition (mean over their tasks)',
-          '',
-          `| family | repetition | ${METHODS.map(([, label]) => label).join(' | ')} |`,
-          `| --- | --- | ${METHODS.map(() => '---').join(' | ')} |`,
-          ...families.flatMap((f) => f.perSeed.map((m, i) => `| ${f.task} | ${named(perSeed[i])} | ${METHODS.map(([k]) => fmt(m[k])).join(' | ')} |`)),
-          '',
-        ]
-      : []),
-  ].join('\n');
+  const markdown = transferMarkdown({
+    options,
+    prior: prior ? describePrior(prior) : null,
+    curve,
+    summary: { rows, heldOut, spread, families, verdict },
+    secrets,
+    confirmed,
+    perSeed,
+    notes,
+    wallSeconds,
+    nSeeds,
+    nSecrets,
+  });
   const files = {
     markdown: join(dir, 'transfer.md'),
     json: join(dir, 'transfer.json'),
