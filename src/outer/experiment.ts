@@ -20,11 +20,10 @@
  * 4. With `secrets`, all of it again under each further evaluation secret (held-out seeds and
  *    test rows change with the secret), each secret's comparisons reported on their own.
  */
-import { CONFIRM_SEEDS, taskReference } from './noise.js';
+import { CONFIRM_SEEDS } from './noise.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from '../run/executor.js';
-import { Store } from '../store/store.js';
 import { listTasks } from '../tasks/briefs.js';
 import { builtInTaskIds } from '../tasks/extra.js';
 import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
@@ -58,7 +57,7 @@ import {
 export { type FamilyCounts, type FamilyRow, type HeldOutRow, type Verdict, familyOf, summarizeHeldOut } from './transfer-summary.js';
 import { Scorer } from './scoring/scorer-pool.js';
 import { experimentSecrets } from './open-run.js';
-import { confirmPicks } from './confirm-picks.js';
+import { confirmPicks, readHeldOutRun } from './confirm-picks.js';
 import { transferMarkdown } from './transfer-report.js';
 import type { RewardRuleName } from './reward.js';
 
@@ -233,19 +232,11 @@ export class HeldOut implements Agent {
   async load() {}
 }
 
-/** Reads the normalised scores of a finished held-out run's proposals in proposal order (a failed job: 0), and its baseline's reference. */
-export function readRun(dir: string): { proposals: (number | null)[]; baseline: number | null } {
-  const store = new Store(dir);
-  try {
-    const run = store.getRun()!;
-    const jobs = store.jobs(run.id);
-    // A failed or invalid job scores the floor of the scale (the trivial or random anchor).
-    const proposals = jobs.filter((j) => j.kind === 'proposal').map((j) => (j.status === 'succeeded' ? j.normalized : 0));
-    const baseline = taskReference(jobs.filter((j) => j.kind === 'baseline')).mean;
-    return { proposals, baseline };
-  } finally {
-    store.close();
-  }
+/** Reads the normalised scores of a finished held-out run's proposals in proposal order (a failed job: 0, the floor of the scale), and its baseline's reference (`readHeldOutRun`). */
+export function readRun(dir: string): { proposals: number[]; baseline: number | null } {
+  const run = readHeldOutRun(dir);
+  if (!run) throw new Error(`no finished held-out run in ${dir}`);
+  return { proposals: run.proposals.map((p) => p.v), baseline: run.baseline };
 }
 
 /** What one seed of the experiment yields. */

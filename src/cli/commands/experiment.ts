@@ -57,7 +57,7 @@ const TRANSFER_FLAGS = flagTable({
   },
   confirmPicks: {
     flag: '--no-confirm-picks',
-    help: "compare on single scores only: by default each compared row's pick (its best of 16, random search's best of 4, the zero-shot spec) is also trained again on the harness's confirmation seeds, and the report compares the means as well (about a third more held-out jobs)",
+    help: "compare on single scores only: by default each compared row's pick (its best of 16, random search's best of 4, the zero-shot spec) is also trained again on the harness's confirmation seeds, and the report compares the means as well (about a third more held-out compute in the full preset, half in the quick one)",
   },
   reward: { flag: '--reward <rule>', help: 'outer reward rule of meta-training: improvement | best | cost (default: improvement)' },
   pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },
