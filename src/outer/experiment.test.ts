@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pairedVerdict } from '../util/paired-difference.js';
 import { type HeldOutRow, PRESET_DRAWS, familyOf, resolveFamilies, runTransfer, summarizeHeldOut, transferPreset } from './experiment.js';
 import { iterationTasks } from './loop.js';
 import { SHIPPED_PRIOR } from './agents/prior.js';
@@ -270,6 +271,27 @@ test('per held-out family: the mean over its tasks and seeds, its spread over ta
   assert.equal(counted.zeroShotAtLeastSearchBest16, 0);
   assert.equal(counted.zeroShotAtLeastEveryBest16, 0);
   assert.equal(counted.zeroShotAtLeastRandomBest16, 1);
+
+  // Paired by task: rings' two tasks differ from search's best of 16 by −0.25 and −0.05 (task means over seeds),
+  // a mean of −0.15 whose 90% interval (t(0.95, 1) = tan(0.45π), the Cauchy's quantile; sd/√2 = 0.1) reaches above 0: level, not below.
+  const ringsPaired = s.paired.families[0];
+  close(ringsPaired.vs.searchBest16?.mean ?? null, -0.15, 'rings vs search best of 16');
+  close(ringsPaired.vs.searchBest16?.hi ?? null, -0.15 + Math.tan(0.45 * Math.PI) * 0.1, 'its upper bound');
+  assert.equal(ringsPaired.notBelowEveryBest16, true);
+  assert.equal(s.paired.families[1].notBelowEveryBest16, null, 'one task: no interval');
+  assert.equal(s.paired.all.tasks, 4);
+  // Six tasks whose zero-shot job trails one Optuna row by 0.1 ± 0.01: below, however level it is with the others.
+  const six = Array.from({ length: 6 }, (_, i) => `rings-fam-1-${i}`);
+  const trailing = summarizeHeldOut(six, [
+    { rows: six.map((t, i) => row(t, { zeroShot: 0.5 + 0.01 * (i % 2), optunaTpeSeededBest16: 0.6 })), heldOut: row('x', {}) },
+  ]);
+  assert.notEqual(pairedVerdict(trailing.paired.families[0].vs.searchBest16 ?? null), 'below');
+  assert.equal(pairedVerdict(trailing.paired.families[0].vs.optunaTpeSeededBest16 ?? null), 'below');
+  assert.equal(trailing.paired.families[0].notBelowEveryBest16, false);
+  assert.equal(trailing.paired.notBelowEveryBest16, 0);
+  // Without the model-based search the paired comparison with every best of 16 is not made.
+  assert.equal(randomOnly.paired.all.notBelowEveryBest16, null);
+  assert.equal(randomOnly.paired.all.vs.searchBest16, null);
 });
 
 test("compare 'random': the controller's rows, random search's and the baseline run, the learning searches do not, and their comparisons read 'not run'", async () => {

@@ -180,6 +180,8 @@ export interface TransferResult {
   families: FamilyRow[];
   /** The comparisons on all held-out tasks (per seed and on the mean), and in how many held-out families each holds. */
   verdict: Verdict & { families: FamilyCounts };
+  /** The zero-shot job paired by task with random search's best of 4 and every search's best of 16, with 90% intervals (`HeldOutSummary.paired`). */
+  paired: HeldOutSummary['paired'];
   /** Per repetition (each seed under each secret, `secret` its index and `evalId` its identity): its held-out means, rows and curve. */
   perSeed: {
     seed: number;
@@ -477,7 +479,7 @@ export async function runTransfer(
       bestNormalized: meanOf(at.map((q) => q.bestNormalized)),
     };
   });
-  const { rows, heldOut, spread, families, verdict } = summarizeHeldOut(options.heldOutTasks, perSeed);
+  const { rows, heldOut, spread, families, verdict, paired } = summarizeHeldOut(options.heldOutTasks, perSeed);
   // The same on confirmed scores, overall and under each secret alone.
   const confirmedReps = perSeed.map((r) => r.confirmed);
   const confirmed: TransferResult['confirmed'] = confirmedReps.every((c) => c !== null)
@@ -499,7 +501,7 @@ export async function runTransfer(
     options,
     prior: prior ? describePrior(prior) : null,
     curve,
-    summary: { rows, heldOut, spread, families, verdict },
+    summary: { rows, heldOut, spread, families, verdict, paired },
     secrets,
     confirmed,
     perSeed,
@@ -529,6 +531,7 @@ export async function runTransfer(
     rows,
     families,
     verdict,
+    paired,
     perSeed: perSeed.map((r) => ({
       seed: r.seed,
       secret: r.secret,

@@ -6,7 +6,18 @@
 import { CONFIRMED_ROWS } from './confirm-picks.js';
 import { CONFIRM_SEEDS } from './noise.js';
 import type { RewardRuleName } from './reward.js';
-import { type FamilyCounts, type FamilyRow, type HeldOutRow, type HeldOutSummary, METHODS, VERDICTS, type Verdict, familyOf } from './transfer-summary.js';
+import { type PairedDifference, pairedVerdict } from '../util/paired-difference.js';
+import {
+  type FamilyCounts,
+  type FamilyRow,
+  type HeldOutRow,
+  type HeldOutSummary,
+  METHODS,
+  PAIRED_AGAINST,
+  VERDICTS,
+  type Verdict,
+  familyOf,
+} from './transfer-summary.js';
 import { FAMILIES } from '../tasks/families/index.js';
 
 type Means = Omit<HeldOutRow, 'task'>;
@@ -86,6 +97,33 @@ export function transferMarkdown(input: ReportInput): string {
     `| **families where it holds** | ${VERDICTS.map(([k]) => `**${v.families[k]} of ${v.families.heldOutFamilies}**`).join(' | ')} |`,
     '',
   ];
+  // The zero-shot job paired by task with each compared row: the mean difference, its 90% interval and where that lies.
+  const signed = (v: number): string => `${v >= 0 ? '+' : '−'}${Math.abs(v).toFixed(3)}`;
+  const pairedSection = (p: HeldOutSummary['paired'], v: Verdict & { families: FamilyCounts }, which: string): string[] => {
+    const against = PAIRED_AGAINST.filter((k) => [...p.families, p.all].some((c) => c.vs[k]));
+    const label = (k: (typeof PAIRED_AGAINST)[number]): string => METHODS.find(([m]) => m === k)?.[1] ?? k;
+    const cell = (d: PairedDifference | null | undefined): string =>
+      !d ? '—' : d.lo === null || d.hi === null ? signed(d.mean) : `${signed(d.mean)} [${signed(d.lo)}, ${signed(d.hi)}] ${pairedVerdict(d)}`;
+    return [
+      `## Zero-shot against each search, paired by task${which}`,
+      '',
+      "Zero-shot minus the row, the mean over the tasks (each task's mean over seeds) with its 90% Student-t interval over tasks: " +
+        '**above** or **below** where the interval lies wholly on one side of 0, **level** where the tasks’ spread cannot tell the two apart.',
+      '',
+      `| family | tasks | ${against.map((k) => `vs ${label(k)}`).join(' | ')} |`,
+      `| --- | --- | ${against.map(() => '---').join(' | ')} |`,
+      ...[...p.families, p.all].map(
+        (c) => `| ${c.family === 'all' ? '**all held-out tasks**' : c.family} | ${c.tasks} | ${against.map((k) => cell(c.vs[k])).join(' | ')} |`,
+      ),
+      '',
+      p.all.notBelowEveryBest16 === null
+        ? "- zero-shot against every search's best of 16: not run (the model-based search did not run, or too few tasks for an interval)"
+        : `- zero-shot not below any search's best of 16 beyond the noise (no interval wholly below 0) in **${p.notBelowEveryBest16} of ${p.families.length}** ` +
+          `held-out families, and on all held-out tasks: **${p.all.notBelowEveryBest16 ? 'yes' : 'no'}**; at least level on the means, without the noise ` +
+          `(the verdict above): ${v.families.zeroShotAtLeastEveryBest16} of ${v.families.heldOutFamilies} families`,
+      '',
+    ];
+  };
   // The comparisons, on the mean of all held-out tasks and counted over families.
   const verdictLines = (
     v: Verdict & { families: FamilyCounts },
@@ -139,6 +177,7 @@ export function transferMarkdown(input: ReportInput): string {
     `| **mean** | ${METHODS.map(([k]) => `**${fmt(heldOut[k])}**${many && spread[k] !== null ? ` ± ${fmt(spread[k])}` : ''}`).join(' | ')} |`,
     '',
     ...familySections(families, verdict, ''),
+    ...pairedSection(input.summary.paired, verdict, ''),
     '## Verdict',
     '',
     ...verdictLines(
@@ -175,6 +214,7 @@ export function transferMarkdown(input: ReportInput): string {
           `| **mean** | ${confirmedMethods.map(([k]) => `**${fmt(confirmed.heldOut[k])}**${many && confirmed.spread[k] !== null ? ` ± ${fmt(confirmed.spread[k])}` : ''}`).join(' | ')} |`,
           '',
           ...familySections(confirmed.families, confirmed.verdict, ', confirmed scores', confirmedMethods),
+          ...pairedSection(confirmed.paired, confirmed.verdict, ', confirmed scores'),
           '## Verdict, confirmed scores',
           '',
           ...verdictLines(

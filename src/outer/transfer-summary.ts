@@ -6,6 +6,7 @@
  */
 import { FAMILIES } from '../tasks/families/index.js';
 import type { OptunaSampler } from './agents/optuna.js';
+import { type PairedDifference, pairedDifference, pairedVerdict } from '../util/paired-difference.js';
 
 /** The family a task was drawn from (`<family>-fam-<seed>-<n>`), or the task's own id for a hand-written task. */
 export function familyOf(task: string): string {
@@ -77,6 +78,19 @@ export interface FamilyRow extends HeldOutRow {
 /** In how many of the held-out families each comparison holds (a comparison not made counts as not holding). */
 export type FamilyCounts = { heldOutFamilies: number } & Record<keyof Verdict, number>;
 
+/** The zero-shot job against each compared row, paired by task, on one family's tasks (or on all held-out tasks: `family` 'all'). */
+export interface PairedComparison {
+  family: string;
+  tasks: number;
+  /** Per row of `PAIRED_AGAINST`: zero-shot minus that row over the tasks (each task's mean over seeds), with its 90% t-interval; null where the row did not run. */
+  vs: Partial<Record<keyof Omit<HeldOutRow, 'task'>, PairedDifference | null>>;
+  /**
+   * True when no search's best of 16 is above the zero-shot job beyond the tasks' noise (no 90%
+   * interval wholly below 0); null when the model-based search did not run or the family has one task.
+   */
+  notBelowEveryBest16: boolean | null;
+}
+
 /** What `summarizeHeldOut` gives: per task, overall (with the spread over repetitions), per family, and the verdicts. */
 export interface HeldOutSummary {
   rows: HeldOutRow[];
@@ -84,6 +98,8 @@ export interface HeldOutSummary {
   spread: Omit<HeldOutRow, 'task'>;
   families: FamilyRow[];
   verdict: Verdict & { families: FamilyCounts };
+  /** The zero-shot job paired by task with each compared row: per family, on all tasks, and in how many families it is not below every search's best of 16. */
+  paired: { families: PairedComparison[]; all: PairedComparison; notBelowEveryBest16: number };
 }
 
 export const METHODS: [keyof Omit<HeldOutRow, 'task'>, string][] = [
@@ -114,6 +130,31 @@ export const OPTUNA_ARMS: { sampler: OptunaSampler; seeded: boolean; label: stri
   { sampler: 'tpe', seeded: true, label: 'optuna TPE seeded', best4: 'optunaTpeSeededBest4', best16: 'optunaTpeSeededBest16' },
   { sampler: 'cmaes', seeded: true, label: 'optuna CMA-ES seeded', best4: 'optunaCmaesSeededBest4', best16: 'optunaCmaesSeededBest16' },
 ];
+
+/** The rows the zero-shot job is paired with by task: random search's best of 4, and every search's best of 16. */
+export const PAIRED_AGAINST: (keyof Omit<HeldOutRow, 'task'>)[] = ['randomBest4', 'randomBest16', 'searchBest16', ...OPTUNA_ARMS.map((a) => a.best16)];
+
+/** The zero-shot job paired by task with each row of `PAIRED_AGAINST` on `rows` (see `PairedComparison`). */
+export function pairedComparison(family: string, rows: HeldOutRow[]): PairedComparison {
+  const zs = rows.map((r) => r.zeroShot);
+  const vs = Object.fromEntries(
+    PAIRED_AGAINST.map((k) => [
+      k,
+      pairedDifference(
+        zs,
+        rows.map((r) => r[k]),
+      ),
+    ]),
+  ) as PairedComparison['vs'];
+  const best16 = PAIRED_AGAINST.filter((k) => k !== 'randomBest4').map((k) => pairedVerdict(vs[k] ?? null));
+  const ran = best16.filter((v) => v !== null);
+  return {
+    family,
+    tasks: rows.length,
+    vs,
+    notBelowEveryBest16: pairedVerdict(vs.searchBest16 ?? null) === null ? null : ran.every((v) => v !== 'below'),
+  };
+}
 
 /** The comparisons, in the report's words. */
 export const VERDICTS: [keyof Verdict, string][] = [
@@ -199,5 +240,18 @@ export function summarizeHeldOut(heldOutTasks: string[], perSeed: { heldOut: Omi
   const counts = Object.fromEntries(
     (Object.keys(overall) as (keyof Verdict)[]).map((k) => [k, families.filter((f) => f.verdict[k] === true).length]),
   ) as Record<keyof Verdict, number>;
-  return { rows, heldOut, spread, families, verdict: { ...overall, families: { heldOutFamilies: families.length, ...counts } } };
+  const paired = families.map((f) =>
+    pairedComparison(
+      f.task,
+      rows.filter((r) => familyOf(r.task) === f.task),
+    ),
+  );
+  return {
+    rows,
+    heldOut,
+    spread,
+    families,
+    verdict: { ...overall, families: { heldOutFamilies: families.length, ...counts } },
+    paired: { families: paired, all: pairedComparison('all', rows), notBelowEveryBest16: paired.filter((p) => p.notBelowEveryBest16 === true).length },
+  };
 }
