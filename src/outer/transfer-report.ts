@@ -107,7 +107,7 @@ export function transferMarkdown(input: ReportInput): string {
     return [
       `## Zero-shot against each search, paired by task${which}`,
       '',
-      "Zero-shot minus the row, the mean over the tasks (each task's mean over seeds) with its 90% Student-t interval over tasks: " +
+      "Zero-shot minus the row, the mean over the tasks (each task's mean over the repetitions: seeds and secrets) with its 90% Student-t interval over tasks: " +
         '**above** or **below** where the interval lies wholly on one side of 0, **level** where the tasks’ spread cannot tell the two apart.',
       '',
       `| family | tasks | ${against.map((k) => `vs ${label(k)}`).join(' | ')} |`,
