@@ -83,9 +83,11 @@ test('the transfer experiment writes its tables and plots and reports every meth
       const saved = meta.db.prepare('SELECT state FROM checkpoints').all() as { state: string }[];
       meta.close();
       assert.ok(saved.length > 0 && saved.every((c) => JSON.parse(c.state).options.anchor === 0.5), 'the controller took the anchor given');
+      const { readBack, ...written } = p; // whether this invocation read it back is not the repetition's
+      assert.equal(readBack, false, 'a first run reads nothing back');
       assert.deepEqual(
         JSON.parse(readFileSync(join(where, 'repetition.json'), 'utf8')),
-        JSON.parse(JSON.stringify(p)),
+        JSON.parse(JSON.stringify(written)),
         'each repetition is written as it finishes',
       );
     }
@@ -340,6 +342,22 @@ test("compare 'random': the controller's rows, random search's and the baseline 
     assert.equal(p.heldOut.zeroShot, r.heldOut.zeroShot);
     assert.match(readFileSync(p.files.markdown, 'utf8'), /Meta-training: none in this run; the controller starts from the prior/);
     assert.match(readFileSync(p.files.curveSvg, 'utf8'), /No meta-training in this run/);
+
+    // Run again on its finished directory, the experiment reads its repetition back: the same figures,
+    // and the report keeps the time the repetition took when it ran beside this invocation's.
+    assert.equal(p.perSeed[0].readBack, false);
+    const back = await runTransfer(
+      again,
+      { trainTasks: [], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 4, compare: 'random', python, prior: dir },
+      ex,
+    );
+    assert.deepEqual(back.heldOut, p.heldOut);
+    assert.equal(back.perSeed[0].readBack, true);
+    assert.equal(back.perSeed[0].wallSeconds, p.perSeed[0].wallSeconds, 'the time recorded when it ran');
+    assert.match(
+      readFileSync(back.files.markdown, 'utf8'),
+      new RegExp(`1 of 1 repetitions had finished before and were read back from their runs: they took ${(p.perSeed[0].wallSeconds / 60).toFixed(1)} min`),
+    );
   } finally {
     await ex.close();
     rmSync(dir, { recursive: true, force: true });

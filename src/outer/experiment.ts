@@ -21,7 +21,7 @@
  *    test rows change with the secret), each secret's comparisons reported on their own.
  */
 import { CONFIRM_SEEDS } from './noise.js';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from '../run/executor.js';
 import { listTasks } from '../tasks/briefs.js';
@@ -192,6 +192,10 @@ export interface TransferResult {
     curve: TransferResult['curve'];
     /** The repetition's rows and means on confirmed scores (null without `confirmPicks`). */
     confirmed: { heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[] } | null;
+    /** Seconds the repetition took when it ran (an invocation that read it back finished keeps the time recorded then). */
+    wallSeconds: number;
+    /** True when this invocation read the repetition back finished (an earlier one ran it). */
+    readBack: boolean;
   }[];
   /** Per evaluation secret: its identity, the held-out means over its seeds, and the comparisons under it alone. */
   secrets: { secret: number; evalId: string; heldOut: Omit<HeldOutRow, 'task'>; verdict: Verdict & { families: FamilyCounts } }[];
@@ -251,6 +255,16 @@ interface SeedResult {
   rows: HeldOutRow[];
   heldOut: Omit<HeldOutRow, 'task'>;
   confirmed: { heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[] } | null;
+}
+
+/** The seconds an earlier invocation recorded for the finished repetition in `repDir` (its repetition.json), or null. */
+function recordedWallSeconds(repDir: string): number | null {
+  try {
+    const w = (JSON.parse(readFileSync(join(repDir, 'repetition.json'), 'utf8')) as { wallSeconds?: unknown }).wallSeconds;
+    return typeof w === 'number' && Number.isFinite(w) && w >= 0 ? w : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Meta-trains one controller and compares methods on the held-out tasks, for one seed, in `dir`. */
@@ -442,7 +456,7 @@ export async function runTransfer(
   if (prior) onEvent?.({ type: 'phase', message: `no meta-training: the controller starts from the prior ${options.prior}: ${describePrior(prior)}` });
   // Every seed under every secret: the installation's first, then those derived from it.
   const nSecrets = options.secrets ?? 1;
-  const perSeed: SeedResult[] = [];
+  const perSeed: (SeedResult & { wallSeconds: number; readBack: boolean })[] = [];
   // One scorer pool for every run of the experiment: its threads load the hidden evaluation once, not once per run.
   const scorer = new Scorer();
   try {
@@ -455,10 +469,14 @@ export async function runTransfer(
         const where = { index: i, evalId, tag: tag ? `${tag}: ` : '' };
         const repDir = nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir;
         const run = () => runSeed(repDir, options, seed, where, cache, executor, missing || !everyMethod ? null : { python }, scorer, notes, prior, onEvent);
+        // A repetition an earlier invocation finished is read back from its runs: it keeps the time it took then.
+        const recorded = recordedWallSeconds(repDir);
+        const r0 = performance.now();
         const result = await underSecret(run);
-        perSeed.push(result);
+        const wallSeconds = recorded ?? (performance.now() - r0) / 1000;
+        perSeed.push({ ...result, wallSeconds, readBack: recorded !== null });
         // Each repetition's figures as soon as it finishes: an experiment stopped later keeps them.
-        writeFileSync(join(repDir, 'repetition.json'), JSON.stringify(result, null, 2));
+        writeFileSync(join(repDir, 'repetition.json'), JSON.stringify({ ...result, wallSeconds }, null, 2));
       }
     }
   } finally {
@@ -540,6 +558,8 @@ export async function runTransfer(
       rows: r.rows,
       curve: r.curve,
       confirmed: r.confirmed,
+      wallSeconds: r.wallSeconds,
+      readBack: r.readBack,
     })),
     secrets,
     confirmed,

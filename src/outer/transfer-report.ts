@@ -29,6 +29,9 @@ export interface ReportRepetition {
   evalId: string;
   heldOut: Means;
   confirmed: { heldOut: Means; rows: HeldOutRow[] } | null;
+  /** Seconds it took when it ran, and whether this invocation read it back finished. */
+  wallSeconds?: number;
+  readBack?: boolean;
 }
 
 /** What the report is written from. */
@@ -61,6 +64,14 @@ function describeTasks(tasks: string[]): string {
   const counts = new Map<string, number>();
   for (const t of tasks) counts.set(familyOf(t), (counts.get(familyOf(t)) ?? 0) + 1);
   return [...counts].map(([f, n]) => (FAMILIES[f] ? `${n} ${f} tasks` : f)).join(', ');
+}
+
+/** When repetitions were read back finished: how many, and the minutes they took when they ran. */
+function readBackNote(reps: ReportRepetition[]): string {
+  const back = reps.filter((r) => r.readBack);
+  if (!back.length) return '';
+  const ran = back.reduce((a, r) => a + (r.wallSeconds ?? 0), 0) / 60;
+  return ` (this invocation; ${back.length} of ${reps.length} repetitions had finished before and were read back from their runs: they took ${ran.toFixed(1)} min when they ran)`;
 }
 
 /** The report's markdown. */
@@ -151,7 +162,7 @@ export function transferMarkdown(input: ReportInput): string {
       ? `Meta-training: none in this run; the controller starts from the prior \`${options.prior}\`: ${prior}.`
       : `Meta-training: ${describeTasks(options.trainTasks)}; ${options.iterations} iterations × ${options.group} proposals per task${perIteration}; ` +
         `outer reward \`${options.reward?.rule ?? 'improvement'}\`${lambda}.`,
-    `Held out: ${describeTasks(options.heldOutTasks)}. Wall time ${(wallSeconds / 60).toFixed(1)} min.`,
+    `Held out: ${describeTasks(options.heldOutTasks)}. Wall time ${(wallSeconds / 60).toFixed(1)} min${readBackNote(perSeed)}.`,
     many
       ? `Seeds ${[...new Set(perSeed.map((r) => r.seed))].join(', ')}` +
         (nSecrets > 1 ? ` under ${nSecrets} evaluation secrets (${secrets.map((x) => x.evalId).join(', ')}; the installation's first)` : '') +
