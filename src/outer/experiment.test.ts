@@ -353,10 +353,11 @@ test("compare 'random': the controller's rows, random search's and the baseline 
     );
     assert.deepEqual(back.heldOut, p.heldOut);
     assert.equal(back.perSeed[0].readBack, true);
-    assert.equal(back.perSeed[0].wallSeconds, p.perSeed[0].wallSeconds, 'the time recorded when it ran');
+    const took = back.perSeed[0].wallSeconds;
+    assert.ok(took >= p.perSeed[0].wallSeconds && took <= p.perSeed[0].wallSeconds + back.wallSeconds, 'the time recorded when it ran, and the read-back');
     assert.match(
       readFileSync(back.files.markdown, 'utf8'),
-      new RegExp(`1 of 1 repetitions had finished before and were read back from their runs: they took ${(p.perSeed[0].wallSeconds / 60).toFixed(1)} min`),
+      new RegExp(`1 of 1 repetitions had finished before and were read back from their runs: they took ${(took / 60).toFixed(1)} min in all`),
     );
   } finally {
     await ex.close();

@@ -192,7 +192,7 @@ export interface TransferResult {
     curve: TransferResult['curve'];
     /** The repetition's rows and means on confirmed scores (null without `confirmPicks`). */
     confirmed: { heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[] } | null;
-    /** Seconds the repetition took when it ran (an invocation that read it back finished keeps the time recorded then). */
+    /** Seconds the repetition took, summed over the invocations that ran it or read it back. */
     wallSeconds: number;
     /** True when this invocation read the repetition back finished (an earlier one ran it). */
     readBack: boolean;
@@ -469,11 +469,11 @@ export async function runTransfer(
         const where = { index: i, evalId, tag: tag ? `${tag}: ` : '' };
         const repDir = nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir;
         const run = () => runSeed(repDir, options, seed, where, cache, executor, missing || !everyMethod ? null : { python }, scorer, notes, prior, onEvent);
-        // A repetition an earlier invocation finished is read back from its runs: it keeps the time it took then.
+        // A repetition an earlier invocation finished is read back from its runs (training only what that one did not): its time adds up over invocations.
         const recorded = recordedWallSeconds(repDir);
         const r0 = performance.now();
         const result = await underSecret(run);
-        const wallSeconds = recorded ?? (performance.now() - r0) / 1000;
+        const wallSeconds = (recorded ?? 0) + (performance.now() - r0) / 1000;
         perSeed.push({ ...result, wallSeconds, readBack: recorded !== null });
         // Each repetition's figures as soon as it finishes: an experiment stopped later keeps them.
         writeFileSync(join(repDir, 'repetition.json'), JSON.stringify({ ...result, wallSeconds }, null, 2));

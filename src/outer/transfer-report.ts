@@ -29,7 +29,7 @@ export interface ReportRepetition {
   evalId: string;
   heldOut: Means;
   confirmed: { heldOut: Means; rows: HeldOutRow[] } | null;
-  /** Seconds it took when it ran, and whether this invocation read it back finished. */
+  /** Seconds it took over every invocation, and whether this invocation read it back finished. */
   wallSeconds?: number;
   readBack?: boolean;
 }
@@ -66,12 +66,12 @@ function describeTasks(tasks: string[]): string {
   return [...counts].map(([f, n]) => (FAMILIES[f] ? `${n} ${f} tasks` : f)).join(', ');
 }
 
-/** When repetitions were read back finished: how many, and the minutes they took when they ran. */
+/** When repetitions were read back finished: how many, and the minutes they took over every invocation. */
 function readBackNote(reps: ReportRepetition[]): string {
   const back = reps.filter((r) => r.readBack);
   if (!back.length) return '';
   const ran = back.reduce((a, r) => a + (r.wallSeconds ?? 0), 0) / 60;
-  return ` (this invocation; ${back.length} of ${reps.length} repetitions had finished before and were read back from their runs: they took ${ran.toFixed(1)} min when they ran)`;
+  return ` (this invocation; ${back.length} of ${reps.length} repetitions had finished before and were read back from their runs: they took ${ran.toFixed(1)} min in all)`;
 }
 
 /** The report's markdown. */
