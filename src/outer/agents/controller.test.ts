@@ -213,6 +213,38 @@ test('a checkpoint saved before the anchor loads as the policy it saved (anchor 
   assert.deepEqual(await new Controller({ seed: 5, anchor: 30 }).probabilities(unknown), await old.probabilities(unknown));
 });
 
+test('a checkpoint saved before the last heads of HEAD_NAMES loads: the heads it had keep its policy, a new head starts at the anchor alone', async () => {
+  await initTf();
+  const { HEAD_NAMES } = await import('./space.js');
+  const { padHeadSlots } = await import('./controller.js');
+  const sup = getPublicTask('two-moons').brief;
+  const heads = buildHeads(sup);
+  const es = heads.findIndex((h) => h.name === 'earlyStopping');
+  assert.equal(HEAD_NAMES.at(-1), 'earlyStopping', 'the head added last has the last slot');
+  const now = new Controller({ seed: 6, anchor: 1.5 });
+  const { weights } = (await now.state()) as { weights: number[][] };
+  // The same weights as a controller without the last slot would have saved them (rows of w2 and wa lose their last columns).
+  const H = HEAD_NAMES.length;
+  const O = weights[3].length / H;
+  const hidden = weights[1].length;
+  const drop = (rows: number[], width: number, cut: number): number[] =>
+    Array.from({ length: rows.length / width }, (_, r) => rows.slice(r * width, (r + 1) * width - cut)).flat();
+  const older = [weights[0], weights[1], drop(weights[2], H * O, O), weights[3].slice(0, (H - 1) * O), drop(weights[4], H, 1), weights[5].slice(0, H - 1)];
+  const loaded = new Controller({ seed: 99, anchor: 1.5 });
+  await loaded.load({ weights: older });
+  const [a, b] = [await now.probabilities(sup), await loaded.probabilities(sup)];
+  heads.forEach((_, h) => {
+    if (h !== es) a[h].forEach((p, o) => assert.ok(Math.abs(p - b[h][o]) < 1e-6, `head ${heads[h].name}`));
+  });
+  // Untrained: logits 0, the anchor's strength (1.5) on the baseline's option (no early stopping).
+  const lean = Math.exp(1.5) / (Math.exp(1.5) + 1);
+  assert.ok(Math.abs(b[es][0] - lean) < 1e-5 && Math.abs(b[es][1] - (1 - lean)) < 1e-5, JSON.stringify(b[es]));
+  // Shapes of no older layout are refused, not padded.
+  assert.equal(padHeadSlots(weights, hidden, 1), null);
+  assert.equal(padHeadSlots([weights[0], weights[1], weights[2].slice(1), weights[3].slice(0, O)], hidden, 1), null);
+  await assert.rejects(loaded.load({ weights: [weights[0], weights[1], weights[2].slice(1), weights[3]] }), /wrong shape/);
+});
+
 test('the greedy proposal is the mode among valid specs: on random policies over every supervised task, never an empty mixture, and one head off the mode at the least cost', async () => {
   const { listTasks } = await import('../../tasks/briefs.js');
   const { FAMILIES, registerFamilyTasks } = await import('../../tasks/families/index.js');

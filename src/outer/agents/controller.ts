@@ -264,28 +264,49 @@ export class Controller implements Agent {
     const s = state as { weights: number[][]; adam?: { name: string; shape: number[]; values: number[] }[]; familyLogWeights?: Record<string, number> };
     // A checkpoint from before the anchor (its first four arrays) loads with the anchor off: the policy it saved.
     const unanchored = Array.isArray(s?.weights) && s.weights.length === ANCHOR_VARS;
+    // A checkpoint from before the last heads of HEAD_NAMES has fewer output slots: they are added, new heads start untrained.
+    const older = Array.isArray(s?.weights) && s.weights.length >= ANCHOR_VARS ? padHeadSlots(s.weights, this.opts.hidden, this.opts.anchor) : null;
+    const weights = older ?? s?.weights;
     const fits =
-      Array.isArray(s?.weights) &&
-      (s.weights.length === this.vars.length || unanchored) &&
-      s.weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
+      Array.isArray(weights) &&
+      (weights.length === this.vars.length || unanchored) &&
+      weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
     if (!fits) {
       throw new Error(
         'controller checkpoint has the wrong shape (saved by a controller with other features or width; ' +
           `this one reads ${FEATURE_DIM} features, hidden ${this.opts.hidden})`,
       );
     }
-    s.weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
+    weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
     if (unanchored) for (const v of this.vars.slice(ANCHOR_VARS)) v.assign(tf.zerosLike(v));
     // A checkpoint from before the family-robust updates weighs every family alike.
     const saved = s.familyLogWeights && typeof s.familyLogWeights === 'object' ? Object.entries(s.familyLogWeights) : [];
     this.familyLogWeights = Object.fromEntries(
       saved.filter(([, w]) => Number.isFinite(w)).map(([f, w]) => [f, Math.max(-MAX_FAMILY_LOG_WEIGHT, Math.min(MAX_FAMILY_LOG_WEIGHT, w))]),
     );
-    if (s.adam?.length && !unanchored) {
+    if (s.adam?.length && !unanchored && !older) {
       // Adam restores its moments by position (the order of this.vars), so saved names are kept as they are.
       await this.opt.setWeights(s.adam.map((w) => ({ name: w.name, tensor: tf.tensor(w.values, w.shape) })));
     }
   }
+}
+
+/**
+ * The weights of a checkpoint saved when `HEAD_NAMES` had fewer entries (heads are only ever added
+ * at its end), widened to this code's slots: the new heads' logits start at 0 (uniform before the
+ * anchor) and their anchor strength at `anchor`, as a new controller's. Null when the checkpoint
+ * already has every slot or its shapes are not an older layout of this controller's.
+ */
+export function padHeadSlots(weights: number[][], hidden: number, anchor: number): number[][] | null {
+  const [w1, b1, w2, b2, wa, ba] = weights;
+  const saved = Array.isArray(b2) ? b2.length / MAX_OPTIONS : 0;
+  if (!Number.isInteger(saved) || saved <= 0 || saved >= MAX_HEADS || !Array.isArray(w2) || w2.length !== hidden * saved * MAX_OPTIONS) return null;
+  const widen = (rows: number[], from: number, to: number, fill: number): number[] =>
+    Array.from({ length: rows.length / from }, (_, r) => [...rows.slice(r * from, (r + 1) * from), ...Array(to - from).fill(fill)]).flat();
+  const out = [w1, b1, widen(w2, saved * MAX_OPTIONS, MAX_HEADS * MAX_OPTIONS, 0), widen(b2, saved * MAX_OPTIONS, MAX_HEADS * MAX_OPTIONS, 0)];
+  if (weights.length === ANCHOR_VARS) return out;
+  if (!Array.isArray(wa) || !Array.isArray(ba) || wa.length !== hidden * saved || ba.length !== saved) return null;
+  return [...out, widen(wa, saved, MAX_HEADS, 0), widen(ba, saved, MAX_HEADS, anchor)];
 }
 
 /**

@@ -136,3 +136,21 @@ test("a task's baseline maps to the nearest choice the space can write", async (
   assert.equal(spec.reward.expression, 'r');
   assert.equal(spec.algorithm.learningRate, (baseline.algorithm as { learningRate: number }).learningRate);
 });
+
+test('early stopping is a decision of the supervised space: a baseline without it maps to patience 0, a spec with it to its option', () => {
+  const { brief, baseline } = getPublicTask('two-moons');
+  const heads = buildHeads(brief);
+  const es = heads.findIndex((h) => h.name === 'earlyStopping');
+  assert.deepEqual(heads[es].options, [0, 10]);
+  assert.equal(nearestChoice(brief, heads, baseline)[es], 0);
+  const choice = nearestChoice(brief, heads, baseline);
+  choice[es] = 1;
+  const spec = decode(brief, heads, choice, 1) as { algorithm: { earlyStoppingPatience: number } };
+  assert.equal(spec.algorithm.earlyStoppingPatience, 10);
+  assert.equal(nearestChoice(brief, heads, spec)[es], 1);
+  assert.equal(
+    buildHeads(getPublicTask('cartpole-balance').brief).findIndex((h) => h.name === 'earlyStopping'),
+    -1,
+    'not a control decision',
+  );
+});

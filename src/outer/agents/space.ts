@@ -71,6 +71,8 @@ export const HEAD_NAMES: readonly string[] = [
   'dqn.targetUpdateInterval',
   'reinforce.learningRate',
   'reinforce.episodesPerUpdate',
+  // Heads added later go last: a checkpoint saved before them keeps its slots (Controller.load pads the new ones).
+  'earlyStopping',
 ];
 
 /**
@@ -117,6 +119,8 @@ function supervisedHeads(brief: TaskBrief): Head[] {
     { name: 'learningRate', options: [1e-3, 3e-3, 1e-2] },
     { name: 'batchSize', options: [16, 32, 64] },
     { name: 'epochs', options: [20, 50, 100] },
+    // Patience in epochs without a better validation loss, keeping the best weights (0: train every epoch the budget allows).
+    { name: 'earlyStopping', options: [0, 10] },
     { name: 'schedule', options: ['constant', 'cosine'] },
     { name: 'mixup', options: [0, 0.2] },
     { name: 'inputNoise', options: [0, 0.1] },
@@ -273,6 +277,7 @@ function decodeSupervised(brief: TaskBrief, v: (name: string) => unknown, seed: 
       schedule: v('schedule') as 'constant' | 'cosine',
       batchSize: v('batchSize') as number,
       epochs,
+      earlyStoppingPatience: v('earlyStopping') as number,
     },
     // Enough examples for the chosen epochs where the cap allows, scaled by the budget share.
     budget: { examples: Math.max(1, Math.min(cap, Math.round(Math.max(chosenSize * epochs, 1000) * (v('budgetShare') as number)))) },
@@ -454,6 +459,8 @@ export function nearestChoice(brief: TaskBrief, heads: Head[], spec: unknown): n
         return at(spec, 'model', name);
       case 'dropout':
         return at(spec, 'model', name) ?? 0;
+      case 'earlyStopping':
+        return at(spec, 'algorithm', 'earlyStoppingPatience') ?? 0;
       case 'optimizer':
       case 'learningRate':
       case 'batchSize':
