@@ -7,19 +7,6 @@
 import type { Dataset } from '../../spec/data.js';
 import { type SupervisedMetricName, type SupervisedTaskDef, supervisedSpec } from '../supervised/define.js';
 import { standardCatalog } from '../supervised/catalog.js';
-import type { Rng } from '../../util/rng.js';
-
-/** Cap on a generated-data task's training examples when the family draws none. */
-export const DEFAULT_MAX_EXAMPLES = 100_000;
-
-/** Range a train family draws its tasks' example caps from (log-uniform): from a few passes over the largest pools to hundreds over the smallest. */
-export const EXAMPLE_CAP_RANGE = [30_000, 150_000] as const;
-
-/** A task's cap on training examples, log-uniform in `EXAMPLE_CAP_RANGE` and rounded to thousands. */
-export function drawExampleCap(rng: Rng): number {
-  const [lo, hi] = EXAMPLE_CAP_RANGE;
-  return 1000 * Math.round(Math.exp(rng.uniform(Math.log(lo), Math.log(hi))) / 1000);
-}
 
 /** The drawn strengths of a generated-data task's source corruptions (the standard catalogue's). */
 export interface SourceCorruption {
@@ -47,8 +34,6 @@ export interface GeneratedDataTask extends SourceCorruption {
   make(): Dataset;
   /** The shifted source in words (default: only points whose shifted feature lies in its lowest 40%). */
   shiftWords?: string;
-  /** Cap on training examples (default `DEFAULT_MAX_EXAMPLES`); the baseline spec asks for 30% of it. */
-  maxExamples?: number;
   /** Regression: the baseline trains on the squared error for 40 epochs (classification: cross-entropy, 30). */
   regression?: boolean;
 }
@@ -57,7 +42,6 @@ export interface GeneratedDataTask extends SourceCorruption {
 export function generatedDataTask(t: GeneratedDataTask): SupervisedTaskDef {
   let data: Dataset | null = null;
   const poolSize = t.points - Math.round(t.points * t.testFraction);
-  const maxExamples = t.maxExamples ?? DEFAULT_MAX_EXAMPLES;
   return {
     id: t.id,
     title: t.title,
@@ -79,9 +63,9 @@ export function generatedDataTask(t: GeneratedDataTask): SupervisedTaskDef {
       sources: [{ id: 'noisy-large', weight: 1 }],
       objective: t.regression ? 'mse' : 'cross-entropy',
       epochs: t.regression ? 40 : 30,
-      examples: 100 * Math.round((maxExamples * 0.3) / 100),
+      examples: 30_000,
     }),
-    maxExamples,
+    maxExamples: 100_000,
     maxWallSeconds: 120,
   };
 }

@@ -41,14 +41,6 @@ export function intIn(rng: Rng, [lo, hi]: readonly [number, number]): number {
   return lo + rng.int(hi - lo + 1);
 }
 
-/**
- * A number of generated points, log-uniform in [lo, hi] and rounded to hundreds: sizes spread over
- * orders of magnitude, as real tables' do, so that a family's small and large tasks are drawn alike.
- */
-export function pointsIn(rng: Rng, [lo, hi]: readonly [number, number]): number {
-  return 100 * Math.round(Math.exp(rng.uniform(Math.log(lo), Math.log(hi))) / 100);
-}
-
 /** Rounds to `digits` significant figures (parameters a brief states in words). */
 export function sig(v: number, digits = 3): number {
   return Number(v.toPrecision(digits));

@@ -6,8 +6,8 @@
 import { gaussianBlobs } from '../../../inner/data/index.js';
 import { type Rng, mixSeed } from '../../../util/rng.js';
 import type { SupervisedMetricName, SupervisedTaskDef } from '../../supervised/define.js';
-import { type TaskFamily, drawTasks, intIn, pointsIn, sig } from '../types.js';
-import { type SourceCorruption, drawExampleCap, generatedDataTask } from '../catalog-task.js';
+import { type TaskFamily, drawTasks, intIn, sig } from '../types.js';
+import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 
 /**
  * Share of each generated blobs task's rows held out for the hidden test set: public, as the sources'
@@ -21,7 +21,7 @@ export const BLOBS_SPACE = {
   informative: [2, 6],
   noiseFeatures: [0, 6],
   spread: [0.4, 1.2],
-  points: [400, 12000],
+  points: [400, 2400],
   labelNoise: [0.1, 0.45],
   cleanShare: [0.03, 0.15],
   metrics: ['accuracy', 'macro-f1', 'log-loss'] as SupervisedMetricName[],
@@ -36,8 +36,6 @@ export interface BlobsParams extends SourceCorruption {
   points: number;
   metric: SupervisedMetricName;
   imbalance: number[];
-  /** Cap on training examples (`drawExampleCap`). */
-  maxExamples: number;
 }
 
 /** Draws one task's parameters. */
@@ -51,14 +49,12 @@ export function drawBlobsParams(rng: Rng): BlobsParams {
     informative,
     noiseFeatures,
     spread: sig(rng.uniform(s.spread[0], s.spread[1]), 2),
-    points: pointsIn(rng, s.points),
+    points: 100 * Math.round(rng.uniform(s.points[0], s.points[1]) / 100),
     metric: s.metrics[rng.int(s.metrics.length)],
     labelNoise: sig(rng.uniform(s.labelNoise[0], s.labelNoise[1]), 2),
     cleanShare: sig(rng.uniform(s.cleanShare[0], s.cleanShare[1]), 2),
     shiftFeature: `x${1 + rng.int(informative + noiseFeatures)}`,
     imbalance: Array.from({ length: classes }, (_, c) => (c === 0 ? 1 : sig(rng.uniform(0.1, 1), 2))),
-
-    maxExamples: drawExampleCap(rng),
   };
 }
 
@@ -85,7 +81,6 @@ export function blobsTask(id: string, p: BlobsParams, dataSeed: number): Supervi
     cleanShare: p.cleanShare,
     shiftFeature: p.shiftFeature,
     imbalance: p.imbalance,
-    maxExamples: p.maxExamples,
   });
 }
 

@@ -6,8 +6,8 @@
 import { FRIEDMAN_INPUTS, type FriedmanVariant, friedman } from '../../../inner/data/index.js';
 import { type Rng, mixSeed } from '../../../util/rng.js';
 import type { SupervisedMetricName, SupervisedTaskDef } from '../../supervised/define.js';
-import { type TaskFamily, drawTasks, pointsIn, sig } from '../types.js';
-import { type SourceCorruption, drawExampleCap, generatedDataTask } from '../catalog-task.js';
+import { type TaskFamily, drawTasks, sig } from '../types.js';
+import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 
 /**
  * Share of each generated friedman task's rows held out for the hidden test set: public, as the sources'
@@ -21,7 +21,7 @@ export const FRIEDMAN_SPACE = {
   /** Measurement noise, as a share of the noise-free target's standard deviation. */
   noise: [0, 0.3],
   extraFeatures: [0, 6],
-  points: [300, 12000],
+  points: [300, 2400],
   /** Target noise of the bulk-labelled source, in target standard deviations. */
   labelNoise: [0.1, 0.5],
   cleanShare: [0.03, 0.15],
@@ -35,8 +35,6 @@ export interface FriedmanParams extends SourceCorruption {
   extraFeatures: number;
   points: number;
   metric: SupervisedMetricName;
-  /** Cap on training examples (`drawExampleCap`). */
-  maxExamples: number;
 }
 
 /** Draws one task's parameters. */
@@ -48,12 +46,11 @@ export function drawFriedmanParams(rng: Rng): FriedmanParams {
     variant,
     noise: sig(rng.uniform(s.noise[0], s.noise[1]), 2),
     extraFeatures,
-    points: pointsIn(rng, s.points),
+    points: 100 * Math.round(rng.uniform(s.points[0], s.points[1]) / 100),
     metric: s.metrics[rng.int(s.metrics.length)],
     labelNoise: sig(rng.uniform(s.labelNoise[0], s.labelNoise[1]), 2),
     cleanShare: sig(rng.uniform(s.cleanShare[0], s.cleanShare[1]), 2),
     shiftFeature: `x${1 + rng.int(FRIEDMAN_INPUTS[variant].length)}`,
-    maxExamples: drawExampleCap(rng),
   };
 }
 
@@ -92,7 +89,6 @@ export function friedmanTask(id: string, p: FriedmanParams, dataSeed: number): S
     cleanShare: p.cleanShare,
     shiftFeature: p.shiftFeature,
     regression: true,
-    maxExamples: p.maxExamples,
   });
 }
 

@@ -7,8 +7,8 @@ import { checkerboard, moons, twoSpirals } from '../../../inner/data/index.js';
 import type { Dataset } from '../../../spec/data.js';
 import { type Rng, mixSeed } from '../../../util/rng.js';
 import type { SupervisedMetricName, SupervisedTaskDef } from '../../supervised/define.js';
-import { type TaskFamily, drawTasks, pointsIn, sig } from '../types.js';
-import { type SourceCorruption, drawExampleCap, generatedDataTask } from '../catalog-task.js';
+import { type TaskFamily, drawTasks, sig } from '../types.js';
+import { type SourceCorruption, generatedDataTask } from '../catalog-task.js';
 
 /**
  * Share of each generated synthetic task's points held out for the hidden test set: public, as the sources'
@@ -19,7 +19,7 @@ export const SYNTHETIC_TEST_FRACTION = 0.3;
 /** The generators and their parameter ranges. */
 export const SYNTHETIC_SPACE = {
   generators: ['spirals', 'moons', 'checkerboard'] as const,
-  points: [400, 12000],
+  points: [400, 2400],
   spiralNoise: [0, 0.08],
   moonNoise: [0.05, 0.35],
   cells: [2, 6],
@@ -34,8 +34,6 @@ export interface SyntheticParams extends SourceCorruption {
   metric: SupervisedMetricName;
   shiftFeature: 'x1' | 'x2';
   imbalance: number[];
-  /** Cap on training examples (`drawExampleCap`). */
-  maxExamples: number;
 }
 
 /** Draws one task's parameters. */
@@ -49,15 +47,13 @@ export function drawSyntheticParams(rng: Rng): SyntheticParams {
   const metrics: SupervisedMetricName[] = ['accuracy', 'macro-f1', 'log-loss'];
   return {
     generator: g,
-    points: pointsIn(rng, s.points),
+    points: 100 * Math.round(rng.uniform(s.points[0], s.points[1]) / 100),
     level,
     metric: metrics[rng.int(metrics.length)],
     labelNoise: sig(rng.uniform(0.1, 0.45), 2),
     cleanShare: sig(rng.uniform(0.03, 0.15), 2),
     shiftFeature: rng.next() < 0.5 ? 'x1' : 'x2',
     imbalance: [1, sig(rng.uniform(0.1, 0.6), 2)],
-
-    maxExamples: drawExampleCap(rng),
   };
 }
 
@@ -94,7 +90,6 @@ export function syntheticTask(id: string, p: SyntheticParams, dataSeed: number):
     shiftFeature: p.shiftFeature,
     shiftWords: `sampled from the ${side} part of the plane only (${p.shiftFeature} in the lowest 40%)`,
     imbalance: p.imbalance,
-    maxExamples: p.maxExamples,
   });
 }
 
