@@ -19,6 +19,8 @@ test('rrl experiment transfer: a prior with meta-training flags, or a prior that
         /--iterations, --group set meta-training, which a run from a prior \(.*priors\/controller\.json\) does not do; add --prior none to meta-train/,
       ],
       [['--preset', 'full', '--prior', join(tmp, 'none.json'), '--fidelity', 'asha'], /--fidelity set meta-training/],
+      // The family weights of --robust act only in meta-training's updates.
+      [['--robust', '0', '--anchor', '2'], /--anchor, --robust set meta-training/],
       [['--prior', join(tmp, 'missing.json')], /prior .*missing\.json does not exist/],
     ];
     for (const [args, message] of cases) {

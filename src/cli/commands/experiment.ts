@@ -96,6 +96,7 @@ function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType
     '--tasks-per-iteration': o.tasksPerIteration,
     '--reward': o.reward,
     '--anchor': o.anchor,
+    '--robust': o.robust,
     '--prune-flat': o.pruneFlat,
     '--fidelity': fidelity,
   };
