@@ -10,7 +10,8 @@ import { evalSecret } from '../tasks/secret.js';
 import { ScriptedAgent } from '../testing/scripted-agent.js';
 import { confirmPicks, pickOf, readHeldOutRun } from './confirm-picks.js';
 import { train } from './loop.js';
-import { CONFIRM_SEEDS, harnessSeeds, seedlessKey } from './noise.js';
+import { seedlessKey } from './identity.js';
+import { CONFIRM_SEEDS, harnessSeeds } from './noise.js';
 import { Scorer } from './scoring/scorer-pool.js';
 
 test('the pick of a best of n is its highest single score among the first n, the earlier on ties', () => {

@@ -14,7 +14,8 @@ import type { Executor } from '../run/executor.js';
 import { Store } from '../store/store.js';
 import type { Agent, Proposal } from './agents/types.js';
 import { type LoopEvent, train } from './loop.js';
-import { CONFIRM_SEEDS, seedlessKey, taskReference, withSeed } from './noise.js';
+import { seedlessKey } from './identity.js';
+import { CONFIRM_SEEDS, taskReference, withSeed } from './noise.js';
 import type { Scorer } from './scoring/scorer-pool.js';
 import type { HeldOutRow } from './transfer-summary.js';
 

@@ -22,8 +22,7 @@ import { examplePatch } from '../outer/agents/patch-prompt.js';
 import { isUnchanged } from '../outer/answer.js';
 import { isJsonObject } from '../spec/patch.js';
 import { grammarSchema, patchGrammarSchema } from '../spec/grammar-schema.js';
-import { type RewardRuleName, groupAdvantages } from '../outer/reward.js';
-import { JOB_ATTEMPTS, harnessFailure, unscorableReason } from '../outer/unscorable.js';
+import type { RewardRuleName } from '../outer/reward.js';
 import { Scorer, type ScorerOptions } from '../outer/scoring/scorer-pool.js';
 import { Evaluator } from '../outer/evaluate.js';
 import { openRun } from '../outer/open-run.js';
@@ -153,7 +152,7 @@ export class RewardService {
       // Every job in flight listens to it; a queue of thousands is normal. (Not 0, "unlimited": Node 20's
       // getMaxListeners throws on an AbortSignal set so, and the worker pool reads it.)
       setMaxListeners(1 << 20, abort.signal);
-      const evaluator = new Evaluator({ dir, runId, store, executor, scorer, cache, secret, evalId, signal: abort.signal, timeoutMs: options.timeoutMs });
+      const evaluator = new Evaluator({ dir, runId, store, executor, scorer, cache, secret, evalId, signal: abort.signal, timeoutMs: options.timeoutMs, log });
       const service = new RewardService(dir, runId, stored as ServeConfig, store, cache, scorer, executor, evaluator, abort, options, secret);
       service.resumePending();
       return service;
@@ -411,28 +410,20 @@ export class RewardService {
   }
 
   /**
-   * Runs one job through the shared evaluation step, timing it for Retry-After. A proposal or
-   * confirmation that failed the harness's way (outer/unscorable.ts) is tried again, up to
-   * JOB_ATTEMPTS in all; a finished proposal is announced to the request's event streams.
+   * Runs one job through the shared evaluation step (which tries a job the harness failed on
+   * again, outer/evaluate.ts), timing it for Retry-After; a finished proposal is announced to
+   * the request's event streams.
    */
   private async runJob(row: JobRow): Promise<boolean> {
-    const brief = getPublicTask(row.task).brief;
-    for (let attempt = 1; ; attempt++) {
-      const t0 = performance.now();
-      const ok = await this.evaluator.run(row, brief);
-      const done = this.store.job(this.runId, row.id);
-      if (ok && done && row.kind !== 'baseline' && harnessFailure(done) && attempt < JOB_ATTEMPTS && !this.abort.signal.aborted) {
-        (this.options.log ?? (() => {}))(`job ${row.id}: ${done.failureKind} (the harness's failure); trying it again`);
-        this.store.resetJob(row.id);
-        continue;
-      }
-      if (ok && done?.cacheHit === null && done.status !== 'invalid') {
-        this.jobSeconds.sum += (performance.now() - t0) / 1000;
-        this.jobSeconds.n += 1;
-      }
-      if (ok && row.kind === 'proposal') this.events.emit('job', row.iteration, row.id);
-      return ok;
+    const t0 = performance.now();
+    const ok = await this.evaluator.run(row, getPublicTask(row.task).brief);
+    const done = this.store.job(this.runId, row.id);
+    if (ok && done?.cacheHit === null && done.status !== 'invalid') {
+      this.jobSeconds.sum += (performance.now() - t0) / 1000;
+      this.jobSeconds.n += 1;
     }
+    if (ok && row.kind === 'proposal') this.events.emit('job', row.iteration, row.id);
+    return ok;
   }
 
   /** The task's standing for request `id`: the best confirmed score of requests answered before it settles. */
@@ -465,9 +456,8 @@ export class RewardService {
     const rows = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' });
     const group = rewardGroup(rows, brief, this.standing(task, id), this.store.jobs(this.runId, { kind: 'confirm' }), `r${id}/${task}`, this.config.reward);
     // A job the harness could not score is neither paid nor charged: reward null, no advantage, no rewards row.
-    const unscorable = group.map((g) => unscorableReason(g.row, (g.detail.unscored as string | undefined) ?? null));
-    const paid = group.filter((_, i) => unscorable[i] === null);
-    const advantages = groupAdvantages(paid.map((g) => g.reward));
+    const unscorable = group.map((g) => g.unscorable);
+    const paid = group.filter((g) => g.unscorable === null);
     const response: RewardsAnswer = {
       request: id,
       replayed: false,
@@ -483,7 +473,7 @@ export class RewardService {
     };
     this.store.finishRequest(
       id,
-      paid.map(({ jobId, reward, detail, groupId }, k) => ({ jobId, reward, advantage: advantages[k], detail, groupId })),
+      paid.map(({ jobId, reward, advantage, detail, groupId }) => ({ jobId, reward, advantage, detail, groupId })),
       response,
     );
     this.events.emit('done', id);
