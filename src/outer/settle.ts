@@ -144,6 +144,8 @@ export interface PaidOverride {
   full: boolean;
   /** Share of the task's compute cap the `cost` rule charges. */
   computeShare: number;
+  /** Why the proposal is neither paid nor charged (its last rung lost to the harness); absent when it is paid. */
+  unscorable?: string;
 }
 
 /**
@@ -244,7 +246,7 @@ export function rewardGroup(
       row: r,
       confirmation: c ?? null,
       uncertainty,
-      unscorable: fromConfirmation ? null : c !== undefined ? "unscorable: every confirmation seed failed the harness's way" : unscorableReason(r, ref.missing),
+      unscorable: unscorableOf(r, p, c, ref),
       ...outerReward(
         {
           status,
@@ -294,6 +296,18 @@ export function rewardGroup(
       ...(paid?.has(s.row.id) ? { paidFrom: paid.get(s.row.id) } : {}),
     },
   }));
+}
+
+/**
+ * Why a job of a group is neither paid nor charged, or null: a known score pays it whatever its
+ * own job did; otherwise the harness lost its last rung, every seed of its own confirmation, or
+ * the job itself, or there is no reference to measure it from.
+ */
+function unscorableOf(r: JobRow, p: PaidOverride | undefined, c: (Confirmation & { own: boolean }) | undefined, ref: TaskReference): string | null {
+  if (p?.unscorable) return p.unscorable;
+  if (c !== undefined && c.normalized !== null) return null;
+  if (c !== undefined) return "unscorable: every confirmation seed failed the harness's way";
+  return unscorableReason(r, ref.missing);
 }
 
 /** A confirmation as a reward's detail records it. */
