@@ -8,7 +8,13 @@ import type { JobSpecInput } from '../spec/schema.js';
 import { parseSpec } from '../spec/validate.js';
 import { getPublicTask, listTasks } from '../tasks/briefs.js';
 import { REFERENCE_SPECS } from '../tasks/reference-specs.js';
-import { WORK_MARGIN, estimateCompute, netShape } from './compute-estimate.js';
+import { SCORER_LIMIT_S, SCORING_CAP_FLOPS, WORK_MARGIN, estimateCompute, estimateScoring, netShape } from './compute-estimate.js';
+import { SCORER_DEFAULTS } from '../outer/scoring/scorer-pool.js';
+import { FAMILIES, registerFamilyTasks } from '../tasks/families/index.js';
+import { getSupervisedEvaluation } from '../tasks/hidden.js';
+import { registerTaskDir } from '../tasks/file/register.js';
+import { fileURLToPath } from 'node:url';
+import type { TaskBrief } from '../spec/brief.js';
 import { fusedMemoryBytes } from './nn/mlp.js';
 import { runJob } from './train.js';
 import { validateSpec } from './spec-check.js';
@@ -147,4 +153,64 @@ test("the memory estimate covers the WebAssembly memory a real PPO job's network
   assert.ok(grown > 0, 'the job allocated no network memory');
   assert.ok(estimate >= grown, `estimate ${estimate} < measured growth ${grown}`);
   assert.ok(estimate <= 4 * grown, `estimate ${estimate} > 4 × measured growth ${grown}`);
+});
+
+test("scoring cost: the estimate in FLOPs and the cap under the scorer's limit (issue 42)", () => {
+  assert.equal(SCORER_LIMIT_S * 1000, SCORER_DEFAULTS.timeoutMs, "the scorer's limit the cap is set under");
+  assert.equal(SCORING_CAP_FLOPS, 15e9);
+  const acrobot = getPublicTask('acrobot-swingup');
+  assert.deepEqual(acrobot.brief.evaluation, { episodes: 30 });
+  const wide = structuredClone(acrobot.baseline) as unknown as Record<string, Record<string, unknown>>;
+  wide.model = { hidden: [512, 512, 512, 512], activation: 'tanh' };
+  const spec = parseSpec(wide);
+  assert.ok(spec.ok);
+  // Acrobot: 6 observations, 3 actions, at most 500 steps; 791,040 multiply-adds, 2,048 hidden units, 6 inputs normalised.
+  const e = estimateScoring(spec.spec, acrobot.brief)!;
+  assert.equal(e.forwards, 30 * 500);
+  assert.equal(e.flopsPerForward, 2 * 791_040 + 2_048 + 3 * 6);
+  assert.equal(e.flops, 30 * 500 * 1_584_146);
+  const r = validateSpec(wide, acrobot.brief);
+  assert.equal(r.ok, false);
+  if (!r.ok) {
+    assert.equal(r.error.issues.length, 1);
+    assert.match(
+      r.error.message,
+      /^model\.hidden: got \[512,512,512,512\]: scoring the model on the hidden evaluation needs about 23\.8 GFLOP, over the cap of 15 GFLOP/,
+    );
+  }
+  // Two layers of 512 score in 8 GFLOP: within the cap.
+  wide.model = { hidden: [512, 512], activation: 'tanh' };
+  assert.ok(validateSpec(wide, acrobot.brief).ok);
+  // Supervised: test rows × a forward pass with the standardisation (iris: 4 features, 3 classes, 45 test rows).
+  const iris = getPublicTask('iris-species');
+  assert.deepEqual(iris.brief.evaluation, { rows: 45 });
+  const irisSpec = parseSpec({ ...iris.baseline, model: { hidden: [16], activation: 'relu' } });
+  assert.ok(irisSpec.ok);
+  assert.equal(estimateScoring(irisSpec.spec, iris.brief)!.flops, 45 * (2 * (4 * 16 + 16 * 3) + 16 + 3 * 4));
+  // A task trained by an outside program scores its own model: not estimated.
+  assert.equal(estimateScoring(irisSpec.spec, getPublicTask('iris-command').brief), null);
+});
+
+test("every built-in task, one draw of every family and the examples validate; briefs state the hidden evaluation's true size", async () => {
+  const own = await registerTaskDir(fileURLToPath(new URL('../../../examples/own-task/', import.meta.url)));
+  const drawn = Object.keys(FAMILIES).flatMap((f) => registerFamilyTasks(f, 1, 11));
+  assert.equal(drawn.length, Object.keys(FAMILIES).length);
+  const briefs: [TaskBrief, unknown][] = listTasks().map((t): [TaskBrief, unknown] => [t.brief, t.baseline]);
+  for (const t of [...own.map((o) => o.task), ...drawn.map((d) => d.def)])
+    assert.ok(
+      briefs.some(([b]) => b.id === t.id),
+      `${t.id} is listed`,
+    );
+  for (const [brief, baseline] of briefs) {
+    const r = validateSpec(baseline, brief);
+    assert.ok(r.ok, `${brief.id}: ${r.ok ? '' : r.error.message}`);
+    if (brief.kind === 'control') assert.ok(Number.isInteger(brief.evaluation.episodes), `${brief.id} states its episodes`);
+    else assert.ok(Number.isInteger(brief.evaluation.rows), `${brief.id} states its test rows`);
+    const scoring = estimateScoring(r.spec, brief);
+    if (scoring) assert.ok(scoring.flops < SCORING_CAP_FLOPS / 10, `${brief.id}: baseline scoring ${scoring.flops} FLOPs, far under the cap`);
+  }
+  // The rows a supervised brief states are the hidden test set's (built-in tasks and the user's task file).
+  for (const t of listTasks().filter((x) => x.brief.kind === 'supervised')) {
+    assert.equal(getSupervisedEvaluation(t.brief.id).heldOut().test.y.length, t.brief.evaluation.rows, t.brief.id);
+  }
 });

@@ -336,6 +336,78 @@ function supervisedEstimate(spec: JobSpec, brief: TaskBrief): ComputeEstimate {
   return finish(net.params, memory, flops, gradientSteps, { field: a.batchSize < 16 ? 'algorithm.batchSize' : 'budget.examples', what }, gradientSteps * batch);
 }
 
+/**
+ * The scorer's wall-clock limit for one scoring, in seconds: `SCORER_DEFAULTS.timeoutMs` of
+ * outer/scoring/scorer-pool.ts (this room cannot import it; compute-estimate.test.ts holds them equal).
+ */
+export const SCORER_LIMIT_S = 120;
+
+/**
+ * Throughput assumed for scoring, in FLOP/s: 0.25 GFLOP/s. The scorer runs the policy or model
+ * forward in plain JS (inner/policy.ts, inner/model.ts), one step of every live episode at a time.
+ * Measured (issue 42): acrobot-swingup with `hidden [512, 512, 512, 512]` — 30 held-out episodes ×
+ * 500 steps × 1.6 MFLOP a forward pass, 23.7 GFLOP by this estimate — scored in about 20 s on an
+ * idle core (1.2 GFLOP/s) and 43 s under load (0.55 GFLOP/s). The figure is half the loaded one, for
+ * a slower or busier scorer and what the estimate leaves out (the physics, the bootstrap).
+ */
+export const SCORING_THROUGHPUT_FLOPS = 0.25e9;
+
+/** The share of the scorer's limit a spec may plan to use: at most half, so the scorer's own time and a slow machine still fit. */
+export const SCORING_MARGIN = 2;
+
+/**
+ * The most a spec's scoring may cost, in FLOPs: SCORER_LIMIT_S × SCORING_THROUGHPUT_FLOPS /
+ * SCORING_MARGIN = 15 GFLOP. A spec above it is invalid (its scoring could time out, and a timeout
+ * within the cap is the harness's failure: docs/design.md, boundary 6).
+ */
+export const SCORING_CAP_FLOPS = (SCORER_LIMIT_S * SCORING_THROUGHPUT_FLOPS) / SCORING_MARGIN;
+
+/** The estimated cost of scoring one artifact on the hidden evaluation, in machine-independent units. */
+export interface ScoringEstimate {
+  /** Forward passes of one row (episodes × steps, or test rows). */
+  forwards: number;
+  /** FLOPs of one forward pass: 2 per multiply-add, 1 per hidden unit's activation, 3 per input value's normalisation. */
+  flopsPerForward: number;
+  flops: number;
+  /** The sizes in words, for the message. */
+  what: string;
+}
+
+/**
+ * The cost of scoring a spec's artifact: control, held-out episodes × the environment's most steps
+ * an episode × a forward pass of the policy network with the observation normalisation;
+ * supervised, test rows × a forward pass with the feature standardisation. Null when the brief does
+ * not state its evaluation's size, or an outside program trains the task (its model is its own).
+ */
+export function estimateScoring(spec: JobSpec, brief: TaskBrief): ScoringEstimate | null {
+  if (brief.trainer) return null;
+  let d: number;
+  let k: number;
+  let forwards: number;
+  let sizes: string;
+  if (brief.kind === 'control') {
+    const episodes = brief.evaluation.episodes;
+    if (episodes === undefined) return null;
+    const info = environmentFor(brief).info;
+    d = info.observationNames.length;
+    k = info.actionSpace.type === 'discrete' ? info.actionSpace.n : info.actionSpace.shape[0];
+    forwards = episodes * info.maxEpisodeSteps;
+    sizes = `${n0(episodes)} held-out episodes × up to ${n0(info.maxEpisodeSteps)} steps`;
+  } else {
+    const rows = brief.evaluation.rows;
+    const info = brief.supervised;
+    if (rows === undefined || !info) return null;
+    d = info.features.length;
+    k = info.target.type === 'classification' ? (info.target.classes?.length ?? 0) : 1;
+    forwards = rows;
+    sizes = `${n0(rows)} test rows`;
+  }
+  const net = netShape([d, ...spec.model.hidden, k]);
+  const flopsPerForward = 2 * net.macs + (net.units - k) + 3 * d;
+  const flops = forwards * flopsPerForward;
+  return { forwards, flopsPerForward, flops, what: `${sizes} × ${sci(flopsPerForward)} FLOPs a forward pass of ${hiddenWords(spec)}` };
+}
+
 /** "4.1 GB", "312 MB", "12 kB", in powers of 1024 like the memory cap's MB. */
 export function formatBytes(bytes: number): string {
   if (bytes >= 2 ** 30) return `${(bytes / 2 ** 30).toFixed(1)} GB`;
@@ -347,8 +419,9 @@ export function formatBytes(bytes: number): string {
 const sci = (x: number): string => x.toExponential(1).replace('e+', 'e');
 
 /**
- * The caps a spec's estimate breaks: memory above the brief's job memory cap, or work that
- * would need more than WORK_MARGIN × the brief's wall-clock cap at the generous throughput.
+ * The caps a spec's estimate breaks: scoring above SCORING_CAP_FLOPS, memory above the brief's job
+ * memory cap, or work that would need more than WORK_MARGIN × the brief's wall-clock cap at the
+ * generous throughput.
  * Each issue names the field that drives the cost and gives the numbers.
  */
 export function computeIssues(spec: JobSpec, brief: TaskBrief, estimate: ComputeEstimate = estimateCompute(spec, brief)): SpecIssue[] {
@@ -373,6 +446,18 @@ export function computeIssues(spec: JobSpec, brief: TaskBrief, estimate: Compute
         `the job's work cannot finish within the task's wall-clock cap of ${n0(wall)} s: ${estimate.work.what}; about ${sci(estimate.flops)} FLOPs, ` +
         `which take about ${n0(estimate.seconds)} s even at ${THROUGHPUT_FLOPS / 1e9} GFLOP/s and ${STEP_OVERHEAD_S * 1000} ms a gradient step (refused ` +
         `above ${WORK_MARGIN}× the cap)`,
+    });
+  }
+  const scoring = estimateScoring(spec, brief);
+  if (scoring && scoring.flops > SCORING_CAP_FLOPS) {
+    const gflop = (x: number): string => (x / 1e9).toLocaleString('en-US', { maximumFractionDigits: 1 });
+    issues.push({
+      path: 'model.hidden',
+      value: spec.model.hidden,
+      message:
+        `scoring the model on the hidden evaluation needs about ${gflop(scoring.flops)} GFLOP, over the cap of ${gflop(SCORING_CAP_FLOPS)} GFLOP ` +
+        `(${scoring.what}; the cap is the scorer's ${SCORER_LIMIT_S} s at an assumed ${SCORING_THROUGHPUT_FLOPS / 1e9} GFLOP/s, ` +
+        `with ${SCORING_MARGIN}× margin)`,
     });
   }
   return issues;

@@ -1,7 +1,9 @@
 import type { TaskBrief } from '../spec/brief.js';
+import { type InertContext, isInert, withoutInert } from '../spec/inert.js';
 import type { JobSpec } from '../spec/schema.js';
 import { SpecError, type SpecIssue, parseSpec } from '../spec/validate.js';
 import { computeIssues } from './compute-estimate.js';
+import { environmentFor } from './envs/source.js';
 import { checkExpression } from './expr/expression.js';
 
 /** Names the reward expression may use for a brief, in the engine's order. */
@@ -61,6 +63,10 @@ function controlIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   if (steps === undefined) issues.push({ path: 'budget.envSteps', value: undefined, message: 'required for a control task' });
   else if (steps > brief.budget.maxEnvSteps) {
     issues.push({ path: 'budget.envSteps', value: steps, message: `exceeds the task's cap of ${brief.budget.maxEnvSteps}` });
+  } else if (steps < spec.environment.numEnvs && !isInert(spec, inertContext(brief), 'environment.numEnvs')) {
+    // One vector step moves every environment at once; the engine refuses a vector larger than the budget (train.ts makeEnv).
+    const message = `is below environment.numEnvs (${spec.environment.numEnvs}): one step of the vector of environments takes ${spec.environment.numEnvs} env steps; give at least that many or fewer environments`;
+    issues.push({ path: 'budget.envSteps', value: steps, message });
   }
   const demo = spec.dataset.demonstrations;
   if (demo !== null && !brief.demonstrations.some((s) => s.id === demo)) {
@@ -124,11 +130,38 @@ function supervisedIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   return issues;
 }
 
-/** Parses raw JSON into a spec that fits both the schema and the brief; never throws. */
+/**
+ * What decides which fields a job of this brief ignores (spec/inert.ts). A control task whose
+ * environment cannot be made here counts as continuous (nothing is dropped for discreteness);
+ * validation reports that environment through the compute estimate.
+ */
+export function inertContext(brief: TaskBrief): InertContext {
+  if (brief.kind === 'supervised') return { kind: 'supervised', discreteActions: false };
+  try {
+    return { kind: 'control', discreteActions: environmentFor(brief).info.actionSpace.type === 'discrete' };
+  } catch {
+    return { kind: 'control', discreteActions: false };
+  }
+}
+
+/**
+ * Parses raw JSON into a spec that fits both the schema and the brief; never throws. The spec
+ * returned is canonical: the fields this job type ignores are reset to their defaults
+ * (spec/inert.ts), so a spec that differs from another only there is the same job (the same cache
+ * key, the same artifact, `unchanged` against its baseline). Issues are found on the spec as written.
+ */
 export function validateSpec(input: unknown, brief: TaskBrief): { ok: true; spec: JobSpec } | { ok: false; error: SpecError } {
   const parsed = parseSpec(input);
   if (!parsed.ok) return parsed;
   const issues = briefIssues(parsed.spec, brief);
   if (issues.length) return { ok: false, error: new SpecError(issues) };
-  return parsed;
+  return { ok: true, spec: withoutInert(parsed.spec, brief, inertContext(brief)) };
+}
+
+/** Like validateSpec, but the spec as written (inert fields kept): for tests that show the engine ignores them. */
+export function validateSpecAsWritten(input: unknown, brief: TaskBrief): { ok: true; spec: JobSpec } | { ok: false; error: SpecError } {
+  const parsed = parseSpec(input);
+  if (!parsed.ok) return parsed;
+  const issues = briefIssues(parsed.spec, brief);
+  return issues.length ? { ok: false, error: new SpecError(issues) } : parsed;
 }

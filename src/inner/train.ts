@@ -28,7 +28,7 @@ import { compileExpression } from './expr/expression.js';
 import { type JobLimits, jobLimits } from './limits.js';
 import { FUSED_BACKEND } from './nn/mlp.js';
 import type { PolicyFile } from './policy.js';
-import { rewardVariableNames, validateSpec } from './spec-check.js';
+import { rewardVariableNames, validateSpec, validateSpecAsWritten } from './spec-check.js';
 
 /** The artifact's file names and types, for callers of the engine. */
 export { ARTIFACT_FILES, type Artifact, type JobCost } from '../spec/artifact.js';
@@ -79,12 +79,25 @@ export function writeFailureStatus(dir: string, reason: string, kind: string): v
  * and its kind into `status.json`.
  */
 export async function runJob(input: unknown, brief: TaskBrief, options: RunJobOptions): Promise<Artifact> {
+  return trainJob(() => validateSpec(input, brief), brief, options);
+}
+
+/**
+ * Trains `spec` exactly as given, after the brief's checks but with the fields the job type
+ * ignores kept (`validateSpecAsWritten`): for the test that shows the engine ignores them
+ * (inert.test.ts). Everything else trains through `runJob`, on the canonical spec.
+ */
+export async function runJobAsWritten(input: unknown, brief: TaskBrief, options: RunJobOptions): Promise<Artifact> {
+  return trainJob(() => validateSpecAsWritten(input, brief), brief, options);
+}
+
+async function trainJob(check: () => ReturnType<typeof validateSpec>, brief: TaskBrief, options: RunJobOptions): Promise<Artifact> {
   const dir = options.outDir;
   mkdirSync(dir, { recursive: true });
   const wall0 = performance.now();
   const cpu0 = threadCpuSeconds();
   try {
-    const checked = validateSpec(input, brief);
+    const checked = check();
     if (!checked.ok) throw checked.error;
     const spec = checked.spec;
     writeFileSync(join(dir, ARTIFACT_FILES.spec), JSON.stringify(spec, null, 2));

@@ -111,6 +111,28 @@ test('the intake worker reads both forms and says which jobs are unchanged', () 
   assert.match(bad.rejected?.error ?? '', /^the patch over the baseline spec gives an invalid spec: .*dataset\.sources/);
 });
 
+test('a patch of fields the job type ignores is the baseline, unchanged, in the answer path and the serve intake (issue 42)', () => {
+  // Control jobs never read dropout, input noise, mixup or label smoothing; supervised adam jobs never read momentum.
+  const inert = [
+    [cartpole, '{"model":{"dropout":0.5}}'],
+    [cartpole, '{"environment":{"inputNoise":0.3,"mixup":0.2},"reward":{"labelSmoothing":0.1,"weight":"x"},"dataset":{"bcEpochs":7}}'],
+    [iris, '{"algorithm":{"momentum":0.5},"reward":{"huberDelta":3},"environment":{"numEnvs":2},"budget":{"stopWhenFlat":true}}'],
+    // iris's baseline is a linear model (hidden []): dropout has no hidden layer to act on.
+    [iris, '{"model":{"dropout":0.5}}'],
+  ] as const;
+  for (const [t, text] of inert) {
+    const r = jobOf(text, t);
+    assert.ok(r.ok && r.unchanged, `${t.brief.id}: ${text}`);
+    const [p] = parseCompletions({ completions: [text], brief: t.brief, baseline: t.baseline });
+    assert.equal(p.unchanged, true, `intake: ${text}`);
+  }
+  // The same fields where the job reads them are a change.
+  for (const text of ['{"environment":{"inputNoise":0.3}}', '{"reward":{"labelSmoothing":0.1}}']) {
+    const r = jobOf(text, iris);
+    assert.ok(r.ok && !r.unchanged, text);
+  }
+});
+
 test('a patch naming another algorithm replaces the algorithm section; the same name merges field by field', () => {
   const dqnAlgorithm = {
     name: 'dqn',

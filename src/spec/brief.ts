@@ -43,6 +43,17 @@ export interface GymnasiumEnvironment {
 }
 
 /**
+ * The size of a task's hidden evaluation, never its seeds or rows: how big a test set is, which a
+ * practitioner knows. Validation prices the scoring of a spec with it (inner/compute-estimate.ts).
+ */
+export interface EvaluationSize {
+  /** Control tasks: the held-out episodes the trained policy runs. */
+  episodes?: number;
+  /** Supervised tasks: the rows of the hidden test set. */
+  rows?: number;
+}
+
+/**
  * What the trainer agent may see of a task. Never the seeds, data or numbers of the
  * hidden evaluation.
  */
@@ -77,6 +88,8 @@ export interface TaskBrief {
   budget: { maxEnvSteps: number; maxExamples?: number; maxWallSeconds: number; maxMemoryMb?: number };
   /** The hidden evaluation's metric, in words only. */
   metric: string;
+  /** The hidden evaluation's size (episodes or test rows). */
+  evaluation: EvaluationSize;
   /** Who trains: absent, the built-in engine; `command`, an outside program (see CommandTrainer). */
   trainer?: CommandTrainer;
 }

@@ -182,6 +182,18 @@ test('a budget above the brief cap says which cap', () => {
   expectOne(s, 'budget.envSteps', ['20000000', '10000000']);
 });
 
+test('a budget below one step of the vector of environments is refused at validation, not at run time (issue 42)', () => {
+  const s = base();
+  s.environment.numEnvs = 8;
+  s.budget.envSteps = 7;
+  expectOne(s, 'budget.envSteps', ['got 7', 'below environment.numEnvs (8)']);
+  s.budget.envSteps = 8;
+  assert.ok(validateSpec(s, brief).ok);
+  // ARS steps one environment whatever numEnvs says: its budget may be smaller.
+  const ars = { ...s, algorithm: { name: 'ars', stepSize: 0.02, directions: 2, topDirections: 1, noise: 0.03 }, budget: { envSteps: 5 } };
+  assert.ok(validateSpec(ars, brief).ok);
+});
+
 test('an algorithm the brief does not allow is rejected, listing the allowed ones', () => {
   const ppoOnly: TaskBrief = { ...brief, algorithms: ['ppo'] };
   const s = base();

@@ -30,8 +30,8 @@ const SUPERVISED: SupervisedEvaluation[] = [...SUPERVISED_TASKS, ...EXAMPLE_TASK
   supervisedEvaluation(def, builtIn(SUPERVISED_EVALUATIONS, def.id, 'supervised/evaluate.ts')),
 );
 const CONTROL: HiddenEvaluation[] = CONTROL_TASKS.map((def) => {
-  const { episodes, reference, params, referenceHow } = builtIn(CONTROL_EVALUATIONS, def.id, 'control/evaluate.ts');
-  return controlEvaluation({ taskId: def.id, envId: def.envId, episodes, reference, params, referenceHow });
+  const { reference, params, referenceHow } = builtIn(CONTROL_EVALUATIONS, def.id, 'control/evaluate.ts');
+  return controlEvaluation({ taskId: def.id, envId: def.envId, episodes: def.evaluationEpisodes, reference, params, referenceHow });
 });
 const GYMNASIUM: HiddenEvaluation[] = GYMNASIUM_TASKS.map((def) => gymnasiumEvaluation(def, builtIn(GYMNASIUM_EVALUATIONS, def.id, 'gymnasium/evaluate.ts')));
 const HIDDEN: HiddenEvaluation[] = [...CONTROL, ...SUPERVISED, ...GYMNASIUM];

@@ -253,7 +253,8 @@ export function controlSpecArb(brief: TaskBrief): fc.Arbitrary<Record<string, un
     algorithm,
     budget: fc.record(
       {
-        envSteps: fc.integer({ min: 1, max: Math.min(brief.budget.maxEnvSteps, 20_000) }),
+        // At least one step of the largest vector of environments written above (16; 8 by default): a smaller budget is refused.
+        envSteps: fc.integer({ min: 16, max: Math.min(brief.budget.maxEnvSteps, 20_000) }),
         targetReturn: fc.option(fc.double({ min: -1e6, max: 1e6, noNaN: true })),
       },
       { requiredKeys: ['envSteps'] },

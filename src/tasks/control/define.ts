@@ -29,6 +29,8 @@ export interface ControlTaskDef {
   maxEnvSteps: number;
   maxWallSeconds: number;
   metric: string;
+  /** Held-out episodes of the hidden evaluation (their number is public, their seeds are not). */
+  evaluationEpisodes: number;
   baseline: JobSpecInput;
   /** Demonstration sets the job may warm-start from (behaviour cloning). */
   demonstrations?: DemoRecipe[];
@@ -63,6 +65,7 @@ export function controlBrief(def: ControlTaskDef): TaskBrief {
     algorithms: def.algorithms,
     budget: { maxEnvSteps: def.maxEnvSteps, maxWallSeconds: def.maxWallSeconds },
     metric: def.metric,
+    evaluation: { episodes: def.evaluationEpisodes },
   };
 }
 

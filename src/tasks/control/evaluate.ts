@@ -109,11 +109,11 @@ export function controlEvaluation(o: {
 /**
  * What the evaluation of a control task on a built-in simulator knows besides its environment:
  * the physics of the held-out episodes (`params`, the simulator's defaults when absent; or drawn
- * from the secret by `deployment`, for generated tasks), their number and the reference return.
+ * from the secret by `deployment`, for generated tasks) and the reference return. Their number is
+ * public: the task definition's `evaluationEpisodes`, in the brief.
  */
 export interface ControlEvaluationSettings {
   params?: PhysParams;
-  episodes: number;
   reference: number;
   /** How the reference was obtained, in words. */
   referenceHow: string;
@@ -126,13 +126,14 @@ export interface ControlEvaluationSettings {
  * (`settings.deployment`; else `settings.params`): rebuilt whenever the secret changes, so the
  * physics, the episodes and the anchors always belong to one secret.
  */
-export function secretPhysicsEvaluation(def: { id: string; envId: string }, settings: ControlEvaluationSettings): HiddenEvaluation {
+export function secretPhysicsEvaluation(def: { id: string; envId: string; evaluationEpisodes: number }, settings: ControlEvaluationSettings): HiddenEvaluation {
   let built: { secret: string; ev: HiddenEvaluation } | null = null;
   const current = (): HiddenEvaluation => {
     const secret = evalSecret();
     if (built?.secret !== secret) {
       const params = settings.deployment ? settings.deployment(secret) : settings.params;
-      const { episodes, reference, referenceHow } = settings;
+      const { reference, referenceHow } = settings;
+      const episodes = def.evaluationEpisodes;
       built = { secret, ev: controlEvaluation({ taskId: def.id, envId: def.envId, episodes, reference, params, referenceHow }) };
     }
     return built.ev;
@@ -140,7 +141,7 @@ export function secretPhysicsEvaluation(def: { id: string; envId: string }, sett
   return { taskId: def.id, score: (trained) => current().score(trained), anchors: () => current().anchors() };
 }
 
-const MAX_CARTPOLE = { episodes: 50, reference: 500, referenceHow: 'the maximum return (500 steps)' };
+const MAX_CARTPOLE = { reference: 500, referenceHow: 'the maximum return (500 steps)' };
 
 /** What the evaluation of each built-in control task (`control/tasks.ts`) knows, by task id. */
 export const CONTROL_EVALUATIONS: Readonly<Record<string, ControlEvaluationSettings>> = {
@@ -148,7 +149,7 @@ export const CONTROL_EVALUATIONS: Readonly<Record<string, ControlEvaluationSetti
   'cartpole-short': MAX_CARTPOLE,
   // Deployed on a longer, heavier pole and a weaker push than the simulator's defaults (the brief says so, not by how much).
   'cartpole-heavy': { params: { poleLength: 1.2, massPole: 0.6, forceMag: 6 }, ...MAX_CARTPOLE },
-  'acrobot-swingup': { episodes: 30, reference: -100, referenceHow: "Gymnasium's reward threshold for Acrobot-v1 (−100)" },
-  'mountaincar-reach': { episodes: 30, reference: -110, referenceHow: "Gymnasium's reward threshold for MountainCar-v0 (−110)" },
-  'pendulum-swingup': { episodes: 30, reference: -150, referenceHow: "a good swing-up controller's return (about −150 over 200 steps)" },
+  'acrobot-swingup': { reference: -100, referenceHow: "Gymnasium's reward threshold for Acrobot-v1 (−100)" },
+  'mountaincar-reach': { reference: -110, referenceHow: "Gymnasium's reward threshold for MountainCar-v0 (−110)" },
+  'pendulum-swingup': { reference: -150, referenceHow: "a good swing-up controller's return (about −150 over 200 steps)" },
 };

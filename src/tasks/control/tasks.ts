@@ -41,6 +41,7 @@ export const cartpoleBalance: ControlTaskDef = {
   algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
   maxEnvSteps: 100_000,
   maxWallSeconds: 300,
+  evaluationEpisodes: 50,
   metric: cartpoleMetric,
   baseline: zooCartpolePpo('cartpole-balance', 100_000),
 };
@@ -87,6 +88,7 @@ export const cartpoleHeavy: ControlTaskDef = {
     'mean undiscounted return (steps balanced, up to 500) of the greedy policy on the deployment physics over held-out episodes; ' +
     'normalised so that a uniformly random policy scores 0 and 500 scores 1',
   demonstrations: standardDemos('balancing'),
+  evaluationEpisodes: 50,
   baseline: zooCartpolePpo('cartpole-heavy', 100_000),
 };
 
@@ -110,6 +112,7 @@ export const acrobot: ControlTaskDef = {
   algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
   maxEnvSteps: 100_000,
   maxWallSeconds: 300,
+  evaluationEpisodes: 30,
   metric:
     'mean undiscounted return (−1 per step until the goal, at most 500 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −100 (the "solved" threshold) scores 1',
   demonstrations: standardDemos('swinging'),
@@ -151,6 +154,7 @@ export const mountainCar: ControlTaskDef = {
   algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
   maxEnvSteps: 100_000,
   maxWallSeconds: 300,
+  evaluationEpisodes: 30,
   metric:
     'mean undiscounted return (−1 per step until the flag, at most 200 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −110 (the "solved" threshold) scores 1',
   demonstrations: standardDemos('driving'),
@@ -179,6 +183,7 @@ export const pendulum: ControlTaskDef = {
   algorithms: ['ppo'],
   maxEnvSteps: 50_000,
   maxWallSeconds: 300,
+  evaluationEpisodes: 30,
   metric:
     'mean undiscounted return over 200 steps of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −150 scores 1',
   // CleanRL's ppo_continuous_action.py defaults (1 env × 2048 steps, tuned for 1M steps): within this cap they reliably learn

@@ -46,6 +46,7 @@ export function generatedDataTask(t: GeneratedDataTask): SupervisedTaskDef {
     id: t.id,
     title: t.title,
     family: `${t.family}-fam`,
+    testFraction: t.testFraction,
     split: t.split,
     data: 'synthetic',
     description: t.description,

@@ -90,7 +90,7 @@ test('briefs state the nominal physics and the budget, never held-out seeds or t
     const text = JSON.stringify(getPublicTask(t.def.id));
     for (const v of Object.values(s.params!)) assert.ok(text.includes(String(v)), `${t.def.id} states ${v}`);
     assert.ok(text.includes(t.def.maxEnvSteps.toLocaleString('en-US')), `${t.def.id} states its budget`);
-    for (const seed of heldOutSeeds(t.def.id, s.episodes)) assert.ok(!text.includes(String(seed)), `${t.def.id} carries a held-out seed`);
+    for (const seed of heldOutSeeds(t.def.id, t.def.evaluationEpisodes)) assert.ok(!text.includes(String(seed)), `${t.def.id} carries a held-out seed`);
     if (s.deployment) {
       for (const [name, v] of Object.entries(s.deployment('control-families-test-secret'))) {
         if (v !== s.params![name]) assert.ok(!text.includes(String(v)) && !text.includes(v.toFixed(3)), `${t.def.id} carries its deployment ${name}`);

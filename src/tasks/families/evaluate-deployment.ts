@@ -32,7 +32,7 @@ export function deployedEvaluation(
   def: ControlTaskDef,
   nominal: PhysParams,
   shift: number,
-  known: { episodes: number; reference: number; referenceHow: string },
+  known: { reference: number; referenceHow: string },
 ): ControlEvaluationSettings {
   const bounds = simBounds(getEnvironment(def.envId).info);
   return { params: nominal, ...known, deployment: (secret) => deploymentPhysics(def.id, nominal, shift, bounds, secret) };

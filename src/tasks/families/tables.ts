@@ -142,6 +142,7 @@ export function tableTask(cfg: TableFamilyConfig, id: string, p: TableParams, se
     id,
     title: `Predict ${d.target} from ${p.features.length} columns of the ${p.base} data`,
     family: `${cfg.name}-fam`,
+    testFraction: cfg.testFraction,
     split: cfg.split,
     data: 'real',
     description: `Predict ${what} from ${p.features.join(', ')} (${source}, about ${rows} rows in all). Several data sources of different quality are available.`,

@@ -88,6 +88,7 @@ export function supervisedFileTask(task: SupervisedTaskFile, dataset: Dataset, m
     id: task.id,
     title: task.title,
     family: task.family ?? task.id,
+    testFraction: task.split.testFraction,
     split: task.experiments === 'none' ? 'example' : task.experiments,
     data: 'real',
     description: task.description,

@@ -1,7 +1,8 @@
 /**
  * What the evaluation of a supervised task file's task knows, read from the task file itself: the
- * share of the main file's rows held out for the hidden test set (`split.testFraction`; the split
- * is drawn from the evaluation secret, `supervised/evaluate.ts`) and the anchors the file gives.
+ * anchors the file gives. The share of the main file's rows held out for the hidden test set
+ * (`split.testFraction`) is public, in the task's definition (`define.ts`); which rows is drawn from
+ * the evaluation secret (`supervised/evaluate.ts`).
  */
 import type { SupervisedEvaluationSettings } from '../supervised/evaluate.js';
 import { taskFileAnchors } from './define.js';
@@ -10,5 +11,5 @@ import type { SupervisedTaskFile } from './schema.js';
 /** What the evaluation of the task a supervised task file defines knows. */
 export function taskFileEvaluation(task: SupervisedTaskFile): SupervisedEvaluationSettings {
   const anchors = taskFileAnchors(task);
-  return { testFraction: task.split.testFraction, ...(anchors ? { anchors } : {}) };
+  return anchors ? { anchors } : {};
 }

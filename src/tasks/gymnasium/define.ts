@@ -76,6 +76,8 @@ export interface GymnasiumTaskDef {
   metric: string;
   algorithms: AlgorithmName[];
   caps: { maxEnvSteps: number; maxWallSeconds: number; maxMemoryMb?: number };
+  /** Held-out episodes of the hidden evaluation (their number is public, their seeds are not). */
+  evaluationEpisodes: number;
   baseline: JobSpecInput;
   trainer?: CommandTrainer;
 }
@@ -150,7 +152,7 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
     bad('anchors.reference', 'needed (the return that scores 1) when Gymnasium has no reward threshold for the environment');
   const random = o.anchors?.random;
   if (random !== undefined && (!Number.isFinite(random) || !(random < reference))) bad('anchors.random', 'a finite number below anchors.reference');
-  const episodes = o.episodes ?? 20; // the evaluation's default (evaluate.ts), checked here with the other options
+  const episodes = o.episodes ?? 20;
   if (!Number.isInteger(episodes) || episodes < 2 || episodes > 256) bad('episodes', 'an integer from 2 to 256');
   const maxEnvSteps = o.caps?.maxEnvSteps ?? 100_000;
   const maxWallSeconds = o.caps?.maxWallSeconds ?? 600;
@@ -186,6 +188,7 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
       `mean undiscounted return of the greedy policy over held-out episodes of ${o.envId}; normalised so that a uniformly random policy scores 0 and ${reference} scores 1`,
     algorithms: o.algorithms ?? (discrete ? ['ppo', 'ars', 'dqn', 'reinforce'] : ['ppo']),
     caps: { maxEnvSteps, maxWallSeconds, ...(o.caps?.maxMemoryMb !== undefined ? { maxMemoryMb: o.caps.maxMemoryMb } : {}) },
+    evaluationEpisodes: episodes,
     baseline: o.baseline ?? cleanRlBaseline(o.id, a, maxEnvSteps),
     trainer: o.trainer,
   };
@@ -223,6 +226,7 @@ export function gymnasiumBrief(def: GymnasiumTaskDef): TaskBrief {
       ...(def.caps.maxMemoryMb !== undefined ? { maxMemoryMb: def.caps.maxMemoryMb } : {}),
     },
     metric: def.metric,
+    evaluation: { episodes: def.evaluationEpisodes },
     ...(def.trainer ? { trainer: def.trainer } : {}),
   };
 }

@@ -45,7 +45,6 @@ export function bridgeEpisodeReturns(actor: Actor, g: GymnasiumEnvironment, seed
 
 /** What the evaluation of a Gymnasium task knows: its held-out episodes and anchors (the random anchor is measured when not given). */
 export interface GymnasiumEvaluationSettings {
-  episodes: number;
   reference: number;
   random?: number;
   /** How the anchors were obtained, in words. */
@@ -53,24 +52,24 @@ export interface GymnasiumEvaluationSettings {
 }
 
 /** What the evaluation of the Gymnasium task made from `o` (checked by `gymnasiumTask`) knows. */
-export function gymnasiumEvaluationSettings(o: Pick<GymnasiumTaskOptions, 'anchors' | 'rewardThreshold' | 'episodes'>): GymnasiumEvaluationSettings {
+export function gymnasiumEvaluationSettings(o: Pick<GymnasiumTaskOptions, 'anchors' | 'rewardThreshold'>): GymnasiumEvaluationSettings {
   const reference = gymnasiumReference(o);
   if (reference === undefined) throw new Error('gymnasium task: anchors.reference: needed (the return that scores 1)');
   const whose = o.anchors?.reference !== undefined ? "the task's reference return" : "Gymnasium's reward threshold";
   const how = o.anchors?.how ?? `reference: ${whose} (${reference})`;
-  return { episodes: o.episodes ?? 20, reference, random: o.anchors?.random, how };
+  return { reference, random: o.anchors?.random, how };
 }
 
 /** What the evaluation of each built-in Gymnasium task (`tasks.ts`) knows, by task id. */
 export const GYMNASIUM_EVALUATIONS: Readonly<Record<string, GymnasiumEvaluationSettings>> = {
-  'gym-cartpole': { episodes: 20, reference: 500, how: 'reference: the maximum return (500 steps)' },
-  'inverted-pendulum-torch': { episodes: 20, reference: 1000, how: 'reference: the maximum return (1000 steps)' },
+  'gym-cartpole': { reference: 500, how: 'reference: the maximum return (500 steps)' },
+  'inverted-pendulum-torch': { reference: 1000, how: 'reference: the maximum return (1000 steps)' },
 };
 
 /** A Gymnasium task's evaluation: the greedy policy's mean return over held-out episodes, normalised between random (0) and the reference (1). */
 export function gymnasiumEvaluation(def: GymnasiumTaskDef, settings: GymnasiumEvaluationSettings): HiddenEvaluation {
   const g = def.gymnasium;
-  const seeds = (): number[] => heldOutSeeds(def.id, settings.episodes);
+  const seeds = (): number[] => heldOutSeeds(def.id, def.evaluationEpisodes);
   let anchors: { secret: string; value: Anchors } | null = null;
   return {
     taskId: def.id,

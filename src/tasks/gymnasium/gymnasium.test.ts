@@ -48,12 +48,15 @@ test('gymnasiumTask fills the defaults: a valid PPO baseline, the brief declares
   assert.ok(r.ok, r.ok ? '' : r.error.message);
   assert.doesNotMatch(JSON.stringify(brief), /heldOut|seed|random:/);
   assert.equal(
-    Object.keys(def).some((k) => /hidden|anchor|episodes/i.test(k)),
+    Object.keys(def).some((k) => /hidden|anchor|seed/i.test(k)),
     false,
     'the public definition carries no evaluation settings',
   );
+  // Only the evaluation's size is public (issue 42: validation prices the scoring with it).
+  assert.equal(def.evaluationEpisodes, 20);
+  assert.deepEqual(brief.evaluation, { episodes: 20 });
   const how = "reference: the task's reference return (-150)";
-  assert.deepEqual(gymnasiumEvaluationSettings(minimal), { episodes: 20, reference: -150, random: undefined, how });
+  assert.deepEqual(gymnasiumEvaluationSettings(minimal), { reference: -150, random: undefined, how });
   const threshold = { ...minimal, anchors: undefined, rewardThreshold: 475 };
   assert.match(gymnasiumTask(threshold).metric, /and 475 scores 1$/);
   assert.equal(gymnasiumEvaluationSettings(threshold).reference, 475);

@@ -34,6 +34,12 @@ export interface SupervisedTaskDef {
   metric: SupervisedMetricName;
   /** Loads the clean distribution (deterministic). */
   load(): Dataset;
+  /**
+   * Share of the clean data held out for the hidden test set: round(testFraction · count) rows of
+   * each class (of all rows for regression). Which rows is drawn from the evaluation secret; how
+   * many is public (the brief's `evaluation.rows`).
+   */
+  testFraction: number;
   sources: SourceRecipe[];
   baseline: JobSpecInput;
   maxExamples: number;
@@ -53,6 +59,14 @@ const METRIC_WORDS = {
   mae: 'mean absolute error of the prediction on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training median scores 0 and an exact model scores 1',
   r2: 'coefficient of determination (R²) of the prediction on a held-out test set drawn from the clean distribution; normalised so that predicting the training mean scores 0 and an exact model scores 1',
 } as const;
+
+/** Rows of the hidden test set: round(testFraction · count) of each class, of all rows for regression (the rule of `split`, inner/data). */
+export function testRows(d: Dataset, testFraction: number): number {
+  if (d.kind !== 'classification') return Math.round(testFraction * d.y.length);
+  const counts = new Map<number, number>();
+  for (const y of d.y) counts.set(y, (counts.get(y) ?? 0) + 1);
+  return [...counts.values()].reduce((a, c) => a + Math.round(testFraction * c), 0);
+}
 
 /** The brief of a supervised task: features, target, the source catalog, caps; never the test set. */
 export function supervisedBrief(def: SupervisedTaskDef): TaskBrief {
@@ -83,6 +97,7 @@ export function supervisedBrief(def: SupervisedTaskDef): TaskBrief {
     algorithms: ['supervised'],
     budget: { maxEnvSteps: 0, maxExamples: def.maxExamples, maxWallSeconds: def.maxWallSeconds },
     metric: METRIC_WORDS[def.metric],
+    evaluation: { rows: testRows(d, def.testFraction) },
     ...(def.trainer ? { trainer: def.trainer } : {}),
   };
 }

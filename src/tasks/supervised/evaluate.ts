@@ -15,12 +15,9 @@ import { evalSecret, heldOutSeeds } from '../secret.js';
 import { bootstrapStderr } from '../bootstrap.js';
 import { runEvaluationCommand } from './evaluate-command.js';
 import type { SupervisedMetricName, SupervisedTaskDef } from './define.js';
-import { SUPERVISED_TEST_FRACTION } from './tasks.js';
 
 /** What the evaluation of a supervised task knows besides its definition. */
 export interface SupervisedEvaluationSettings {
-  /** Share of the clean data held out for the hidden test set (the split itself is drawn from the secret). */
-  testFraction: number;
   /** Normalisation anchors in raw units (higher is better; errors negated) that replace the computed ones. */
   anchors?: { random?: number; reference?: number; how?: string };
   /**
@@ -30,7 +27,7 @@ export interface SupervisedEvaluationSettings {
   evaluation?: { kind: 'command'; argv: string[] };
 }
 
-const BUILT_IN: SupervisedEvaluationSettings = { testFraction: SUPERVISED_TEST_FRACTION };
+const BUILT_IN: SupervisedEvaluationSettings = {};
 
 /** What the evaluation of each built-in supervised task (`tasks.ts`, `examples.ts`) knows, by task id. */
 export const SUPERVISED_EVALUATIONS: Readonly<Record<string, SupervisedEvaluationSettings>> = {
@@ -168,7 +165,7 @@ export function supervisedEvaluation(def: SupervisedTaskDef, settings: Supervise
   const splitData = (): { pool: Dataset; test: Dataset } => {
     const secret = evalSecret();
     if (parts?.secret !== secret) {
-      const r = split(def.load(), settings.testFraction, heldOutSeeds(def.id, 1, secret)[0]);
+      const r = split(def.load(), def.testFraction, heldOutSeeds(def.id, 1, secret)[0]);
       parts = { secret, pool: r.train, test: r.test };
       sources.clear();
       anchors = null;

@@ -4,6 +4,7 @@
  * examples/softmax-trainer.mjs; its evaluation command, examples/softmax-eval.mjs, is declared on
  * the evaluation side (`evaluate.ts`).
  */
+import { SUPERVISED_TEST_FRACTION } from './tasks.js';
 import { loadIris } from '../../inner/data/index.js';
 import { type SupervisedTaskDef, supervisedSpec } from './define.js';
 import { standardCatalog } from './catalog.js';
@@ -20,6 +21,7 @@ export const irisCommand: SupervisedTaskDef = {
     'Jobs are trained by an outside program, a softmax (multinomial logistic) regression: model.hidden, dropout and the optimiser name are ignored; ' +
     'it uses the dataset mixture, standardisation, label smoothing, the learning rate, batch size, epochs, weight decay and the example budget.',
   metric: 'accuracy',
+  testFraction: SUPERVISED_TEST_FRACTION,
   load: loadIris,
   sources: standardCatalog({
     poolSize: 105,

@@ -28,6 +28,7 @@ export const penguins: SupervisedTaskDef = {
     'Predict the species of a penguin (Adelie, Chinstrap or Gentoo) from its beak length and depth, flipper length, body mass, island and sex ' +
     '(Palmer Archipelago field data). Several data sources of different quality are available.',
   metric: 'accuracy',
+  testFraction: SUPERVISED_TEST_FRACTION,
   load: loadPenguins,
   sources: standardCatalog({
     poolSize: poolOf(333),
@@ -56,6 +57,7 @@ export const cars: SupervisedTaskDef = {
     'Predict the fuel efficiency (miles per gallon) of a 1970s–80s car from its cylinders, displacement, horsepower, weight, acceleration, ' +
     'model year and origin. Several data sources of different quality are available.',
   metric: 'rmse',
+  testFraction: SUPERVISED_TEST_FRACTION,
   load: loadCars,
   sources: standardCatalog({
     poolSize: poolOf(392),
@@ -93,6 +95,7 @@ export const weather: SupervisedTaskDef = {
     'Classify a day in Seattle as drizzle, fog, rain, snow or sun from its precipitation, maximum and minimum temperature, wind and the time of year. ' +
     'Some classes are rare; every class counts equally in the metric. Several data sources of different quality are available.',
   metric: 'macro-f1',
+  testFraction: SUPERVISED_TEST_FRACTION,
   load: loadSeattleWeather,
   sources: standardCatalog({
     poolSize: poolOf(1461),
@@ -126,6 +129,7 @@ export const iris: SupervisedTaskDef = {
     "Predict the species of an iris flower (setosa, versicolor or virginica) from its sepal and petal lengths and widths (Fisher's data). " +
     'Several data sources of different quality are available.',
   metric: 'accuracy',
+  testFraction: SUPERVISED_TEST_FRACTION,
   load: loadIris,
   sources: standardCatalog({
     poolSize: poolOf(150),
@@ -169,6 +173,7 @@ export const spirals: SupervisedTaskDef = {
     'Classify points of the plane by which of two interleaved spirals they belong to, from their coordinates x1 and x2. ' +
     'The boundary is highly non-linear. Several data sources of different quality are available.',
   metric: 'accuracy',
+  testFraction: SUPERVISED_TEST_FRACTION,
   load: spiralData,
   sources: standardCatalog({
     poolSize: poolOf(2000),
@@ -208,6 +213,7 @@ export const twoMoons: SupervisedTaskDef = {
     'Classify points of the plane by which of two interleaving half-circles they belong to, from their coordinates x1 and x2. ' +
     'Several data sources of different quality are available.',
   metric: 'accuracy',
+  testFraction: SUPERVISED_TEST_FRACTION,
   load: moonData,
   sources: standardCatalog({
     poolSize: poolOf(1000),

@@ -35,6 +35,9 @@ export function drawAcrobotParams(rng: Rng): AcrobotParams {
   return drawShiftedPhysics(rng, ACROBOT_SPACE, TUNED, (p) => acrobotScripted(p).worst > -400, { linkLength1: 1, linkLength2: 1, linkMass1: 1, linkMass2: 1 });
 }
 
+/** Held-out episodes of a generated task's hidden evaluation (public: the brief states it). */
+export const ACROBOT_FAMILY_EPISODES = 15;
+
 /** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
 export function acrobotTask(id: string, p: AcrobotParams): ControlTaskDef {
   const info = getEnvironment('Acrobot-v1').info;
@@ -77,6 +80,7 @@ export function acrobotTask(id: string, p: AcrobotParams): ControlTaskDef {
     algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 20_000 ? 120 : 300,
+    evaluationEpisodes: ACROBOT_FAMILY_EPISODES,
     metric:
       'mean undiscounted return (−1 per step until the goal, at most 500 steps) of the greedy policy on the deployment physics over held-out episodes; ' +
       `normalised so that a uniformly random policy scores 0 and ${reference} (a scripted energy-pumping policy on the stated physics) scores 1`,

@@ -1,13 +1,12 @@
 /**
- * What the evaluation of a generated blobs task knows: the share of its rows held out as its test
- * set, the one its definition sizes the training pool with. The split itself is drawn from the
+ * What the evaluation of a generated blobs task knows: nothing beyond its definition, whose
+ * `testFraction` (public) sizes both the training pool and the test set. The split itself is drawn from the
  * evaluation secret and the task id (`supervised/evaluate.ts`), never from the generator seed; the
  * anchors are computed on it (the trivial predictor fit on the training pool scores 0, a perfect model 1).
  */
 import type { SupervisedEvaluationSettings } from '../../supervised/evaluate.js';
-import { BLOBS_TEST_FRACTION } from './define.js';
 
 /** What the evaluation of a generated blobs task knows. */
 export function blobsEvaluation(): SupervisedEvaluationSettings {
-  return { testFraction: BLOBS_TEST_FRACTION };
+  return {}; // its test share is public, in the task definition (def.testFraction)
 }

@@ -42,6 +42,9 @@ export function drawCartpoleParams(rng: Rng): CartpoleParams {
   };
 }
 
+/** Held-out episodes of a generated task's hidden evaluation (public: the brief states it). */
+export const CARTPOLE_FAMILY_EPISODES = 30;
+
 /** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
 export function cartpoleTask(id: string, p: CartpoleParams): ControlTaskDef {
   const info = getEnvironment('CartPole-v1').info;
@@ -80,6 +83,7 @@ export function cartpoleTask(id: string, p: CartpoleParams): ControlTaskDef {
     algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 20_000 ? 120 : 300,
+    evaluationEpisodes: CARTPOLE_FAMILY_EPISODES,
     metric:
       'mean undiscounted return (steps balanced, up to 500) of the trained policy acting greedily on the deployment physics over held-out episodes; ' +
       'normalised so that a uniformly random policy scores 0 and 500 scores 1',

@@ -39,6 +39,9 @@ export function drawMountainCarParams(rng: Rng): MountainCarParams {
   return { physics: { force: 0.001, gravity: 0.0025 }, budget };
 }
 
+/** Held-out episodes of a generated task's hidden evaluation (public: the brief states it). */
+export const MOUNTAIN_CAR_FAMILY_EPISODES = 20;
+
 /** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
 export function mountainCarTask(id: string, p: MountainCarParams): ControlTaskDef {
   const info = getEnvironment('MountainCar-v0').info;
@@ -66,6 +69,7 @@ export function mountainCarTask(id: string, p: MountainCarParams): ControlTaskDe
     algorithms: ['ppo', 'ars', 'dqn', 'reinforce'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 20_000 ? 120 : 300,
+    evaluationEpisodes: MOUNTAIN_CAR_FAMILY_EPISODES,
     metric:
       'mean undiscounted return (−1 per step until the flag, at most 200 steps) of the greedy policy on the stated physics over held-out episodes; ' +
       `normalised so that a uniformly random policy scores 0 and ${reference} ` +

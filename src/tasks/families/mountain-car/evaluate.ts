@@ -8,15 +8,11 @@ import type { ControlEvaluationSettings } from '../../control/evaluate.js';
 import type { MountainCarParams } from './define.js';
 import { mountainCarReference } from './scripted.js';
 
-/** Held-out episodes per generated MountainCar task. */
-export const MOUNTAIN_CAR_FAMILY_EPISODES = 20;
-
 /** What the evaluation of the MountainCar task drawn with `p` knows. */
 export function mountainCarEvaluation(_def: ControlTaskDef, p: MountainCarParams): ControlEvaluationSettings {
   const reference = mountainCarReference(p.physics);
   return {
     params: p.physics,
-    episodes: MOUNTAIN_CAR_FAMILY_EPISODES,
     reference,
     referenceHow: `a scripted policy that swings left for the best number of steps, then accelerates the way the car moves: ${reference} on the task's physics`,
   };

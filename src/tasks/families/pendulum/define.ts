@@ -34,6 +34,9 @@ export function drawPendulumParams(rng: Rng): PendulumParams {
   return drawShiftedPhysics(rng, PENDULUM_SPACE, TUNED, (p) => pendulumScripted(p).feasible, { gravity: 10, mass: 1, length: 1 });
 }
 
+/** Held-out episodes of a generated task's hidden evaluation (public: the brief states it). */
+export const PENDULUM_FAMILY_EPISODES = 15;
+
 /** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
 export function pendulumTask(id: string, p: PendulumParams): ControlTaskDef {
   const info = getEnvironment('Pendulum-v1').info;
@@ -78,6 +81,7 @@ export function pendulumTask(id: string, p: PendulumParams): ControlTaskDef {
     algorithms: ['ppo'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 30_000 ? 120 : 300,
+    evaluationEpisodes: PENDULUM_FAMILY_EPISODES,
     metric:
       'mean undiscounted return over 200 steps of the trained policy acting greedily on the deployment physics over held-out episodes; ' +
       `normalised so that a uniformly random policy scores 0 and ${reference} (a scripted swing-up controller on the stated physics) scores 1`,

@@ -38,6 +38,9 @@ export function drawPointMassParams(rng: Rng): PointMassParams {
   return drawShiftedPhysics(rng, POINT_MASS_SPACE, TUNED, (p) => pointMassScripted(p).feasible, { mass: 1, damping: 0.5, force: 1 });
 }
 
+/** Held-out episodes of a generated task's hidden evaluation (public: the brief states it). */
+export const POINT_MASS_FAMILY_EPISODES = 20;
+
 /** The public task definition for one set of parameters (what its evaluation knows: `evaluate.ts`). */
 export function pointMassTask(id: string, p: PointMassParams): ControlTaskDef {
   const info = getEnvironment('PointMass-v0').info;
@@ -83,6 +86,7 @@ export function pointMassTask(id: string, p: PointMassParams): ControlTaskDef {
     algorithms: ['ppo'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 30_000 ? 120 : 300,
+    evaluationEpisodes: POINT_MASS_FAMILY_EPISODES,
     metric:
       'mean undiscounted return over 200 steps of the trained policy acting greedily on the deployment physics over held-out episodes (new starts and targets); ' +
       `normalised so that a uniformly random policy scores 0 and ${reference} (a scripted controller that knows the stated physics) scores 1`,

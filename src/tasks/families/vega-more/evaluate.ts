@@ -1,14 +1,13 @@
 /**
- * What the evaluation of a generated vega-more task knows: the share of its rows held out as its test
- * set, the one its definition sizes the training pool with (`VEGA_MORE_CONFIG.testFraction`). The split
+ * What the evaluation of a generated vega-more task knows: nothing beyond its definition, whose
+ * `testFraction` (public) sizes both the training pool and the test set. The split
  * itself is drawn from the evaluation secret and the task id (`supervised/evaluate.ts`), never from
  * the generator seed; the anchors are computed on it (the trivial predictor fit on the training
  * pool scores 0, a perfect model 1).
  */
 import type { SupervisedEvaluationSettings } from '../../supervised/evaluate.js';
-import { VEGA_MORE_CONFIG } from './define.js';
 
 /** What the evaluation of a generated vega-more task knows. */
 export function vegaMoreEvaluation(): SupervisedEvaluationSettings {
-  return { testFraction: VEGA_MORE_CONFIG.testFraction };
+  return {}; // its test share is public, in the task definition (def.testFraction)
 }
