@@ -303,7 +303,7 @@ class RrlGRPOTrainer(_GRPOTrainer):
             out["completion_mask"] = out["completion_mask"] * (~drop).unsqueeze(1).int()
             counted = out["completion_mask"] if out.get("tool_mask") is None else out["completion_mask"] * out["tool_mask"]
             out["num_items_in_batch"] = self.accelerator.gather(counted.sum()).sum()
-        mode = "train" if self.model.training else "eval"
+        mode = "train" if getattr(self.model, "training", True) else "eval"
         self._metrics[mode]["flat_group_share"].append(float(flat.float().mean().item()))
         self._metrics[mode]["unscorable_share"].append(float(unscorable.float().mean().item()))
         return out
