@@ -49,7 +49,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--format-weight", type=float, default=None, help="weight of the trainer-side format reward beside the harness's reward (0: off; default 0.5 for --prompt-form compact, 0 for patch: it scores a completion by the example's fields, which would pull patches towards the example)")
     p.add_argument("--beta", type=float, default=0.04, help="KL coefficient to the model as loaded (0: none; with LoRA the reference is the adapter switched off)")
     p.add_argument("--adapter", default=None, help="start from this LoRA adapter (e.g. rrl_client.sft's OUTPUT_DIR/adapter) instead of a new one")
-    p.add_argument("--keep-flat-groups", action="store_true", help="train on groups whose rewards are all equal too (by default they are left out of the loss: no advantage, only KL drift)")
+    p.add_argument("--keep-flat-groups", action="store_true", help="train on groups whose rewards are all equal too (by default they are left out of the loss: no advantage, only KL drift); unscorable completions stay out either way")
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=32)
     p.add_argument("--lora-targets", default="all-linear", help="LoRA target modules: 'all-linear' or a comma list")
@@ -199,11 +199,11 @@ def grpo_config(args: argparse.Namespace, cpu: bool) -> Any:
     )
 
 
-def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, tokenizer: Any, task_ids: Sequence[str]) -> tuple[Any, TrlReward]:
-    """The GRPOTrainer (LoRA adapter on ``model``) and the harness's reward function (then the format reward, when weighted)."""
+def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, tokenizer: Any, task_ids: Sequence[str], **trainer_kwargs: Any) -> tuple[Any, TrlReward]:
+    """The trainer (``RrlGRPOTrainer``, a LoRA adapter on ``model``) and the harness's reward function (then the
+    format reward, when weighted); ``trainer_kwargs`` go to GRPOTrainer as they are (e.g. ``rollout_func``)."""
     import torch
     from peft import LoraConfig
-    from trl.trainer.grpo_trainer import GRPOTrainer
 
     cpu = args.cpu or not torch.cuda.is_available()
     targets: Any = args.lora_targets if args.lora_targets == "all-linear" else args.lora_targets.split(",")
@@ -222,13 +222,15 @@ def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, token
 
         # The adapter trains on; TRL keeps a frozen copy of it (adapter "ref") as the KL reference when beta > 0.
         model = PeftModel.from_pretrained(model, args.adapter, is_trainable=True)
-    trainer = (GRPOTrainer if args.keep_flat_groups else SkipFlatGroups)(
+    trainer = RrlGRPOTrainer(
         model=model,
         reward_funcs=funcs,
         args=grpo_config(args, cpu),
         train_dataset=dataset,
         processing_class=tokenizer,
         peft_config=None if args.adapter else peft_config,
+        keep_flat_groups=args.keep_flat_groups,
+        **trainer_kwargs,
     )
     return trainer, reward
 
@@ -241,27 +243,69 @@ def flat_groups(advantages: Any, group: int) -> Any:
     return flat.repeat_interleave(group)
 
 
+def unscorable_rows(rewards_per_func: Any, harness_columns: Sequence[int]) -> Any:
+    """Per completion: whether the harness could not score it (its reward is None, NaN in TRL's table).
+
+    With no harness column among the reward functions, a row is unscorable when every function
+    returned None (TRL's own rule)."""
+    import torch
+
+    if harness_columns:
+        return torch.isnan(rewards_per_func[:, list(harness_columns)]).any(dim=1)
+    return torch.isnan(rewards_per_func).all(dim=1)
+
+
 try:
     from trl.trainer.grpo_trainer import GRPOTrainer as _GRPOTrainer
 except ImportError:  # pragma: no cover - the trainer needs TRL; the client and rewards do not
     _GRPOTrainer = object  # type: ignore[misc,assignment]
 
 
-class SkipFlatGroups(_GRPOTrainer):
-    """GRPOTrainer that leaves groups whose rewards are all equal out of the loss.
+class RrlGRPOTrainer(_GRPOTrainer):
+    """GRPOTrainer that leaves out of the loss what teaches nothing: unscorable completions, and
+    (unless ``keep_flat_groups``) groups whose rewards are all equal.
 
-    TRL 1.13 gives such a group zero advantages (so no policy-gradient term) but keeps its tokens in
-    the loss mask: with beta > 0 their KL term still pulls the policy towards the reference, and they
-    count in the token normaliser, shrinking the other groups' step. Here their completion mask is
-    zeroed and the normaliser recounted, so a flat group moves nothing."""
+    **Unscorable.** A completion whose harness reward is None (``TrlReward``, the harness could not
+    score its job) is no number: its whole row of rewards is made None whatever the other reward
+    functions said, so TRL leaves it out of its group's mean and standard deviation (the other
+    completions' advantages are computed over the scored ones) and gives it advantage 0; here its
+    completion mask is zeroed too, so it has no KL term and no share of the token normaliser.
+
+    **Flat groups.** TRL 1.13 gives a group of equal rewards zero advantages (so no policy-gradient
+    term) but keeps its tokens in the loss mask: with beta > 0 their KL term still pulls the policy
+    towards the reference, and they count in the token normaliser, shrinking the other groups' step.
+    Their completion mask is zeroed as well. In both cases the normaliser is recounted."""
+
+    def __init__(self, *args: Any, keep_flat_groups: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.keep_flat_groups = keep_flat_groups
+        self.harness_columns = [i for i, f in enumerate(self.reward_funcs) if isinstance(f, TrlReward)]
+        self._unscorable: Any = None
+
+    def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
+        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        unscorable = unscorable_rows(rewards_per_func, self.harness_columns)
+        rewards_per_func[unscorable] = float("nan")  # a null is never a number: no reward function scores it
+        self._unscorable = unscorable  # every process's rows, as rewards_per_func (gathered)
+        return rewards_per_func
 
     def _generate_and_score_completions(self, inputs: Any) -> Any:
+        import torch
+
         out = super()._generate_and_score_completions(inputs)
+        n = out["advantages"].shape[0]
+        start = self.accelerator.process_index * n
+        unscorable = self._unscorable[start:start + n].to(out["advantages"].device)
+        out["advantages"] = out["advantages"].masked_fill(unscorable, 0.0)
         flat = flat_groups(out["advantages"], cast(int, self.num_generations))
-        if bool(flat.any()):
-            out["completion_mask"] = out["completion_mask"] * (~flat).unsqueeze(1).int()
-            out["num_items_in_batch"] = self.accelerator.gather(out["completion_mask"].sum()).sum()
-        self._metrics["train"]["flat_group_share"].append(float(flat.float().mean().item()))
+        drop = unscorable | (torch.zeros_like(flat) if self.keep_flat_groups else flat)
+        if bool(drop.any()):
+            out["completion_mask"] = out["completion_mask"] * (~drop).unsqueeze(1).int()
+            counted = out["completion_mask"] if out.get("tool_mask") is None else out["completion_mask"] * out["tool_mask"]
+            out["num_items_in_batch"] = self.accelerator.gather(counted.sum()).sum()
+        mode = "train" if getattr(self.model, "training", True) else "eval"
+        self._metrics[mode]["flat_group_share"].append(float(flat.float().mean().item()))
+        self._metrics[mode]["unscorable_share"].append(float(unscorable.float().mean().item()))
         return out
 
 
@@ -307,10 +351,11 @@ def run_frozen(args: argparse.Namespace, model: Any, tokenizer: Any, dataset: An
                 tasks.append(row["task"])
         gen_s = time.time() - began
         per_func = [f(prompts=prompts, completions=completions, task=tasks) for f in funcs]
-        total = [sum(w * r[i] for w, r in zip(weights, per_func)) for i in range(len(completions))]
-        logs = {"reward": sum(total) / len(total), "completions/mean_length": sum(lengths) / len(lengths)}
+        # an unscorable completion (harness reward None) has no total, as in the trainer
+        total = [None if per_func[0][i] is None else sum(w * (r[i] or 0.0) for w, r in zip(weights, per_func)) for i in range(len(completions))]
+        logs = {"reward": _mean([t for t in total if t is not None]), "completions/mean_length": sum(lengths) / len(lengths)}
         if len(per_func) > 1:
-            logs["rewards/format/mean"] = sum(per_func[1]) / len(per_func[1])
+            logs["rewards/format/mean"] = _mean([r for r in per_func[1] if r is not None])
         log(step + 1, time.time() - began, gen_s, logs)
 
 

@@ -7,6 +7,11 @@
   custom reward function signatures; use the batched one with ``reward_model.reward_manager=batch``
   so a whole group is one call.
 
+An unscorable completion (the harness's reward ``None``) is never paid as a number: TRL gets None
+(``rrl_client.grpo.RrlGRPOTrainer`` leaves it out of the loss); verl needs a float, so the batched
+function hands it the mean of the scored completions of its prompt row (``extra_info["index"]``),
+an advantage of 0, and the per-sample one, which cannot see the row, hands -1 (``NULL_SINGLE``).
+
 Either way the completions of one task in a batch go to the harness in ONE ``POST /v1/rewards``;
 batches that hold several tasks make one call per task, in parallel. The harness turns each
 completion into a job, trains and scores it, and answers with numbers only.
@@ -92,7 +97,7 @@ class TrlReward:
         self.totals: dict[str, int] = {}
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[Optional[float]]:
-        """One reward per completion, in order; None where the harness could not score it (TRL gives it no advantage)."""
+        """One reward per completion, in order; None where the harness could not score it (no advantage; RrlGRPOTrainer leaves it out of the loss)."""
         tasks = kwargs.get(self.task_column)
         if tasks is None:
             raise KeyError(f"the dataset has no {self.task_column!r} column (the task id of each prompt)")
@@ -131,16 +136,38 @@ def _task_of(ground_truth: Any, extra_info: Any) -> str:
     raise ValueError("no task id: put it in extra_info['task'] (or reward_model.ground_truth) of each row")
 
 
+NULL_SINGLE = -1.0
+"""What the per-sample :func:`compute_score` hands verl for an unscorable completion: it cannot see
+the completion's row, so it cannot hand the row's mean; any other number could pay a completion for
+making the harness fail, so it hands the least a job is paid (a failed job's -1)."""
+
+
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
     """verl's per-sample custom reward function: one completion, one call (prefer :func:`compute_score_batch`).
 
-    verl takes a number: an unscorable completion (reward None) scores 0.0, the improvement of a job level with the baseline."""
-    return _verl_number(_env_client().rewards(_task_of(ground_truth, extra_info), [solution_str])["rewards"][0])
+    An unscorable completion (reward None) gets ``NULL_SINGLE`` (-1): this form cannot see the other
+    completions of its prompt, and no higher number is safe from an agent that seeks nulls."""
+    reward = _env_client().rewards(_task_of(ground_truth, extra_info), [solution_str])["rewards"][0]
+    return NULL_SINGLE if reward is None else reward
 
 
-def _verl_number(reward: Optional[float]) -> float:
-    """verl's reward functions return numbers: None (unscorable) becomes 0.0, no improvement over the baseline."""
-    return 0.0 if reward is None else reward
+def _row_of(extra_info: Any, task: str) -> Any:
+    """The prompt row a completion answers: ``extra_info["index"]`` (written by rrl_client.verl_data),
+    else its task (then a null gets the mean of its task's scored completions in the batch)."""
+    if isinstance(extra_info, Mapping) and extra_info.get("index") is not None:
+        return ("index", extra_info["index"])
+    return ("task", task)
+
+
+def row_means(rewards: Sequence[Optional[float]], rows: Sequence[Any]) -> list[float]:
+    """The rewards with each None replaced by the mean of the scored rewards of its row (0.0 when the
+    row has none), so that under GRPO an unscorable completion's advantage is 0."""
+    scored: dict[Any, list[float]] = {}
+    for r, row in zip(rewards, rows):
+        if r is not None:
+            scored.setdefault(row, []).append(r)
+    means = {row: sum(v) / len(v) for row, v in scored.items()}
+    return [r if r is not None else means.get(row, 0.0) for r, row in zip(rewards, rows)]
 
 
 def compute_score_batch(
@@ -150,8 +177,12 @@ def compute_score_batch(
     extra_infos: Optional[Sequence[Any]] = None,
     **kwargs: Any,
 ) -> list[float]:
-    """verl's batched custom reward function (``reward_model.reward_manager=batch``): one call per task in the batch."""
+    """verl's batched custom reward function (``reward_model.reward_manager=batch``): one call per task in the batch.
+
+    verl takes numbers: an unscorable completion (reward None) gets the mean of the scored
+    completions of its prompt row (``extra_info["index"]``; 0.0 when none of the row was scored),
+    so its GRPO advantage is 0 and the rest of its row is compared among themselves only."""
     extras: Sequence[Any] = extra_infos if extra_infos is not None else [None] * len(solution_strs)
     tasks = [_task_of(g, e) for g, e in zip(ground_truths, extras)]
     rewards, _ = score_grouped(_env_client(), tasks, list(solution_strs))
-    return [_verl_number(r) for r in rewards]
+    return row_means(rewards, [_row_of(e, t) for e, t in zip(extras, tasks)])

@@ -1,17 +1,22 @@
-"""A trainer-side format reward for GRPO: partial credit for a completion's *shape*.
+"""A trainer-side format reward for GRPO: an order among the completions the harness refused.
 
 A small model's first completions are rarely valid job specs, and the harness pays every invalid
 one the same penalty, so a GRPO group of invalid completions has no advantage to learn from. The
 usual remedy in GRPO recipes is a second, format reward beside the task reward (TRL sums its
-``reward_funcs`` with ``reward_weights``). This one compares the first JSON object of a completion
-with the valid example spec that the compact prompt shows (``GET /v1/tasks/{id}/prompt?form=compact``
-returns it as ``example``): the share of the example's fields present with the same JSON type, or of
-its keys written in its order when the text does not parse, less a penalty for fields the example
-does not have. A completion the harness accepted scores 1, unless the harness marked it ``unchanged``
-(a patch that changes nothing): that scores 0.
+``reward_funcs`` with ``reward_weights``). This one compares the first JSON object of a refused
+completion with the valid example spec that the compact prompt shows (``GET
+/v1/tasks/{id}/prompt?form=compact`` returns it as ``example``): the share of the example's fields
+present with the same JSON type, or of its keys written in its order when the text does not parse,
+less a penalty for fields the example does not have.
 
-It uses only what the prompt already shows; the hidden evaluation is not involved. The harness's
-own reward (``outer/reward`` in the trainer's log) is unchanged and is what the measurements report.
+It is a shaping term that never pays for a job: it is 0 for every completion the harness accepted
+(succeeded or failed, changed or not), so their totals are the harness's reward alone; it is
+negative, in [-1, -0.1], for a refused (invalid) completion, so with any positive weight every
+refused total is below -1, under every accepted one (the harness's reward is at least -1); and it
+is None where the harness's reward is None (an unscorable job is no number: the trainer leaves it
+out of the loss). It uses only what the prompt already shows; the hidden evaluation is not
+involved. The harness's own reward (``outer/reward`` in the trainer's log) is what the
+measurements report.
 """
 
 from __future__ import annotations
@@ -148,15 +153,27 @@ def key_order_score(text: str, example: Mapping[str, Any]) -> float:
     return max(0.0, min(1.0, matched / len(want) - 0.25 * min(1.0, extra / len(want))))
 
 
+REFUSED_FLOOR = -1.0
+"""The format score of a refused completion with no shape of the example (or no example to compare with)."""
+
+REFUSED_CEILING = -0.1
+"""The format score of a refused completion that has the example's whole shape: still below 0, so its
+weighted total stays under -1, the least an accepted completion is paid."""
+
+
+def refused_score(shape: float) -> float:
+    """A refused completion's format score from its shape in [0, 1]: from REFUSED_FLOOR to REFUSED_CEILING."""
+    return REFUSED_FLOOR + (REFUSED_CEILING - REFUSED_FLOOR) * max(0.0, min(1.0, shape))
+
+
 class FormatReward:
-    """A TRL ``reward_funcs`` entry for the shape of a completion; list it *after* ``outer``.
+    """A TRL ``reward_funcs`` entry for the shape of a refused completion; list it *after* ``outer``.
 
     TRL calls synchronous reward functions in order with the same completions, so this one reads
-    the statuses the harness just returned to ``outer``: a completion the harness marked ``unchanged``
-    (it changes nothing but the seed) scores 0, so its total never exceeds the harness's reward; an
-    accepted spec scores 1; otherwise
-    0.8 times the larger of ``structure_score`` (the first JSON object against the task's example)
-    and ``key_order_score`` (the text, parsed or not).
+    what the harness just returned to ``outer``: None where the harness's reward is None
+    (unscorable); 0 for a completion the harness accepted; for a refused (invalid) one,
+    ``refused_score`` of the larger of ``structure_score`` (the first JSON object against the task's
+    example) and ``key_order_score`` (the text, parsed or not).
     """
 
     def __init__(self, outer: TrlReward, examples: Mapping[str, Mapping[str, Any]], task_column: str = "task", name: str = "format") -> None:
@@ -164,26 +181,27 @@ class FormatReward:
         self.examples = examples
         self.task_column = task_column
         self.__name__ = name
-        self.last_scores: list[float] = []
+        self.last_scores: list[Optional[float]] = []
 
-    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[float]:
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[Optional[float]]:
         """One format score per completion, in order."""
         tasks = kwargs.get(self.task_column)
         if tasks is None:
             raise KeyError(f"the dataset has no {self.task_column!r} column (the task id of each prompt)")
         results = self.outer.last_results
-        if len(results) != len(completions):
+        rewards = self.outer.last_rewards
+        if len(results) != len(completions) or len(rewards) != len(completions):
             raise RuntimeError("FormatReward must come after the TrlReward it reads in reward_funcs (it reuses that call's results)")
-        scores: list[float] = []
-        for task, completion, result in zip(tasks, completions, results):
-            if result.get("unchanged"):
-                scores.append(0.0)  # a patch that changes nothing earns no format credit: the total is the harness's reward alone
-                continue
-            if result["status"] != "invalid":
-                scores.append(1.0)
-                continue
-            example = self.examples.get(task)
-            text = completion_text(completion)
-            scores.append(0.8 * max(structure_score(first_json_object(text), example), key_order_score(text, example)) if example else 0.0)
+        scores: list[Optional[float]] = []
+        for task, completion, result, reward in zip(tasks, completions, results, rewards):
+            if reward is None:
+                scores.append(None)  # unscorable: no number, from any reward function
+            elif result["status"] != "invalid":
+                scores.append(0.0)  # accepted: the harness's reward alone decides
+            else:
+                example = self.examples.get(task)
+                text = completion_text(completion)
+                shape = max(structure_score(first_json_object(text), example), key_order_score(text, example)) if example else 0.0
+                scores.append(refused_score(shape))
         self.last_scores = scores
         return scores

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import torch
 
 from fake_server import FakeRrl
@@ -71,3 +72,67 @@ def test_a_step_of_flat_groups_moves_nothing(fake: FakeRrl, tmp_path: Path) -> N
         after = dict(trainer.model.named_parameters())
         moved[keep] = any(not torch.equal(p, after[n].detach()) for n, p in before.items())
     assert moved == {False: False, True: True}, "a flat group moves the model through the KL term unless it is skipped"
+
+
+def unscorable_every_third(fake: FakeRrl) -> None:
+    """The fake harness answers null (unscorable) for its 1st, 4th, 7th ... completion and 0.1 x its
+    call number for the others (accepted, changed specs)."""
+    calls = iter(range(10_000))
+
+    def score(task: str, text: str) -> dict[str, Any]:
+        i = next(calls)
+        if i % 3 == 0:
+            return {"reward": None, "result": {"status": "failed", "score": None, "reason": "unscorable: score-timeout", "job": f"job-{i}", "unchanged": False}}
+        return {"reward": 0.1 * i, "result": {"status": "ok", "score": {"normalized": 0.1 * i, "stderr": 0.01}, "reason": None, "job": f"job-{i}", "unchanged": False}}
+
+    fake.score = score  # type: ignore[method-assign]
+
+
+def test_an_unscorable_completion_is_left_out_of_the_loss(fake: FakeRrl, tmp_path: Path) -> None:
+    from trl.trainer.utils import nanstd
+
+    tok = tiny_tokenizer()
+    unscorable_every_third(fake)
+    # the default compact form: the format reward is on (weight 0.5), as in the run of the issue
+    args = parse_args(["--model", "unused", "--steps", "1", "--num-generations", "4", "--prompts-per-step", "2", "--max-completion-length", "8",
+                       "--output-dir", str(tmp_path), "--cpu", "--seed", "1"])
+    trainer, reward = build_trainer(args, RrlClient(fake.url), tiny_model(tok), tok, ["iris-classify"])
+    seen: list[dict[str, Any]] = []
+    plain = trainer._generate_and_score_completions
+    trainer._generate_and_score_completions = lambda inputs: seen.append(plain(inputs)) or seen[-1]
+    trainer.train()
+    out = seen[0]
+    harness = reward.last_rewards
+    null = torch.tensor([r is None for r in harness])
+    assert null.tolist() == [True, False, False, True, False, False, True, False]
+    # no advantage, no token in the loss (so no KL term), no share of the normaliser
+    assert out["advantages"][null].eq(0).all()
+    assert out["completion_mask"][null].eq(0).all() and out["completion_mask"][~null].sum(dim=1).gt(0).all()
+    assert int(out["num_items_in_batch"]) == int(out["completion_mask"].sum())
+    # the scored completions' advantages are computed over the scored ones of their group only
+    totals = torch.tensor([float("nan") if r is None else r for r in harness]).view(2, 4)
+    want = (totals - torch.nanmean(totals, dim=1, keepdim=True)) / (nanstd(totals, dim=1).unsqueeze(1) + 1e-4)
+    assert torch.allclose(out["advantages"][~null], want.flatten()[~null], atol=1e-4)
+    assert trainer.state.log_history[0]["unscorable_share"] == pytest.approx(3 / 8)
+
+
+def test_a_null_is_left_out_whatever_another_reward_function_says(fake: FakeRrl, tmp_path: Path) -> None:
+    tok = tiny_tokenizer()
+    unscorable_every_third(fake)
+    args = parse_args(["--model", "unused", "--steps", "1", "--num-generations", "4", "--prompts-per-step", "2", "--max-completion-length", "8",
+                       "--output-dir", str(tmp_path), "--cpu", "--seed", "1", "--format-weight", "0", "--keep-flat-groups"])
+
+    def length(prompts: Any, completions: Any, **kw: Any) -> list[float]:  # a user's own reward function: always a number
+        return [float(len(str(c))) for c in completions]
+
+    trainer, reward = build_trainer(args, RrlClient(fake.url), tiny_model(tok), tok, ["iris-classify"])
+    trainer.reward_funcs.append(length)
+    trainer.reward_func_names.append("length")
+    trainer.reward_processing_classes.append(None)
+    trainer.reward_weights = torch.tensor([1.0, 1.0])
+    seen: list[dict[str, Any]] = []
+    plain = trainer._generate_and_score_completions
+    trainer._generate_and_score_completions = lambda inputs: seen.append(plain(inputs)) or seen[-1]
+    trainer.train()
+    null = torch.tensor([r is None for r in reward.last_rewards])
+    assert null.any() and seen[0]["completion_mask"][null].eq(0).all() and seen[0]["advantages"][null].eq(0).all()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from fake_server import FakeRrl
@@ -77,3 +79,25 @@ def test_verl_data_rows_feed_the_batched_reward(fake: FakeRrl, tmp_path: pytest.
     rw._clients.clear()
     rewards = compute_score_batch(ds["data_source"], ['{"seed": 3}'] * 4, [r["ground_truth"] for r in ds["reward_model"]], ds["extra_info"])
     assert rewards == [1.0] * 4 and len(fake.reward_calls) == 2
+
+
+def test_verl_a_null_gets_the_mean_of_its_rows_scored_completions(fake: FakeRrl, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RRL_URL", fake.url)
+    monkeypatch.delenv("RRL_TOKEN", raising=False)
+    rw._clients.clear()
+    plain = fake.score
+
+    def score(task: str, text: str) -> dict[str, Any]:  # "null" marks a completion the harness cannot score
+        if "null" in text:
+            return {"reward": None, "result": {"status": "failed", "score": None, "reason": "unscorable: score-timeout", "job": "j", "unchanged": False}}
+        return plain(task, text)
+
+    fake.score = score  # type: ignore[method-assign]
+    texts = ['{"seed": 3} null', '{"seed": 3}', '{"seed": 4}', "x", '{"seed": 2} null', '{"seed": 1} null', '{"seed": 1} null']
+    rows = [0, 0, 0, 0, 1, 2, 2]
+    out = compute_score_batch(["rrl"] * 7, texts, ["cartpole-balance"] * 7, [{"task": "cartpole-balance", "index": i} for i in rows])
+    # row 0: the null gets the mean of 1.0, 0.5 and -1 (its advantage is 0); rows 1 and 2 have no scored completion: 0.0
+    assert out == [pytest.approx(0.5 / 3), 1.0, 0.5, -1.0, 0.0, 0.0, 0.0]
+    assert out[0] == pytest.approx(sum(out[:4]) / 4), "the null is its row's mean: advantage 0"
+    # the per-sample form cannot see the row: a null gets the least a job is paid, nothing a null-seeker could profit from
+    assert compute_score("rrl", '{"seed": 3} null', "cartpole-balance") == -1.0

@@ -1,4 +1,4 @@
-"""The trainer-side format reward: shape credit from the example spec, 1 for accepted specs."""
+"""The trainer-side format reward: an order among refused completions from the example spec, 0 for accepted ones, None for nulls."""
 
 from __future__ import annotations
 
@@ -60,23 +60,42 @@ def test_key_order_score_credits_an_unfinished_copy_at_the_right_depth() -> None
 class Outer(TrlReward):
     """A TrlReward whose last call is set by the test (no server needed to test the order contract)."""
 
-    def __init__(self, statuses: list[str]) -> None:
+    def __init__(self, statuses: list[str], rewards: list[Any] | None = None) -> None:
         self.last_results = [RewardResult(status=s, score=None, reason=None, job=1) for s in statuses]  # type: ignore[typeddict-item]
+        self.last_rewards = rewards if rewards is not None else [-1.0 if s in ("invalid", "failed") else 0.0 for s in statuses]
 
 
-def test_format_reward_reads_the_harness_statuses() -> None:
+def test_format_reward_orders_refused_completions_only() -> None:
     outer = Outer(["succeeded", "invalid", "invalid", "failed"])
     fmt = FormatReward(outer, {"t": EXAMPLE})
     texts = ["anything", '{"task": "t", "seed": 1}', "no json", "{}"]
     scores = fmt(prompts=[""] * 4, completions=texts, task=["t"] * 4)
-    assert scores == [1.0, pytest.approx(0.8 * 2 / 6), 0.0, 1.0]
-    # text that does not parse still earns credit for the example's keys in order
+    # accepted (succeeded or failed): 0, the harness's reward alone; refused: -1 + 0.9 x the shape
+    assert scores == [0.0, pytest.approx(-1 + 0.9 * 2 / 6), -1.0, 0.0]
+    # text that does not parse still earns its place for the example's keys in order
     cut = '{"task": "t", "model": {"hidden": [64, 64], "activation": "tanh"}, "budget": {"envSt'
-    assert fmt(prompts=[""] * 4, completions=[cut] * 4, task=["t"] * 4)[1] == pytest.approx(0.8 * 5 / 8)
+    assert fmt(prompts=[""] * 4, completions=[cut] * 4, task=["t"] * 4)[1] == pytest.approx(-1 + 0.9 * 5 / 8)
     with pytest.raises(RuntimeError, match="after the TrlReward"):
         fmt(prompts=[""], completions=["x"], task=["t"])
     with pytest.raises(KeyError, match="task"):
         fmt(prompts=[""] * 4, completions=texts)
+
+
+def test_every_refused_total_is_below_every_accepted_one_and_a_null_is_no_number() -> None:
+    # the harness's rewards are clipped to [-1, 1] (a bonus aside); the worst accepted total is a failed job's -1
+    accepted = [1.0, 0.2, 0.0, -0.4, -1.0]
+    statuses = ["succeeded"] * 4 + ["failed", "invalid", "invalid", "succeeded"]
+    outer = Outer(statuses, [*accepted, -1.0, -1.0, None])
+    perfect = json.dumps(EXAMPLE)  # the example's whole shape, refused (say, a value out of bounds)
+    texts = ["a", "b", "c", "d", "e", perfect, "nothing", '{"task": "t"}']
+    fmt = FormatReward(outer, {"t": EXAMPLE})
+    shaped = fmt(prompts=[""] * 8, completions=texts, task=["t"] * 8)
+    assert shaped[:5] == [0.0] * 5 and shaped[7] is None
+    for weight in (0.01, 0.5, 2.0):
+        totals = [h + weight * f for h, f in zip([*accepted, -1.0, -1.0], shaped[:7])]
+        assert totals[:5] == accepted, "a shaping term pays nothing for an accepted completion"
+        assert max(totals[5:7]) < -1 <= min(totals[:5]), "every refused total is below every accepted one"
+        assert totals[5] > totals[6], "the refused completion closer to the example ranks higher"
 
 
 def test_an_unchanged_completion_earns_no_format_credit(fake: Any) -> None:
@@ -89,6 +108,6 @@ def test_an_unchanged_completion_earns_no_format_credit(fake: Any) -> None:
     harness = outer(prompts=[""] * 2, completions=texts, **kw)
     shaped = fmt(prompts=[""] * 2, completions=texts, **kw)
     assert [r.get("unchanged") for r in outer.last_results] == [True, False]
-    assert shaped == [0.0, 1.0]
+    assert shaped == [0.0, 0.0], "changed or not, an accepted completion earns no format credit"
     total = [h + 0.5 * f for h, f in zip(harness, shaped)]
-    assert total[0] == harness[0], "the trainer never pays an unchanged completion more than the harness does"
+    assert total == harness, "the trainer never pays an accepted completion more than the harness does"

@@ -5,6 +5,8 @@ rrl_client package (``pip install --no-deps -e python`` in verl's environment) r
 importing relatively. With ``reward_model.reward_manager=batch`` and
 ``custom_reward_function.name=compute_score_batch`` a whole batch is scored with one
 ``POST /v1/rewards`` per task. The server's address and token come from ``RRL_URL`` / ``RRL_TOKEN``.
+An unscorable completion gets the mean of its prompt row's scored completions (advantage 0) from
+``compute_score_batch``, and -1 from the per-sample ``compute_score``, which cannot see its row.
 """
 
 from rrl_client.rewards import compute_score, compute_score_batch

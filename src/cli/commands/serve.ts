@@ -53,6 +53,11 @@ const SERVE_FLAGS = flagTable({
   },
   reward: REWARD_FLAG,
   costWeight: { flag: '--cost-weight <lambda>', help: 'weight of compute in the cost rule', parse: real(0, 10), default: 0.5 },
+  scoreTimeout: {
+    flag: '--score-timeout <s>',
+    help: "wall-clock limit of one hidden scoring in seconds (default 120); a scoring past it is the harness's failure: its job is unscorable (reward null)",
+    parse: real(0.001, 3600),
+  },
   cache: {
     flag: '--cache <file>',
     help: "reuse results of identical jobs from this SQLite file (default: the run's own store)",
@@ -96,6 +101,7 @@ async function serve(o: FlagValues<typeof SERVE_FLAGS>, cmd: Command): Promise<v
       completionBytes: o.maxCompletionBytes,
       cache: o.cache === false ? null : typeof o.cache === 'string' ? resolve(o.cache) : undefined,
       timeoutMs: o.jobTimeout ? o.jobTimeout * 1000 : undefined,
+      scoring: o.scoreTimeout ? { timeoutMs: Math.ceil(o.scoreTimeout * 1000) } : undefined,
       log,
     });
   } catch (err) {
