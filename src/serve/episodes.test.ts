@@ -159,6 +159,11 @@ test('closing twice gives the same answer; a submission after close, or past max
   assert.equal((await submit(e.episode, bad(2), { 'idempotency-key': 'call-1' })).feedback.job, once.feedback.job);
   const shown = EpisodeStatus.parse(JSON.parse(await getText(e.episode)));
   assert.deepEqual([shown.status, shown.submitted, shown.reward], ['closed', 1, first.reward]);
+  // Two submissions at once for the last place: one is taken, the other is 409.
+  const race = await openEpisode(1);
+  const raced = await Promise.all([bad(3), bad(4)].map((completion) => post(`/v1/episodes/${race.episode}/submissions`, { completion })));
+  assert.deepEqual(raced.map((r) => r.status).sort(), [200, 409]);
+  assert.equal(EpisodeStatus.parse(JSON.parse(await getText(race.episode))).submitted, 1);
   // Bounds, unknown ids and methods.
   for (const maxSubmissions of [0, 9, 1.5]) assert.equal((await post('/v1/episodes', { task, maxSubmissions })).status, 400);
   assert.equal((await post('/v1/episodes', { task: 'no-such-task' })).status, 404);
@@ -171,6 +176,25 @@ test('closing twice gives the same answer; a submission after close, or past max
   assert.equal((await fetch(`${server.url}/v1/episodes/${e.episode}/close`)).status, 405);
   assert.equal((await fetch(`${server.url}/v1/episodes`)).status, 405);
   assert.equal((await post(`/v1/episodes/${e.episode}`, {})).status, 405);
+});
+
+test('a submission refused by the full queue (429) takes none of the episode’s submissions', async () => {
+  const full = RewardService.open(mkdtempSync(join(tmpdir(), 'rrl-serve-episodes-full-')), config, executor, { maxQueue: 0 });
+  const srv = await startServer(full, { port: 0 });
+  try {
+    const send = (path: string, body: unknown): Promise<Response> =>
+      fetch(`${srv.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const e = EpisodeCreated.parse(await (await send('/v1/episodes', { task })).json());
+    const refused = await send(`/v1/episodes/${e.episode}/submissions`, { completion: bad(9) });
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    const shown = EpisodeStatus.parse(await (await fetch(`${srv.url}/v1/episodes/${e.episode}`)).json());
+    assert.deepEqual([shown.submitted, shown.status], [0, 'open']);
+    assert.deepEqual(EpisodeClosed.parse(await (await send(`/v1/episodes/${e.episode}/close`, {})).json()).reward, -1);
+  } finally {
+    await srv.close();
+    await full.close();
+  }
 });
 
 /** Every number in a JSON text, as written. */
@@ -270,6 +294,8 @@ test('a resumed server keeps an open episode: its submissions, its allowance, an
   service.stop();
   const stopped = await interrupted;
   assert.equal(stopped.status, 503);
+  assert.equal((await post('/v1/episodes', { task })).status, 503, 'a stopping server opens no episode');
+  assert.equal((await post(`/v1/episodes/${e.episode}/close`, {})).status, 503, 'nor closes one: it stays open for --resume');
   await server.close();
   await service.close();
 
