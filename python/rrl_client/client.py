@@ -163,6 +163,18 @@ class EpisodeClosed(TypedDict):
     reason: Optional[str]
 
 
+class Confirmation(TypedDict):
+    """``POST /v1/tasks/{id}/confirmations``: a completion's job trained again on the harness's confirmation
+    seeds (never revealed). ``normalized``: the mean normalised hidden score over those seeds, each seed
+    counted under the harness's confirmation rule (None: the harness could not confirm it, ``reason`` says why)."""
+
+    task: str
+    status: str
+    normalized: Optional[float]
+    seeds: int
+    reason: Optional[str]
+
+
 class RrlError(RuntimeError):
     """A request to `rrl serve` that failed: an HTTP error, a bad answer, or the retry budget spent."""
 
@@ -384,6 +396,17 @@ class RrlClient:
         _expect(body, what, episode=int, submitted=int)
         body["reward"] = _reward(what, body.get("reward"))
         return cast(EpisodeClosed, body)
+
+    def confirm(self, task_id: str, completion: str) -> Confirmation:
+        """``POST /v1/tasks/{id}/confirmations``: train the completion's job on the harness's confirmation seeds
+        and read its confirmed score; waits until the jobs are done."""
+        if not isinstance(completion, str):
+            raise TypeError("completion must be a str")
+        what = f"POST /v1/tasks/{task_id}/confirmations"
+        body = self._request("POST", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/confirmations", {"completion": completion})
+        _expect(body, what, task=str, status=str, seeds=int)
+        body["normalized"] = _reward(what, body.get("normalized"))
+        return cast(Confirmation, body)
 
     def job(self, job_id: str) -> dict[str, Any]:
         """One job's record."""
