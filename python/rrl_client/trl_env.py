@@ -171,10 +171,9 @@ def _cost_text(cost: Any) -> str:
     if not isinstance(cost, Mapping):
         return ""
     parts = []
-    if isinstance(cost.get("envSteps"), int):
-        parts.append(f"{cost['envSteps']} env steps")
-    if isinstance(cost.get("examples"), int):
-        parts.append(f"{cost['examples']} examples")
+    for key, unit in (("envSteps", "env steps"), ("examples", "examples")):
+        if isinstance(cost.get(key), int) and cost[key] > 0:  # a control job reports 0 examples, a supervised one 0 env steps
+            parts.append(f"{cost[key]} {unit}")
     if isinstance(cost.get("wallSeconds"), (int, float)):
         parts.append(f"{float(cost['wallSeconds']):.1f} s")
     return ", ".join(parts)
