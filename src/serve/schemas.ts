@@ -151,6 +151,91 @@ export const JobResponse = z.object({
   cost: z.object({ envSteps: z.number().nullable(), examples: z.number().nullable(), wallSeconds: z.number().nullable() }),
 });
 
+/** Most submissions an episode may allow. */
+export const MAX_EPISODE_SUBMISSIONS = 8;
+
+/** `POST /v1/episodes` body. */
+export const EpisodeRequest = z
+  .object({
+    task: z.string().min(1).max(MAX_TASK_CHARS).describe('the task id (see GET /v1/tasks)'),
+    maxSubmissions: z.number().int().min(1).max(MAX_EPISODE_SUBMISSIONS).default(1).describe('how many jobs the episode may submit (default 1)'),
+  })
+  .strict()
+  .describe('opens an episode: up to maxSubmissions jobs of one task by one agent rollout, paid the mean of their rewards when it closes');
+
+/** `POST /v1/episodes` answer (201). */
+export const EpisodeCreated = z.object({
+  episode: z.number().int().describe('the episode id'),
+  task: z.string(),
+  maxSubmissions: z.number().int(),
+  submitted: z.number().int().describe('submissions recorded so far (0 for a new episode; a retry with its key tells the current count)'),
+  status: z.enum(['open', 'closed']),
+});
+
+/** `POST /v1/episodes/{id}/submissions` body. */
+export const SubmissionRequest = z
+  .object({
+    completion: z
+      .string()
+      .describe(
+        'raw model text; its answer is the first complete JSON object in it: a full job spec (it has a "task" field) or a JSON Merge Patch over the task\'s baseline spec',
+      ),
+  })
+  .strict()
+  .describe('one job of the episode (the Idempotency-Key header makes a retry the same submission)');
+
+/**
+ * What an agent may see of one submission between submissions: what a practitioner sees of a job it
+ * ran (status, reason, cost, the job's own figure on its training pool), never a hidden score,
+ * its standard error or uncertainty, or a reward.
+ */
+export const Feedback = z
+  .object({
+    episode: z.number().int(),
+    submission: z.number().int().describe('1-based index of the submission in its episode'),
+    job: z.number().int().describe('the job id'),
+    status: z
+      .enum(['succeeded', 'invalid', 'failed', 'unscorable'])
+      .describe("unscorable: the harness could not score the job for its own reasons (left out of the episode's reward)"),
+    reason: z.string().nullable().describe('why the job is invalid, failed or unscorable, one line; null when it succeeded'),
+    unchanged: Unchanged,
+    cost: z.object({ envSteps: z.number().int().nullable(), examples: z.number().int().nullable(), wallSeconds: z.number().nullable() }),
+    validation: z
+      .object({ name: z.string(), value: z.number() })
+      .nullable()
+      .describe(
+        "the job's own figure on its training pool: control, the mean return of its last (up to) 20 training episodes (train/episodic_return); supervised, its metric on its own validation split (val/accuracy or val/rmse); null when it has none",
+      ),
+    submissionsLeft: z.number().int().describe('how many more submissions the episode takes now (0 once closed)'),
+  })
+  .strict()
+  .describe('what one submission shows: never a hidden score or a reward');
+
+/** `POST /v1/episodes/{id}/close` answer. */
+export const EpisodeClosed = z.object({
+  episode: z.number().int(),
+  reward: z
+    .number()
+    .nullable()
+    .describe(
+      "the mean of the submissions' rewards (invalid or failed −1), unscorable ones left out; null when every submission was unscorable; −1 when none was submitted",
+    ),
+  submitted: z.number().int(),
+  reason: z.string().nullable().describe('"no job submitted", or why the reward is null; else null'),
+});
+
+/** `GET /v1/episodes/{id}` answer. */
+export const EpisodeStatus = z.object({
+  episode: z.number().int(),
+  task: z.string(),
+  maxSubmissions: z.number().int(),
+  submitted: z.number().int().describe('submissions recorded, settled or not'),
+  status: z.enum(['open', 'closed']),
+  submissions: z.array(Feedback).describe('the feedback of each settled submission, in order'),
+  reward: z.number().nullable().describe("the episode's reward once closed (as its close answered); null while open"),
+  reason: z.string().nullable().describe('once closed, the reason its close gave; null while open'),
+});
+
 /** Every error answer: one line. */
 export const ErrorResponse = z.object({ error: z.string().describe('one line saying what was wrong') });
 
@@ -164,6 +249,12 @@ const SCHEMAS = {
   JobResponse,
   JobsAccepted,
   RequestStatus,
+  EpisodeRequest,
+  EpisodeCreated,
+  SubmissionRequest,
+  Feedback,
+  EpisodeStatus,
+  EpisodeClosed,
   ErrorResponse,
 } as const;
 
@@ -318,6 +409,63 @@ export function openApiDocument(version: string): Record<string, unknown> {
           summary: 'one job',
           parameters: [idParam('job id', true)],
           responses: { '200': json('JobResponse', 'the job'), '404': json('ErrorResponse', 'no such job'), ...errors },
+        },
+      },
+      '/v1/episodes': {
+        post: {
+          operationId: 'openEpisode',
+          summary: 'open an episode of up to maxSubmissions jobs of one task; the Idempotency-Key header makes a retry the same episode',
+          requestBody: { required: true, content: { 'application/json': { schema: ref('EpisodeRequest') } } },
+          responses: {
+            '201': json('EpisodeCreated', 'the episode'),
+            '404': json('ErrorResponse', 'no such task'),
+            '422': json('ErrorResponse', 'the idempotency key was used for another episode'),
+            '503': json('ErrorResponse', 'the server is shutting down'),
+            ...errors,
+          },
+        },
+      },
+      '/v1/episodes/{id}': {
+        get: {
+          operationId: 'episode',
+          summary: 'one episode: its submissions (feedback only) and, once closed, its reward',
+          parameters: [idParam('episode id', true)],
+          responses: { '200': json('EpisodeStatus', 'the episode'), '404': json('ErrorResponse', 'no such episode'), ...errors },
+        },
+      },
+      '/v1/episodes/{id}/submissions': {
+        post: {
+          operationId: 'submitToEpisode',
+          summary: 'one job of the episode; answers once it is done with its feedback (never a hidden score or a reward)',
+          parameters: [idParam('episode id', true)],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('SubmissionRequest') } } },
+          responses: {
+            '200': json('Feedback', 'what the job shows'),
+            '404': json('ErrorResponse', 'no such episode'),
+            '409': json('ErrorResponse', 'the episode is closed or has no submissions left'),
+            '413': json('ErrorResponse', 'the body is over the size limit'),
+            '415': json('ErrorResponse', 'the body is not application/json'),
+            '422': json('ErrorResponse', 'the idempotency key was used for another completion'),
+            '429': {
+              ...json('ErrorResponse', 'the job queue is full, or too many completion bytes came of late; retry after the Retry-After header'),
+              headers: { 'Retry-After': { schema: { type: 'integer' } } },
+            },
+            '503': json('ErrorResponse', 'the server is shutting down; a recorded submission is kept and finishes on --resume'),
+            ...errors,
+          },
+        },
+      },
+      '/v1/episodes/{id}/close': {
+        post: {
+          operationId: 'closeEpisode',
+          summary: "settles and closes the episode: its reward is the mean of its submissions' rewards; closing again answers the same",
+          parameters: [idParam('episode id', true)],
+          responses: {
+            '200': json('EpisodeClosed', 'the reward'),
+            '404': json('ErrorResponse', 'no such episode'),
+            '503': json('ErrorResponse', 'the server is shutting down; the episode stays open'),
+            ...errors,
+          },
         },
       },
       '/openapi.json': { get: { operationId: 'openapi', summary: 'this document', responses: { '200': { description: 'OpenAPI 3.1' } } } },

@@ -6,7 +6,7 @@
  */
 import { oneLine } from '../spec/bounds.js';
 import type { RewardService } from './service.js';
-import { RewardsRequest, openApiDocument } from './schemas.js';
+import { EpisodeRequest, RewardsRequest, SubmissionRequest, openApiDocument } from './schemas.js';
 import { isLoopback } from './auth.js';
 import { type DoorLimits, createDoorServer } from './front-door.js';
 import {
@@ -56,12 +56,24 @@ export type RunningServer = Listening;
 /** The routes that take POST (`/v1/jobs` alone: `/v1/jobs/{id}` is GET). */
 const REWARDS = '/v1/rewards';
 const JOBS = '/v1/jobs';
+const EPISODES = '/v1/episodes';
 
-/** The answer to a method a path does not take: 405 on a POST route, else 404. */
+/** Paths that take one method only, with that method: another method there is 405. */
+const ONE_METHOD: [RegExp, string][] = [
+  [/^\/v1\/(rewards|jobs|episodes)$/, 'POST'],
+  [/^\/v1\/episodes\/[^/]+\/(submissions|close)$/, 'POST'],
+  [/^\/v1\/episodes\/[^/]+$/, 'GET'],
+];
+
+/** Largest body of the episode routes without a completion (`POST /v1/episodes`, its close). */
+const SMALL_BODY_BYTES = 4 << 10;
+
+/** The answer to a method a path does not take: 405 on a route of one method, else 404. */
 function noRoute(c: HttpContext): HttpError {
   const method = methodOf(c);
   const path = c.get('url')?.pathname ?? c.req.path;
-  if (path === REWARDS || path === JOBS) return new HttpError(405, `${method} ${path}: use POST`, undefined, { allow: 'POST' });
+  const allow = ONE_METHOD.find(([re]) => re.test(path))?.[1];
+  if (allow && allow !== method) return new HttpError(405, `${method} ${oneLine(path, 100)}: use ${allow}`, undefined, { allow });
   return new HttpError(404, `no route ${method} ${oneLine(path, 100)}; see GET /openapi.json`);
 }
 
@@ -114,11 +126,15 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
   app.get('/v1/requests/:id', (c) => jsonResponse(service.request(idOf(c, 'request'))));
   app.get('/v1/requests/:id/events', (c) => requestEvents(c, service, idOf(c, 'request'), keepaliveMs, streams));
   const completions = [jsonContent, limitBody(o.maxBodyBytes ?? MAX_BODY_BYTES)] as const;
+  /** The Idempotency-Key header, if any. */
+  const keyOf = (c: HttpContext): string | undefined => {
+    const header = c.req.header('idempotency-key');
+    return header ? header.slice(0, 128) : undefined;
+  };
   /** The request body and its idempotency key (the body's, else the Idempotency-Key header). */
   const completionsOf = async (c: HttpContext) => {
     const body = await jsonBody(c, RewardsRequest);
-    const header = c.req.header('idempotency-key');
-    return { ...body, key: body.idempotencyKey ?? (header ? header.slice(0, 128) : undefined) };
+    return { ...body, key: body.idempotencyKey ?? keyOf(c) };
   };
   app.post(REWARDS, ...completions, async (c) => {
     const b = await completionsOf(c);
@@ -129,7 +145,19 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
     const accepted = await service.submit(b.task, b.completions, b.key);
     return jsonResponse(accepted, 202, { location: accepted.links.request });
   });
-  for (const path of [REWARDS, JOBS]) {
+  // Episodes: each submission settles as a one-completion request; the replies show no hidden score or reward.
+  app.post(EPISODES, jsonContent, limitBody(SMALL_BODY_BYTES), async (c) => {
+    const b = await jsonBody(c, EpisodeRequest);
+    return jsonResponse(service.episodes.create(b.task, b.maxSubmissions, keyOf(c)), 201);
+  });
+  app.get(`${EPISODES}/:id`, (c) => jsonResponse(service.episodes.get(idOf(c, 'episode'))));
+  app.post(`${EPISODES}/:id/submissions`, ...completions, async (c) => {
+    const id = idOf(c, 'episode');
+    const b = await jsonBody(c, SubmissionRequest);
+    return jsonResponse(await service.episodes.submit(id, b.completion, keyOf(c)));
+  });
+  app.post(`${EPISODES}/:id/close`, limitBody(SMALL_BODY_BYTES), async (c) => jsonResponse(await service.episodes.close(idOf(c, 'episode'))));
+  for (const path of [REWARDS, JOBS, EPISODES, `${EPISODES}/:id`, `${EPISODES}/:id/submissions`, `${EPISODES}/:id/close`]) {
     app.all(path, (c) => {
       throw noRoute(c);
     });

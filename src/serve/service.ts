@@ -32,6 +32,7 @@ import { CompletionBudget, INTAKE_DEFAULTS, parseProposals, traceOf } from './in
 import { HttpError } from './http.js';
 import { oneLine } from '../spec/bounds.js';
 import { pinTaskFingerprints } from '../outer/fingerprints.js';
+import { Episodes } from './episodes.js';
 import type { JobResponse, JobsAccepted, RequestStatus, RewardsResponse, TaskRow } from './schemas.js';
 
 /** The answer to a request: its rewards and results. */
@@ -108,6 +109,8 @@ export class RewardService {
   private jobSeconds = { sum: 0, n: 0 };
   private budget: CompletionBudget | null = null;
   readonly maxQueue: number;
+  /** The episodes of `/v1/episodes`: each submission a one-completion request of this service, the episode paid their mean. */
+  readonly episodes: Episodes;
 
   private constructor(
     readonly dir: string,
@@ -124,6 +127,15 @@ export class RewardService {
   ) {
     this.maxQueue = options.maxQueue ?? 256;
     this.events.setMaxListeners(0); // one listener per open event stream
+    this.episodes = new Episodes({
+      store,
+      runId,
+      stopped: () => this.abort.signal.aborted,
+      knownTask: (task) => void this.known(task),
+      admit: (task, completions, key, episode) => this.admit(task, completions, key, episode),
+      answerOf: (request) => this.answerOf(request),
+      digest: requestDigest,
+    });
   }
 
   /**
@@ -247,9 +259,15 @@ export class RewardService {
    * an earlier one, or identical to one made within the replay window, is that request
    * (`replayed`), never a new one. Throws HttpError 404 (unknown task), 422 (a key reused for
    * another request), 429 (queue full, or too many completion bytes of late), 503 (shutting down).
-   * The completions are parsed in a worker thread.
+   * The completions are parsed in a worker thread. A submission of an episode (`episode`) is
+   * recorded as the episode's next submission with the request.
    */
-  private async admit(task: string, completions: string[], idempotencyKey?: string): Promise<{ id: number; replayed: boolean }> {
+  private async admit(
+    task: string,
+    completions: string[],
+    idempotencyKey?: string,
+    episode?: { id: number; key: string | null },
+  ): Promise<{ id: number; replayed: boolean }> {
     if (!this.taskIds.has(task)) throw new HttpError(404, `unknown task "${task.slice(0, 128)}"; see GET /v1/tasks`);
     if (this.abort.signal.aborted) throw new HttpError(503, 'the server is shutting down');
     const digest = requestDigest(task, completions);
@@ -293,7 +311,7 @@ export class RewardService {
     if (meanwhile !== null) return { id: meanwhile, replayed: true };
     room(); // again: the queue and the service may have changed while the worker parsed
     const proposals = parsed.map((p, i) => ({ ...p, trace: traceOf(completions[i], p) }));
-    const id = this.store.addRequest(this.runId, task, proposals, { key: idempotencyKey ?? null, digest });
+    const id = this.store.addRequest(this.runId, task, proposals, { key: idempotencyKey ?? null, digest }, episode);
     this.track(id, task, n);
     return { id, replayed: false };
   }

@@ -1,4 +1,8 @@
-/** The store's SQLite schema: every table and index, created if missing (later columns are added by Store's migrations). */
+/**
+ * The store's SQLite schema: every table and index, created if missing (later columns are added by
+ * Store's migrations; later tables, such as the episodes of `rrl serve`, are created here in stores
+ * written before them).
+ */
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (
   id TEXT PRIMARY KEY,
@@ -96,5 +100,27 @@ CREATE TABLE IF NOT EXISTS requests (
   finished_at TEXT,
   idem_key TEXT,
   digest TEXT
+);
+CREATE TABLE IF NOT EXISTS episodes (
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
+  run_id TEXT NOT NULL REFERENCES runs(id),
+  task TEXT NOT NULL,
+  max_submissions INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  idem_key TEXT,
+  reward REAL,
+  reason TEXT,
+  answer TEXT,
+  created_at TEXT NOT NULL,
+  closed_at TEXT
+);
+CREATE INDEX IF NOT EXISTS episodes_key ON episodes(run_id, idem_key);
+CREATE TABLE IF NOT EXISTS episode_submissions (
+  episode_id INTEGER NOT NULL REFERENCES episodes(id),
+  idx INTEGER NOT NULL,
+  request_id INTEGER NOT NULL REFERENCES requests(id),
+  idem_key TEXT,
+  feedback TEXT,
+  PRIMARY KEY (episode_id, idx)
 );
 `;

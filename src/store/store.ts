@@ -75,6 +75,34 @@ export interface JobOutcome {
   share?: number | null;
 }
 
+/** An episode of `rrl serve` as stored (serve/episodes.ts). */
+export interface EpisodeRow {
+  id: number;
+  task: string;
+  maxSubmissions: number;
+  status: 'open' | 'closed';
+  /** The idempotency key it was created with, if any. */
+  key: string | null;
+  /** Once closed: the mean of its submissions' rewards (null when none could be scored). */
+  reward: number | null;
+  reason: string | null;
+  /** Once closed: the answer its close gave, returned again to every later close. */
+  answer: unknown;
+  createdAt: string;
+  closedAt: string | null;
+}
+
+/** One submission of an episode: its 1-based index, the one-completion request it was settled as, and its feedback once settled. */
+export interface SubmissionRow {
+  idx: number;
+  request: number;
+  /** The client's idempotency key, if it sent one. */
+  key: string | null;
+  /** The digest of the request's task and completion (serve/service.ts `requestDigest`). */
+  digest: string | null;
+  feedback: unknown;
+}
+
 const now = (): string => new Date().toISOString();
 
 /** The run's record in SQLite (WAL mode, every write in a transaction). */
@@ -114,13 +142,16 @@ export class Store {
 
   /**
    * Records a request of `rrl serve` (a group of completions for one task) with its jobs, all or
-   * none: job `i` of request `r` is stored with iteration `r` and slot `i`. Returns the request id.
+   * none: job `i` of request `r` is stored with iteration `r` and slot `i`. A request that is a
+   * submission of an episode (`episode`) is recorded as its next submission in the same
+   * transaction. Returns the request id.
    */
   addRequest(
     runId: string,
     task: string,
     jobs: { spec: unknown; trace: unknown; rejected?: { kind: string; error: string }; patch?: unknown }[],
     match: { key: string | null; digest: string | null } = { key: null, digest: null },
+    episode?: { id: number; key: string | null },
   ): number {
     return this.db.transaction(() => {
       const id = Number(
@@ -132,8 +163,66 @@ export class Store {
         runId,
         jobs.map((j, slot) => ({ ...j, iteration: id, slot, task, kind: 'proposal' as const, agent: 'external' })),
       );
+      if (episode) {
+        this.db
+          .prepare(
+            'INSERT INTO episode_submissions (episode_id, idx, request_id, idem_key) SELECT ?, COUNT(*) + 1, ?, ? FROM episode_submissions WHERE episode_id = ?',
+          )
+          .run(episode.id, id, episode.key, episode.id);
+      }
       return id;
     })();
+  }
+
+  /** Records an open episode of `rrl serve` (up to `maxSubmissions` jobs of one task); returns its id. */
+  addEpisode(runId: string, task: string, maxSubmissions: number, key: string | null): number {
+    return Number(
+      this.db
+        .prepare("INSERT INTO episodes (run_id, task, max_submissions, status, idem_key, created_at) VALUES (?, ?, ?, 'open', ?, ?)")
+        .run(runId, task, maxSubmissions, key, now()).lastInsertRowid,
+    );
+  }
+
+  /** One episode of a run by id, if any. */
+  episode(runId: string, id: number): EpisodeRow | undefined {
+    return this.episodeWhere('run_id = ? AND id = ?', runId, id);
+  }
+
+  /** The episode made with an idempotency key, if any. */
+  episodeByKey(runId: string, key: string): EpisodeRow | undefined {
+    return this.episodeWhere('run_id = ? AND idem_key = ? ORDER BY id LIMIT 1', runId, key);
+  }
+
+  private episodeWhere(where: string, ...args: unknown[]): EpisodeRow | undefined {
+    const r = this.db
+      .prepare(
+        `SELECT id, task, max_submissions AS maxSubmissions, status, idem_key AS key, reward, reason, answer, created_at AS createdAt, closed_at AS closedAt FROM episodes WHERE ${where}`,
+      )
+      .get(...args) as (Omit<EpisodeRow, 'answer'> & { answer: string | null }) | undefined;
+    return r && { ...r, answer: r.answer === null ? null : JSON.parse(r.answer) };
+  }
+
+  /** The submissions of an episode, in order, each with its request and (once settled) its stored feedback. */
+  episodeSubmissions(episodeId: number): SubmissionRow[] {
+    const rows = this.db
+      .prepare(
+        'SELECT e.idx, e.request_id AS request, e.idem_key AS key, e.feedback, r.digest FROM episode_submissions e JOIN requests r ON r.id = e.request_id WHERE e.episode_id = ? ORDER BY e.idx',
+      )
+      .all(episodeId) as (Omit<SubmissionRow, 'feedback'> & { feedback: string | null })[];
+    return rows.map((r) => ({ ...r, feedback: r.feedback === null ? null : JSON.parse(r.feedback) }));
+  }
+
+  /** Keeps the feedback of a settled submission (what its reply showed), so later reads need neither its request nor its artifact. */
+  setSubmissionFeedback(episodeId: number, idx: number, feedback: unknown): void {
+    this.db.prepare('UPDATE episode_submissions SET feedback = ? WHERE episode_id = ? AND idx = ?').run(JSON.stringify(feedback), episodeId, idx);
+  }
+
+  /** Closes an open episode with its reward and the answer its close gave; false when it was closed already (nothing changes). */
+  closeEpisode(id: number, reward: number | null, reason: string | null, answer: unknown): boolean {
+    const r = this.db
+      .prepare("UPDATE episodes SET status = 'closed', reward = ?, reason = ?, answer = ?, closed_at = ? WHERE id = ? AND status = 'open'")
+      .run(reward, reason, JSON.stringify(answer), now(), id);
+    return r.changes === 1;
   }
 
   /** Closes a request: its rewards and the response it answered land together. */
