@@ -163,15 +163,26 @@ class EpisodeClosed(TypedDict):
     reason: Optional[str]
 
 
-class Confirmation(TypedDict):
-    """``POST /v1/tasks/{id}/confirmations``: a completion's job trained again on the harness's confirmation
-    seeds (never revealed). ``normalized``: the mean normalised hidden score over those seeds, each seed
-    counted under the harness's confirmation rule (None: the harness could not confirm it, ``reason`` says why)."""
+class ConfirmedScore(TypedDict):
+    """A spec's score over the harness's confirmation seeds (which are never shown)."""
 
-    task: str
-    status: str
     normalized: Optional[float]
+    """The mean normalised hidden score over the seeds, a failed seed counted as a failure; None when the harness lost every seed."""
+    uncertainty: Optional[float]
+    complete: bool
+    scored: int
     seeds: int
+    failed: int
+    unscorable: int
+
+
+class Confirmation(TypedDict):
+    """``POST /v1/tasks/{id}/confirmations``: a completion's spec trained again on the harness's confirmation
+    seeds, for reports (never a reward). ``confirmed`` is None when the completion holds no valid spec."""
+
+    confirmed: Optional[ConfirmedScore]
+    status: str
+    """``succeeded`` (every seed scored), ``failed`` (some did not) or ``invalid`` (nothing trained)."""
     reason: Optional[str]
 
 
@@ -398,14 +409,18 @@ class RrlClient:
         return cast(EpisodeClosed, body)
 
     def confirm(self, task_id: str, completion: str) -> Confirmation:
-        """``POST /v1/tasks/{id}/confirmations``: train the completion's job on the harness's confirmation seeds
-        and read its confirmed score; waits until the jobs are done."""
+        """``POST /v1/tasks/{id}/confirmations``: train the completion's spec on the harness's confirmation seeds
+        (its own seed ignored) and read its confirmed score; waits until the jobs are done. For reports: it
+        pays nothing."""
         if not isinstance(completion, str):
             raise TypeError("completion must be a str")
         what = f"POST /v1/tasks/{task_id}/confirmations"
         body = self._request("POST", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/confirmations", {"completion": completion})
-        _expect(body, what, task=str, status=str, seeds=int)
-        body["normalized"] = _reward(what, body.get("normalized"))
+        _expect(body, what, status=str)
+        confirmed = body.get("confirmed")
+        if confirmed is not None:
+            _expect(confirmed, f"{what}: confirmed", complete=bool, scored=int, seeds=int, failed=int, unscorable=int)
+            confirmed["normalized"] = _reward(what, confirmed.get("normalized"))
         return cast(Confirmation, body)
 
     def job(self, job_id: str) -> dict[str, Any]:

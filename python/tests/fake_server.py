@@ -164,9 +164,11 @@ class FakeRrl:
             again = {**obj, "seed": seed} if isinstance(obj, dict) else None
             result = self.score(task, json.dumps(again) if again is not None else body["completion"])["result"]
             if result["score"] is None:
-                return 200, {"task": task, "status": result["status"], "normalized": None, "seeds": 0, "reason": result["reason"]}
+                return 200, {"confirmed": None, "status": "invalid", "reason": result["reason"]}
             scores.append(result["score"]["normalized"])
-        return 200, {"task": task, "status": "confirmed", "normalized": sum(scores) / len(scores), "seeds": len(scores), "reason": None}
+        n = len(scores)
+        confirmed = {"normalized": sum(scores) / n, "uncertainty": 0.01, "complete": True, "scored": n, "seeds": n, "failed": 0, "unscorable": 0}
+        return 200, {"confirmed": confirmed, "status": "succeeded", "reason": None}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self

@@ -147,7 +147,7 @@ def test_two_model_arms_one_task_two_seeds_end_to_end(fake: FakeRrl, tmp_path: P
                 p = picks[f"best_{n}"]
                 singles = [r["normalized"] for r in results[:n] if r["normalized"] is not None]
                 assert p["single"] == max(singles) and results[p["index"]]["normalized"] == p["single"]
-                assert c == p["confirmed"] == fake.confirm(TASK, {"completion": results[p["index"]]["completion"]})[1]["normalized"]
+                assert c == p["confirmed"] == fake.confirm(TASK, {"completion": results[p["index"]]["completion"]})[1]["confirmed"]["normalized"]
                 picked.add(results[p["index"]]["completion"])
     if optuna:
         picked |= {json.dumps(t["patch"]) for s in ("1", "2") for t in result["arms"]["optuna"]["raw"][TASK]["seeds"][s] if t["picked_for"]}
@@ -178,6 +178,23 @@ def test_best_of_n_is_the_confirmed_score_of_the_best_single_pick_not_the_larges
     assert best_of(outcomes[:1], texts, 1, lambda t: confirmed(TASK, t))[1] == 0
     invalid = post(RrlClient(fake.url), TASK, ["no json"])
     assert best_of(invalid, ["no json"], 1, lambda t: confirmed(TASK, t)) == (None, None)
+
+
+def test_best_of_n_on_a_real_serve_is_the_picks_score_on_the_harness_seeds(rrl_serve: str) -> None:
+    from real_serve import TINY_PATCH, TINY_TASK
+    from rrl_client.heldout.harness import Confirmed, best_of, post
+
+    client = RrlClient(rrl_serve)
+    texts = [json.dumps({**json.loads(TINY_PATCH), "seed": s}) for s in (11, 12, 13)]  # one spec, three seeds
+    outcomes = post(client, TINY_TASK, texts)
+    confirmed = Confirmed(client)
+    score, index = best_of(outcomes, texts, 3, lambda t: confirmed(TINY_TASK, t))
+    singles = [o.normalized for o in outcomes]
+    assert index is not None and singles[index] == max(s for s in singles if s is not None)
+    answer = client.confirm(TINY_TASK, texts[0])  # another seed of the same spec: its seed is ignored, the same seeds trained
+    assert answer["status"] in ("succeeded", "failed") and answer["confirmed"] is not None
+    assert answer["confirmed"]["seeds"] == 5 and score == answer["confirmed"]["normalized"]
+    assert confirmed.asked == 1
 
 
 def test_transfer_rows_join_the_tables(fake: FakeRrl, tmp_path: Path) -> None:

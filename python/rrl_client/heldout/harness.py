@@ -89,7 +89,8 @@ class Confirmed:
         key = (task, completion)
         if key not in self._known:
             self.asked += 1
-            self._known[key] = self._client.confirm(task, completion)["normalized"]
+            confirmed = self._client.confirm(task, completion)["confirmed"]
+            self._known[key] = None if confirmed is None else confirmed["normalized"]
         return self._known[key]
 
 
