@@ -145,7 +145,11 @@ export const JobResponse = z.object({
   reason: z.string().nullable(),
   reward: z.number().nullable().describe("null until the job's request is settled, or when the job is unscorable"),
   unscorable: z.string().nullable().describe('why a settled job has no reward (the harness could not score it for its own reasons); else null'),
-  cached: z.boolean().describe('the result was reused from an identical earlier job'),
+  cached: z
+    .boolean()
+    .describe(
+      "a proposal's result was reused from an identical earlier proposal (a result the harness's own jobs produced is not said to be reused; false for the harness's jobs)",
+    ),
   patch: Patch,
   unchanged: Unchanged,
   cost: z.object({ envSteps: z.number().nullable(), examples: z.number().nullable(), wallSeconds: z.number().nullable() }),

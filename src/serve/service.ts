@@ -220,7 +220,8 @@ export class RewardService {
       reason: r.error,
       reward: r.reward,
       unscorable: r.reward === null ? this.unscorableOf(r) : null,
-      cached: r.cacheHit !== null,
+      // Only a proposal's hit on an earlier proposal's result: a hit on a harness seed's would name that seed.
+      cached: r.kind === 'proposal' && r.cacheHit !== null && r.cacheOrigin === 'proposal',
       ...this.answerFields(r),
       cost: { envSteps: r.envSteps, examples: r.examples, wallSeconds: r.wallSeconds },
     };
