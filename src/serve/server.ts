@@ -6,7 +6,7 @@
  */
 import { oneLine } from '../spec/bounds.js';
 import type { RewardService } from './service.js';
-import { RewardsRequest, openApiDocument } from './schemas.js';
+import { ConfirmationRequest, RewardsRequest, openApiDocument } from './schemas.js';
 import { isLoopback } from './auth.js';
 import { type DoorLimits, StreamGate, type StreamLimits, createDoorServer } from './front-door.js';
 import {
@@ -133,6 +133,10 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
     const b = await completionsOf(c);
     const accepted = await service.submit(b.task, b.completions, b.key);
     return jsonResponse(accepted, 202, { location: accepted.links.request });
+  });
+  app.post('/v1/tasks/:id/confirmations', ...completions, async (c) => {
+    const b = await jsonBody(c, ConfirmationRequest);
+    return jsonResponse(await service.confirm(c.req.param('id'), b.completion));
   });
   for (const path of [REWARDS, JOBS]) {
     app.all(path, (c) => {
