@@ -20,7 +20,7 @@ import { MAX_REPLY_CHARS, SPEC_BOUNDS, checkBounds, describeViolation } from '..
 import { extractJsonObject } from '../spec/extract.js';
 import { type JsonObject, applyMergePatch, isJsonObject, mergePatchBetween } from '../spec/patch.js';
 import { validateSpec } from '../inner/spec-check.js';
-import { seedlessKey } from './noise.js';
+import { seedlessKey } from './identity.js';
 import { type GuardedProposal, guardProposal } from './guard.js';
 
 /** What an answer stands for: the spec to validate and, for the patch form, the patch as written. */

@@ -10,7 +10,8 @@ import { evalSecret } from '../tasks/secret.js';
 import { ScriptedAgent } from '../testing/scripted-agent.js';
 import { confirmPicks, pickOf, readHeldOutRun } from './confirm-picks.js';
 import { train } from './loop.js';
-import { CONFIRM_SEEDS, harnessSeeds, seedlessKey } from './noise.js';
+import { seedlessKey } from './identity.js';
+import { CONFIRM_SEEDS, harnessSeeds, taskReference } from './noise.js';
 import { Scorer } from './scoring/scorer-pool.js';
 
 test('the pick of a best of n is its highest single score among the first n, the earlier on ties', () => {
@@ -60,6 +61,7 @@ test("each row's pick is trained again on the harness's confirmation seeds, each
     // The confirmation run: each distinct spec (seeds aside) on the task's confirmation seeds, and each row its pick's mean.
     const store = new Store(join(dir, task, 'confirm-picks'));
     const jobs = store.jobs(store.getRun()!.id, { kind: 'proposal' });
+    const reference = taskReference(store.jobs(store.getRun()!.id, { kind: 'baseline' })).mean!;
     store.close();
     const distinct = new Set(Object.values(picks).map((p) => seedlessKey(p.spec)));
     assert.equal(c.specs, distinct.size);
@@ -72,7 +74,8 @@ test("each row's pick is trained again on the harness's confirmation seeds, each
         seeds,
         'trained once on each confirmation seed',
       );
-      const mean = mine.reduce((a, j) => a + (j.status === 'succeeded' ? (j.normalized ?? 0) : 0), 0) / mine.length;
+      // The harness's confirmation rule: a failed seed counts as the failure it is (the reference less one), never as 0.
+      const mean = mine.reduce((a, j) => a + (j.status === 'succeeded' ? j.normalized! : reference - 1), 0) / mine.length;
       for (const [k, p] of Object.entries(picks)) {
         if (seedlessKey(p.spec) === key) assert.ok(Math.abs(c.confirmed[k as keyof typeof c.confirmed]! - mean) < 1e-12, k);
       }

@@ -11,10 +11,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Executor } from '../run/executor.js';
-import { Store } from '../store/store.js';
+import { type JobRow, Store } from '../store/store.js';
 import type { Agent, Proposal } from './agents/types.js';
 import { type LoopEvent, train } from './loop.js';
-import { CONFIRM_SEEDS, seedlessKey, taskReference, withSeed } from './noise.js';
+import { seedlessKey } from './identity.js';
+import { CONFIRM_SEEDS, confirmation, taskReference, withSeed } from './noise.js';
 import type { Scorer } from './scoring/scorer-pool.js';
 import type { HeldOutRow } from './transfer-summary.js';
 
@@ -72,6 +73,17 @@ export function readHeldOutRun(dir: string): HeldOutRun | null {
   }
 }
 
+/** The finished confirmation run in `dir`: its proposals in the order they were proposed, and its baseline jobs. */
+function confirmationRows(dir: string): { proposals: JobRow[]; baselines: JobRow[] } {
+  const store = new Store(dir);
+  try {
+    const jobs = store.jobs(store.getRun()!.id);
+    return { proposals: jobs.filter((j) => j.kind === 'proposal').sort((a, b) => a.slot - b.slot), baselines: jobs.filter((j) => j.kind === 'baseline') };
+  } finally {
+    store.close();
+  }
+}
+
 /** The pick among the first `n` proposals: the highest single score, the earlier on ties (the proposal the comparison's best of n scored). */
 export function pickOf<P extends { v: number }>(proposals: P[], n: number): P | null {
   let best: P | null = null;
@@ -99,7 +111,7 @@ class FixedSpecs implements Agent {
   }
 }
 
-/** One held-out task's confirmed rows: per confirmed row its pick's single score and confirmed mean (absent: the row's method did not run). */
+/** One held-out task's confirmed rows: per confirmed row its pick's single score and confirmed mean (absent: the row's method did not run, or the harness lost every seed). */
 export interface ConfirmedPicks {
   single: Partial<Record<PickKey, number>>;
   confirmed: Partial<Record<PickKey, number>>;
@@ -121,8 +133,9 @@ export interface ConfirmPicksContext {
  * experiment writes them): each distinct picked spec on the task's first `CONFIRM_SEEDS` harness
  * seeds (the seeds its baseline trained on, read from the runs' baseline jobs: the harness's
  * confirmation seeds, as `confirmJobs` uses them, without reading the secret here), in the run
- * `taskDir/confirm-picks` (a failed job scores 0, as in the comparison). A finished run there is
- * read again, not retrained.
+ * `taskDir/confirm-picks`, each pick's confirmed score by the harness's one confirmation rule
+ * (`confirmation`: a failed seed counts as the failure it is, the reference less one; a pick
+ * whose every seed the harness lost has none). A finished run there is read again, not retrained.
  */
 export async function confirmPicks(taskDir: string, task: string, ctx: ConfirmPicksContext): Promise<ConfirmedPicks> {
   const runs = new Map<string, HeldOutRun | null>();
@@ -140,12 +153,17 @@ export async function confirmPicks(taskDir: string, task: string, ctx: ConfirmPi
   const dir = join(taskDir, 'confirm-picks');
   const config = { tasks: [task], agent: 'random' as const, iterations: 1, group: script.length, seed: ctx.seed, confirm: false };
   await train(dir, config, ctx.executor, { agent: new FixedSpecs(script), cache: ctx.cache, scorer: ctx.scorer, onEvent: ctx.onEvent });
-  const scores = readHeldOutRun(dir)!.proposals.map((p) => p.v);
-  const meanOf = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const confirmedOf = new Map(specs.map(([key], k) => [key, meanOf(scores.slice(k * seeds.length, (k + 1) * seeds.length))]));
+  const { proposals, baselines } = confirmationRows(dir);
+  const ref = taskReference(baselines);
+  // The harness's one confirmation rule: every seed counts, a failed one as the failure it is.
+  const confirmedOf = new Map(specs.map(([key], k) => [key, confirmation(proposals.slice(k * seeds.length, (k + 1) * seeds.length), ref)?.normalized ?? null]));
+  const confirmed = picked.flatMap((p) => {
+    const v = confirmedOf.get(p.specKey);
+    return v === null || v === undefined ? [] : [[p.key, v] as const];
+  });
   return {
     single: Object.fromEntries(picked.map((p) => [p.key, p.v])),
-    confirmed: Object.fromEntries(picked.map((p) => [p.key, confirmedOf.get(p.specKey) as number])),
+    confirmed: Object.fromEntries(confirmed),
     specs: specs.length,
   };
 }

@@ -12,10 +12,11 @@ import type { TaskBrief } from '../spec/brief.js';
 import { validateSpec } from '../inner/spec-check.js';
 import { type Executor, executorTimeoutMs } from '../run/executor.js';
 import type { Store, JobOutcome, JobRow } from '../store/store.js';
-import { type ResultCache, specKey } from '../store/cache.js';
+import { type ResultCache, originOf, specKey } from '../store/cache.js';
 import { dataForJob } from './scoring/hidden-score.js';
 import type { Scorer } from './scoring/scorer-pool.js';
 import { taskFingerprint } from '../tasks/fingerprint.js';
+import { JOB_ATTEMPTS, harnessFailure } from './unscorable.js';
 
 /** Tracks wall time during which at least one job trains or is scored. */
 export class BusyClock {
@@ -53,6 +54,8 @@ export interface EvaluatorOptions {
   signal?: AbortSignal;
   /** Per-job time limit (default: from the task's wall-clock cap). */
   timeoutMs?: number;
+  /** Lines for the operator (a job tried again). */
+  log?: (message: string) => void;
   /** Stop proposals' control jobs whose curve stays flat past half their budget. */
   pruneFlat?: boolean;
   clock?: BusyClock;
@@ -122,6 +125,8 @@ export class Evaluator {
     while (this.inFlight.has(key)) await this.inFlight.get(key);
     const hit = cache?.get(key);
     if (hit) {
+      // Shown as cached only when an agent's job had this result before (never a harness seed's alone).
+      if (originOf(row.kind) === 'proposal' && hit.origin !== 'proposal') cache?.markProposed(key);
       store.finishJob(row.id, {
         status: hit.status,
         failureKind: hit.failureKind,
@@ -132,6 +137,7 @@ export class Evaluator {
         cpuSeconds: hit.cpuSeconds,
         artifactDir: hit.artifactDir,
         cacheHit: key,
+        cacheOrigin: hit.origin,
         score: hit.raw !== null && hit.normalized !== null ? { raw: hit.raw, normalized: hit.normalized, stderr: hit.stderr ?? null } : null,
       });
       return true;
@@ -139,7 +145,20 @@ export class Evaluator {
     let release = (): void => {};
     this.inFlight.set(key, new Promise<void>((r) => (release = r)));
     try {
-      const outcome = await this.trainAndScore(row, checked.spec, brief, outDir);
+      let outcome = await this.trainAndScore(row, checked.spec, brief, outDir);
+      // A failure of the harness's own says nothing about the spec: such a job is tried again
+      // (JOB_ATTEMPTS in all) before it is recorded; baselines have their own retries (outer/settle.ts).
+      for (
+        let attempt = 1;
+        outcome !== null &&
+        row.kind !== 'baseline' &&
+        attempt < JOB_ATTEMPTS &&
+        harnessFailure({ status: outcome.status, failureKind: outcome.failureKind ?? null });
+        attempt++
+      ) {
+        this.o.log?.(`job ${row.id}: ${outcome.failureKind} (the harness's failure); trying it again`);
+        outcome = await this.trainAndScore(row, checked.spec, brief, outDir);
+      }
       if (outcome === null) return false;
       store.finishJob(row.id, outcome);
       cache?.put({
@@ -156,6 +175,7 @@ export class Evaluator {
         normalized: outcome.score?.normalized ?? null,
         stderr: outcome.score?.stderr ?? null,
         artifactDir: outDir,
+        origin: originOf(row.kind),
       });
       return true;
     } finally {

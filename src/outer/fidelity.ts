@@ -23,6 +23,7 @@
  * the `cost` rule is what its spec asked for, not the little it ran, so being stopped early is
  * never cheaper for the agent than training at full budget.
  */
+import { unscorableReason } from './unscorable.js';
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobSpec } from '../spec/schema.js';
 import { validateSpec } from '../inner/spec-check.js';
@@ -352,7 +353,9 @@ export function fidelityPaid(proposals: JobRow[], rungRows: JobRow[], brief: Tas
       const cap = brief.kind === 'control' ? brief.budget.maxEnvSteps : (brief.budget.maxExamples ?? 0);
       share = checked.ok && cap > 0 ? Math.min(1, effectiveBudget(checked.spec, brief) / cap) : 1;
     }
-    out.set(p.row.id, { normalized: paid[i].normalized, full: paid[i].full, computeShare: share });
+    // A rung the harness lost (after the shared step's retry) says nothing of the spec: the proposal is unscorable.
+    const lost = unscorableReason(last, null);
+    out.set(p.row.id, { normalized: paid[i].normalized, full: paid[i].full, computeShare: share, ...(lost === null ? {} : { unscorable: lost }) });
   });
   return out;
 }

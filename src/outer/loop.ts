@@ -214,6 +214,7 @@ export async function train(
       timeoutMs: options.timeoutMs,
       pruneFlat: cfg.pruneFlat,
       clock,
+      log: (message) => emit({ type: 'phase', message }),
     });
 
     // One job to its outcome; false when the run was interrupted (the job stays pending for resume).
@@ -344,14 +345,15 @@ export async function train(
       // Rewards, against the reference and the best confirmed score on the task before this iteration.
       const groups: RewardGroup[] = [];
       const rewards = settling.flatMap(({ brief, mine, paid, standing }) => {
-        const group = rewardGroup(mine, brief, standing, confirmRows, `it${it}/${brief.id}`, cfg.reward, paid);
+        // A job the harness could not score is neither paid nor charged: no reward, no advantage, not in the update.
+        const scored = rewardGroup(mine, brief, standing, confirmRows, `it${it}/${brief.id}`, cfg.reward, paid).filter((s) => s.unscorable === null);
         groups.push({
           brief,
-          items: group
+          items: scored
             .filter((s) => s.row.trace !== null)
             .map((s) => ({ trace: s.row.trace, reward: s.reward, advantage: s.advantage, jobId: s.jobId, status: s.row.status, error: s.row.error })),
         });
-        return group.map(({ jobId, reward, advantage, detail, groupId }) => ({ jobId, reward, advantage, detail, groupId }));
+        return scored.map(({ jobId, reward, advantage, detail, groupId }) => ({ jobId, reward, advantage, detail, groupId }));
       });
       const stats = await agent.update(groups, { runDir: dir, runId, iteration: it, last: it === cfg.iterations - 1 });
       // Scores at the full budget only (with successive halving: the proposals that reached it).

@@ -15,6 +15,8 @@
  */
 import { createHmac } from 'node:crypto';
 import type { JobRow } from '../store/store.js';
+import { specIdentity } from './identity.js';
+import { harnessFailure } from './unscorable.js';
 
 /** Seeds the baseline spec of every task is trained on (the reference and its noise). */
 export const BASELINE_SEEDS = 5;
@@ -41,22 +43,6 @@ export function harnessSeeds(taskId: string, count: number, secret: string): num
 export function withSeed(spec: unknown, seed: number): unknown {
   if (!spec || typeof spec !== 'object' || Array.isArray(spec)) return spec;
   return { ...(spec as Record<string, unknown>), seed };
-}
-
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === 'object')
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-    );
-  return v;
-}
-
-/** A spec's identity with its seed left out: two specs that differ only by their seed share it. */
-export function seedlessKey(spec: unknown): string {
-  return JSON.stringify(canonical(withSeed(spec, 0)));
 }
 
 /** A failure a rerun may not repeat: anything but an invalid spec and a NaN loss. */
@@ -86,7 +72,7 @@ export interface TaskReference {
   spread: number | null;
   /** Why there is no reference (every seed failed, or none has run yet); null when there is one. */
   missing: string | null;
-  /** The baseline spec's identity without its seed (`seedlessKey`): a spec with this key is the baseline, reseeded. */
+  /** The baseline spec's identity (`specIdentity`): a spec with this identity is the baseline, reseeded. */
   spec: string | null;
 }
 
@@ -113,7 +99,7 @@ export function trainNoise(ref: TaskReference): number {
 /** The task's reference from its baseline jobs (every attempt; the latest per seed counts). */
 export function taskReference(baselineRows: JobRow[]): TaskReference {
   const latest = latestAttempts(baselineRows);
-  const spec = latest.length ? seedlessKey(latest[0].spec) : null;
+  const spec = latest.length ? specIdentity(latest[0].spec, latest[0].task) : null;
   const ok = latest.filter((r) => r.status === 'succeeded' && finite(r.normalized));
   const values = ok.map((r) => r.normalized as number);
   const evalSe = rms(ok.map((r) => (finite(r.stderr) && r.stderr > 0 ? r.stderr : 0)));
@@ -154,31 +140,58 @@ export function scoreUncertainty(stderr: number | null | undefined, ref: TaskRef
   return Math.sqrt(se ** 2 + trainNoise(ref) ** 2);
 }
 
+/**
+ * What a confirmation seed whose job failed of its own (a NaN, its time or memory limit, an error)
+ * counts as: the score the `improvement` rule pays −1 for, the reference less one. A failed seed
+ * is a failure of the spec like any other, never a seed left out: a spec that trains well on one
+ * seed in five is paid for five.
+ */
+export function failedSeedScore(ref: TaskReference): number {
+  return (ref.mean ?? 0) - 1;
+}
+
 /** A candidate's score over the harness's confirmation seeds. */
 export interface Confirmation {
-  /** Mean normalised score over the confirmation seeds that scored (null: none did). */
+  /**
+   * Mean normalised score over the confirmation seeds, each failed seed counted at
+   * `failedSeedScore`; seeds lost to the harness's own failures (outer/unscorable.ts) are left out
+   * (null: every seed was).
+   */
   normalized: number | null;
   /** Its uncertainty: sqrt(evalSe² + max(trainSd, sd of the seeds)² / n). */
   uncertainty: number;
   /** Every confirmation seed trained and scored. */
   complete: boolean;
+  /** Seeds that scored. */
   scored: number;
+  /** Seeds whose job failed of its own (counted at `failedSeedScore`). */
+  failed: number;
+  /** Seeds lost to the harness's own failures (left out). */
+  unscorable: number;
   /** The confirmation jobs. */
   jobIds: number[];
 }
 
-/** The confirmation of one candidate from its `confirm` jobs (null while any is pending). */
+/**
+ * The confirmation of one candidate from its `confirm` jobs (null while any is pending): every
+ * seed counts, a failed one as the failure it is (`failedSeedScore`); only the harness's own
+ * failures are left out, and a confirmation is complete only when every seed scored.
+ */
 export function confirmation(rows: JobRow[], ref: TaskReference): Confirmation | null {
   if (!rows.length || rows.some((r) => r.status === 'pending')) return null;
   const ok = rows.filter((r) => r.status === 'succeeded' && finite(r.normalized));
-  const values = ok.map((r) => r.normalized as number);
+  const lost = rows.filter((r) => harnessFailure(r));
+  const failed = rows.length - ok.length - lost.length;
+  const values = [...ok.map((r) => r.normalized as number), ...Array.from({ length: failed }, () => failedSeedScore(ref))];
   const evalSe = rms(ok.map((r) => (finite(r.stderr) && r.stderr > 0 ? r.stderr : 0)));
   const sd = Math.max(trainNoise(ref), sampleSd(values) ?? 0);
   return {
     normalized: values.length ? mean(values) : null,
     uncertainty: values.length ? Math.sqrt(evalSe ** 2 + sd ** 2 / values.length) : Number.POSITIVE_INFINITY,
-    complete: values.length === rows.length && rows.length >= CONFIRM_SEEDS,
-    scored: values.length,
+    complete: ok.length === rows.length && rows.length >= CONFIRM_SEEDS,
+    scored: ok.length,
+    failed,
+    unscorable: lost.length,
     jobIds: rows.map((r) => r.id),
   };
 }

@@ -105,6 +105,9 @@ test('the best rule pays the improvement over the best so far; the cost rule cha
   assert.ok(Math.abs(outerReward(ok, 'cost', 0.5).reward - (0.8 - 0.2)) < 1e-12);
   assert.equal(outerReward({ ...ok, computeShare: 2 }, 'cost', 1).cost, 1, 'the share is capped at 1');
   assert.equal(outerReward({ ...ok, status: 'failed' }, 'cost').reward, -1);
+  // Clipped like the other rules: a diverging regression's score must not swamp its group.
+  assert.equal(outerReward({ ...ok, normalized: -9.2e9 }, 'cost').reward, -1);
+  assert.equal(outerReward({ ...ok, normalized: 7 }, 'cost', 0).reward, 1);
   assert.equal(outerReward({ ...ok, status: 'invalid' }, 'best').reward, -1);
 });
 

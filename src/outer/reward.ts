@@ -16,10 +16,12 @@
  *   another seed (or a number moved by 1e-6) does not;
  * - `best`: the improvement over the best confirmed score so far, clipped to [−1, 1];
  * - `cost`: the normalised score minus λ × the share of the task's compute cap the job used
- *   (env steps or examples), so that being cheap pays as well as being good.
+ *   (env steps or examples), clipped to [−1, 1] like the others (a diverging regression's score of
+ *   −10⁹ would swamp its group's advantages), so that being cheap pays as well as being good.
  *
  * Without a reference (the baseline failed on every seed and attempt) no improvement is paid:
- * a job that ran is paid 0 under `improvement` and `best`.
+ * the rule gives a job that ran 0 under `improvement` and `best`, and settling
+ * (outer/settle.ts) makes it unscorable: no reward at all, in `rrl train` as in `rrl serve`.
  */
 export const REWARD_RULE = { failure: -1, bonus: 0.5, margin: 0.01 } as const;
 
@@ -87,7 +89,7 @@ export function outerReward(i: RewardInput, rule: RewardRuleName = 'improvement'
   }
   if (rule === 'cost') {
     const cost = lambda * Math.max(0, Math.min(1, i.computeShare ?? 0));
-    return { reward: i.normalized - cost, improvement: i.baseline === null ? null : i.normalized - i.baseline, bonus: 0, cost };
+    return { reward: clip(i.normalized - cost), improvement: i.baseline === null ? null : i.normalized - i.baseline, bonus: 0, cost };
   }
   const improvement = clip(i.normalized - (i.baseline as number));
   const beyond = i.normalized - i.bestSoFar > bonusThreshold(i.uncertainty, i.bestUncertainty);

@@ -74,6 +74,8 @@ test('without a reference nothing but failures is paid, and no candidate is conf
   );
   assert.equal(g[0].improvement, null);
   assert.match(String(g[0].detail.unscored), /failed on every seed/);
+  assert.match(g[0].unscorable ?? '', /^unscorable: the baseline spec failed on every seed/, 'a job that ran is neither paid nor charged');
+  assert.equal(g[1].unscorable, null, 'an invalid answer is its own failure');
 });
 
 test('a candidate is paid from its confirmation: the bonus only when the confirmed mean is beyond the noise', () => {
@@ -157,4 +159,73 @@ test('the baseline spec with another seed is paid exactly the reference: its qua
   const reseeded = [0.9, 0.1].map((normalized, i) => row('proposal', { normalized, spec: { lr: 3, seed: 7 + i } }));
   assert.deepEqual(bonusCandidates(reseeded, standing, []), [], 'nothing to confirm');
   for (const r of rewardGroup(reseeded, brief, standing, [], 'g')) assert.ok(Math.abs(r.reward) < 1e-12, `paid ${r.reward}`);
+});
+
+test('a confirmation counts every seed: one good seed in five is paid for five, and five failed seeds are paid as the failure, again and again', () => {
+  const standing = taskStanding(baselines([0.18, 0.2, 0.16, 0.18, 0.18]), [], []);
+  const unstable = row('proposal', { normalized: 0.544, spec: { lr: 9, seed: 1 } });
+  assert.deepEqual(
+    bonusCandidates([unstable], standing, []).map((r) => r.id),
+    [unstable.id],
+  );
+  const nan = { status: 'failed' as const, failureKind: 'nan', error: 'the loss became NaN', normalized: null };
+  const seeds = (parent: JobRow, scores: (number | null)[]): JobRow[] =>
+    scores.map((normalized, slot) =>
+      row('confirm', { parentId: parent.id, slot, spec: { lr: 9, seed: 100 + slot }, ...(normalized === null ? nan : { normalized }) }),
+    );
+  const fourFailed = seeds(unstable, [0.55, null, null, null, null]);
+  const [paid] = rewardGroup([unstable], brief, standing, fourFailed, 'g');
+  const ref = 0.18;
+  const expected = (0.55 + 4 * (ref - 1)) / 5 - ref;
+  assert.ok(Math.abs(paid.improvement! - expected) < 1e-9, `paid ${paid.improvement}, expected ${expected}`);
+  assert.ok(paid.reward < 0, 'an unstable spec with one good seed is paid as the failures it has');
+  assert.equal(paid.bonus, 0);
+  assert.deepEqual(
+    [paid.detail.confirmation as Record<string, unknown>].map((c) => [c.scored, c.failed, c.complete]),
+    [[1, 4, false]],
+  );
+
+  const allFailed = seeds(unstable, [null, null, null, null, null]);
+  const [none] = rewardGroup([unstable], brief, standing, allFailed, 'g');
+  assert.equal(none.reward, -1, 'five failed seeds are five failures, not the lucky single score');
+  assert.equal(none.unscorable, null);
+  // The same spec again, on another lucky seed: its quality is known (five failures), and it is not confirmed again.
+  const later = taskStanding(baselines([0.18, 0.2, 0.16, 0.18, 0.18]), [unstable], allFailed);
+  const again = row('proposal', { normalized: 0.6, spec: { lr: 9, seed: 77 } });
+  assert.deepEqual(bonusCandidates([again], later, allFailed), []);
+  assert.equal(rewardGroup([again], brief, later, allFailed, 'g')[0].reward, -1);
+  // ... and whatever its own job did (a NaN of its own is paid the known value too).
+  assert.equal(rewardGroup([{ ...again, ...nan }], brief, later, allFailed, 'g')[0].reward, -1);
+});
+
+test('a confirmation seed lost to the harness is left out; every seed lost leaves the candidate unscorable, with no advantage', () => {
+  const standing = taskStanding(baselines([0.5, 0.52, 0.48, 0.5, 0.5]), [], []);
+  const good = row('proposal', { normalized: 0.8, spec: { lr: 2, seed: 1 } });
+  const plain = row('proposal', { normalized: 0.4, spec: { lr: 3, seed: 1 } });
+  const lost = { status: 'failed' as const, failureKind: 'worker-exit', error: 'the worker thread exited', normalized: null };
+  const confirm = [0.8, null, 0.8, 0.8, 0.8].map((n, slot) =>
+    row('confirm', { parentId: good.id, slot, spec: { lr: 2, seed: 100 + slot }, ...(n === null ? lost : { normalized: n }) }),
+  );
+  const [paid] = rewardGroup([good], brief, standing, confirm, 'g');
+  assert.ok(Math.abs(paid.improvement! - 0.3) < 1e-9, 'the four seeds that ran');
+  assert.equal(paid.bonus, 0, 'an incomplete confirmation earns no bonus');
+  const allLost = confirm.map((r) => ({ ...r, ...lost }));
+  const g = rewardGroup([good, plain], brief, standing, allLost, 'g');
+  assert.match(g[0].unscorable ?? '', /^unscorable: every confirmation seed/);
+  assert.equal(g[0].advantage, 0);
+  assert.equal(g[1].advantage, 0, "a group of one paid job: the unscorable job moves no other's advantage");
+});
+
+test('what is known of a spec is looked up by the validated spec: the baseline written another way, reseeded, is paid exactly the reference', () => {
+  const base = getPublicTask('cars-mpg').baseline as Record<string, unknown>;
+  const seeds = harnessSeeds('cars-mpg', BASELINE_SEEDS, 'identity');
+  const ref = [0.3, 0.35, 0.25, 0.3, 0.3].map((normalized, slot) => row('baseline', { slot, normalized, spec: { ...base, seed: seeds[slot] } }));
+  const standing = taskStanding(ref, [], []);
+  // The same job: keys in another order, the defaults written out (as validation fills them), a seed of its own.
+  const restated = Object.fromEntries(Object.entries({ ...base, seed: 4242 }).reverse());
+  const written = { ...restated, reward: { huberDelta: 1, ...(base.reward as object) }, algorithm: { warmupEpochs: 0, ...(base.algorithm as object) } };
+  const lucky = row('proposal', { normalized: 0.9, spec: written });
+  assert.deepEqual(bonusCandidates([lucky], standing, []), [], 'nothing to confirm');
+  const [paid] = rewardGroup([lucky], brief, standing, [], 'g');
+  assert.ok(Math.abs(paid.reward) < 1e-12, `paid ${paid.reward}, not its single seed`);
 });

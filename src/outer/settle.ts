@@ -13,6 +13,8 @@
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobRow } from '../store/store.js';
+import { specIdentity } from './identity.js';
+import { unscorableReason } from './unscorable.js';
 import { type RewardParts, type RewardRuleName, type ScoredEntry, bestEntry, bonusThreshold, groupAdvantages, outerReward } from './reward.js';
 import {
   BASELINE_ATTEMPTS,
@@ -25,7 +27,6 @@ import {
   latestAttempts,
   machineDependent,
   seedIndex,
-  seedlessKey,
   scoreUncertainty,
   taskReference,
   trainNoise,
@@ -83,10 +84,12 @@ export interface TaskStanding {
 
 /**
  * The confirmations of `proposals` among `confirmRows` (pending ones left out): a proposal's own
- * (by parent id), else that of the baseline spec or of an earlier spec that differs from it
- * only by its seed (`own` false) — a spec whose quality is known is paid what is known, however
- * lucky its own seed (the baseline reseeded is paid exactly the reference), and only a proposal's
- * own confirmation can earn it the bonus.
+ * (by parent id), else that of the baseline spec or of an earlier spec that trains the same job
+ * (`specIdentity`: the validated spec, seed aside; `own` false) — a spec whose quality is known is
+ * paid what is known, whatever its own job did (the baseline reseeded is paid exactly the
+ * reference; a spec whose confirmation seeds failed is paid that failure again), and only a
+ * proposal's own confirmation can earn it the bonus. A confirmation every seed of which the
+ * harness lost (`normalized` null) is known of no other spec, and leaves its own proposal unscorable.
  */
 export function confirmations(proposals: JobRow[], confirmRows: JobRow[], ref: TaskReference): Map<number, Confirmation & { own: boolean }> {
   const byParent = new Map<number, JobRow[]>();
@@ -94,17 +97,25 @@ export function confirmations(proposals: JobRow[], confirmRows: JobRow[], ref: T
   const bySpec = new Map<string, Confirmation>();
   // The baseline spec's quality is known from the start: its reseeded variants are paid the reference.
   if (ref.spec !== null && ref.mean !== null) {
-    bySpec.set(ref.spec, { normalized: ref.mean, uncertainty: ref.uncertainty, complete: true, scored: ref.scored, jobIds: [] });
+    bySpec.set(ref.spec, {
+      normalized: ref.mean,
+      uncertainty: ref.uncertainty,
+      complete: true,
+      scored: ref.scored,
+      failed: 0,
+      unscorable: 0,
+      jobIds: [],
+    });
   }
   for (const rows of byParent.values()) {
     const c = confirmation(rows, ref);
-    const key = seedlessKey(rows[0].spec);
-    if (c && !bySpec.has(key)) bySpec.set(key, c);
+    const key = specIdentity(rows[0].spec, rows[0].task);
+    if (c && c.normalized !== null && !bySpec.has(key)) bySpec.set(key, c);
   }
   const out = new Map<number, Confirmation & { own: boolean }>();
   for (const p of proposals) {
     const own = byParent.has(p.id) ? confirmation(byParent.get(p.id)!, ref) : null;
-    const known = own ?? bySpec.get(seedlessKey(p.spec)) ?? null;
+    const known = own ?? (p.status === 'invalid' ? undefined : bySpec.get(specIdentity(p.spec, p.task))) ?? null;
     if (known) out.set(p.id, { ...known, own: own !== null });
   }
   return out;
@@ -133,6 +144,8 @@ export interface PaidOverride {
   full: boolean;
   /** Share of the task's compute cap the `cost` rule charges. */
   computeShare: number;
+  /** Why the proposal is neither paid nor charged (its last rung lost to the harness); absent when it is paid. */
+  unscorable?: string;
 }
 
 /**
@@ -194,7 +207,10 @@ export function computeShare(job: { envSteps: number | null; examples: number | 
 export interface JobReward extends RewardParts {
   row: JobRow;
   jobId: number;
+  /** Normalised within the group's paid jobs; 0 for an unscorable one. */
   advantage: number;
+  /** Why the job is neither paid nor charged (outer/unscorable.ts), or null when it is paid `reward`. */
+  unscorable: string | null;
   groupId: string;
   detail: Record<string, unknown>;
 }
@@ -202,8 +218,9 @@ export interface JobReward extends RewardParts {
 /**
  * The outer rewards of one group of finished jobs on one task, under the run's rule, against
  * the task's standing; a candidate is paid from its confirmation (`confirmRows`, by parent id)
- * and earns the bonus only when that confirmation is complete and beyond the noise. Advantages
- * are normalised within the group. `paid` replaces, per job id, the score and compute a rule
+ * and earns the bonus only when that confirmation is complete and beyond the noise. A job the
+ * harness could not score (`unscorable`) is neither paid nor charged: it has no advantage and
+ * does not count in the others'. Advantages are normalised within the group's paid jobs. `paid` replaces, per job id, the score and compute a rule
  * sees (proposals settled by successive halving).
  */
 export function rewardGroup(
@@ -221,15 +238,18 @@ export function rewardGroup(
     const p = paid?.get(r.id);
     const c = p && !p.full ? undefined : confirmed.get(r.id);
     const single = p ? p.normalized : r.normalized;
+    // A confirmed (or otherwise known) score is what the spec is worth, whatever its own job did.
     const fromConfirmation = c !== undefined && c.normalized !== null;
     const uncertainty = fromConfirmation ? c.uncertainty : scoreUncertainty(r.stderr, ref);
+    const status = fromConfirmation ? 'succeeded' : p ? (p.normalized === null ? 'failed' : 'succeeded') : (r.status as 'succeeded' | 'failed' | 'invalid');
     return {
       row: r,
       confirmation: c ?? null,
       uncertainty,
+      unscorable: unscorableOf(r, p, c, ref),
       ...outerReward(
         {
-          status: p ? (p.normalized === null ? 'failed' : 'succeeded') : (r.status as 'succeeded' | 'failed' | 'invalid'),
+          status,
           normalized: fromConfirmation ? c.normalized : single,
           baseline: ref.mean,
           bestSoFar: best.normalized,
@@ -244,7 +264,10 @@ export function rewardGroup(
       ),
     };
   });
-  const advantages = groupAdvantages(scored.map((s) => s.reward));
+  // Advantages among the paid jobs only: an unscorable job has none and moves no other's.
+  const paidIndex = scored.flatMap((s, i) => (s.unscorable === null ? [i] : []));
+  const paidAdvantages = groupAdvantages(paidIndex.map((i) => scored[i].reward));
+  const advantages = new Map(paidIndex.map((i, k) => [i, paidAdvantages[k]]));
   return scored.map((s, i) => ({
     row: s.row,
     reward: s.reward,
@@ -252,7 +275,8 @@ export function rewardGroup(
     bonus: s.bonus,
     cost: s.cost,
     jobId: s.row.id,
-    advantage: advantages[i],
+    advantage: advantages.get(i) ?? 0,
+    unscorable: s.unscorable,
     groupId,
     detail: {
       rule: reward?.rule ?? 'improvement',
@@ -274,7 +298,28 @@ export function rewardGroup(
   }));
 }
 
+/**
+ * Why a job of a group is neither paid nor charged, or null: a known score pays it whatever its
+ * own job did; otherwise the harness lost its last rung, every seed of its own confirmation, or
+ * the job itself, or there is no reference to measure it from.
+ */
+function unscorableOf(r: JobRow, p: PaidOverride | undefined, c: (Confirmation & { own: boolean }) | undefined, ref: TaskReference): string | null {
+  if (p?.unscorable) return p.unscorable;
+  if (c !== undefined && c.normalized !== null) return null;
+  if (c !== undefined) return "unscorable: every confirmation seed failed the harness's way";
+  return unscorableReason(r, ref.missing);
+}
+
 /** A confirmation as a reward's detail records it. */
 function confirmationDetail(c: Confirmation & { own: boolean }): Record<string, unknown> {
-  return { normalized: c.normalized, uncertainty: c.uncertainty, complete: c.complete, own: c.own, jobs: c.jobIds };
+  return {
+    normalized: c.normalized,
+    uncertainty: c.uncertainty,
+    complete: c.complete,
+    own: c.own,
+    scored: c.scored,
+    failed: c.failed,
+    unscorable: c.unscorable,
+    jobs: c.jobIds,
+  };
 }

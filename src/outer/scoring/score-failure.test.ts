@@ -28,14 +28,16 @@ test('a run whose scoring fails records each job as a score failure, finishes, c
     assert.equal(store.getRun()?.evalIdentity, evalIdentity('scoring-test-secret'));
     store.close();
     // A score timeout is the machine's failure: each baseline seed is tried the attempt limit.
-    assert.equal(jobs.length, BASELINE_SEEDS * BASELINE_ATTEMPTS + 1, 'the baseline on every seed and attempt, and one proposal');
+    assert.equal(jobs.length, BASELINE_SEEDS * BASELINE_ATTEMPTS + 1, 'the baseline on every seed and attempt, and one proposal (retried in place)');
     for (const j of jobs) {
       assert.deepEqual([j.status, j.failureKind, j.normalized], ['failed', 'score-timeout', null]);
       assert.match(j.error ?? '', /^scoring: exceeded the wall-clock limit/);
       assert.ok((j.examples ?? 0) > 0, 'the training itself is recorded');
     }
     const proposal = jobs.find((j) => j.kind === 'proposal')!;
-    assert.equal(proposal.reward, -1);
+    // The scorer's time limit is the harness's, not the job's: tried again once, then neither paid nor charged.
+    assert.equal(proposal.reward, null);
+    assert.equal(proposal.advantage, null);
     const c = new ResultCache(cache);
     assert.equal(
       c.get(specKey(assertSpec(proposal.spec), evalIdentity(), taskFingerprint(assertSpec(proposal.spec).task))),
