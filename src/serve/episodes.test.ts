@@ -10,6 +10,7 @@ import { type RunningServer, startServer } from './server.js';
 import { EpisodeClosed, EpisodeCreated, EpisodeStatus, Feedback, JobResponse, RequestStatus } from './schemas.js';
 import { NO_SUBMISSION, episodeReward } from './episodes.js';
 import { LocalExecutor } from '../run/local.js';
+import type { Executor } from '../run/executor.js';
 import { Store } from '../store/store.js';
 import { arsSpec } from '../testing/specs.js';
 
@@ -19,7 +20,21 @@ import { arsSpec } from '../testing/specs.js';
 // and resumes it.
 const task = 'cartpole-short';
 const config: ServeConfig = { mode: 'serve', seed: 0, reward: { rule: 'improvement', lambda: 0.5 } };
-const executor = new LocalExecutor({ workers: 2 });
+const local = new LocalExecutor({ workers: 2 });
+/** The seed of a job the harness always loses (fault injection at the executor's boundary, as in jobs.test.ts). */
+const LOST_SEED = 777;
+/** The local executor, except that a job of seed LOST_SEED ends as a lost worker on every attempt: the harness's failure, reward null. */
+const executor: Executor = {
+  name: 'local-losing-one-seed',
+  slots: local.slots,
+  async execute(req, options) {
+    if ((req.spec as { seed?: number }).seed === LOST_SEED)
+      return { status: 'failed', kind: 'worker-exit', error: 'the worker thread exited (injected)', cost: {} };
+    return local.execute(req, options);
+  },
+  cancelAll: (reason) => local.cancelAll(reason),
+  close: () => local.close(),
+};
 const dir = mkdtempSync(join(tmpdir(), 'rrl-serve-episodes-'));
 let service: RewardService;
 let server: RunningServer;
@@ -128,6 +143,24 @@ test('a bad job then the baseline copy is paid their mean, not the last one; inv
   assert.deepEqual(await close(b.episode), { episode: b.episode, reward: -0.5, submitted: 2, reason: null });
 });
 
+test('a submission the harness could not score is left out of the mean; an episode of only such submissions is paid null', async () => {
+  const lost = bad(LOST_SEED);
+  const e = await openEpisode(3);
+  const statuses = [];
+  for (const c of [lost, invalid[1], lost]) statuses.push((await submit(e.episode, c)).feedback);
+  assert.deepEqual(
+    statuses.map((f) => f.status),
+    ['unscorable', 'invalid', 'unscorable'],
+  );
+  assert.match(statuses[0].reason!, /^unscorable: worker-exit/);
+  assert.deepEqual(await close(e.episode), { episode: e.episode, reward: -1, submitted: 3, reason: null });
+  const only = await openEpisode(1);
+  await submit(only.episode, lost);
+  const closed = await close(only.episode);
+  assert.equal(closed.reward, null);
+  assert.match(closed.reason!, /^unscorable: /);
+});
+
 test('an episode closed without a submission is paid −1 "no job submitted"', async () => {
   const e = await openEpisode(3);
   assert.deepEqual(await close(e.episode), { episode: e.episode, reward: -1, submitted: 0, reason: NO_SUBMISSION });
@@ -159,6 +192,11 @@ test('closing twice gives the same answer; a submission after close, or past max
   assert.equal((await submit(e.episode, bad(2), { 'idempotency-key': 'call-1' })).feedback.job, once.feedback.job);
   const shown = EpisodeStatus.parse(JSON.parse(await getText(e.episode)));
   assert.deepEqual([shown.status, shown.submitted, shown.reward], ['closed', 1, first.reward]);
+  // Two submissions at once for the last place: one is taken, the other is 409.
+  const race = await openEpisode(1);
+  const raced = await Promise.all([bad(3), bad(4)].map((completion) => post(`/v1/episodes/${race.episode}/submissions`, { completion })));
+  assert.deepEqual(raced.map((r) => r.status).sort(), [200, 409]);
+  assert.equal(EpisodeStatus.parse(JSON.parse(await getText(race.episode))).submitted, 1);
   // Bounds, unknown ids and methods.
   for (const maxSubmissions of [0, 9, 1.5]) assert.equal((await post('/v1/episodes', { task, maxSubmissions })).status, 400);
   assert.equal((await post('/v1/episodes', { task: 'no-such-task' })).status, 404);
@@ -171,6 +209,25 @@ test('closing twice gives the same answer; a submission after close, or past max
   assert.equal((await fetch(`${server.url}/v1/episodes/${e.episode}/close`)).status, 405);
   assert.equal((await fetch(`${server.url}/v1/episodes`)).status, 405);
   assert.equal((await post(`/v1/episodes/${e.episode}`, {})).status, 405);
+});
+
+test('a submission refused by the full queue (429) takes none of the episode’s submissions', async () => {
+  const full = RewardService.open(mkdtempSync(join(tmpdir(), 'rrl-serve-episodes-full-')), config, executor, { maxQueue: 0 });
+  const srv = await startServer(full, { port: 0 });
+  try {
+    const send = (path: string, body: unknown): Promise<Response> =>
+      fetch(`${srv.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const e = EpisodeCreated.parse(await (await send('/v1/episodes', { task })).json());
+    const refused = await send(`/v1/episodes/${e.episode}/submissions`, { completion: bad(9) });
+    assert.equal(refused.status, 429);
+    assert.ok(Number(refused.headers.get('retry-after')) >= 1);
+    const shown = EpisodeStatus.parse(await (await fetch(`${srv.url}/v1/episodes/${e.episode}`)).json());
+    assert.deepEqual([shown.submitted, shown.status], [0, 'open']);
+    assert.deepEqual(EpisodeClosed.parse(await (await send(`/v1/episodes/${e.episode}/close`, {})).json()).reward, -1);
+  } finally {
+    await srv.close();
+    await full.close();
+  }
 });
 
 /** Every number in a JSON text, as written. */
@@ -209,7 +266,7 @@ function assertHidden(texts: string[], hidden: number[]): void {
 const FEEDBACK_KEYS = ['cost', 'episode', 'job', 'reason', 'status', 'submission', 'submissionsLeft', 'unchanged', 'validation'];
 
 test('property: before close, no reply shows a hidden score, its stderr or uncertainty, a raw score or a reward', async () => {
-  const pool = [bad(1), bad(2), bad(5), baselineCopy, ...invalid];
+  const pool = [bad(1), bad(2), bad(5), bad(LOST_SEED), baselineCopy, ...invalid];
   const store = new Store(dir);
   try {
     await fc.assert(
@@ -217,7 +274,7 @@ test('property: before close, no reply shows a hidden score, its stderr or uncer
         const created = await post('/v1/episodes', { task, maxSubmissions: completions.length + extra });
         const texts = [await created.text()];
         const episode = EpisodeCreated.parse(JSON.parse(texts[0])).episode;
-        const jobs: number[] = [];
+        const jobs: { id: number; status: string }[] = [];
         for (const c of completions) {
           const { text, feedback } = await submit(episode, c);
           assert.deepEqual(Object.keys(JSON.parse(text)).sort(), FEEDBACK_KEYS);
@@ -228,7 +285,7 @@ test('property: before close, no reply shows a hidden score, its stderr or uncer
           }
           if (feedback.status !== 'succeeded') assert.equal(feedback.validation, null);
           texts.push(text);
-          jobs.push(feedback.job);
+          jobs.push({ id: feedback.job, status: feedback.status });
           const shown = await getText(episode);
           const status = JSON.parse(shown) as Record<string, unknown>;
           assert.deepEqual(Object.keys(status).sort(), ['episode', 'maxSubmissions', 'reason', 'reward', 'status', 'submissions', 'submitted', 'task']);
@@ -239,16 +296,17 @@ test('property: before close, no reply shows a hidden score, its stderr or uncer
         await close(episode);
         // What the trainer's side knows of these jobs: the hidden scores, their uncertainty, the raw scores, the rewards.
         const hidden: number[] = [];
-        for (const id of jobs) {
+        for (const { id, status } of jobs) {
           const job = JobResponse.parse(await (await fetch(`${server.url}/v1/jobs/${id}`)).json());
           const request = RequestStatus.parse(await (await fetch(`${server.url}/v1/requests/${job.request}`)).json());
           const result = request.answer!.results[0];
           const raw = store.job(store.getRun()!.id, id)!.raw;
+          // Every job has its reward to hide, but the ones the harness could not score (null, told as `unscorable`).
+          assert.equal(job.reward === null, status === 'unscorable');
           for (const v of [job.score?.normalized, job.score?.stderr, result.score?.uncertainty, raw, job.reward, request.answer!.rewards[0]]) {
             if (typeof v === 'number') hidden.push(v);
           }
         }
-        assert.ok(hidden.length >= completions.length, 'every job has at least its reward to hide');
         assertHidden(texts, hidden);
       }),
       { numRuns: 12, seed: 42 },
@@ -270,6 +328,8 @@ test('a resumed server keeps an open episode: its submissions, its allowance, an
   service.stop();
   const stopped = await interrupted;
   assert.equal(stopped.status, 503);
+  assert.equal((await post('/v1/episodes', { task })).status, 503, 'a stopping server opens no episode');
+  assert.equal((await post(`/v1/episodes/${e.episode}/close`, {})).status, 503, 'nor closes one: it stays open for --resume');
   await server.close();
   await service.close();
 

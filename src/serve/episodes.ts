@@ -177,7 +177,8 @@ export class Episodes {
         flight.recorded = true;
       }
       const sub = this.port.store.episodeSubmissions(id).find((s) => s.request === request);
-      if (!sub) throw new Error(`request ${request} is not a submission of episode ${id}`);
+      // Only a /v1/rewards request made with this episode's own form of the key gets here.
+      if (!sub) throw new HttpError(422, `idempotency key "${key?.slice(0, 64)}" was used for request ${request}, which is not a submission of episode ${id}`);
       return this.settle(ep, sub);
     })();
     flights.set(name, flight);

@@ -45,6 +45,10 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
   assert.equal(doc.openapi, '3.1.0');
   assert.deepEqual(Object.keys(doc.paths).sort(), [
     '/openapi.json',
+    '/v1/episodes',
+    '/v1/episodes/{id}',
+    '/v1/episodes/{id}/close',
+    '/v1/episodes/{id}/submissions',
     '/v1/jobs',
     '/v1/jobs/{id}',
     '/v1/requests/{id}',

@@ -129,3 +129,34 @@ test('a store written before task fingerprints opens with an empty table; finger
   assert.deepEqual([...store.jobTasks('r')], ['t']);
   store.close();
 });
+
+test('a serve store written before episodes gains their tables and keeps its requests; a submission is recorded with its request, numbered in its episode', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-store-'));
+  const before = new Store(dir);
+  before.createRun('r', { mode: 'serve' });
+  const old = before.addRequest('r', 't', [{ spec: { task: 't' }, trace: null }], { key: 'k', digest: 'd' });
+  before.db.exec('DROP TABLE episode_submissions; DROP TABLE episodes');
+  before.close();
+  const store = new Store(dir);
+  try {
+    assert.equal(store.request('r', old)?.status, 'pending');
+    const e = store.addEpisode('r', 't', 2, 'rollout');
+    assert.equal(store.episodeByKey('r', 'rollout')?.id, e);
+    const a = store.addRequest('r', 't', [{ spec: { task: 't' }, trace: null }], { key: 'a', digest: 'da' }, { id: e, key: 'call-1' });
+    const b = store.addRequest('r', 't', [{ spec: { task: 't' }, trace: null }], { key: 'b', digest: 'db' }, { id: e, key: null });
+    assert.deepEqual(
+      store.episodeSubmissions(e).map((s) => [s.idx, s.request, s.key, s.digest, s.feedback]),
+      [
+        [1, a, 'call-1', 'da', null],
+        [2, b, null, 'db', null],
+      ],
+    );
+    store.setSubmissionFeedback(e, 2, { status: 'invalid' });
+    assert.deepEqual(store.episodeSubmissions(e)[1].feedback, { status: 'invalid' });
+    assert.equal(store.closeEpisode(e, -0.5, null, { reward: -0.5 }), true);
+    assert.equal(store.closeEpisode(e, 0, null, { reward: 0 }), false, 'closed once: a second close changes nothing');
+    assert.deepEqual([store.episode('r', e)?.status, store.episode('r', e)?.reward, store.episode('r', e)?.answer], ['closed', -0.5, { reward: -0.5 }]);
+  } finally {
+    store.close();
+  }
+});
