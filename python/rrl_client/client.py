@@ -10,6 +10,11 @@ Standard library only (urllib), so the reward functions import nothing heavy. Th
 - ``POST /v1/jobs`` (the same body) -> 202 ``{"request", "jobs", ...}`` at once; ``GET /v1/requests/{id}``
   and its server-sent events ``GET /v1/requests/{id}/events`` give the same answer once the jobs are done
 - ``GET /v1/jobs/{id}``
+- ``POST /v1/episodes`` / ``POST /v1/episodes/{id}/submissions`` / ``GET /v1/episodes/{id}`` /
+  ``POST /v1/episodes/{id}/close``: an agent's episode of up to ``maxSubmissions`` jobs of one task.
+  A submission is answered with feedback only (status, reason, cost, the job's own validation figure,
+  submissions left); the episode's reward (the server's rule: the mean of its submissions' rewards,
+  -1 when it sent none) is known only once it is closed
 - 429 with ``Retry-After`` when its queue is full; an optional bearer token.
 
 A reward is ``None`` when the harness could not score the completion for its own reasons (a lost
@@ -34,6 +39,8 @@ PROMPT_FORMS = ("full", "compact", "patch")
 """``full``: the whole brief; ``compact``: a short prompt showing the baseline spec to send back edited;
 ``patch``: the same, asking for a JSON Merge Patch (RFC 7396) over the baseline instead."""
 SCHEMA_FORMS = ("patch", "spec")
+MAX_EPISODE_SUBMISSIONS = 8
+"""The most jobs one episode may send (``maxSubmissions`` of ``POST /v1/episodes``)."""
 
 
 class Message(TypedDict):
@@ -89,6 +96,94 @@ class PromptResponse(TypedDict):
 
     messages: list[Message]
     example: Optional[dict[str, Any]]
+
+
+class Cost(TypedDict):
+    """What a job spent: environment steps (control), examples (supervised), wall-clock seconds; None when not known."""
+
+    envSteps: Optional[int]
+    examples: Optional[int]
+    wallSeconds: Optional[float]
+
+
+class Validation(TypedDict):
+    """The job's own figure on its training pool (control: the mean return of its last training episodes;
+    supervised: its validation metric on its own validation split), never the hidden evaluation."""
+
+    name: str
+    value: float
+
+
+class EpisodeOpened(TypedDict):
+    """``POST /v1/episodes``: the new episode."""
+
+    episode: int
+    task: str
+    maxSubmissions: int
+    submitted: int
+    status: str
+
+
+class SubmissionFeedback(TypedDict):
+    """``POST /v1/episodes/{id}/submissions``: what a practitioner would see of a finished job. Never a
+    hidden score, its uncertainty or a reward."""
+
+    episode: int
+    submission: int
+    job: int
+    status: str
+    """``succeeded``, ``invalid``, ``failed`` or ``unscorable`` (the harness's own failure)."""
+    reason: Optional[str]
+    unchanged: bool
+    cost: Cost
+    validation: Optional[Validation]
+    submissionsLeft: int
+
+
+class EpisodeState(TypedDict):
+    """``GET /v1/episodes/{id}``: the episode, its submissions' feedback and, once closed, its reward."""
+
+    episode: int
+    task: str
+    maxSubmissions: int
+    submitted: int
+    status: str
+    submissions: list[SubmissionFeedback]
+    reward: Optional[float]
+    reason: Optional[str]
+
+
+class EpisodeClosed(TypedDict):
+    """``POST /v1/episodes/{id}/close``: the episode's reward (None: no submission could be scored, the
+    harness's failure) and why, when that is not plain."""
+
+    episode: int
+    reward: Optional[float]
+    submitted: int
+    reason: Optional[str]
+
+
+class ConfirmedScore(TypedDict):
+    """A spec's score over the harness's confirmation seeds (which are never shown)."""
+
+    normalized: Optional[float]
+    """The mean normalised hidden score over the seeds, a failed seed counted as a failure; None when the harness lost every seed."""
+    uncertainty: Optional[float]
+    complete: bool
+    scored: int
+    seeds: int
+    failed: int
+    unscorable: int
+
+
+class Confirmation(TypedDict):
+    """``POST /v1/tasks/{id}/confirmations``: a completion's spec trained again on the harness's confirmation
+    seeds, for reports (never a reward). ``confirmed`` is None when the completion holds no valid spec."""
+
+    confirmed: Optional[ConfirmedScore]
+    status: str
+    """``succeeded`` (every seed scored), ``failed`` (some did not) or ``invalid`` (nothing trained)."""
+    reason: Optional[str]
 
 
 class RrlError(RuntimeError):
@@ -278,6 +373,56 @@ class RrlClient:
         accepted = self.submit(task_id, completions, idempotency_key)
         return self.wait(accepted["request"], timeout=timeout, expected=len(completions))
 
+    def open_episode(self, task_id: str, max_submissions: int = 1, idempotency_key: Optional[str] = None) -> EpisodeOpened:
+        """``POST /v1/episodes``: open an episode of up to ``max_submissions`` jobs (1..8) of ``task_id``.
+        The same ``idempotency_key`` again is the same episode."""
+        body = self._request("POST", "/v1/episodes", {"task": task_id, "maxSubmissions": int(max_submissions)}, _key_header(idempotency_key))
+        _expect(body, "POST /v1/episodes", episode=int, task=str, maxSubmissions=int, submitted=int, status=str)
+        return cast(EpisodeOpened, body)
+
+    def submit_to_episode(self, episode_id: int, completion: str, idempotency_key: Optional[str] = None) -> SubmissionFeedback:
+        """``POST /v1/episodes/{id}/submissions``: one completion as the episode's next job; answers once the
+        job is finished, with feedback only. The same ``idempotency_key`` again is the same submission.
+        RrlError with status 409 when the episode is closed or has no submissions left."""
+        if not isinstance(completion, str):
+            raise TypeError("completion must be a str")
+        what = f"POST /v1/episodes/{int(episode_id)}/submissions"
+        body = self._request("POST", f"/v1/episodes/{int(episode_id)}/submissions", {"completion": completion}, _key_header(idempotency_key))
+        return _feedback(what, body)
+
+    def episode(self, episode_id: int) -> EpisodeState:
+        """``GET /v1/episodes/{id}``: the episode, its feedback so far and, once closed, its reward."""
+        what = f"GET /v1/episodes/{int(episode_id)}"
+        body = self._request("GET", f"/v1/episodes/{int(episode_id)}")
+        _expect(body, what, episode=int, task=str, maxSubmissions=int, submitted=int, status=str, submissions=list)
+        body["submissions"] = [_feedback(what, f) for f in body["submissions"]]
+        body["reward"] = _reward(what, body.get("reward"))
+        return cast(EpisodeState, body)
+
+    def close_episode(self, episode_id: int) -> EpisodeClosed:
+        """``POST /v1/episodes/{id}/close``: settle the episode and read its reward (the server's rule; None:
+        nothing in it could be scored, the harness's failure). Closing again gives the same answer."""
+        what = f"POST /v1/episodes/{int(episode_id)}/close"
+        body = self._request("POST", f"/v1/episodes/{int(episode_id)}/close", {})
+        _expect(body, what, episode=int, submitted=int)
+        body["reward"] = _reward(what, body.get("reward"))
+        return cast(EpisodeClosed, body)
+
+    def confirm(self, task_id: str, completion: str) -> Confirmation:
+        """``POST /v1/tasks/{id}/confirmations``: train the completion's spec on the harness's confirmation seeds
+        (its own seed ignored) and read its confirmed score; waits until the jobs are done. For reports: it
+        pays nothing."""
+        if not isinstance(completion, str):
+            raise TypeError("completion must be a str")
+        what = f"POST /v1/tasks/{task_id}/confirmations"
+        body = self._request("POST", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/confirmations", {"completion": completion})
+        _expect(body, what, status=str)
+        confirmed = body.get("confirmed")
+        if confirmed is not None:
+            _expect(confirmed, f"{what}: confirmed", complete=bool, scored=int, seeds=int, failed=int, unscorable=int)
+            confirmed["normalized"] = _reward(what, confirmed.get("normalized"))
+        return cast(Confirmation, body)
+
     def job(self, job_id: str) -> dict[str, Any]:
         """One job's record."""
         body = self._request("GET", f"/v1/jobs/{urllib.parse.quote(job_id, safe='')}")
@@ -287,9 +432,9 @@ class RrlClient:
 
     # -- transport ---------------------------------------------------------------------------
 
-    def _request(self, method: str, path: str, payload: Any = None) -> Any:
+    def _request(self, method: str, path: str, payload: Any = None, extra_headers: Optional[dict[str, str]] = None) -> Any:
         data = None if payload is None else json.dumps(payload).encode("utf-8")
-        headers = {"Accept": "application/json"}
+        headers = {"Accept": "application/json", **(extra_headers or {})}
         if data is not None:
             headers["Content-Type"] = "application/json"
         if self.token:
@@ -339,6 +484,46 @@ def _rewards_response(what: str, body: Any, expected: Optional[int]) -> RewardsR
     if not all(r is None or (isinstance(r, (int, float)) and not isinstance(r, bool)) for r in rewards):
         raise RrlError(f"{what}: a reward is neither a number nor null")
     return {"rewards": [None if r is None else float(r) for r in rewards], "results": cast(list[RewardResult], results)}
+
+
+def _key_header(key: Optional[str]) -> Optional[dict[str, str]]:
+    return None if key is None else {"Idempotency-Key": key}
+
+
+def _is(value: Any, kind: type) -> bool:
+    return isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
+
+
+def _expect(body: Any, what: str, **fields: type) -> None:
+    """Checks that an answer is an object with these fields of these types (RrlError naming the first that is not)."""
+    if not isinstance(body, dict):
+        raise RrlError(f"{what}: expected a JSON object")
+    for name, kind in fields.items():
+        if not _is(body.get(name), kind):
+            raise RrlError(f"{what}: expected {name!r} to be {kind.__name__}, got {body.get(name)!r:.100}")
+
+
+def _reward(what: str, value: Any) -> Optional[float]:
+    if value is None:
+        return None
+    if not _is(value, int) and not _is(value, float):
+        raise RrlError(f"{what}: a reward is neither a number nor null: {value!r:.100}")
+    return float(value)
+
+
+def _feedback(what: str, body: Any) -> SubmissionFeedback:
+    """Checks one submission's feedback: its fields and types, and that it carries nothing hidden (a ``score``
+    or ``reward`` in it is an error of the server, refused here rather than shown to an agent)."""
+    _expect(body, what, episode=int, submission=int, job=int, status=str, unchanged=bool, cost=dict, submissionsLeft=int)
+    leaked = sorted({"score", "reward", "rewards", "uncertainty", "stderr", "normalized"} & set(body))
+    if leaked:
+        raise RrlError(f"{what}: the feedback carries hidden fields ({', '.join(leaked)}); refusing to pass it on")
+    validation = body.get("validation")
+    if validation is not None:
+        _expect(validation, f"{what}: validation", name=str)
+        if not (_is(validation.get("value"), int) or _is(validation.get("value"), float)):
+            raise RrlError(f"{what}: validation.value is not a number")
+    return cast(SubmissionFeedback, body)
 
 
 def _error_detail(err: urllib.error.HTTPError) -> str:

@@ -2,23 +2,34 @@
 
     python -m rrl_client.openenv_server --rrl-url http://127.0.0.1:8377 --port 8378 [--max-sessions 64]
 
-An episode is one job of one task:
+A session's episode is an episode of `rrl serve` (``POST /v1/episodes``): up to ``--max-submissions``
+jobs (default 1, at most 8) of one task, whose reward `rrl serve` computes (the mean of its jobs'
+rewards; -1 when it sent none; None only for the harness's own failures):
 
 - ``reset(task=ID[, form=patch|compact|full])``: the observation is the task's prompt (``messages``,
   the chat messages of ``GET /v1/tasks/{id}/prompt``, and ``text``, their contents joined); reward
-  None, not done.
+  None, not done. An episode of the session left open is closed first.
 - ``step(JobAction(spec=TEXT))``: the completion (a JSON job spec or a JSON merge patch over the
-  task's baseline spec, or model text holding one) goes to `rrl serve`, which trains the job, scores it
-  on the hidden evaluation and rewards it. The observation carries the harness's one line (``text``,
-  as rrl_client.trl_env's tool returns it), ``status``, ``score``, ``reason``, ``job``; ``reward`` is
-  the harness's reward (-1 for the job's own failure; None when the harness could not score it), and
-  ``done`` once the episode has sent its ``--max-submissions`` jobs (default 1).
+  task's baseline spec, or model text holding one) is the episode's next submission: `rrl serve`
+  trains the job and answers with feedback only. The observation carries it (``text``, the one line
+  rrl_client.trl_env's tool returns; ``status``, ``reason``, ``job``, ``unchanged``, ``cost``,
+  ``validation`` — the job's own figure on its training pool — and ``submissions_left``), never a
+  hidden score; ``reward`` is None and ``done`` false while submissions are left.
+- The last allowed submission, or ``step(JobAction(finish=True))`` at any time, closes the episode:
+  that observation is ``done`` and its ``reward`` is the episode's (an episode finished with no job
+  is paid -1). The reward is never in ``text``. A session that ends with its episode open closes it.
 
 Routes are the library's: ``/ws`` (a session per WebSocket, each with its own environment; at most
 ``--max-sessions`` at once: give at least the trainer's generation batch), ``/reset``, ``/step``,
 ``/state`` (stateless over HTTP: a fresh environment per call, so an HTTP ``/step`` names its task in
-the action), ``/health``, ``/schema``, ``/metadata``, ``/openapi.json``. The client is
-:class:`rrl_client.openenv_client.HarnessEnvClient`.
+the action and is an episode of one job), ``/health``, ``/schema``, ``/metadata``,
+``/openapi.json``. The client is :class:`rrl_client.openenv_client.HarnessEnvClient`.
+
+It forwards with `rrl serve`'s token (``--token-env``), so it keeps `rrl serve`'s front door
+(rrl_client.openenv_door): it listens on loopback only unless given ``--allow-remote`` and a token
+of its own (``--own-token-env VAR``; every request must then carry ``Authorization: Bearer TOKEN``);
+without a token it answers only for a loopback ``Host`` with its port, and a request or WebSocket
+handshake with a foreign ``Origin`` is refused (403).
 
 It prints ``listening on http://HOST:PORT`` once ready (``--port 0`` picks a free port).
 """
@@ -27,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import logging
 import os
 import socket
 import sys
@@ -38,42 +50,53 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, EnvironmentMetadata, Observation, State
 from pydantic import Field
 
-from .client import PROMPT_FORMS, RrlClient, RrlError
+from .client import MAX_EPISODE_SUBMISSIONS, PROMPT_FORMS, RrlClient, RrlError
+from .openenv_door import FrontDoor, is_loopback
 from .rewards import DEFAULT_URL
-from .trl_env import Outcome, score_one
+from .trl_env import MAX_REASON_CHARS, feedback_line
+
+log = logging.getLogger(__name__)
 
 
 class JobAction(Action):  # type: ignore[misc]  # openenv-core ships no type information
-    """One job for the harness: the model's completion."""
+    """One step of the episode: a job for the harness (the model's completion), or ``finish`` to end the episode."""
 
-    spec: str = Field(description="The model's completion: a JSON job spec, or a JSON merge patch over the task's baseline spec (raw model text holding one is fine)")
+    spec: Optional[str] = Field(default=None, description="The model's completion: a JSON job spec, or a JSON merge patch over the task's baseline spec (raw model text holding one is fine); none with finish")
     task: Optional[str] = Field(default=None, description="The task id; only needed by the stateless HTTP /step (a WebSocket session has it from reset)")
+    finish: bool = Field(default=False, description="End the episode now (no job): the observation is done and carries the episode's reward")
 
 
 class JobObservation(Observation):  # type: ignore[misc]
-    """The task's prompt (reset) or what the harness said about the job (step); ``reward`` and ``done`` are the base's."""
+    """The task's prompt (reset) or the harness's feedback on a job (step): never a hidden score; ``reward``
+    (the base's) is None until the episode is done, then the episode's reward."""
 
     task: Optional[str] = Field(default=None, description="The episode's task id")
-    text: str = Field(default="", description="reset: the task's prompt as one text; step: the harness's one line (status, score, reason, reward)")
+    text: str = Field(default="", description="reset: the task's prompt as one text; step: the feedback as one line (status, reason, validation, cost, submissions left)")
     messages: list[dict[str, str]] = Field(default_factory=list, description="reset: the task's prompt as chat messages")
-    status: Optional[str] = Field(default=None, description="step: succeeded, invalid or failed (None: not scored)")
-    score: Optional[dict[str, float]] = Field(default=None, description="step: the hidden evaluation's normalised score, its stderr and uncertainty")
+    status: Optional[str] = Field(default=None, description="step: succeeded, invalid, failed or unscorable (None: no job)")
     reason: Optional[str] = Field(default=None, description="step: why the job was invalid, failed or not scored")
     job: Optional[str] = Field(default=None, description="step: the harness's job id")
     unchanged: bool = Field(default=False, description="step: the job is the task's baseline job, seed aside")
+    cost: Optional[dict[str, Optional[float]]] = Field(default=None, description="step: the job's envSteps, examples and wallSeconds")
+    validation: Optional[dict[str, Any]] = Field(default=None, description="step: the job's own figure on its training pool ({name, value}), not the hidden evaluation")
+    submissions_left: Optional[int] = Field(default=None, description="step: jobs the episode may still send")
 
 
 class JobState(State):  # type: ignore[misc]
-    """The episode: its task, the jobs sent and the last reward."""
+    """The episode: its task, its id on `rrl serve`, the jobs sent; ``reward`` only once it is closed."""
 
     task: Optional[str] = None
+    episode: Optional[int] = None
     submitted: int = 0
+    closed: bool = False
     reward: Optional[float] = None
     status: Optional[str] = None
 
 
 class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # type: ignore[misc]
-    """One session's environment: forwards reset and step to `rrl serve` through ``client``."""
+    """One session's environment: an episode of `rrl serve` (``POST /v1/episodes``), opened at its first
+    step; each step is a submission answered with feedback; the last allowed one, a ``finish`` step or
+    the session's end closes it, and the done observation carries the reward `rrl serve` computed."""
 
     SUPPORTS_CONCURRENT_SESSIONS = True  # no shared mutable state; the harness serves concurrent requests
 
@@ -86,44 +109,98 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
 
     def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task: Optional[str] = None,
               form: Optional[str] = None, **kwargs: Any) -> JobObservation:
-        """Start an episode of ``task``; the observation is its prompt (``form``: patch, compact or full)."""
+        """Start an episode of ``task`` (an episode of the session left open is closed first); the observation
+        is its prompt (``form``: patch, compact or full)."""
         if not task:
             raise ValueError("reset needs task=ID (one of GET /v1/tasks of rrl serve)")
         form = form or self._form
         if form not in PROMPT_FORMS:
             raise ValueError(f"form: expected one of {', '.join(PROMPT_FORMS)}, got {form!r}")
+        self.close()
         messages = self._client.prompt(task, form)
         self._state = JobState(episode_id=episode_id or str(uuid.uuid4()), task=task)
         return JobObservation(task=task, messages=[dict(m) for m in messages],
                               text="\n\n".join(m["content"] for m in messages if m.get("content")), reward=None, done=False)
 
     def step(self, action: JobAction, timeout_s: Optional[float] = None, **kwargs: Any) -> JobObservation:
-        """Send the job; the observation is what the harness said, with its reward."""
-        task = action.task or self._state.task
+        """Send the job (feedback only, not done) or, with ``finish`` or after the last allowed job, close the
+        episode (done, with its reward). A stateless HTTP step (no reset, the task in the action) is an
+        episode of one job."""
+        st = self._state
+        task = st.task or action.task
         if not task:
             return JobObservation(text="not submitted: no task (reset(task=...) first, or name it in the action)", done=True)
-        if self._state.submitted >= self._max_submissions:
-            return JobObservation(task=task, done=True, reward=None,
-                                  text=f"not submitted: this episode already sent its job ({self._max_submissions} allowed)")
-        self._state.task = task
-        self._state.submitted += 1
-        self._state.step_count += 1
-        outcome: Outcome = score_one(self._client, task, action.spec, timeout=self._client.timeout)
-        result = outcome.result or {}
-        self._state.reward = outcome.reward
-        self._state.status = result.get("status")
-        score = result.get("score")
-        return JobObservation(
-            task=task,
-            text=outcome.message,
-            status=result.get("status"),
-            score={k: float(v) for k, v in score.items() if isinstance(v, (int, float))} if isinstance(score, dict) else None,
-            reason=result.get("reason") if result else outcome.message,
-            job=None if result.get("job") is None else str(result["job"]),
-            unchanged=bool(result.get("unchanged")),
-            reward=outcome.reward,
-            done=self._state.submitted >= self._max_submissions,
-        )
+        if st.closed:
+            return JobObservation(task=task, done=True, reward=None, text="not submitted: the episode is over")
+        if action.finish or action.spec is None:
+            return self._finish(task)
+        stateless = st.task is None
+        st.task = task
+        episode = self._open(task, 1 if stateless else self._max_submissions)
+        if episode is None:
+            return JobObservation(task=task, done=False, reward=None, text="unscorable: the harness did not open the episode; try again")
+        st.step_count += 1
+        try:
+            feedback = self._client.submit_to_episode(episode, action.spec, idempotency_key=f"openenv-{uuid.uuid4()}")
+        except RrlError as err:
+            why = " ".join(str(err).split())[:MAX_REASON_CHARS]
+            if err.status == 409:
+                return self._finish(task, f"not submitted: {why}")
+            log.warning("rrl serve did not answer a submission of %s: %s", task, err)
+            return JobObservation(task=task, done=False, reward=None, text=f"unscorable: the harness did not answer ({why})")
+        st.submitted = feedback["submission"]
+        st.status = feedback["status"]
+        line = feedback_line(feedback)
+        fields = {
+            "status": feedback["status"], "reason": feedback.get("reason"), "job": str(feedback["job"]),
+            "unchanged": bool(feedback.get("unchanged")), "cost": dict(feedback["cost"]),
+            "validation": None if feedback.get("validation") is None else dict(feedback["validation"]),  # type: ignore[arg-type]
+            "submissions_left": feedback["submissionsLeft"],
+        }
+        if feedback["submissionsLeft"] <= 0:
+            return self._finish(task, line, fields)
+        return JobObservation(task=task, text=line, reward=None, done=False, **fields)
+
+    def _open(self, task: str, max_submissions: int) -> Optional[int]:
+        """The episode's id on `rrl serve`, opened now if it is not yet (None: the harness did not answer)."""
+        if self._state.episode is None:
+            try:
+                opened = self._client.open_episode(task, max_submissions, idempotency_key=f"openenv-{uuid.uuid4()}")
+            except RrlError as err:
+                log.warning("rrl serve did not open an episode of %s: %s", task, err)
+                return None
+            self._state.episode = opened["episode"]
+        return self._state.episode
+
+    def _finish(self, task: str, text: Optional[str] = None, fields: Optional[dict[str, Any]] = None) -> JobObservation:
+        """Close the episode (opening it first when no job was sent: the harness pays that -1) and answer done
+        with its reward. The reward is in ``reward`` only, never in the text the agent reads."""
+        reward: Optional[float] = None
+        reason: Optional[str] = None
+        episode = self._open(task, self._max_submissions)
+        if episode is not None:
+            try:
+                closed = self._client.close_episode(episode)
+                reward, reason = closed["reward"], closed.get("reason")
+            except RrlError as err:
+                log.warning("rrl serve did not close the episode %s of %s: %s", episode, task, err)
+                reason = "unscorable: the harness did not close the episode"
+        self._state.closed = True
+        self._state.reward = reward
+        if text is None:
+            n = self._state.submitted
+            text = "episode over: " + (reason or f"{n} job{'' if n == 1 else 's'} submitted")
+        return JobObservation(task=task, text=text, reward=reward, done=True, **(fields or {}))
+
+    def close(self) -> None:
+        """Settles an episode left open (a session that ends, a new reset): its reward is recorded by `rrl serve`."""
+        st = self._state
+        if st.episode is not None and not st.closed:
+            st.closed = True
+            try:
+                self._client.close_episode(st.episode)
+            except RrlError as err:
+                log.warning("rrl serve did not close the episode %s: %s", st.episode, err)
 
     @property
     def state(self) -> JobState:
@@ -132,27 +209,46 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
             name="rrl-harness",
-            description="recursive-rl's harness as an environment: reset(task) gives the task's prompt; step(spec) trains the "
-                        "job, scores it on a hidden evaluation and returns the reward (-1 for the job's own failure, None unscored)",
-            version="1.0.0",
+            description="recursive-rl's harness as an environment: reset(task) gives the task's prompt; each step(spec) trains a "
+                        "job and answers with feedback only (status, reason, cost, the job's own validation figure); the done step "
+                        "carries the episode's reward (the mean of its jobs' rewards; -1 with no job; None: the harness's failure)",
+            version="2.0.0",
         )
 
 
 def create_app(client: RrlClient, *, max_sessions: int = 64, form: str = "patch", max_submissions: int = 1,
-               session_timeout: Optional[float] = None) -> Any:
-    """The FastAPI app of the OpenEnv server (the library's routes), forwarding to ``client``'s `rrl serve`."""
+               session_timeout: Optional[float] = None, token: Optional[str] = None, listen_host: Optional[str] = None) -> Any:
+    """The FastAPI app of the OpenEnv server (the library's routes), forwarding to ``client``'s `rrl serve`,
+    behind the front door (rrl_client.openenv_door): loopback Host only without ``token``, the bearer
+    ``token`` on every request with one, and no foreign Origin."""
     from openenv.core.env_server.types import ConcurrencyConfig
 
     factory = functools.partial(HarnessEnvironment, client=client, form=form, max_submissions=max_submissions)
     config = ConcurrencyConfig(max_concurrent_envs=max_sessions, session_timeout=session_timeout)
-    return create_fastapi_app(factory, JobAction, JobObservation, concurrency_config=config)
+    app = create_fastapi_app(factory, JobAction, JobObservation, concurrency_config=config)
+    app.add_middleware(FrontDoor, token=token, listen_host=listen_host)
+    return app
+
+
+def exposure_refusal(host: str, allow_remote: bool, own_token: Optional[str]) -> Optional[str]:
+    """Why the server may not listen on ``host``, in one line, or None: beyond loopback it needs both the
+    explicit ``--allow-remote`` and a token of its own (the harness's token it forwards with is not one)."""
+    if is_loopback(host):
+        return None
+    if allow_remote and own_token:
+        return None
+    missing = [w for w, ok in (("--allow-remote", allow_remote), ("--own-token-env VAR (a token of its own)", own_token)) if not ok]
+    return (f"openenv_server: --host {host} is not loopback: it needs {' and '.join(missing)}; "
+            "else any page or host that reaches it drives the harness with rrl serve's token")
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m rrl_client.openenv_server", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rrl-url", default=os.environ.get("RRL_URL", DEFAULT_URL), help="rrl serve's address (env RRL_URL)")
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding rrl serve's bearer token, if any")
-    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--host", default="127.0.0.1", help="loopback by default; any other host needs --allow-remote and --own-token-env")
+    p.add_argument("--allow-remote", action="store_true", help="allow a --host beyond loopback (with --own-token-env)")
+    p.add_argument("--own-token-env", default=None, metavar="VAR", help="environment variable holding this server's own bearer token: every request must then carry it")
     p.add_argument("--port", type=int, default=8378, help="0: a free port")
     p.add_argument("--max-sessions", type=int, default=64, help="concurrent WebSocket sessions (environments) allowed; at least the trainer's generation batch")
     p.add_argument("--session-timeout", type=float, default=None, help="seconds after which an idle session is closed (default: never)")
@@ -160,8 +256,8 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--form", default="patch", choices=PROMPT_FORMS, help="the prompt form reset returns by default")
     p.add_argument("--job-timeout", type=float, default=1800.0, help="seconds one job may take to answer")
     args = p.parse_args(argv)
-    if args.max_sessions < 1 or args.max_submissions < 1:
-        p.error("--max-sessions and --max-submissions must be at least 1")
+    if args.max_sessions < 1 or not 1 <= args.max_submissions <= MAX_EPISODE_SUBMISSIONS:
+        p.error(f"--max-sessions must be at least 1 and --max-submissions 1 to {MAX_EPISODE_SUBMISSIONS}")
     return args
 
 
@@ -169,6 +265,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import uvicorn
 
     args = parse_args(argv)
+    own_token = os.environ.get(args.own_token_env) or None if args.own_token_env else None
+    if args.own_token_env and not own_token:
+        print(f"openenv_server: --own-token-env {args.own_token_env}: the variable is empty or unset", file=sys.stderr)
+        return 2
+    refused = exposure_refusal(args.host, args.allow_remote, own_token)
+    if refused:
+        print(refused, file=sys.stderr)
+        return 2
     client = RrlClient(args.rrl_url, os.environ.get(args.token_env) or None, timeout=args.job_timeout)
     try:
         tasks = client.tasks()
@@ -176,7 +280,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         print(f"openenv_server: rrl serve at {args.rrl_url} does not answer: {err}", file=sys.stderr)
         return 1
     app = create_app(client, max_sessions=args.max_sessions, form=args.form, max_submissions=args.max_submissions,
-                     session_timeout=args.session_timeout)
+                     session_timeout=args.session_timeout, token=own_token, listen_host=args.host)
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((args.host, args.port))

@@ -105,15 +105,16 @@ def grpo_step(env_cls: type, tmp_path: Path, task: str, calls: bool = True) -> t
 
 
 def check_grpo_step(trainer: Any) -> dict[str, float]:
-    """The step ran and its rewards are the environments': [good, -1, None, None]."""
+    """The step ran and its rewards are the environments' episodes': [good, -1, -1, -1] (the second group never
+    submitted: -1 each, as prose sent as a completion)."""
     assert trainer.state.global_step == 1
     envs = trainer.environments
     assert [e.submitted for e in envs] == [1, 1, 0, 0]
-    assert envs[0].result["status"] == "succeeded" and isinstance(envs[0].reward, float)
-    assert envs[1].reward == -1.0 and envs[1].result["status"] == "invalid"
-    assert envs[2].reward is None and envs[3].reward is None
+    assert envs[0].feedback["status"] == "succeeded" and isinstance(envs[0].reward, float)
+    assert envs[1].reward == -1.0 and envs[1].feedback["status"] == "invalid"
+    assert envs[2].reward == -1.0 and envs[3].reward == -1.0
     logs = next(h for h in trainer.state.log_history if "reward" in h)
-    assert math.isclose(logs["rewards/environment_reward/mean"], (envs[0].reward - 1.0) / 2, rel_tol=1e-5)
+    assert math.isclose(logs["rewards/environment_reward/mean"], (envs[0].reward - 3.0) / 4, rel_tol=1e-5)
     assert logs["tools/call_frequency"] == 0.5 and logs["tools/failure_frequency"] == 0.0
     assert math.isfinite(logs["loss"])
     return logs

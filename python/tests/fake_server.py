@@ -11,6 +11,8 @@ normalised score ``1 / (1 + |seed - 3|)`` (divided by ``1 + |log10(lr) + 2|`` wh
 reward -1 and a one-line reason. An object without ``task`` is read as a JSON Merge Patch over the
 baseline the compact and patch prompts show (``{"task", "model": {"hidden": [8]}, "seed": 1}``).
 ``GET /v1/tasks/{id}/schema?form=patch|spec`` serves a small schema in the harness's plain features.
+``POST /v1/tasks/{id}/confirmations`` scores a completion's spec with each of ``CONFIRM_SEEDS`` in place
+of its own seed and answers their mean (so a seed fished to 3 scores 1 alone and about 0.2 confirmed).
 A valid completion whose spec (merged, for a patch) equals that baseline but for its seed is marked
 ``unchanged: true``.
 """
@@ -31,6 +33,8 @@ TASKS = [
     {"id": "acrobot-swingup", "family": "acrobot", "kind": "control", "split": "test", "data": None},
 ]
 PENALTY = -1.0
+CONFIRM_SEEDS = (5, 6, 7, 8, 9)
+"""The stand-in's confirmation seeds (a completion's own seed is replaced by each in turn)."""
 
 # The stand-in's answer schemas: small, in the plain features the harness's grammar schemas use
 # (GET /v1/tasks/{id}/schema); the patch form has no required field, the spec form requires seed.
@@ -100,6 +104,7 @@ class FakeRrl:
         self.jobs: dict[str, dict[str, Any]] = {}
         self.prompt_forms: list[str] = []
         self.schema_calls: list[tuple[str, str]] = []
+        self.confirm_calls: list[tuple[str, str]] = []
         self.lock = threading.Lock()
         self.release = threading.Event()  # rewards calls wait on this when hold is set
         self.hold = False
@@ -144,6 +149,26 @@ class FakeRrl:
             self.jobs[job] = {"id": job, "task": task, "status": "ok", "spec": obj, "score": {"normalized": normalized, "stderr": 0.01}}
         result = {"status": "ok", "score": {"normalized": normalized, "stderr": 0.01}, "reason": None, "job": job, "unchanged": unchanged}
         return {"reward": normalized, "result": result}
+
+    def confirm(self, task: str, body: Any) -> tuple[int, dict[str, Any]]:
+        """The stand-in's confirmation: the completion's spec scored with each of CONFIRM_SEEDS in place of its
+        own seed (as the harness trains a candidate again on its seeds), their mean; an invalid one is not confirmed."""
+        if task not in {t["id"] for t in TASKS}:
+            return 404, {"error": f"task: unknown task {task!r}"}
+        if not isinstance(body, dict) or not isinstance(body.get("completion"), str):
+            return 400, {"error": "body: expected {completion}"}
+        self.confirm_calls.append((task, body["completion"]))
+        obj = first_json_object(body["completion"])
+        scores = []
+        for seed in CONFIRM_SEEDS:
+            again = {**obj, "seed": seed} if isinstance(obj, dict) else None
+            result = self.score(task, json.dumps(again) if again is not None else body["completion"])["result"]
+            if result["score"] is None:
+                return 200, {"confirmed": None, "status": "invalid", "reason": result["reason"]}
+            scores.append(result["score"]["normalized"])
+        n = len(scores)
+        confirmed = {"normalized": sum(scores) / n, "uncertainty": 0.01, "complete": True, "scored": n, "seeds": n, "failed": 0, "unscorable": 0}
+        return 200, {"confirmed": confirmed, "status": "succeeded", "reason": None}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         fake = self
@@ -210,13 +235,16 @@ class FakeRrl:
             def do_POST(self) -> None:
                 if not self._authorised():
                     return
-                if self.path != "/v1/rewards":
-                    return self._send(404, {"error": f"no route {self.path}"})
                 length = int(self.headers.get("Content-Length") or 0)
                 try:
                     body = json.loads(self.rfile.read(length))
                 except ValueError:
                     return self._send(400, {"error": "body: not JSON"})
+                m = re.fullmatch(r"/v1/tasks/([^/]+)/confirmations", self.path)
+                if m:
+                    return self._send(*fake.confirm(m.group(1), body))
+                if self.path != "/v1/rewards":
+                    return self._send(404, {"error": f"no route {self.path}"})
                 if not isinstance(body, dict) or not isinstance(body.get("task"), str) or not isinstance(body.get("completions"), list):
                     return self._send(400, {"error": "body: expected {task, completions}"})
                 if body["task"] not in {t["id"] for t in TASKS}:

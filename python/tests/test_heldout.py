@@ -113,6 +113,7 @@ def test_two_model_arms_one_task_two_seeds_end_to_end(fake: FakeRrl, tmp_path: P
     argv = ["--url", fake.url, "--tasks", TASK, "--arm", f"base={model_dir}", "--arm", f"lora={model_dir}:{adapter_dir}",
             "--samples", "2,4", "--seeds", "2", "--max-new-tokens", "40", "--out", str(out), "--threads", "1"]
     assert main(argv + (["--optuna"] if optuna else [])) == 0
+    asked = list(fake.confirm_calls)
     result = json.loads((out / "heldout.json").read_text())
     md = (out / "heldout.md").read_text()
     expected = ["baseline", "base", "lora"] + (["optuna"] if optuna else [])
@@ -128,13 +129,29 @@ def test_two_model_arms_one_task_two_seeds_end_to_end(fake: FakeRrl, tmp_path: P
             for k in ("greedy", "best_2", "best_4", "valid_share"):
                 assert c[k] is None or 0 <= c[k] <= 1, (name, seed, k, c)
             if c["best_2"] is not None:
-                assert c["best_4"] is not None and c["best_4"] >= c["best_2"]
+                assert c["best_4"] is not None  # a larger N keeps a scored pick (its confirmed score may be lower)
         s = arm["summary"]["best_4"]
         assert s["mean"] is None or (0 <= s["mean"] <= 1 and s["sd"] >= 0)
+    picked: set[str] = set()
     for name in ("base", "lora"):
         raw = result["arms"][name]["raw"][TASK]
         assert all(len(raw["seeds"][s]["results"]) == 4 for s in ("1", "2"))
         assert result["arms"][name]["guided"] == (importlib.util.find_spec("xgrammar") is not None)
+        for s in ("1", "2"):  # best of N is the confirmed score of the best single score among the first N
+            results, picks = raw["seeds"][s]["results"], raw["seeds"][s]["picks"]
+            for n in (2, 4):
+                c = result["arms"][name]["per_seed"][s][TASK][f"best_{n}"]
+                if c is None:
+                    assert f"best_{n}" not in picks
+                    continue
+                p = picks[f"best_{n}"]
+                singles = [r["normalized"] for r in results[:n] if r["normalized"] is not None]
+                assert p["single"] == max(singles) and results[p["index"]]["normalized"] == p["single"]
+                assert c == p["confirmed"] == fake.confirm(TASK, {"completion": results[p["index"]]["completion"]})[1]["confirmed"]["normalized"]
+                picked.add(results[p["index"]]["completion"])
+    if optuna:
+        picked |= {json.dumps(t["patch"]) for s in ("1", "2") for t in result["arms"]["optuna"]["raw"][TASK]["seeds"][s] if t["picked_for"]}
+    assert sorted(asked) == sorted((TASK, t) for t in picked) and result["settings"]["confirmations"] == len(asked)  # each pick confirmed once
     assert result["arms"]["base"]["adapter"] is None and result["arms"]["lora"]["adapter"] == adapter_dir
     # every post was a patch-form completion for the task; each arm: 1 greedy + one group of 4 per seed
     groups = [len(c["completions"]) for c in fake.reward_calls]
@@ -145,6 +162,39 @@ def test_two_model_arms_one_task_two_seeds_end_to_end(fake: FakeRrl, tmp_path: P
         assert result["arms"]["optuna"]["per_seed"]["1"][TASK]["best_4"] >= trials[0]["normalized"]
     else:
         pytest.skip("SKIPPED LOUDLY (Optuna part): optuna is not installed")
+
+
+def test_best_of_n_is_the_confirmed_score_of_the_best_single_pick_not_the_largest_single(fake: FakeRrl) -> None:
+    from rrl_client.heldout.harness import Confirmed, best_of, post
+
+    # seeds of one spec: single scores 1/(1+|seed-3|) = 0.25, 1.0, 0.333, 0.5; the lucky seed 3 is picked
+    texts = [json.dumps({"seed": s}) for s in (0, 3, 1, 2)]
+    outcomes = post(RrlClient(fake.url), TASK, texts)
+    confirmed = Confirmed(RrlClient(fake.url))
+    score, index = best_of(outcomes, texts, 4, lambda t: confirmed(TASK, t))
+    expected = sum(1 / (1 + abs(s - 3)) for s in (5, 6, 7, 8, 9)) / 5  # the stand-in's confirmation seeds
+    assert index == 1 and score == pytest.approx(expected) and score < 0.3  # not the single 1.0
+    assert best_of(outcomes, texts, 4, lambda t: confirmed(TASK, t)) == (score, 1) and confirmed.asked == 1  # asked once
+    assert best_of(outcomes[:1], texts, 1, lambda t: confirmed(TASK, t))[1] == 0
+    invalid = post(RrlClient(fake.url), TASK, ["no json"])
+    assert best_of(invalid, ["no json"], 1, lambda t: confirmed(TASK, t)) == (None, None)
+
+
+def test_best_of_n_on_a_real_serve_is_the_picks_score_on_the_harness_seeds(rrl_serve: str) -> None:
+    from real_serve import TINY_PATCH, TINY_TASK
+    from rrl_client.heldout.harness import Confirmed, best_of, post
+
+    client = RrlClient(rrl_serve)
+    texts = [json.dumps({**json.loads(TINY_PATCH), "seed": s}) for s in (11, 12, 13)]  # one spec, three seeds
+    outcomes = post(client, TINY_TASK, texts)
+    confirmed = Confirmed(client)
+    score, index = best_of(outcomes, texts, 3, lambda t: confirmed(TINY_TASK, t))
+    singles = [o.normalized for o in outcomes]
+    assert index is not None and singles[index] == max(s for s in singles if s is not None)
+    answer = client.confirm(TINY_TASK, texts[0])  # another seed of the same spec: its seed is ignored, the same seeds trained
+    assert answer["status"] in ("succeeded", "failed") and answer["confirmed"] is not None
+    assert answer["confirmed"]["seeds"] == 5 and score == answer["confirmed"]["normalized"]
+    assert confirmed.asked == 1
 
 
 def test_transfer_rows_join_the_tables(fake: FakeRrl, tmp_path: Path) -> None:

@@ -2,11 +2,10 @@
  * The dashboard's live updates: server-sent events at /api/events. While a page listens, each
  * watched store's `data_version` (a counter SQLite moves when another connection commits) is read
  * every `pollMs`, and the streams following a run that moved get `change`; new runs under a watched
- * directory are announced with `runs`. Streams are capped; a comment line every 15 s keeps idle
- * ones open.
+ * directory are announced with `runs`. Streams are capped by the server (a `StreamGate`); a
+ * comment line every 15 s keeps idle ones open.
  */
 import type Database from 'better-sqlite3';
-import { HttpError } from '../serve/http.js';
 import type { RunCatalog } from './catalog.js';
 import { dataVersion } from './queries.js';
 
@@ -34,7 +33,6 @@ export class LiveUpdates {
     private readonly catalog: RunCatalog,
     private readonly db: (key: string) => Database.Database | null,
     pollMs: number,
-    private readonly maxStreams: number,
   ) {
     this.poller = setInterval(() => this.tick(), pollMs);
     this.heartbeat = setInterval(() => {
@@ -42,14 +40,8 @@ export class LiveUpdates {
     }, 15_000);
   }
 
-  /**
-   * A stream of the changes of `run` (null: of every run): 503 past the cap. A HEAD request gets
-   * the stream's headers only, and holds no stream.
-   */
+  /** A stream of the changes of `run` (null: of every run). A HEAD request gets the stream's headers only, and holds no stream. */
   stream(run: string | null, head: boolean): Response {
-    if (this.clients.size >= this.maxStreams) {
-      throw new HttpError(503, `too many event streams: at most ${this.maxStreams} are open at once; close a dashboard page or retry later`);
-    }
     if (head) return new Response(null, { headers: STREAM_HEADERS });
     const clients = this.clients;
     const encoder = this.encoder;

@@ -121,10 +121,19 @@ export interface JobDetail {
 /** True when an error only means the writer has not created the tables yet. */
 export const notYet = (err: unknown): boolean => /no such table/i.test(String((err as Error)?.message));
 
-const columnsCache = new WeakMap<Database.Database, { stderr: string; groupId: string; rung: boolean; patch: string }>();
+/** Column expressions that stores written by older versions lack. */
+interface Columns {
+  stderr: string;
+  groupId: string;
+  rung: boolean;
+  patch: string;
+  cacheOrigin: string;
+}
+
+const columnsCache = new WeakMap<Database.Database, Columns>();
 
 /** Column expressions that stores written by older versions lack. */
-function cols(db: Database.Database): { stderr: string; groupId: string; rung: boolean; patch: string } {
+function cols(db: Database.Database): Columns {
   let c = columnsCache.get(db);
   if (!c) {
     const has = (table: string, column: string): boolean =>
@@ -134,6 +143,7 @@ function cols(db: Database.Database): { stderr: string; groupId: string; rung: b
       groupId: has('rewards', 'group_id') ? 'r.group_id' : 'NULL',
       rung: has('jobs', 'rung'),
       patch: has('jobs', 'patch') ? 'j.patch' : 'NULL',
+      cacheOrigin: has('jobs', 'cache_origin') ? 'j.cache_origin' : 'NULL',
     };
     columnsCache.set(db, c);
   }
@@ -257,9 +267,22 @@ export function runDetail(db: Database.Database): RunDetail | null {
   return { summary, config, iterations, perTask, baselines, best, promotions };
 }
 
-const LIST_COLUMNS = (stderr: string): string => `j.id, j.iteration, j.slot, j.task, j.kind, j.status, j.failure_kind AS failureKind, j.error,
+/**
+ * The columns of a jobs-table row. A reuse is shown only for an agent's job whose result an
+ * agent's job had before (store/cache.ts): a hit on a harness seed's result would name that seed.
+ */
+const LIST_COLUMNS = ({ stderr, cacheOrigin }: Columns): string => `j.id, j.iteration, j.slot, j.task, j.kind, j.status, j.failure_kind AS failureKind, j.error,
   s.raw, s.normalized, ${stderr} AS stderr, r.reward, j.env_steps AS envSteps, j.examples, j.cpu_seconds AS cpuSeconds,
-  j.wall_seconds AS wallSeconds, j.cache_hit AS cacheHit`;
+  j.wall_seconds AS wallSeconds, CASE WHEN j.kind IN ('proposal', 'rung') AND ${cacheOrigin} = 'proposal' THEN j.cache_hit END AS cacheHit`;
+
+/** The kinds of job the harness trains on its own secret seeds. */
+const HARNESS_KINDS = new Set(['baseline', 'confirm']);
+
+/** What the dashboard shows of a spec: a harness job's seed (one of the harness's secret seeds) as "harness". */
+export function shownSpec(kind: string, spec: unknown): unknown {
+  if (!HARNESS_KINDS.has(kind) || typeof spec !== 'object' || spec === null || Array.isArray(spec) || !('seed' in spec)) return spec;
+  return { ...spec, seed: 'harness' };
+}
 
 /** The jobs table, filtered, in id order (at most MAX_JOB_ROWS rows), with the values its filters can take. */
 export function jobList(
@@ -267,7 +290,7 @@ export function jobList(
   f: JobFilter = {},
 ): { rows: JobListRow[]; truncated: boolean; options: { tasks: string[]; statuses: string[]; iterations: number[] } } {
   try {
-    const { stderr } = cols(db);
+    const c = cols(db);
     const where: string[] = [];
     const args: (string | number)[] = [];
     if (f.task !== undefined) {
@@ -288,7 +311,7 @@ export function jobList(
     }
     const rows = db
       .prepare(
-        `SELECT ${LIST_COLUMNS(stderr)} FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id
+        `SELECT ${LIST_COLUMNS(c)} FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id
           ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY j.id LIMIT ${MAX_JOB_ROWS + 1}`,
       )
       .all(...args) as JobListRow[];
@@ -339,17 +362,18 @@ function thin<T>(points: T[], max: number): T[] {
 /** One job in full, with what its spec is compared to; null when there is no such job. */
 export function jobDetail(db: Database.Database, id: number): JobDetail | null {
   try {
-    const { stderr, groupId, patch: patchColumn } = cols(db);
+    const c = cols(db);
+    const { stderr, groupId, patch: patchColumn } = c;
     const row = db
       .prepare(
-        `SELECT ${LIST_COLUMNS(stderr)}, j.run_id AS runId, j.agent, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt, j.spec, j.trace, ${patchColumn} AS patch,
+        `SELECT ${LIST_COLUMNS(c)}, j.run_id AS runId, j.agent, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt, j.spec, j.trace, ${patchColumn} AS patch,
                 r.advantage, ${groupId} AS groupId, r.detail AS rewardDetail
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id WHERE j.id = ?`,
       )
       .get(id) as (JobDetail['job'] & { spec: string; trace: string | null; patch: string | null; rewardDetail: string | null }) | undefined;
     if (!row) return null;
     const { spec: specText, trace: traceText, patch: patchText, rewardDetail, ...job } = row;
-    const spec = parse(specText);
+    const spec = shownSpec(job.kind, parse(specText));
     const trace = parse(traceText);
     const base = db
       .prepare(
@@ -363,7 +387,7 @@ export function jobDetail(db: Database.Database, id: number): JobDetail | null {
           ORDER BY s.normalized DESC, j.id LIMIT 1`,
       )
       .get(job.task, id, job.iteration, job.iteration, id) as { id: number; spec: string; normalized: number | null; stderr: number | null } | undefined;
-    const baseline = base && base.id !== id ? { id: base.id, spec: parse(base.spec), normalized: base.normalized } : null;
+    const baseline = base && base.id !== id ? { id: base.id, spec: shownSpec('baseline', parse(base.spec)), normalized: base.normalized } : null;
     const bestBefore = best ? { id: best.id, spec: parse(best.spec), normalized: best.normalized, stderr: best.stderr } : null;
     const points = db.prepare('SELECT name, step, value FROM curves WHERE job_id = ? ORDER BY name, step').all(id) as {
       name: string;

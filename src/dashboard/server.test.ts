@@ -400,6 +400,32 @@ test('event streams past the cap are refused with 503 and one line; a closed one
   }
 });
 
+test('event streams are counted apart from connections: streams open up to their cap leave the API answering', async () => {
+  const d = await startDashboard(new RunCatalog([join(root, 'big')]), { port: 0, maxConnections: 2, maxStreams: 4 });
+  const u = new URL(d.url);
+  const streams: ClientRequest[] = [];
+  const open = (): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const req = request({ host: u.hostname, port: u.port, path: '/api/events', agent: false }, (res) => {
+        streams.push(req);
+        if (res.statusCode !== 200) res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+  try {
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push(await open());
+    assert.deepEqual(statuses, [200, 200, 200, 200], 'four streams, over a cap of two connections');
+    for (let i = 0; i < 3; i++) assert.equal((await get(d.url, '/api/runs', { headers: { connection: 'close' } })).status, 200);
+    assert.equal(await open(), 503, 'the fifth stream is over the stream cap');
+  } finally {
+    for (const s of streams) s.destroy();
+    await d.close();
+  }
+});
+
 test('the dashboard’s connections and request time are limited too: past the cap 503, a half-sent request 408', async () => {
   const catalog = new RunCatalog([join(root, 'big')]);
   const capped = await startDashboard(catalog, { port: 0, maxConnections: 1 });

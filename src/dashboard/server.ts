@@ -20,7 +20,7 @@ import type Database from 'better-sqlite3';
 import type { MiddlewareHandler } from 'hono';
 import { oneLine } from '../spec/bounds.js';
 import { bearerOf } from '../serve/auth.js';
-import { type DoorLimits, createDoorServer } from '../serve/front-door.js';
+import { type DoorLimits, StreamGate, createDoorServer } from '../serve/front-door.js';
 import {
   HttpError,
   type HttpContext,
@@ -50,7 +50,7 @@ export interface DashboardOptions extends DoorLimits {
   token?: string | null;
   /** How often watched stores are polled for changes (ms). */
   pollMs?: number;
-  /** Most event streams (/api/events) open at once; one past it is answered 503 (default 32). */
+  /** Most event streams (/api/events) open at once; one past it is answered 503 (default 32). They do not count against `maxConnections`. */
   maxStreams?: number;
 }
 
@@ -226,7 +226,10 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
   /** The token a request carries: the header, else `?token=` (a page opened once with it), else the cookie. */
   const tokenGiven = (c: HttpContext): string | null => bearerOf(c.env.incoming) ?? c.get('url').searchParams.get('token') ?? cookieOf(c.env.incoming, COOKIE);
 
-  const live = new LiveUpdates(catalog, db, o.pollMs ?? 500, o.maxStreams ?? DEFAULT_MAX_STREAMS);
+  const live = new LiveUpdates(catalog, db, o.pollMs ?? 500);
+  // Every page's stream has one key: the dashboard caps them in all, apart from the connections.
+  const maxStreams = o.maxStreams ?? DEFAULT_MAX_STREAMS;
+  const gate = new StreamGate({ maxStreams, maxStreamsPerKey: maxStreams }, 'event streams');
 
   const noRoute = (c: HttpContext): HttpError =>
     new HttpError(404, `${c.req.path.startsWith('/api/') ? 'no route GET' : 'no page'} ${oneLine(c.req.path, 100)}`);
@@ -240,7 +243,15 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
       const key = keyOf(run, true);
       if (!catalog.get(key)) throw new HttpError(404, `no run "${key}" here; see /api/runs`);
     }
-    return live.stream(run, methodOf(c) === 'HEAD');
+    const head = methodOf(c) === 'HEAD';
+    // Held until the stream's answer is written out or its connection is gone; a HEAD holds nothing.
+    const ended = new Promise<void>((resolve) => {
+      c.env.outgoing.once('finish', resolve);
+      c.env.outgoing.once('close', resolve);
+    });
+    const refused = head ? gate.refusal('events') : gate.take('events', c.env.incoming.socket, ended);
+    if (refused) throw new HttpError(refused.status, refused.message);
+    return live.stream(run, head);
   });
   app.get('/api/experiments/:key/plots/:name', (c) => {
     const entry = experimentOrThrow(keyOf(c.req.param('key')));
@@ -311,7 +322,7 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
     return index();
   });
 
-  const server = createDoorServer(o, (message) => ({ type: 'text/plain; charset=utf-8', text: `${message}\n` }), nodeListener(app));
+  const server = createDoorServer(o, (message) => ({ type: 'text/plain; charset=utf-8', text: `${message}\n` }), nodeListener(app), gate);
   return listen(server, host, o.port ?? 8378, {
     // Not listening (e.g. the port is taken): nothing may keep the process alive.
     onFail: () => live.close(),

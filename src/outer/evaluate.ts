@@ -12,7 +12,7 @@ import type { TaskBrief } from '../spec/brief.js';
 import { validateSpec } from '../inner/spec-check.js';
 import { type Executor, executorTimeoutMs } from '../run/executor.js';
 import type { Store, JobOutcome, JobRow } from '../store/store.js';
-import { type ResultCache, specKey } from '../store/cache.js';
+import { type ResultCache, originOf, specKey } from '../store/cache.js';
 import { dataForJob } from './scoring/hidden-score.js';
 import type { Scorer } from './scoring/scorer-pool.js';
 import { taskFingerprint } from '../tasks/fingerprint.js';
@@ -125,6 +125,8 @@ export class Evaluator {
     while (this.inFlight.has(key)) await this.inFlight.get(key);
     const hit = cache?.get(key);
     if (hit) {
+      // Shown as cached only when an agent's job had this result before (never a harness seed's alone).
+      if (originOf(row.kind) === 'proposal' && hit.origin !== 'proposal') cache?.markProposed(key);
       store.finishJob(row.id, {
         status: hit.status,
         failureKind: hit.failureKind,
@@ -135,6 +137,7 @@ export class Evaluator {
         cpuSeconds: hit.cpuSeconds,
         artifactDir: hit.artifactDir,
         cacheHit: key,
+        cacheOrigin: hit.origin,
         score: hit.raw !== null && hit.normalized !== null ? { raw: hit.raw, normalized: hit.normalized, stderr: hit.stderr ?? null } : null,
       });
       return true;
@@ -172,6 +175,7 @@ export class Evaluator {
         normalized: outcome.score?.normalized ?? null,
         stderr: outcome.score?.stderr ?? null,
         artifactDir: outDir,
+        origin: originOf(row.kind),
       });
       return true;
     } finally {

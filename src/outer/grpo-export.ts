@@ -3,6 +3,11 @@
  * proposal that has a completion and a reward, with the prompt messages it was sampled from,
  * the completion, the outer reward, the group-normalised advantage, the group id and the job id.
  *
+ * Like `rrl export sft`, only the tasks of one split are written (`train` by default: a held-out
+ * task's proposals never become training data unless asked for), and each row carries its
+ * task's split (the brief's: `train`, `held-out` or `example`). A task unknown here (a task file
+ * not loaded) is skipped and said so.
+ *
  * - `trl`: JSON Lines for TRL (`prompt` as chat messages, `completion` as one assistant
  *   message — TRL's conversational prompt-completion format — plus `reward`, `advantage`,
  *   `group_id`, `job_id` and the token log-probabilities when the server returned them);
@@ -17,6 +22,7 @@ import { Store } from '../store/store.js';
 import type { ChatMessage } from './agents/types.js';
 import type { LlmTrace } from './agents/llm/trace.js';
 import { writeJsonLines } from './json-lines.js';
+import { type Split, briefOf, registerRunFamilies } from './sft-export.js';
 
 /** The export formats. */
 export const EXPORT_FORMATS = ['trl', 'verl'] as const;
@@ -30,6 +36,8 @@ export interface GrpoSample {
   iteration: number;
   slot: number;
   task: string;
+  /** The task's split (its brief's), null when the task is unknown here. */
+  split: Split | null;
   groupId: string;
   prompt: ChatMessage[];
   completion: string;
@@ -54,6 +62,7 @@ export function sampleFromTrace(
 ): GrpoSample {
   return {
     ...job,
+    split: briefOf(job.task)?.split ?? null,
     prompt: t.messages,
     completion: t.completion ?? '', // callers pass traces with a completion
     model: t.adapter ?? t.model,
@@ -64,15 +73,69 @@ export function sampleFromTrace(
   };
 }
 
-/** The run's LLM proposals with a completion and a reward (optionally of one iteration), in job order. */
-export function grpoSamples(runDir: string, options: { iteration?: number } = {}): GrpoSample[] {
+/** What `grpoSamples` selects. */
+export interface GrpoOptions {
+  /** Only this iteration (0-based). */
+  iteration?: number;
+  /** Only tasks of this split (default `train`). */
+  split?: Split;
+}
+
+/** What became of one task's proposals in an export. */
+export interface GrpoTaskSummary {
+  task: string;
+  split: Split | null;
+  rows: number;
+  /** Why its rows were left out (another split, an unknown task); null when they were written. */
+  skipped: string | null;
+}
+
+/** The rows' tasks with what became of them, in first-seen order. */
+function summaries(all: GrpoSample[], split: Split): GrpoTaskSummary[] {
+  const out = new Map<string, GrpoTaskSummary>();
+  for (const s of all) {
+    const t = out.get(s.task) ?? {
+      task: s.task,
+      split: s.split,
+      rows: 0,
+      skipped: s.split === null ? 'unknown task here (from a task file? pass --task-dir), skipped' : s.split !== split ? `split ${s.split}, skipped` : null,
+    };
+    t.rows += 1;
+    out.set(s.task, t);
+  }
+  return [...out.values()];
+}
+
+/** One summary line: `TASK (split): N row(s)`, or why they were skipped. */
+export function grpoSummaryLine(t: GrpoTaskSummary): string {
+  return `${t.task} (${t.split ?? 'unknown'}): ${t.skipped ? `${t.rows} row(s) not written; ${t.skipped}` : `${t.rows} row(s)`}`;
+}
+
+/**
+ * The run's LLM proposals with a completion and a reward on tasks of `options.split` (`train` by
+ * default; optionally of one iteration), in job order, and what became of each task's.
+ */
+export function grpoExport(runDir: string, options: GrpoOptions = {}): { samples: GrpoSample[]; tasks: GrpoTaskSummary[] } {
+  const split = options.split ?? 'train';
+  const all = allSamples(runDir, options.iteration);
+  return { samples: all.filter((s) => s.split === split), tasks: summaries(all, split) };
+}
+
+/** The run's LLM proposals on tasks of `options.split` (`train` by default), as `grpoExport` selects them. */
+export function grpoSamples(runDir: string, options: GrpoOptions = {}): GrpoSample[] {
+  return grpoExport(runDir, options).samples;
+}
+
+/** Every LLM proposal of the run with a completion and a reward (optionally of one iteration), in job order. */
+function allSamples(runDir: string, iteration?: number): GrpoSample[] {
   if (!existsSync(join(runDir, 'store.db'))) throw new Error(`no run in ${runDir}: store.db not found`);
   const store = new Store(runDir);
   try {
     const run = store.getRun();
     if (!run) throw new Error(`no run in ${runDir}: the store has no run`);
+    registerRunFamilies(run.config); // a generated task's brief (and split) is known as it was to the run
     const out: GrpoSample[] = [];
-    for (const j of store.jobs(run.id, { kind: 'proposal', iteration: options.iteration })) {
+    for (const j of store.jobs(run.id, { kind: 'proposal', iteration })) {
       const t = j.trace;
       if (!isLlmTrace(t) || t.completion === null || j.reward === null) continue;
       const groupId = j.groupId ?? `it${j.iteration}/${j.task}`;
@@ -95,6 +158,7 @@ export function trlRow(s: GrpoSample): Record<string, unknown> {
     group_id: s.groupId,
     job_id: s.jobId,
     task: s.task,
+    split: s.split,
     iteration: s.iteration,
     status: s.status,
     model: s.model,
@@ -145,7 +209,7 @@ export function verlParquet(samples: GrpoSample[]): ArrayBuffer {
       {
         name: 'extra_info',
         data: samples.map((s, i) => ({
-          split: 'train',
+          split: s.split ?? 'unknown',
           index: BigInt(i),
           job_id: BigInt(s.jobId),
           run_id: s.runId,
@@ -164,9 +228,12 @@ export function verlParquet(samples: GrpoSample[]): ArrayBuffer {
   });
 }
 
-/** Exports a run (or one iteration of it) in `format` to `out`; returns the row count. */
-export function exportGrpo(runDir: string, options: { format: ExportFormat; out: string; iteration?: number }): { rows: number; path: string } {
-  const samples = grpoSamples(runDir, { iteration: options.iteration });
+/** Exports a run's proposals on tasks of a split (or of one iteration) in `format` to `out`; returns the row count and a summary per task. */
+export function exportGrpo(
+  runDir: string,
+  options: GrpoOptions & { format: ExportFormat; out: string },
+): { rows: number; path: string; tasks: GrpoTaskSummary[] } {
+  const { samples, tasks } = grpoExport(runDir, options);
   mkdirSync(dirname(options.out), { recursive: true });
   if (options.format === 'trl') {
     writeJsonLines(options.out, samples.map(trlRow));
@@ -175,5 +242,5 @@ export function exportGrpo(runDir: string, options: { format: ExportFormat; out:
   } else {
     throw new Error(`unknown export format "${String(options.format)}"; choose ${EXPORT_FORMATS.join(', ')}`);
   }
-  return { rows: samples.length, path: options.out };
+  return { rows: samples.length, path: options.out, tasks };
 }

@@ -127,7 +127,7 @@ interface Candidate {
  * Registers the family draws a run recorded (`rrl train --family`, `rrl serve --family`: both store
  * `families` in the run's config), so that their tasks are known here as they were to the run.
  */
-function registerRunFamilies(config: unknown): void {
+export function registerRunFamilies(config: unknown): void {
   const families = isJsonObject(config) && Array.isArray(config.families) ? (config.families as unknown[]) : [];
   for (const d of families) {
     if (!isJsonObject(d)) continue;
@@ -175,7 +175,8 @@ function runCandidates(runDir: string, minMargin: number): { runId: string; byTa
   }
 }
 
-const briefOf = (task: string): TaskBrief | null => {
+/** The public brief of `task`, or null when it is unknown here (a task file not loaded, a family not drawn). */
+export const briefOf = (task: string): TaskBrief | null => {
   try {
     return getPublicTask(task).brief;
   } catch {

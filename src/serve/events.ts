@@ -10,25 +10,32 @@
  * - `error`: the harness failed on the request for a reason of its own (data: `{"error"}`); the
  *   request stays pending (tried again on `--resume`); the stream ends;
  * - a `: keepalive` comment every `keepaliveMs` while nothing else is said.
+ *
+ * Streams are capped apart from request connections (`StreamGate` of serve/front-door.ts): a
+ * few per request and a fixed number in all, past either a 503.
  */
 import { streamSSE } from 'hono/streaming';
-import type { HttpContext } from './http.js';
+import type { StreamGate } from './front-door.js';
+import { HttpError, type HttpContext } from './http.js';
 import type { RewardService } from './service.js';
 
 /** Default seconds between keepalive comments (under the usual 30–60 s idle limit of proxies). */
 export const KEEPALIVE_SECONDS = 15;
 
 /**
- * The event stream of request `id` (throws the service's 404 before the stream starts). The
- * stream is in `open` until its answer is written out, so a stopping server can let it say `interrupted`.
+ * The event stream of request `id` (throws the service's 404 before the stream starts, and a
+ * 503 past the caps of `gate`). The stream is in `open` until its answer is written out, so a
+ * stopping server can let it say `interrupted`.
  */
-export function requestEvents(c: HttpContext, service: RewardService, id: number, keepaliveMs: number, open: Set<Promise<void>>): Response {
+export function requestEvents(c: HttpContext, service: RewardService, id: number, keepaliveMs: number, open: Set<Promise<void>>, gate: StreamGate): Response {
   service.request(id); // 404 for an unknown request, as a JSON error
   // Open until its answer is written out whole (or its connection is gone).
   const streaming = new Promise<void>((resolve) => {
     c.env.outgoing.once('finish', resolve);
     c.env.outgoing.once('close', resolve);
   });
+  const refused = gate.take(String(id), c.env.incoming.socket, streaming);
+  if (refused) throw new HttpError(refused.status, refused.message);
   open.add(streaming);
   void streaming.then(() => open.delete(streaming));
   return streamSSE(c, async (stream) => {

@@ -9,6 +9,9 @@
  * - The request target is a path whose percent-encoding decodes (else 400).
  * - A whole request (headers and body) must arrive within a time limit (408, then closed); the
  *   wait for the answer is not limited. Open connections are capped (past it: 503, then closed).
+ * - Long-lived streams (server-sent events) are capped apart (`StreamGate`): at most a few per
+ *   key (a request, a run) and a fixed number in all (past either: 503); a connection holding a
+ *   stream does not count against the connection cap, so open streams never starve requests.
  *
  * Every refusal is a status and a one-line reason; each server words the body its own way.
  */
@@ -103,13 +106,102 @@ function rawResponse(status: number, reason: string, body: { type: string; text:
   return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${body.type}\r\ncontent-length: ${Buffer.byteLength(body.text)}\r\nconnection: close\r\n\r\n${body.text}`;
 }
 
+/** The caps of a server's long-lived streams. */
+export interface StreamLimits {
+  /** Most streams open at once (default 64). */
+  maxStreams?: number;
+  /** Most streams open at once on one key (default 4). */
+  maxStreamsPerKey?: number;
+}
+
+/** Defaults of the stream caps. */
+export const STREAM_DEFAULTS = { maxStreams: 64, maxStreamsPerKey: 4 } as const;
+
+/**
+ * The long-lived streams of one server: a stream holds a slot from `take` until its answer is
+ * written out or its connection closes. The door (`createDoorServer`) does not count a
+ * connection that holds a stream against its connection cap: streams have caps of their own.
+ */
+export class StreamGate {
+  readonly max: number;
+  readonly perKey: number;
+  private readonly byKey = new Map<string, number>();
+  /** The connections holding streams, with how many each holds. */
+  private readonly sockets = new Map<Duplex, number>();
+  private total = 0;
+
+  /** `what` names the streams in refusals ("event streams"); `keyWords` names a key ("request 3"). */
+  constructor(
+    limits: StreamLimits = {},
+    private readonly what = 'event streams',
+    private readonly keyWords: (key: string) => string = (key) => key,
+  ) {
+    this.max = limits.maxStreams ?? STREAM_DEFAULTS.maxStreams;
+    this.perKey = limits.maxStreamsPerKey ?? STREAM_DEFAULTS.maxStreamsPerKey;
+    for (const [name, v] of [
+      ['maxStreams', this.max],
+      ['maxStreamsPerKey', this.perKey],
+    ] as const) {
+      if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer, got ${v}`);
+    }
+  }
+
+  /** True while `socket` holds a stream (the door leaves it out of its connection count). */
+  holds(socket: Duplex): boolean {
+    return this.sockets.has(socket);
+  }
+
+  /** Streams open now. */
+  get open(): number {
+    return this.total;
+  }
+
+  /** Why one more stream of `key` cannot open (503, one line), or null. */
+  refusal(key: string): Refusal | null {
+    if (this.total >= this.max) {
+      return { status: 503, message: `too many ${this.what}: at most ${this.max} are open at once; close one or retry later` };
+    }
+    if ((this.byKey.get(key) ?? 0) >= this.perKey) {
+      return {
+        status: 503,
+        message: `too many ${this.what} on ${this.keyWords(key)}: at most ${this.perKey} are open at once on one; close one or retry later`,
+      };
+    }
+    return null;
+  }
+
+  /**
+   * Opens a stream of `key` on `socket` until `ended` settles; past either cap a refusal, and
+   * then nothing is held.
+   */
+  take(key: string, socket: Duplex, ended: Promise<unknown>): Refusal | null {
+    const refused = this.refusal(key);
+    if (refused) return refused;
+    this.total += 1;
+    this.byKey.set(key, (this.byKey.get(key) ?? 0) + 1);
+    this.sockets.set(socket, (this.sockets.get(socket) ?? 0) + 1);
+    const release = (): void => {
+      this.total -= 1;
+      const k = (this.byKey.get(key) ?? 1) - 1;
+      if (k > 0) this.byKey.set(key, k);
+      else this.byKey.delete(key);
+      const s = (this.sockets.get(socket) ?? 1) - 1;
+      if (s > 0) this.sockets.set(socket, s);
+      else this.sockets.delete(socket);
+    };
+    void ended.then(release, release);
+    return null;
+  }
+}
+
 /**
  * A node:http server with the limits: a request must arrive whole within `bodyTimeoutMs` (then
  * 408 and closed; the answer may take as long as it takes), and past `maxConnections` open ones a
  * new connection is answered 503 and closed without its requests reaching `listener`. Malformed
- * HTTP is answered 400. `body` words the reasons of those answers.
+ * HTTP is answered 400. `body` words the reasons of those answers. Connections holding a stream
+ * of `streams` are left out of the count (the gate caps them).
  */
-export function createDoorServer(limits: DoorLimits, body: RawBody, listener: RequestListener): Server {
+export function createDoorServer(limits: DoorLimits, body: RawBody, listener: RequestListener, streams?: StreamGate): Server {
   const timeout = limits.bodyTimeoutMs ?? DOOR_DEFAULTS.bodyTimeoutMs;
   const max = limits.maxConnections ?? DOOR_DEFAULTS.maxConnections;
   if (!(timeout > 0)) throw new RangeError(`bodyTimeoutMs must be positive, got ${timeout}`);
@@ -118,6 +210,12 @@ export function createDoorServer(limits: DoorLimits, body: RawBody, listener: Re
   const refused = new WeakSet<Duplex>();
   /** The latest response on each connection (whether one is half written decides if a raw answer may follow). */
   const answering = new WeakMap<Duplex, ServerResponse>();
+  /** Open connections that hold no stream (a connection holding one is counted by the gate). */
+  const requestConnections = (): number => {
+    let n = 0;
+    for (const s of open) if (!streams?.holds(s)) n += 1;
+    return n;
+  };
 
   const server = createServer({ connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(timeout / 4))) }, (req, res) => {
     if (refused.has(req.socket)) {
@@ -130,7 +228,7 @@ export function createDoorServer(limits: DoorLimits, body: RawBody, listener: Re
   server.requestTimeout = timeout;
   server.headersTimeout = Math.min(timeout, 60_000);
   server.on('connection', (socket: Duplex) => {
-    if (open.size >= max) {
+    if (requestConnections() >= max) {
       refused.add(socket);
       socket.end(rawResponse(503, 'Service Unavailable', body(`too many connections: this server keeps at most ${max} open; retry later`)));
       // The client reads the answer and hangs up; one that does not is cut off.

@@ -145,7 +145,11 @@ export const JobResponse = z.object({
   reason: z.string().nullable(),
   reward: z.number().nullable().describe("null until the job's request is settled, or when the job is unscorable"),
   unscorable: z.string().nullable().describe('why a settled job has no reward (the harness could not score it for its own reasons); else null'),
-  cached: z.boolean().describe('the result was reused from an identical earlier job'),
+  cached: z
+    .boolean()
+    .describe(
+      "a proposal's result was reused from an identical earlier proposal (a result the harness's own jobs produced is not said to be reused; false for the harness's jobs)",
+    ),
   patch: Patch,
   unchanged: Unchanged,
   cost: z.object({ envSteps: z.number().nullable(), examples: z.number().nullable(), wallSeconds: z.number().nullable() }),
@@ -236,6 +240,43 @@ export const EpisodeStatus = z.object({
   reason: z.string().nullable().describe('once closed, the reason its close gave; null while open'),
 });
 
+/** `POST /v1/tasks/{id}/confirmations` body. */
+export const ConfirmationRequest = z
+  .object({
+    completion: z
+      .string()
+      .describe(
+        "raw model text, read as a completion of POST /v1/rewards is: a full job spec, or a merge patch over the task's baseline spec; its seed is ignored",
+      ),
+  })
+  .strict()
+  .describe("a spec to train on the harness's confirmation seeds of the task");
+
+/** `POST /v1/tasks/{id}/confirmations` answer. */
+export const ConfirmationResponse = z
+  .object({
+    confirmed: z
+      .object({
+        normalized: z
+          .number()
+          .nullable()
+          .describe(
+            'the mean normalised score over the confirmation seeds, a failed seed counted as a failure (the reference less 1); null when the harness lost every seed',
+          ),
+        uncertainty: z.number().nullable().describe('the uncertainty of that mean (evaluation error and training noise); null when there is none'),
+        complete: z.boolean().describe('every seed trained and scored'),
+        scored: z.number().int().describe('seeds that scored'),
+        seeds: z.number().int().describe('confirmation seeds (the harness chooses them; they are never shown)'),
+        failed: z.number().int().describe('seeds whose job failed of its own (a NaN, its limits, an error): each counts as a failure'),
+        unscorable: z.number().int().describe("seeds lost to the harness's own failures, left out of the mean"),
+      })
+      .nullable()
+      .describe('null when the completion is no valid spec'),
+    status: z.enum(['succeeded', 'failed', 'invalid']).describe('succeeded: every seed scored; failed: some did not; invalid: no valid spec, nothing trained'),
+    reason: z.string().nullable().describe('one line: why the spec is invalid, or what became of the seeds that did not score; null when every seed scored'),
+  })
+  .describe("a spec's quality on the harness's seeds, for reports (never a proposal's reward)");
+
 /** Every error answer: one line. */
 export const ErrorResponse = z.object({ error: z.string().describe('one line saying what was wrong') });
 
@@ -255,6 +296,8 @@ const SCHEMAS = {
   Feedback,
   EpisodeStatus,
   EpisodeClosed,
+  ConfirmationRequest,
+  ConfirmationResponse,
   ErrorResponse,
 } as const;
 
@@ -338,6 +381,27 @@ export function openApiDocument(version: string): Record<string, unknown> {
           responses: {
             '200': { description: 'a JSON Schema (plain features only, for grammar engines)', content: { 'application/json': { schema: { type: 'object' } } } },
             '404': json('ErrorResponse', 'no such task'),
+            ...errors,
+          },
+        },
+      },
+      '/v1/tasks/{id}/confirmations': {
+        post: {
+          operationId: 'confirm',
+          summary:
+            "train a spec on the task's confirmation seeds (the harness's, never shown) and answer its confirmed score once done: for reports, never a reward",
+          parameters: [idParam('task id')],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('ConfirmationRequest') } } },
+          responses: {
+            '200': json('ConfirmationResponse', 'the confirmation'),
+            '404': json('ErrorResponse', 'no such task'),
+            '413': json('ErrorResponse', 'the body is over the size limit'),
+            '415': json('ErrorResponse', 'the body is not application/json'),
+            '429': {
+              ...json('ErrorResponse', 'the job queue is full; retry after the Retry-After header'),
+              headers: { 'Retry-After': { schema: { type: 'integer' } } },
+            },
+            '503': json('ErrorResponse', 'the server is shutting down; the jobs are kept and run when asked again after --resume'),
             ...errors,
           },
         },

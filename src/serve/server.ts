@@ -6,9 +6,9 @@
  */
 import { oneLine } from '../spec/bounds.js';
 import type { RewardService } from './service.js';
-import { EpisodeRequest, RewardsRequest, SubmissionRequest, openApiDocument } from './schemas.js';
+import { ConfirmationRequest, EpisodeRequest, RewardsRequest, SubmissionRequest, openApiDocument } from './schemas.js';
 import { isLoopback } from './auth.js';
-import { type DoorLimits, createDoorServer } from './front-door.js';
+import { type DoorLimits, StreamGate, type StreamLimits, createDoorServer } from './front-door.js';
 import {
   HttpError,
   type HttpContext,
@@ -38,8 +38,12 @@ export { isLoopback };
 /** Largest request body (bytes): a full group of completions at the reply limit fits. */
 export const MAX_BODY_BYTES = 8 << 20;
 
-/** Where and how the server listens (and the limits of its connections). */
-export interface ServerOptions extends DoorLimits {
+/**
+ * Where and how the server listens, the limits of its connections, and the caps of its event
+ * streams (`maxStreamsPerKey`: per request; default 4 per request, 64 in all, apart from the
+ * connections' 64).
+ */
+export interface ServerOptions extends DoorLimits, StreamLimits {
   host?: string;
   port?: number;
   /** Bearer token every request must carry (null: none, loopback only). */
@@ -102,6 +106,7 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
   const openapi = JSON.stringify(openApiDocument(o.version ?? '0.0.0'));
   const keepaliveMs = (o.keepaliveSeconds ?? KEEPALIVE_SECONDS) * 1000;
   const streams = new Set<Promise<void>>();
+  const gate = new StreamGate(o, 'event streams', (key) => `request ${key}`);
 
   const app = createApp((c, err) => jsonResponse({ error: oneLine(err.message, 500) }, err.status, errorHeaders(c, err)), noRoute);
   const tokenMessage = 'a bearer token is required (Authorization: Bearer TOKEN)';
@@ -124,7 +129,7 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
   });
   app.get('/v1/jobs/:id', (c) => jsonResponse(service.job(idOf(c, 'job'))));
   app.get('/v1/requests/:id', (c) => jsonResponse(service.request(idOf(c, 'request'))));
-  app.get('/v1/requests/:id/events', (c) => requestEvents(c, service, idOf(c, 'request'), keepaliveMs, streams));
+  app.get('/v1/requests/:id/events', (c) => requestEvents(c, service, idOf(c, 'request'), keepaliveMs, streams, gate));
   const completions = [jsonContent, limitBody(o.maxBodyBytes ?? MAX_BODY_BYTES)] as const;
   /** The Idempotency-Key header, if any. */
   const keyOf = (c: HttpContext): string | undefined => {
@@ -157,6 +162,10 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
     return jsonResponse(await service.episodes.submit(id, b.completion, keyOf(c)));
   });
   app.post(`${EPISODES}/:id/close`, limitBody(SMALL_BODY_BYTES), async (c) => jsonResponse(await service.episodes.close(idOf(c, 'episode'))));
+  app.post('/v1/tasks/:id/confirmations', ...completions, async (c) => {
+    const b = await jsonBody(c, ConfirmationRequest);
+    return jsonResponse(await service.confirm(c.req.param('id'), b.completion));
+  });
   for (const path of [REWARDS, JOBS, EPISODES, `${EPISODES}/:id`, `${EPISODES}/:id/submissions`, `${EPISODES}/:id/close`]) {
     app.all(path, (c) => {
       throw noRoute(c);
@@ -164,7 +173,7 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
   }
 
   // The request must arrive within the body timeout; the answer to a rewards request may take minutes (its jobs).
-  const server = createDoorServer(o, (message) => ({ type: JSON_TYPE, text: JSON.stringify({ error: message }) }), nodeListener(app));
+  const server = createDoorServer(o, (message) => ({ type: JSON_TYPE, text: JSON.stringify({ error: message }) }), nodeListener(app), gate);
   warmIntake();
   return listen(server, host, o.port ?? 8377).then((listening) => ({
     ...listening,

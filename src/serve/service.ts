@@ -26,6 +26,7 @@ import type { RewardRuleName } from '../outer/reward.js';
 import { Scorer, type ScorerOptions } from '../outer/scoring/scorer-pool.js';
 import { Evaluator } from '../outer/evaluate.js';
 import { openRun } from '../outer/open-run.js';
+import { CONFIRM_SEEDS } from '../outer/noise.js';
 import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from '../outer/settle.js';
 import { CompletionBudget, INTAKE_DEFAULTS, parseProposals, traceOf } from './intake.js';
 import { HttpError } from './http.js';
@@ -33,6 +34,7 @@ import { oneLine } from '../spec/bounds.js';
 import { pinTaskFingerprints } from '../outer/fingerprints.js';
 import { Episodes } from './episodes.js';
 import type { JobResponse, JobsAccepted, RequestStatus, RewardsResponse, TaskRow } from './schemas.js';
+import { type ConfirmationAnswer, ReportConfirmations, isReportConfirmation, proposalConfirms } from './confirm.js';
 
 /** The answer to a request: its rewards and results. */
 export type RewardsAnswer = z.infer<typeof RewardsResponse>;
@@ -107,6 +109,7 @@ export class RewardService {
   private outstanding = 0;
   private jobSeconds = { sum: 0, n: 0 };
   private budget: CompletionBudget | null = null;
+  private reports: ReportConfirmations | null = null;
   readonly maxQueue: number;
   /** The episodes of `/v1/episodes`: each submission a one-completion request of this service, the episode paid their mean. */
   readonly episodes: Episodes;
@@ -223,7 +226,7 @@ export class RewardService {
     if (!r) throw new HttpError(404, `no job ${id} in this run`);
     return {
       job: r.id,
-      request: r.kind === 'proposal' || r.kind === 'confirm' ? r.iteration : null,
+      request: r.kind === 'proposal' || (r.kind === 'confirm' && !isReportConfirmation(r)) ? r.iteration : null,
       task: r.task,
       kind: r.kind as 'proposal' | 'baseline' | 'confirm', // `rrl serve` runs store no rung jobs (successive halving is `rrl train`'s)
       status: r.status,
@@ -232,7 +235,8 @@ export class RewardService {
       reason: r.error,
       reward: r.reward,
       unscorable: r.reward === null ? this.unscorableOf(r) : null,
-      cached: r.cacheHit !== null,
+      // Only a proposal's hit on an earlier proposal's result: a hit on a harness seed's would name that seed.
+      cached: r.kind === 'proposal' && r.cacheHit !== null && r.cacheOrigin === 'proposal',
       ...this.answerFields(r),
       cost: { envSteps: r.envSteps, examples: r.examples, wallSeconds: r.wallSeconds },
     };
@@ -444,12 +448,50 @@ export class RewardService {
     return ok;
   }
 
+  /** The run's confirmation jobs of proposals (a report's confirmations are never a proposal's reward, serve/confirm.ts). */
+  private proposalConfirms(): JobRow[] {
+    return proposalConfirms(this.store.jobs(this.runId, { kind: 'confirm' }));
+  }
+
+  /**
+   * `POST /v1/tasks/{id}/confirmations`: the spec of `completion` trained on the task's
+   * confirmation seeds, answered once done (serve/confirm.ts); its jobs count in the queue.
+   * Throws 404 (unknown task), 429 (queue full), 503 (shutting down).
+   */
+  async confirm(task: string, completion: string): Promise<ConfirmationAnswer> {
+    const { brief, baseline } = this.known(task);
+    if (this.abort.signal.aborted) throw new HttpError(503, 'the server is shutting down');
+    const n = CONFIRM_SEEDS;
+    if (this.outstanding + n > this.maxQueue) {
+      throw new HttpError(
+        429,
+        `the job queue is full (${this.outstanding} of ${this.maxQueue} jobs waiting or running; a confirmation has ${n})`,
+        this.retryAfter(),
+      );
+    }
+    this.reports ??= new ReportConfirmations({
+      store: this.store,
+      runId: this.runId,
+      secret: this.secret,
+      baseline: (t) => this.baseline(t),
+      runJob: (r) => this.runJob(r),
+      stopped: () => this.abort.signal.aborted,
+    });
+    this.outstanding += n;
+    const p = this.reports.confirm(task, brief, baseline, completion).finally(() => {
+      this.outstanding -= n;
+      this.active.delete(p);
+    });
+    this.active.add(p);
+    return p;
+  }
+
   /** The task's standing for request `id`: the best confirmed score of requests answered before it settles. */
   private standing(task: string, id: number): ReturnType<typeof taskStanding> {
     const answered = new Set(this.store.requests(this.runId, 'done').map((r) => r.id));
     const earlier = this.store.jobs(this.runId, { kind: 'proposal' }).filter((j) => j.task === task && j.iteration !== id && answered.has(j.iteration));
     const baselines = this.store.jobs(this.runId, { kind: 'baseline' }).filter((r) => r.task === task);
-    return taskStanding(baselines, earlier, this.store.jobs(this.runId, { kind: 'confirm' }));
+    return taskStanding(baselines, earlier, this.proposalConfirms());
   }
 
   private async finish(id: number, task: string): Promise<RewardsAnswer> {
@@ -460,19 +502,15 @@ export class RewardService {
     const oks = await Promise.all([this.baseline(task), ...pending.map((r) => this.runJob(r))]);
     if (oks.some((ok) => !ok) || this.abort.signal.aborted) throw interrupted();
     // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
-    const candidates = bonusCandidates(
-      this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }),
-      this.standing(task, id),
-      this.store.jobs(this.runId, { kind: 'confirm' }),
-    );
-    const added = confirmJobs(candidates, this.store.jobs(this.runId, { kind: 'confirm' }), this.secret);
+    const candidates = bonusCandidates(this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }), this.standing(task, id), this.proposalConfirms());
+    const added = confirmJobs(candidates, this.proposalConfirms(), this.secret);
     if (added.length) this.store.addJobs(this.runId, added);
     const confirming = this.store.jobs(this.runId, { iteration: id, kind: 'confirm' }).filter((r) => r.status === 'pending');
     if ((await Promise.all(confirming.map((r) => this.runJob(r)))).some((ok) => !ok) || this.abort.signal.aborted) throw interrupted();
     // From here to the stored answer nothing awaits: requests settle one at a time, so two of them
     // cannot both take one bonus (the later one is compared with the earlier one's confirmed score).
     const rows = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' });
-    const group = rewardGroup(rows, brief, this.standing(task, id), this.store.jobs(this.runId, { kind: 'confirm' }), `r${id}/${task}`, this.config.reward);
+    const group = rewardGroup(rows, brief, this.standing(task, id), this.proposalConfirms(), `r${id}/${task}`, this.config.reward);
     // A job the harness could not score is neither paid nor charged: reward null, no advantage, no rewards row.
     const unscorable = group.map((g) => g.unscorable);
     const paid = group.filter((g) => g.unscorable === null);

@@ -67,7 +67,7 @@ test('the key holds the engine identity and the evaluation identity: it changes 
 
 test('only NaN failures are cached: errors, limits and scorer failures are not', () => {
   const c = new ResultCache(join(mkdtempSync(join(tmpdir(), 'rrl-cache-kinds-')), 'cache.db'));
-  const row = (key: string, status: 'succeeded' | 'failed', failureKind: string | null): CachedResult => ({
+  const row = (key: string, status: 'succeeded' | 'failed', failureKind: string | null): Omit<CachedResult, 'origin'> => ({
     key,
     task: 'cartpole-balance',
     status,

@@ -6,6 +6,11 @@
  * identity (which secret scored it) and the task's fingerprint (its definition and data:
  * a task file's bytes and its data files', tasks/fingerprint.ts). The cache lives in the run's
  * store by default, or in a file shared between runs (`--cache FILE`).
+ *
+ * Each entry records its **origin**: whether an agent's job (a proposal) has produced or reused
+ * it, or so far only the harness's own jobs (baseline and confirmation seeds, on the harness's
+ * secret seeds). A job that reuses a result says `cached` only when an agent's job had it before:
+ * a hit on a harness seed's result would otherwise tell an agent which seeds are the harness's.
  */
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
@@ -13,7 +18,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { join, relative } from 'node:path';
-import type { JobRow } from './store.js';
+import type { CacheOrigin, JobRow } from './store.js';
 import { canonicalJson } from '../util/canonical.js';
 
 /** The compiled code a job's result depends on, relative to this module (dist/src/store/). */
@@ -83,6 +88,13 @@ export interface CachedResult
   > {
   key: string;
   status: 'succeeded' | 'failed';
+  /** `proposal` once an agent's job has produced or reused it; `harness` while only the harness's jobs have (entries older than the column: `harness`). */
+  origin: CacheOrigin;
+}
+
+/** The origin of a job's result in the cache: an agent's job (a proposal or one of its rungs) or the harness's own. */
+export function originOf(kind: JobRow['kind']): CacheOrigin {
+  return kind === 'proposal' || kind === 'rung' ? 'proposal' : 'harness';
 }
 
 /**
@@ -106,6 +118,7 @@ export class ResultCache {
       artifact_dir TEXT, created_at TEXT NOT NULL)`);
     const columns = this.db.prepare('PRAGMA table_info(results)').all() as { name: string }[];
     if (!columns.some((c) => c.name === 'stderr')) this.db.exec('ALTER TABLE results ADD COLUMN stderr REAL');
+    if (!columns.some((c) => c.name === 'origin')) this.db.exec('ALTER TABLE results ADD COLUMN origin TEXT');
   }
 
   /** The recorded result for a key, if any. */
@@ -113,20 +126,26 @@ export class ResultCache {
     return this.db
       .prepare(
         `SELECT key, task, status, failure_kind AS failureKind, error, env_steps AS envSteps, examples, wall_seconds AS wallSeconds,
-                cpu_seconds AS cpuSeconds, raw, normalized, stderr, artifact_dir AS artifactDir FROM results WHERE key = ?`,
+                cpu_seconds AS cpuSeconds, raw, normalized, stderr, artifact_dir AS artifactDir,
+                CASE origin WHEN 'proposal' THEN 'proposal' ELSE 'harness' END AS origin FROM results WHERE key = ?`,
       )
       .get(key) as CachedResult | undefined;
   }
 
-  /** Records a result (successes and deterministic failures only); the first record wins. */
-  put(r: CachedResult): void {
+  /** Records that an agent's job has reused the entry of `key`: from now on a hit on it is shown as cached. */
+  markProposed(key: string): void {
+    this.db.prepare("UPDATE results SET origin = 'proposal' WHERE key = ?").run(key);
+  }
+
+  /** Records a result (successes and deterministic failures only); the first record wins (its origin too; default `harness`). */
+  put(r: Omit<CachedResult, 'origin'> & { origin?: CacheOrigin }): void {
     if (r.status === 'failed' && !DETERMINISTIC_FAILURES.has(r.failureKind ?? '')) return;
     this.db
       .prepare(
-        `INSERT OR IGNORE INTO results (key, task, status, failure_kind, error, env_steps, examples, wall_seconds, cpu_seconds, raw, normalized, stderr, artifact_dir, created_at)
-         VALUES (@key, @task, @status, @failureKind, @error, @envSteps, @examples, @wallSeconds, @cpuSeconds, @raw, @normalized, @stderr, @artifactDir, @createdAt)`,
+        `INSERT OR IGNORE INTO results (key, task, status, failure_kind, error, env_steps, examples, wall_seconds, cpu_seconds, raw, normalized, stderr, artifact_dir, origin, created_at)
+         VALUES (@key, @task, @status, @failureKind, @error, @envSteps, @examples, @wallSeconds, @cpuSeconds, @raw, @normalized, @stderr, @artifactDir, @origin, @createdAt)`,
       )
-      .run({ ...r, createdAt: new Date().toISOString() });
+      .run({ ...r, origin: r.origin ?? 'harness', createdAt: new Date().toISOString() });
   }
 
   /** Closes the file. */

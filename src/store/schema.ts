@@ -43,6 +43,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   cpu_seconds REAL,
   artifact_dir TEXT,
   cache_hit TEXT,
+  cache_origin TEXT,
   rung INTEGER,
   parent_id INTEGER,
   share REAL,

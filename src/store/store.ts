@@ -35,6 +35,12 @@ export interface JobRow {
   artifactDir: string | null;
   /** When the result was reused from an identical earlier job: where it came from. */
   cacheHit: string | null;
+  /**
+   * For a reused result: who first produced it, an agent's job (`proposal`, also a rung) or the
+   * harness's own (`harness`: a baseline or confirmation seed); null when not reused or unknown
+   * (stores before it). Only a hit on an agent's job is shown as cached (store/cache.ts).
+   */
+  cacheOrigin: CacheOrigin | null;
   raw: number | null;
   normalized: number | null;
   /** Standard error of `normalized` (bootstrap over held-out episodes or rows); null when unknown. */
@@ -58,6 +64,9 @@ export interface JobRow {
   patch: unknown;
 }
 
+/** Who first produced a cached result: an agent's job, or the harness's own (a baseline or confirmation seed). */
+export type CacheOrigin = 'proposal' | 'harness';
+
 /** What a job's execution produced, as recorded. */
 export interface JobOutcome {
   status: Exclude<JobStatus, 'pending'>;
@@ -69,6 +78,8 @@ export interface JobOutcome {
   cpuSeconds?: number | null;
   artifactDir?: string | null;
   cacheHit?: string | null;
+  /** Who first produced the reused result (with `cacheHit`). */
+  cacheOrigin?: CacheOrigin | null;
   score?: { raw: number; normalized: number; stderr?: number | null } | null;
   curve?: { name: string; step: number; wallTime: number; value: number }[];
   /** The share of the budget the result stands for (a proposal settled from its rungs). */
@@ -138,6 +149,8 @@ export class Store {
     // Idempotent requests of `rrl serve`: the client's key and the digest of task and completions.
     if (!has('requests', 'idem_key')) this.db.exec('ALTER TABLE requests ADD COLUMN idem_key TEXT');
     if (!has('requests', 'digest')) this.db.exec('ALTER TABLE requests ADD COLUMN digest TEXT');
+    // Who produced a reused result (store/cache.ts): `cached` shows only hits on agents' jobs.
+    if (!has('jobs', 'cache_origin')) this.db.exec('ALTER TABLE jobs ADD COLUMN cache_origin TEXT');
   }
 
   /**
@@ -420,7 +433,7 @@ export class Store {
     this.db.transaction(() => {
       this.db
         .prepare(
-          'UPDATE jobs SET status = ?, failure_kind = ?, error = ?, env_steps = ?, examples = ?, wall_seconds = ?, cpu_seconds = ?, artifact_dir = ?, cache_hit = ?, finished_at = ? WHERE id = ?',
+          'UPDATE jobs SET status = ?, failure_kind = ?, error = ?, env_steps = ?, examples = ?, wall_seconds = ?, cpu_seconds = ?, artifact_dir = ?, cache_hit = ?, cache_origin = ?, finished_at = ? WHERE id = ?',
         )
         .run(
           o.status,
@@ -432,6 +445,7 @@ export class Store {
           o.cpuSeconds ?? null,
           o.artifactDir ?? null,
           o.cacheHit ?? null,
+          o.cacheHit ? (o.cacheOrigin ?? null) : null,
           now(),
           id,
         );
@@ -453,7 +467,7 @@ export class Store {
     this.db.transaction(() => {
       this.db
         .prepare(
-          "UPDATE jobs SET status = 'pending', failure_kind = NULL, error = NULL, env_steps = NULL, examples = NULL, wall_seconds = NULL, cpu_seconds = NULL, artifact_dir = NULL, cache_hit = NULL, finished_at = NULL WHERE id = ?",
+          "UPDATE jobs SET status = 'pending', failure_kind = NULL, error = NULL, env_steps = NULL, examples = NULL, wall_seconds = NULL, cpu_seconds = NULL, artifact_dir = NULL, cache_hit = NULL, cache_origin = NULL, finished_at = NULL WHERE id = ?",
         )
         .run(id);
       for (const table of ['scores', 'curves', 'rewards']) this.db.prepare(`DELETE FROM ${table} WHERE job_id = ?`).run(id);
@@ -485,7 +499,7 @@ export class Store {
       .prepare(
         `SELECT j.id, j.run_id AS runId, j.iteration, j.slot, j.task, j.kind, j.agent, j.spec, j.trace, j.status,
                 j.failure_kind AS failureKind, j.error, j.env_steps AS envSteps, j.examples, j.wall_seconds AS wallSeconds,
-                j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.cache_hit AS cacheHit, j.finished_at AS finishedAt,
+                j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.cache_hit AS cacheHit, j.cache_origin AS cacheOrigin, j.finished_at AS finishedAt,
                 j.rung, j.parent_id AS parentId, j.share, j.patch,
                 s.raw, s.normalized, s.stderr, r.reward, r.advantage, r.group_id AS groupId
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id

@@ -28,6 +28,7 @@ export function jobRow(kind: JobRow['kind'], o: Partial<JobRow> = {}): JobRow {
     cpuSeconds: 1,
     artifactDir: null,
     cacheHit: null,
+    cacheOrigin: null,
     raw: 0,
     normalized: 0.5,
     stderr: 0.02,

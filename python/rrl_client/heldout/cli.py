@@ -6,7 +6,9 @@
         --optuna --seeds 2 --out runs/heldout
 
 Per task (default: every task of split ``held-out`` the server lists) and model arm: the greedy job's
-hidden normalised score, and the best of N sampled completions for each N of ``--samples``; beside
+hidden normalised score, and the best of N sampled completions for each N of ``--samples`` (the
+completion with the best single score among the first N, reported by its confirmed score: trained
+again on the harness's confirmation seeds, rrl_client.heldout.harness); beside
 them the baseline (the empty patch ``{}``), with ``--optuna`` a seeded Optuna TPE study per task, and
 with ``--from-transfer DIR`` the rows of `rrl experiment transfer` for the same tasks. Mean ± sd over
 the seeds; ``OUT/heldout.json`` holds every number, ``OUT/heldout.md`` the tables.
@@ -20,10 +22,10 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..client import RrlClient
-from .harness import Outcome, best_of, post, valid_share
+from .harness import Confirmed, Outcome, best_of, post, valid_share
 from .models import ArmSpec, ModelArm, guided_unavailable, load_arm, parse_arm, warn
 from .report import Metrics, metric_keys, read_transfer, summarise, transfer_tasks, write
 
@@ -75,20 +77,27 @@ def held_out_tasks(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [str(r["id"]) for r in rows if r.get("split") == "held-out"]
 
 
-def cell(greedy: Optional[Outcome], sampled: Sequence[Outcome], samples: Sequence[int]) -> Metrics:
-    """One task's metrics for one arm and seed."""
+def cell(greedy: Optional[Outcome], sampled: Sequence[Outcome], texts: Sequence[str], samples: Sequence[int],
+         confirmed: Callable[[str], Optional[float]]) -> tuple[Metrics, dict[str, Any]]:
+    """One task's metrics for one arm and seed (best of N: the confirmed score of the best single score's
+    completion among the first N), and the picks behind them (index, single and confirmed score)."""
     m: Metrics = {"greedy": greedy.normalized if greedy is not None else None}
+    picks: dict[str, Any] = {}
     for n in samples:
-        m[f"best_{n}"] = best_of(sampled, n) if len(sampled) >= n else None
+        score, i = best_of(sampled, texts, n, confirmed) if len(sampled) >= n else (None, None)
+        m[f"best_{n}"] = score
+        if i is not None:
+            picks[f"best_{n}"] = {"index": i, "single": sampled[i].normalized, "confirmed": score}
     m["valid_share"] = valid_share(sampled)
-    return m
+    return m, picks
 
 
 def _unchanged(outcomes: Sequence[Outcome]) -> Optional[float]:
     return sum(bool(o.unchanged) for o in outcomes) / len(outcomes) if outcomes else None
 
 
-def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], guided: bool) -> dict[str, Any]:
+def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], guided: bool,
+                  confirmed: Confirmed) -> dict[str, Any]:
     """One model arm over every task and seed: the greedy completion once per task (it does not depend
     on the seed), ``max(samples)`` sampled completions per task and seed."""
     started = time.time()
@@ -105,14 +114,15 @@ def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, se
         for seed in seeds:
             texts = arm.generate(inp["messages"], schema, n, seed)
             outs = post(client, task, texts)
-            per_seed[seed][task] = cell(greedy, outs, args.samples)
-            raw[task]["seeds"][str(seed)] = {"unchanged_share": _unchanged(outs), "results": [{"completion": t, **o.as_json()} for t, o in zip(texts, outs)]}
+            per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, lambda text: confirmed(task, text))
+            raw[task]["seeds"][str(seed)] = {"unchanged_share": _unchanged(outs), "picks": picks,
+                                             "results": [{"completion": t, **o.as_json()} for t, o in zip(texts, outs)]}
         print(json.dumps({"arm": spec.name, "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
     return {"kind": "model", "model": spec.model, "adapter": spec.adapter, "guided": arm.guided is not None,
             "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
 
 
-def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], confirmed: Confirmed) -> dict[str, Any]:
     from .space import derive
     from .study import run_study
 
@@ -125,8 +135,9 @@ def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int]
         raw[task] = {"space": [p.__dict__ for p in space.params], "seeds": {}}
         for seed in seeds:
             res = run_study(client, task, space, n, seed, args.optuna_batch)
-            per_seed[seed][task] = cell(None, res.outcomes, args.samples)
-            raw[task]["seeds"][str(seed)] = [t.as_json() for t in res.trials]
+            texts = [json.dumps(t.patch) for t in res.trials]
+            per_seed[seed][task], picks = cell(None, res.outcomes, texts, args.samples, lambda text: confirmed(task, text))
+            raw[task]["seeds"][str(seed)] = [{**t.as_json(), "picked_for": [k for k, p in picks.items() if p["index"] == i]} for i, t in enumerate(res.trials)]
         print(json.dumps({"arm": "optuna", "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
     return {"kind": "optuna", "trials": n, "batch": args.optuna_batch, "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
 
@@ -224,8 +235,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     base = {t: post(client, t, ["{}"])[0] for t in tasks}
     per_seed_base: dict[int, dict[str, Metrics]] = {s: {t: {**{k: None for k in keys}, "greedy": o.normalized, "valid_share": 1.0 if o.valid else 0.0} for t, o in base.items()} for s in seeds}
     arms["baseline"] = {"kind": "baseline", "per_seed_tasks": per_seed_base, "raw": {t: o.as_json() for t, o in base.items()}, "seconds": time.time() - started}
+    confirmed = Confirmed(client)
     for spec in args.arms:
-        arms[spec.name] = run_model_arm(client, spec, args, seeds, inputs, guided)
+        arms[spec.name] = run_model_arm(client, spec, args, seeds, inputs, guided, confirmed)
     if args.optuna:
         from .study import optuna_missing
 
@@ -234,7 +246,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             warn(f"SKIPPED LOUDLY: the Optuna arm: {missing}")
             notes.append(f"Optuna arm skipped: {missing}")
         else:
-            arms["optuna"] = run_optuna_arm(client, args, seeds, inputs)
+            arms["optuna"] = run_optuna_arm(client, args, seeds, inputs, confirmed)
     if args.from_transfer:
         if transfer_ready(args.from_transfer):
             add_transfer_rows(arms, notes, args.from_transfer, tasks, keys)
@@ -247,7 +259,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     result = {
         "settings": {"url": args.url, "samples": args.samples, "seeds": seeds, "temperature": args.temperature, "guided": guided,
                      "guided_engine": args.guided_engine, "max_new_tokens": args.max_new_tokens, "optuna": args.optuna,
-                     "from_transfer": args.from_transfer},
+                     "from_transfer": args.from_transfer, "confirmations": confirmed.asked},
         "tasks": tasks,
         "arms": arms,
         "notes": notes,

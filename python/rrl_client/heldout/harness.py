@@ -4,13 +4,20 @@ Every posted completion is a real job. The evaluation reads ``score.normalized``
 normalised score), never the reward: the reward carries the bonus against the best so far, so a
 later post of the same spec can be paid differently. A completion that is ``invalid`` or whose job
 ``failed`` has no score: it is missing from every best-of, and counts against the valid share.
+
+Best of N is not the largest of N single scores (seeds of one spec alone make that look good: best of
+5 0.535 where their mean is 0.169). It is the **confirmed** score of the completion a practitioner
+would keep: the one with the best single score among the first N, trained again on the harness's
+confirmation seeds (``POST /v1/tasks/{id}/confirmations``, which never reveals them), every seed
+counted under the harness's confirmation rule. Only the pick is confirmed, not each of the N (that
+would train 5 jobs per sample; the pick costs 5 jobs per N, fewer when two N pick the same).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from ..client import RrlClient
 
@@ -62,10 +69,36 @@ def post(client: RrlClient, task: str, completions: Sequence[str]) -> list[Outco
     return [outcome(r) for r in answer["results"]]
 
 
-def best_of(outcomes: Sequence[Outcome], n: int) -> Optional[float]:
-    """The best hidden score among the first ``n`` outcomes that were scored; None when none was."""
-    xs = [o.normalized for o in outcomes[:n] if o.normalized is not None]
-    return max(xs) if xs else None
+def pick(outcomes: Sequence[Outcome], n: int) -> Optional[int]:
+    """The index of the best single score among the first ``n`` outcomes (the first on a tie); None when none was scored."""
+    scored = [(o.normalized, -i) for i, o in enumerate(outcomes[:n]) if o.normalized is not None]
+    return -max(scored)[1] if scored else None
+
+
+class Confirmed:
+    """Confirmed scores of one server's completions, each (task, completion) asked once: the mean normalised
+    score over the harness's confirmation seeds (None when the harness could not give one)."""
+
+    def __init__(self, client: RrlClient) -> None:
+        self._client = client
+        self._known: dict[tuple[str, str], Optional[float]] = {}
+        self.asked = 0
+        """Confirmations requested from the server (for the report's cost)."""
+
+    def __call__(self, task: str, completion: str) -> Optional[float]:
+        key = (task, completion)
+        if key not in self._known:
+            self.asked += 1
+            confirmed = self._client.confirm(task, completion)["confirmed"]
+            self._known[key] = None if confirmed is None else confirmed["normalized"]
+        return self._known[key]
+
+
+def best_of(outcomes: Sequence[Outcome], texts: Sequence[str], n: int, confirmed: Callable[[str], Optional[float]]) -> tuple[Optional[float], Optional[int]]:
+    """Best of the first ``n``: the confirmed score of the completion with the best single score among
+    them, and its index; (None, None) when none was scored."""
+    i = pick(outcomes, n)
+    return (None, None) if i is None else (confirmed(texts[i]), i)
 
 
 def valid_share(outcomes: Sequence[Outcome]) -> Optional[float]:

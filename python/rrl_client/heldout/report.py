@@ -128,7 +128,9 @@ def markdown(result: dict[str, Any]) -> str:
         f"Tasks ({len(tasks)}): {', '.join(f'`{t}`' for t in tasks)}. Seeds: {', '.join(map(str, result['settings']['seeds']))}; "
         f"temperature {result['settings']['temperature']}; guided: {result['settings']['guided']}. "
         "Hidden normalised score (0: the random/trivial reference, 1: the solved one), mean over tasks, then mean ± sd over seeds; "
-        "an invalid or failed job has no score (missing from best-of; see valid share).",
+        "an invalid or failed job has no score (missing from best-of; see valid share). "
+        "Best of N: the completion with the best single score among the first N, reported by its confirmed score "
+        "(the mean over the harness's confirmation seeds, every seed counted), not the largest single score.",
         "",
         "| arm | " + " | ".join(heads) + " | seconds |",
         "| --- | " + " | ".join("---:" for _ in heads) + " | ---: |",

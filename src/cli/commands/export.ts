@@ -1,7 +1,7 @@
 /** `rrl export grpo|sft|tensorboard`: a run's records as GRPO data, SFT data or TensorBoard event files. */
 import type { Command } from 'commander';
 import { resolve } from 'node:path';
-import { EXPORT_FORMATS, exportGrpo } from '../../outer/grpo-export.js';
+import { EXPORT_FORMATS, exportGrpo, grpoSummaryLine } from '../../outer/grpo-export.js';
 import { SPLITS, exportSft, summaryLine } from '../../outer/sft-export.js';
 import { exportTensorboard } from '../../dashboard/tensorboard.js';
 import { useTaskDir } from '../task-dir.js';
@@ -13,6 +13,8 @@ const GRPO_FLAGS = flagTable({
   format: { flag: '--format <format>', help: 'trl (JSON Lines) | verl (Parquet)', required: true },
   out: { flag: '--out <path>', help: 'output file', required: true },
   iteration: { flag: '--iteration <n>', help: 'only this iteration (1-based)', parse: int(1, 1_000_000) },
+  split: { flag: '--split <split>', help: 'only tasks of this split: train | held-out | example', default: 'train' },
+  taskDir: taskDirFlag(),
 });
 
 const SFT_FLAGS = flagTable({
@@ -32,10 +34,13 @@ const TENSORBOARD_FLAGS = flagTable({
   out: { flag: '--out <dir>', help: 'output directory (point `tensorboard --logdir` at it)', required: true },
 });
 
-/** `rrl export grpo`: the LLM agent's proposals as GRPO data. */
-function exportGrpoData(runDir: string, o: FlagValues<typeof GRPO_FLAGS>): void {
+/** `rrl export grpo`: the LLM agent's proposals on the tasks of a split as GRPO data, with a summary line per task. */
+async function exportGrpoData(runDir: string, o: FlagValues<typeof GRPO_FLAGS>): Promise<void> {
   const format = oneOf('--format', EXPORT_FORMATS, o.format);
-  const r = exportGrpo(resolve(runDir), { format, out: resolve(o.out), iteration: o.iteration === undefined ? undefined : o.iteration - 1 });
+  const split = oneOf('--split', SPLITS, o.split);
+  await useTaskDir(o.taskDir);
+  const r = exportGrpo(resolve(runDir), { format, out: resolve(o.out), iteration: o.iteration === undefined ? undefined : o.iteration - 1, split });
+  for (const t of r.tasks) console.error(grpoSummaryLine(t));
   console.error(`${r.rows} row(s) written to ${r.path}`);
 }
 
@@ -63,7 +68,9 @@ export function registerExportCommand(program: Command): void {
   const grpo = exporter
     .command('grpo')
     .argument('<run>', 'run directory')
-    .description("the LLM agent's proposals as GRPO data: prompt messages, completion, reward, advantage, group and job ids");
+    .description(
+      "the LLM agent's proposals on the tasks of a split (train by default) as GRPO data: prompt messages, completion, reward, advantage, group and job ids, the task's split",
+    );
   addFlags(grpo, GRPO_FLAGS).action(exportGrpoData);
   const sft = exporter
     .command('sft')
