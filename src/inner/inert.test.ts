@@ -65,12 +65,25 @@ const CASES: Case[] = [
   {
     name: 'supervised classification (adam, cross-entropy)',
     brief: control('iris-species'),
-    spec: supervisedSpec('iris-species', { sources: [{ id: 'noisy-large', weight: 1 }], objective: 'cross-entropy', hidden: [8], epochs: 2, examples: 2000 }) as JsonObject,
+    spec: supervisedSpec('iris-species', {
+      sources: [{ id: 'noisy-large', weight: 1 }],
+      objective: 'cross-entropy',
+      hidden: [8],
+      epochs: 2,
+      examples: 2000,
+    }) as JsonObject,
   },
   {
     name: 'supervised regression, linear, no validation split',
     brief: control('cars-mpg'),
-    spec: supervisedSpec('cars-mpg', { sources: [{ id: 'shifted', weight: 1 }], objective: 'mse', hidden: [], epochs: 2, examples: 2000, validationFraction: 0 }) as JsonObject,
+    spec: supervisedSpec('cars-mpg', {
+      sources: [{ id: 'shifted', weight: 1 }],
+      objective: 'mse',
+      hidden: [],
+      epochs: 2,
+      examples: 2000,
+      validationFraction: 0,
+    }) as JsonObject,
   },
 ];
 

@@ -80,7 +80,8 @@ const CONTROL_ALWAYS: InertRule[] = [
 
 /** Control jobs, per algorithm. */
 const CONTROL_BY_ALGORITHM: Record<string, (c: InertContext) => InertRule[]> = {
-  ppo: (c) => (c.discreteActions ? [{ path: 'algorithm.initLogStd', why: 'the Gaussian log std of continuous actions; this task’s actions are discrete' }] : []),
+  ppo: (c) =>
+    c.discreteActions ? [{ path: 'algorithm.initLogStd', why: 'the Gaussian log std of continuous actions; this task’s actions are discrete' }] : [],
   // ARS steps one environment and always normalises its states (src/inner/algos/ars.ts: makeEnv(1, { normalize: true })).
   ars: () => [
     { path: 'environment.numEnvs', why: 'ARS steps one environment' },
