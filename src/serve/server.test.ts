@@ -51,6 +51,7 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
     '/v1/requests/{id}/events',
     '/v1/rewards',
     '/v1/tasks',
+    '/v1/tasks/{id}/confirmations',
     '/v1/tasks/{id}/prompt',
     '/v1/tasks/{id}/schema',
   ]);
