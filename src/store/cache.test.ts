@@ -116,6 +116,7 @@ test('a cache file written before standard errors opens and gains the column', (
       normalized: 0.5,
       stderr: null,
       artifactDir: '/a',
+      origin: 'harness', // an entry older than the column: not shown as an agent's (store/cache.ts)
     },
   );
   c.close();

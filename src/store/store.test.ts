@@ -89,7 +89,7 @@ test('a store written before successive halving and the patch form gains the run
   old.close();
   const store = new Store(dir);
   const cols = (store.db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
-  assert.deepEqual(cols.slice(-4), ['rung', 'parent_id', 'share', 'patch']);
+  assert.deepEqual(cols.slice(-5), ['rung', 'parent_id', 'share', 'patch', 'cache_origin']);
   const [row] = store.jobs('r');
   assert.equal(row.status, 'pending');
   assert.deepEqual([row.rung, row.parentId, row.share, row.patch], [null, null, null, null]);
