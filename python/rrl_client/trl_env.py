@@ -20,15 +20,17 @@ which `rrl serve` computes (the Python side never re-implements the rule):
   error, timeout, ...); an episode that never submitted is paid ``-1`` (as the same prose sent as a
   completion would be);
 - ``None`` only for the harness's own failures: every submission unscorable, or no answer at all.
-  TRL leaves ``None`` out of the group's baseline and gives the rollout no advantage.
+  TRL leaves ``None`` out of the group's baseline and gives the rollout no advantage;
+  :class:`rrl_client.grpo.RrlGRPOTrainer` also masks it out of the loss (no KL, no normaliser share).
 
 The server comes from ``RRL_URL`` (default ``http://127.0.0.1:8377``) and ``RRL_TOKEN``, read when an
 instance is made, or from a class made by :func:`rrl_environment` (``rrl_environment(url, token)``).
 
+    from rrl_client.grpo import RrlGRPOTrainer
     from rrl_client.trl_env import environment_dataset, environment_reward, rrl_environment
     env_cls = rrl_environment("http://127.0.0.1:8377")
-    trainer = GRPOTrainer(model=..., reward_funcs=[environment_reward], environment_factory=env_cls,
-                          train_dataset=environment_dataset(RrlClient(url), ["cartpole-short"], rows=64), ...)
+    trainer = RrlGRPOTrainer(model=..., reward_funcs=[environment_reward], environment_factory=env_cls,
+                             train_dataset=environment_dataset(RrlClient(url), ["cartpole-short"], rows=64), ...)
 
 One job per episode by default (``max_submissions``, 1 to 8); a call past them is answered without a
 job. TRL 1.13 runs the tool calls of a batch one rollout after another, so a step waits for its jobs

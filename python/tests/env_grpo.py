@@ -80,7 +80,9 @@ def grpo_step(env_cls: type, tmp_path: Path, task: str, calls: bool = True) -> t
     pytest.importorskip("trl", reason="SKIPPED: TRL is missing: run python/setup-venv.sh")
     import torch
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOConfig
+
+    from rrl_client.grpo import RrlGRPOTrainer
 
     from rrl_client.trl_env import environment_reward
     from tiny_model import tiny_model, tiny_tool_tokenizer
@@ -97,8 +99,8 @@ def grpo_step(env_cls: type, tmp_path: Path, task: str, calls: bool = True) -> t
         use_cpu=True, bf16=False, fp16=False, logging_steps=1, save_strategy="no", report_to="none",
         disable_tqdm=True, max_tool_calling_iterations=2,
     )
-    trainer = GRPOTrainer(model=model, reward_funcs=[environment_reward], args=args, train_dataset=dataset,
-                          processing_class=tok, environment_factory=env_cls)
+    trainer = RrlGRPOTrainer(model=model, reward_funcs=[environment_reward], args=args, train_dataset=dataset,
+                             processing_class=tok, environment_factory=env_cls)
     started = time.perf_counter()
     trainer.train()
     return trainer, time.perf_counter() - started
