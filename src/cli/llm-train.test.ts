@@ -254,8 +254,14 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     assert.equal(e1.code, 0, e1.stderr);
     const e2 = await rrl(['export', 'grpo', runDir, '--format', 'verl', '--out', verlPath]);
     assert.equal(e2.code, 0, e2.stderr);
-    const exported = jobs.filter((j) => trace(j).completion !== null);
-    assert.equal(exported.length, 11);
+    // `rrl export grpo` writes one split's tasks (train by default; iris-species is held out).
+    const withCompletion = jobs.filter((j) => trace(j).completion !== null);
+    assert.equal(withCompletion.length, 11);
+    const exported = withCompletion.filter((j) => getPublicTask(j.task).brief.split === 'train');
+    assert.ok(exported.length > 0 && exported.length < withCompletion.length);
+    const heldOut = await rrl(['export', 'grpo', runDir, '--format', 'trl', '--split', 'held-out', '--out', join(tmp, 'held-out.jsonl')]);
+    assert.equal(heldOut.code, 0, heldOut.stderr);
+    assert.equal(readFileSync(join(tmp, 'held-out.jsonl'), 'utf8').trim().split('\n').length, withCompletion.length - exported.length);
     const trl = readFileSync(trlPath, 'utf8')
       .trim()
       .split('\n')
@@ -264,7 +270,7 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     trl.forEach((row, i) => {
       const j = exported[i];
       const t = trace(j);
-      const columns = ['prompt', 'completion', 'reward', 'advantage', 'group_id', 'job_id', 'task', 'iteration', 'status', 'model'];
+      const columns = ['prompt', 'completion', 'reward', 'advantage', 'group_id', 'job_id', 'task', 'split', 'iteration', 'status', 'model'];
       assert.deepEqual(Object.keys(row), [...columns, 'completion_tokens', 'completion_logprobs']);
       assert.deepEqual(row.prompt, t.messages);
       assert.deepEqual(row.completion, [{ role: 'assistant', content: t.completion }]);
@@ -273,6 +279,7 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
       assert.equal(row.group_id, j.groupId);
       assert.equal(row.job_id, j.id);
       assert.equal(row.task, j.task);
+      assert.equal(row.split, 'train');
       assert.equal(row.iteration, j.iteration);
       assert.equal(row.status, j.status);
       assert.equal(row.model, j.iteration === 0 ? MODEL : name);
@@ -312,7 +319,7 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     // One iteration only (1-based on the command line).
     const e3 = await rrl(['export', 'grpo', runDir, '--format', 'trl', '--iteration', '2', '--out', join(tmp, 'it2.jsonl')]);
     assert.equal(e3.code, 0, e3.stderr);
-    assert.equal(readFileSync(join(tmp, 'it2.jsonl'), 'utf8').trim().split('\n').length, 5);
+    assert.equal(readFileSync(join(tmp, 'it2.jsonl'), 'utf8').trim().split('\n').length, exported.filter((j) => j.iteration === 1).length);
 
     // rrl prompt shows the same prompt the agent sent, and with --run the run's history.
     const p = await rrl(['prompt', IRIS, '--json']);
