@@ -2,10 +2,11 @@
 
 A random model almost never writes a well-formed tool call, so the GRPO tests script a few: each whole
 tool call is one added token of the tokenizer (``tool_call_token``), and a logits processor wrapped
-around the model's own ``generate`` (as ``rrl_client.grpo.install_guided`` does) makes row ``i`` of the
-first turn's batch write ``plan[i]`` then end its turn; the other rows sample freely but can never
-write a scripted call; after a tool answer every row ends its turn at once. Everything else is TRL's
-own: it parses the call, runs the environment's tool, appends the answer and computes the rewards.
+around the model's own ``generate`` (as ``rrl_client.grpo.install_guided`` does) makes rollout ``i``
+write the calls ``plan[i]``, one a turn, each turn ending after its call; the other rollouts sample
+freely but can never write a scripted call; after its last tool answer a rollout ends its turn at
+once. Everything else is TRL's own: it parses the call, runs the environment's tool, appends the
+answer and computes the rewards.
 """
 
 from __future__ import annotations
@@ -28,34 +29,47 @@ def tool_call_token(name: str, **arguments: Any) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"
 
 
-def script_tool_calls(model: Any, tokenizer: Any, plan: dict[int, str], call_tokens: list[str]) -> None:
-    """Make ``model.generate`` follow ``plan`` (first-turn batch row -> the tool-call token it writes);
-    no other row writes any of ``call_tokens``."""
+def script_tool_calls(model: Any, tokenizer: Any, plan: dict[int, str | list[str]], call_tokens: list[str]) -> None:
+    """Make ``model.generate`` follow ``plan``: rollout ``i`` (row ``i`` of the first turn's batch) writes the
+    tool-call tokens ``plan[i]`` (a string: one call), one per turn, each turn ending after its call and the
+    turn after the last call ending at once; a rollout outside the plan samples freely but never writes any
+    of ``call_tokens``.
+
+    TRL's tool loop regenerates, turn after turn, the rollouts whose last turn called a tool, in order, so
+    a row's rollout follows from its turn (the calls its input holds): turn 0 is every rollout, turn k the
+    scripted ones with at least k calls. A row whose calls so far are not its rollout's script is an error."""
     import torch
     from transformers import LogitsProcessor
 
-    forced = {row: tokenizer.convert_tokens_to_ids(tok) for row, tok in plan.items()}
-    call_ids = sorted(tokenizer.convert_tokens_to_ids(t) for t in call_tokens)
+    scripts = {row: [calls] if isinstance(calls, str) else list(calls) for row, calls in plan.items()}
+    ids = {tok: tokenizer.convert_tokens_to_ids(tok) for tok in call_tokens}
+    call_ids = sorted(ids.values())
+    scripted = set(call_ids)
     eos = tokenizer.eos_token_id
+
+    def forced_tokens(row: int, input_ids: list[int]) -> list[int] | None:
+        """The tokens ``row`` of a turn's batch must write from its first step (None: it samples freely)."""
+        calls = [t for t in input_ids if t in scripted]
+        turn = len(calls)
+        rollout = row if turn == 0 else sorted(r for r, s in scripts.items() if len(s) >= turn)[row]
+        script = [ids[t] for t in scripts.get(rollout, [])]
+        assert calls == script[:turn], f"turn {turn}, row {row}: its calls are not rollout {rollout}'s script"
+        if turn < len(script):
+            return [script[turn], eos]
+        return [eos] if turn > 0 else None
 
     class Scripted(LogitsProcessor):  # type: ignore[misc]
         prompt_len = 0
-        answered: list[bool] = []
+        forced: list[list[int] | None] = []
 
         def __call__(self, input_ids: Any, scores: Any) -> Any:
             step = input_ids.shape[1] - self.prompt_len
             out = scores.clone()
             for row in range(scores.shape[0]):
-                want = None
-                if self.answered[row]:
-                    want = eos  # a tool answered: end the turn
-                elif row in forced and step == 0:
-                    want = forced[row]
-                elif row in forced and step == 1:
-                    want = eos
-                if want is not None:
+                tokens = self.forced[row]
+                if tokens is not None and step < len(tokens):
                     out[row] = -torch.inf
-                    out[row, want] = 0.0
+                    out[row, tokens[step]] = 0.0
                 else:
                     out[row, call_ids] = -torch.inf
             return out
@@ -64,43 +78,53 @@ def script_tool_calls(model: Any, tokenizer: Any, plan: dict[int, str], call_tok
     plain_generate = model.generate
 
     def generate(*a: Any, **kw: Any) -> Any:
-        ids = kw["input_ids"]
-        processor.prompt_len = ids.shape[1]
-        processor.answered = [bool(torch.isin(ids[r], torch.tensor(call_ids)).any()) for r in range(ids.shape[0])]
+        batch = kw["input_ids"]
+        processor.prompt_len = batch.shape[1]
+        processor.forced = [forced_tokens(r, batch[r].tolist()) for r in range(batch.shape[0])]
         extra = kw.pop("logits_processor", None) or []
         return plain_generate(*a, logits_processor=[*extra, processor], **kw)
 
     model.generate = generate
 
 
-def grpo_step(env_cls: type, tmp_path: Path, task: str, calls: bool = True) -> tuple[Any, float]:
-    """One GRPO step of a tiny random model with ``environment_factory=env_cls``: 2 prompts x 2 generations.
-    With ``calls``, row 0 calls submit_job with a good patch, row 1 with an invalid one, and the second
-    group never calls; without, no row calls. Returns the trainer and the step's seconds."""
+def scripted_trainer(env_cls: type, tmp_path: Path, task: str, plan: dict[int, list[str]], groups: int, num_generations: int,
+                     max_completion_length: int = 192, max_positions: int = 2048) -> Any:
+    """An ``RrlGRPOTrainer`` of one step (not yet run) of a tiny random model with ``environment_factory=env_cls``:
+    ``groups`` prompts of ``task`` x ``num_generations`` rollouts, in order; rollout ``i`` sends the jobs
+    ``plan[i]`` (spec texts), one tool call a turn (see :func:`script_tool_calls`), and a rollout outside
+    the plan samples freely, never calling the tool."""
     pytest.importorskip("trl", reason="SKIPPED: TRL is missing: run python/setup-venv.sh")
     import torch
     from datasets import Dataset
     from trl import GRPOConfig
 
     from rrl_client.grpo import RrlGRPOTrainer
-
     from rrl_client.trl_env import environment_reward
     from tiny_model import tiny_model, tiny_tool_tokenizer
 
     torch.set_num_threads(1)
-    good, bad = tool_call_token("submit_job", spec=TINY_PATCH), tool_call_token("submit_job", spec=INVALID_PATCH)
-    tok = tiny_tool_tokenizer([good, bad])
-    model = tiny_model(tok, max_positions=2048)
-    script_tool_calls(model, tok, {0: good, 1: bad} if calls else {}, [good, bad])
-    dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": "Tune the job."}], "task": task}] * 2)
+    calls = {spec: tool_call_token("submit_job", spec=spec) for specs in plan.values() for spec in specs}
+    tok = tiny_tool_tokenizer(list(calls.values()))
+    model = tiny_model(tok, max_positions=max_positions)
+    script_tool_calls(model, tok, {row: [calls[s] for s in specs] for row, specs in plan.items()}, list(calls.values()))
+    dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": "Tune the job."}], "task": task}] * groups)
+    most_calls = max((len(specs) for specs in plan.values()), default=1)
     args = GRPOConfig(
-        output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=4, num_generations=2,
-        max_completion_length=192, learning_rate=1e-3, beta=0.0, shuffle_dataset=False, seed=0,
+        output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=groups * num_generations, num_generations=num_generations,
+        max_completion_length=max_completion_length, learning_rate=1e-3, beta=0.0, shuffle_dataset=False, seed=0,
         use_cpu=True, bf16=False, fp16=False, logging_steps=1, save_strategy="no", report_to="none",
-        disable_tqdm=True, max_tool_calling_iterations=2,
+        disable_tqdm=True, max_tool_calling_iterations=max(2, most_calls),
     )
-    trainer = RrlGRPOTrainer(model=model, reward_funcs=[environment_reward], args=args, train_dataset=dataset,
-                             processing_class=tok, environment_factory=env_cls)
+    return RrlGRPOTrainer(model=model, reward_funcs=[environment_reward], args=args, train_dataset=dataset,
+                          processing_class=tok, environment_factory=env_cls)
+
+
+def grpo_step(env_cls: type, tmp_path: Path, task: str, calls: bool = True) -> tuple[Any, float]:
+    """One GRPO step of a tiny random model with ``environment_factory=env_cls``: 2 prompts x 2 generations.
+    With ``calls``, row 0 calls submit_job with a good patch, row 1 with an invalid one, and the second
+    group never calls; without, no row calls. Returns the trainer and the step's seconds."""
+    plan = {0: [TINY_PATCH], 1: [INVALID_PATCH]} if calls else {}
+    trainer = scripted_trainer(env_cls, tmp_path, task, plan, groups=2, num_generations=2)
     started = time.perf_counter()
     trainer.train()
     return trainer, time.perf_counter() - started

@@ -5,14 +5,24 @@ Agents that never write a better job — seed-only, inert-field, null-seeking, r
 unstable-spec — each answer one prompt of a GRPO batch beside copies of the honest baseline (``{}``,
 the baseline sent back unchanged). What is measured is the number that reaches the loss:
 
-- TRL: the advantages of one real ``GRPOTrainer`` step (``rrl_client.grpo.build_trainer``, the tiny
-  model, the default compact form with its format reward), hooked out after
+- TRL reward functions: the advantages of one real ``GRPOTrainer`` step (``rrl_client.grpo.build_trainer``,
+  the tiny model, the default compact form with its format reward), hooked out after
   ``_generate_and_score_completions``; a completion left out of the loss is handed 0;
-- verl: ``compute_score_batch``'s numbers turned into GRPO advantages per prompt row.
+- verl: ``compute_score_batch``'s numbers turned into GRPO advantages per prompt row;
+- the TRL environment class (``rrl_environment``, episodes of up to two jobs): the advantages of one real
+  ``RrlGRPOTrainer(environment_factory=...)`` step whose rollouts call ``submit_job`` as scripted
+  (tests/env_grpo.py), TRL calling ``environment_reward``;
+- the OpenEnv adapter: the done observation's reward of episodes over a real OpenEnv server's WebSocket
+  (``HarnessEnvClient``), turned into advantages by TRL's own group rule.
 
 No agent may be handed more than the honest copies of its group on average. Seed-only rewards are
 single seeds of the baseline, so its mean is allowed the sampling noise of its own draws (two
 standard errors); every other agent's rewards are the same number each time.
+
+The episode adapters also get episode-level agents (two jobs allowed): a bad job then a retreat to
+``{}``, an invalid job then ``{}``. Neither may be handed more than the honest episode (``{}`` twice),
+nor more than its two jobs are handed on average when each is an episode of its own: a retreat is no
+second chance (an episode paid its last or best job fails this).
 
 Nulls come from the harness itself: a second `rrl serve` reuses the first one's store (``--cache``),
 so the reference and every job the first one trained are known, and scores with a 1 ms limit
@@ -23,13 +33,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, Iterator, Optional, Sequence
 
 import pytest
 
-from real_serve import TINY_PATCH, TINY_TASK, _missing, start_serve
+from env_grpo import INVALID_PATCH, scripted_trainer
+from real_serve import TINY_PATCH, TINY_TASK, _missing, start_listening, start_serve
 from rrl_client.client import RrlClient
 
 HONEST = "{}"
@@ -44,6 +58,16 @@ AGENTS: dict[str, list[str]] = {
 }
 NULL_SEEKING = "null-seeking"
 HONEST_PER_GROUP = 4
+BAD = TINY_PATCH  # a tiny ARS job, worse than the baseline: its reward is below 0
+EPISODES: list[tuple[str, list[str]]] = [
+    *[("honest", [HONEST, HONEST])] * HONEST_PER_GROUP,
+    ("bad then retreat", [BAD, HONEST]),
+    ("invalid then retreat", [INVALID_PATCH, HONEST]),
+    ("bad alone", [BAD]),
+    ("invalid alone", [INVALID_PATCH]),
+]
+"""The episode-level group: the honest episode, the two retreats, and each retreat's first job as an episode of its own."""
+RETREATS = {"bad then retreat": "bad alone", "invalid then retreat": "invalid alone"}
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +81,7 @@ def serves() -> Iterator[tuple[str, dict[str, list[str]]]]:
         try:
             example = RrlClient(url).prompt_response(TINY_TASK, "compact")["example"]
             agents = {name: [json.dumps(example) if c == "BASELINE" else c for c in texts] for name, texts in AGENTS.items()}
-            known = [HONEST] + [c for name, texts in agents.items() if name != NULL_SEEKING for c in texts]
+            known = [HONEST, BAD] + [c for name, texts in agents.items() if name != NULL_SEEKING for c in texts]
             RrlClient(url).rewards(TINY_TASK, known)  # trains the reference and every job but the null-seeker's
         finally:
             proc.terminate()
@@ -164,3 +188,126 @@ def test_verl_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: tupl
     size = len(batch[0][1])
     lines = [check_property(handed[k * size:(k + 1) * size], scores[k * size:(k + 1) * size], name, "verl") for k, (name, _) in enumerate(batch)]
     assert_none_failed(lines)
+
+
+def episode_groups(agents: dict[str, list[str]]) -> list[tuple[str, list[list[str]]]]:
+    """Each agent's group as episodes (one job each: the honest copies, then the agent's), and the episode-level group."""
+    return [(name, [[t] for t in group]) for name, group in groups(agents)] + [("episodes", [jobs for _, jobs in EPISODES])]
+
+
+def check_retreats(handed: Sequence[float], rewards: Sequence[Any], adapter: str) -> list[str]:
+    """Report lines for the episode-level group (see the module doc), FAIL where a retreat is handed more than the
+    honest episode or more than its jobs as episodes of their own (the honest episode, ``{}`` twice, stands for
+    ``{}`` alone); advantages are affine in the rewards within a group, so the second is the mean rule seen from
+    the learner."""
+    names = [name for name, _ in EPISODES]
+    honest = sum(handed[:HONEST_PER_GROUP]) / HONEST_PER_GROUP
+    lines = []
+    for retreat, alone in RETREATS.items():
+        got, first = handed[names.index(retreat)], handed[names.index(alone)]
+        parts = (first + honest) / 2
+        line = (f"{adapter} {retreat}: reward {rewards[names.index(retreat)]} ({alone} {rewards[names.index(alone)]}, honest "
+                f"{rewards[:HONEST_PER_GROUP]}); handed {got:.3f} vs honest {honest:.3f}, its jobs alone {parts:.3f}")
+        if got > honest + 1e-4:
+            line = f"FAIL (handed more than the honest episode) {line}"
+        elif got > parts + 1e-4:
+            line = f"FAIL (handed more than its jobs alone: a retreat is a second chance) {line}"
+        lines.append(line)
+    return lines
+
+
+def check_episode_adapter(handed: Sequence[float], rewards: Sequence[Any], batch: list[tuple[str, list[list[str]]]], adapter: str) -> None:
+    """Every group's property, the null-seeker's episodes null, and the retreats' (see the module doc)."""
+    size = len(batch[0][1])
+    lines = []
+    for k, (name, _) in enumerate(batch):
+        rows = slice(k * size, (k + 1) * size)
+        if name == "episodes":
+            lines += check_retreats(handed[rows], rewards[rows], adapter)
+        else:
+            lines.append(check_property(handed[rows], rewards[rows], name, adapter))
+    nulls = rewards[batch_index(batch, NULL_SEEKING) * size:][HONEST_PER_GROUP:size]
+    assert nulls == [None] * (size - HONEST_PER_GROUP), f"{adapter}: the null-seeker's episodes were unscorable, got {nulls}"
+    assert_none_failed(lines)
+
+
+def test_trl_environment_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: tuple[str, dict[str, list[str]]], tmp_path: Path) -> None:
+    from rrl_client.trl_env import rrl_environment
+
+    url, agents = serves
+    batch = episode_groups(agents)
+    scripts = [jobs for _, episodes in batch for jobs in episodes]
+    trainer = scripted_trainer(rrl_environment(url, max_submissions=2), tmp_path, TINY_TASK, dict(enumerate(scripts)),
+                               groups=len(batch), num_generations=len(batch[0][1]), max_completion_length=1024, max_positions=4096)
+    seen: list[dict[str, Any]] = []
+    plain = trainer._generate_and_score_completions
+    trainer._generate_and_score_completions = lambda inputs: seen.append(plain(inputs)) or seen[-1]
+    trainer.train()
+    envs = trainer.environments
+    assert [e.submitted for e in envs] == [len(jobs) for jobs in scripts], "each rollout sent its scripted jobs"
+    out = seen[0]
+    kept = out["completion_mask"].sum(dim=1) > 0
+    check_episode_adapter((out["advantages"] * kept).tolist(), [e.reward for e in envs], batch, "TRL environment")
+
+
+def trl_group_advantages(rewards: Sequence[Optional[float]], size: int) -> list[float]:
+    """GRPOTrainer's advantages of rewards in groups of ``size`` (its defaults: group mean and standard
+    deviation, TRL's own nan-aware ones): a None is left out of its group and handed 0."""
+    import torch
+    from trl.trainer.utils import nanstd
+
+    r = torch.tensor([math.nan if x is None else float(x) for x in rewards]).view(-1, size)
+    adv = (r - torch.nanmean(r, dim=1, keepdim=True)) / (nanstd(r, dim=1, keepdim=True) + 1e-4)
+    return torch.nan_to_num(adv, nan=0.0).view(-1).tolist()
+
+
+@pytest.fixture(scope="module")
+def openenv_urls(serves: tuple[str, dict[str, list[str]]]) -> Iterator[dict[int, str]]:
+    """Two OpenEnv servers (the package this test imported) forwarding to the null-answering `rrl serve`:
+    episodes of one job and of two, by that number."""
+    pytest.importorskip("openenv.core.env_server", reason="SKIPPED (OpenEnv): openenv-core is missing: run python/setup-venv.sh")
+    import rrl_client
+
+    package = str(Path(rrl_client.__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": package + os.pathsep + os.environ.get("PYTHONPATH", "")}
+
+    def start(jobs: int) -> tuple[Any, str]:
+        cmd = [sys.executable, "-m", "rrl_client.openenv_server", "--rrl-url", serves[0], "--port", "0", "--max-submissions", str(jobs)]
+        return start_listening(cmd, Path(package), env)
+
+    with ThreadPoolExecutor(2) as pool:  # both start at once: most of their start is importing the libraries
+        starting = {jobs: pool.submit(start, jobs) for jobs in (1, 2)}
+    started = {jobs: f.result() for jobs, f in starting.items() if f.exception() is None}
+    try:
+        for f in starting.values():
+            f.result()  # raises the first start's failure, once every started one is in `started`
+        yield {jobs: url for jobs, (_, url) in started.items()}
+    finally:
+        for proc, _ in started.values():
+            proc.terminate()
+            proc.wait(timeout=30)
+
+
+def test_openenv_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: tuple[str, dict[str, list[str]]], openenv_urls: dict[int, str]) -> None:
+    from rrl_client.openenv_client import HarnessEnvClient
+    from rrl_client.openenv_server import JobAction
+
+    _, agents = serves
+    batch = episode_groups(agents)
+    sessions = {jobs: HarnessEnvClient(url).sync() for jobs, url in openenv_urls.items()}
+    rewards: list[Optional[float]] = []
+    try:
+        for session in sessions.values():
+            session.connect()
+        for _, episodes in batch:
+            for jobs in episodes:  # an episode of n jobs on the server whose episodes take n: its last step is done
+                env = sessions[len(jobs)]
+                env.reset(task=TINY_TASK)
+                results = [env.step(JobAction(spec=spec)) for spec in jobs]
+                assert [r.done for r in results] == [False] * (len(jobs) - 1) + [True], "the episode is done after its last job"
+                rewards.append(results[-1].reward)
+    finally:
+        for session in sessions.values():
+            session.close()
+    size = len(batch[0][1])
+    check_episode_adapter(trl_group_advantages(rewards, size), rewards, batch, "OpenEnv")
