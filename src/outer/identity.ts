@@ -7,23 +7,13 @@
  * single seed.
  */
 import { validateSpec } from '../inner/spec-check.js';
+import { canonicalJson } from '../util/canonical.js';
 import { getPublicTask } from '../tasks/briefs.js';
-
-function canonical(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === 'object')
-    return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
-    );
-  return v;
-}
 
 /** A spec's key with its seed left out (the raw spec's: no validation): two specs that differ only by their seed share it. */
 export function seedlessKey(spec: unknown): string {
   const seedless = spec && typeof spec === 'object' && !Array.isArray(spec) ? { ...(spec as Record<string, unknown>), seed: 0 } : spec;
-  return JSON.stringify(canonical(seedless));
+  return canonicalJson(seedless);
 }
 
 const MEMO_LIMIT = 4096;
