@@ -24,13 +24,13 @@ test('a job whose WebAssembly memory runs out is out-of-memory, and the next job
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-wasm-'));
   const ex = new LocalExecutor({ workers: 1 });
   try {
-    // One minibatch of 4,096 rows through [512, 512, 512] actor and critic: about 75 MB of activations,
-    // gradients and scratch per network, within the task's 1 GB cap (so validation lets it run) but
-    // past this process's 64 MiB WebAssembly limit.
-    const big = cleanRlPpoSpec('cartpole-balance', 4096);
+    // One minibatch of 8,192 rows through [512, 512] actor and critic: about 100 MB of activations,
+    // gradients and scratch per network, within the task's 1 GB cap and the scoring-cost cap (so
+    // validation lets it run) but past this process's 64 MiB WebAssembly limit.
+    const big = cleanRlPpoSpec('cartpole-balance', 8192);
     Object.assign(big.environment, { numEnvs: 32 });
-    Object.assign(big.algorithm, { minibatches: 1, epochs: 1 });
-    big.model.hidden = [512, 512, 512];
+    Object.assign(big.algorithm, { minibatches: 1, epochs: 1, rolloutSteps: 256 });
+    big.model.hidden = [512, 512];
     assert.ok(validateSpec(big, brief).ok);
     const failed = await ex.execute({ spec: big, brief, outDir: join(tmp, 'big') });
     assert.equal(failed.status, 'failed');
