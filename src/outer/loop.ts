@@ -207,7 +207,21 @@ export async function train(dir: string, config: TrainConfig | null, executor: E
     if (!options.scorer) scorer = activeScorer;
     const log = (message: string): void => emit({ type: 'phase', message });
     const { signal, timeoutMs } = options;
-    const pipeline = new Evaluator({ dir, runId, store, executor, scorer: activeScorer, cache, secret, evalId, signal, timeoutMs, pruneFlat: cfg.pruneFlat, clock, log });
+    const pipeline = new Evaluator({
+      dir,
+      runId,
+      store,
+      executor,
+      scorer: activeScorer,
+      cache,
+      secret,
+      evalId,
+      signal,
+      timeoutMs,
+      pruneFlat: cfg.pruneFlat,
+      clock,
+      log,
+    });
     const runRow = async (row: JobRow): Promise<boolean> => {
       if (!(await pipeline.run(row, briefOf(row.task)))) return false;
       emit({ type: 'job', job: store.job(runId, row.id)! });

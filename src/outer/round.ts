@@ -115,7 +115,11 @@ export class Rounds {
     const { store, runId, secret } = this.host;
     const have = new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task));
     const missing = briefs.filter((b) => !have.has(b.id));
-    if (missing.length) store.addJobs(runId, missing.flatMap((b) => baselineJobs(b.id, this.host.baselineSpec(b.id), secret)));
+    if (missing.length)
+      store.addJobs(
+        runId,
+        missing.flatMap((b) => baselineJobs(b.id, this.host.baselineSpec(b.id), secret)),
+      );
   }
 
   /** Runs rows to their outcomes, all at once, reporting progress; throws RoundInterrupted when any was interrupted. */
@@ -200,9 +204,7 @@ export class Rounds {
     const { store, runId, secret } = this.host;
     const confirmRows = (): JobRow[] => options.confirmRows?.() ?? store.jobs(runId, { kind: 'confirm' });
     const candidates =
-      options.confirm === false
-        ? []
-        : groups.flatMap((g) => bonusCandidates(this.current(g), this.standing(g, options), confirmRows(), paid?.get(g.groupId)));
+      options.confirm === false ? [] : groups.flatMap((g) => bonusCandidates(this.current(g), this.standing(g, options), confirmRows(), paid?.get(g.groupId)));
     const added = confirmJobs(candidates, confirmRows(), secret);
     if (added.length) store.addJobs(runId, added);
     const parents = new Set(groups.flatMap((g) => g.rows.map((r) => r.id)));
