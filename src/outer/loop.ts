@@ -32,9 +32,9 @@ import { Scorer, type ScorerOptions } from './scoring/scorer-pool.js';
 import { BusyClock, Evaluator } from './evaluate.js';
 import { openRun } from './open-run.js';
 import { taskReference } from './noise.js';
-import { baselineJobs, baselineRetries, bonusCandidates, confirmJobs, rewardGroup, taskStanding } from './settle.js';
+import { Rounds, type SettledGroup } from './round.js';
 import { pinTaskFingerprints } from './fingerprints.js';
-import { type FidelityConfig, fidelityPaid, successiveHalving } from './fidelity.js';
+import type { FidelityConfig } from './fidelity.js';
 import { type ComputeReport, computeReport } from './compute-report.js';
 
 /** A run's configuration, stored with the run and reused on resume. */
@@ -151,29 +151,39 @@ export async function priorAgent(cfg: Pick<TrainConfig, 'agent' | 'prior' | 'see
 export const AGENTS = ['controller', 'random', 'search', 'baseline', 'llm', 'optuna-tpe', 'optuna-cmaes', 'optuna-tpe-seeded', 'optuna-cmaes-seeded'] as const;
 export type AgentName = (typeof AGENTS)[number];
 
-/** Runs (or resumes) a training run in `dir` with `executor`. */
-export async function train(
-  dir: string,
-  config: TrainConfig | null,
-  executor: Executor,
-  options: {
-    onEvent?: (e: LoopEvent) => void;
-    signal?: AbortSignal;
-    timeoutMs?: number;
-    agent?: Agent;
-    /** Result cache file (default: the run's store); null turns the cache off. */
-    cache?: string | null;
-    /** Limits of the hidden scoring (time per artifact, scorer heap, scorer threads). */
-    scoring?: ScorerOptions;
-    /**
-     * A scorer pool to share (its threads stay loaded across runs: an experiment's many short runs);
-     * the caller closes it. Absent: the run starts its own with `scoring` and closes it.
-     */
-    scorer?: Scorer;
-    /** The noise table the run records its measured references in (default `noiseFile()`); null: none. */
-    noiseFile?: string | null;
-  } = {},
-): Promise<TrainSummary> {
+/** Options of a training run beside its stored configuration. */
+export interface TrainOptions {
+  onEvent?: (e: LoopEvent) => void;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  agent?: Agent;
+  /** Result cache file (default: the run's store); null turns the cache off. */
+  cache?: string | null;
+  /** Limits of the hidden scoring (time per artifact, scorer heap, scorer threads). */
+  scoring?: ScorerOptions;
+  /**
+   * A scorer pool to share (its threads stay loaded across runs: an experiment's many short runs);
+   * the caller closes it. Absent: the run starts its own with `scoring` and closes it.
+   */
+  scorer?: Scorer;
+  /** The noise table the run records its measured references in (default `noiseFile()`); null: none. */
+  noiseFile?: string | null;
+}
+
+/** An open training run: what its iterations share. */
+interface LoopRun {
+  dir: string;
+  runId: string;
+  cfg: TrainConfig;
+  store: Store;
+  agent: Agent;
+  rounds: Rounds;
+  briefOf: (task: string) => TaskBrief;
+  emit: (e: LoopEvent) => void;
+}
+
+/** Runs (or resumes) a training run in `dir` with `executor`: the agent proposes, the round settles, the agent learns. */
+export async function train(dir: string, config: TrainConfig | null, executor: Executor, options: TrainOptions = {}): Promise<TrainSummary> {
   const emit = options.onEvent ?? (() => {});
   const store = new Store(dir);
   const wall0 = performance.now();
@@ -189,19 +199,15 @@ export async function train(
     store.setRunStatus(runId, 'running');
     const allBriefs: TaskBrief[] = cfg.tasks.map((t) => getPublicTask(t).brief);
     const briefOf = (task: string): TaskBrief => allBriefs.find((b) => b.id === task) ?? getPublicTask(task).brief;
-    await initTf(); // the embedded controller's network lives on tfjs in this thread
-    const ckpt = store.latestCheckpoint(runId);
-    // A prior sets the controller's starting weights; a checkpoint (a resumed run) supersedes it.
-    const agent =
-      options.agent ?? (cfg.prior && !ckpt ? await priorAgent(cfg) : makeAgent(cfg.agent, cfg.seed, cfg.llm, (message) => emit({ type: 'phase', message })));
-    if (ckpt) await agent.load(ckpt.state);
-    const startIteration = ckpt ? ckpt.iteration + 1 : 0;
+    const { agent, startIteration } = await openAgent(store, runId, cfg, options, emit);
 
     const cache = options.cache === null ? null : new ResultCache(options.cache ?? join(dir, 'store.db'));
     closeCache = () => cache?.close();
     const activeScorer = options.scorer ?? new Scorer(options.scoring);
     if (!options.scorer) scorer = activeScorer;
-    const evaluator = new Evaluator({
+    const log = (message: string): void => emit({ type: 'phase', message });
+    const { signal, timeoutMs } = options;
+    const pipeline = new Evaluator({
       dir,
       runId,
       store,
@@ -210,191 +216,34 @@ export async function train(
       cache,
       secret,
       evalId,
-      signal: options.signal,
-      timeoutMs: options.timeoutMs,
+      signal,
+      timeoutMs,
       pruneFlat: cfg.pruneFlat,
       clock,
-      log: (message) => emit({ type: 'phase', message }),
+      log,
     });
-
-    // One job to its outcome; false when the run was interrupted (the job stays pending for resume).
-    const runJob = async (row: JobRow): Promise<boolean> => {
-      if (!(await evaluator.run(row, briefOf(row.task)))) return false;
+    const runRow = async (row: JobRow): Promise<boolean> => {
+      if (!(await pipeline.run(row, briefOf(row.task)))) return false;
       emit({ type: 'job', job: store.job(runId, row.id)! });
       return true;
     };
-    const runJobs = async (rows: JobRow[], iteration: number): Promise<void> => {
-      const pending = rows.filter((r) => r.status === 'pending');
-      let done = rows.length - pending.length;
-      emit({ type: 'jobs', iteration, total: rows.length, done });
-      await Promise.all(
-        pending.map(async (row) => {
-          if (!(await runJob(row))) return;
-          done += 1;
-          emit({ type: 'jobs', iteration, total: rows.length, done });
-        }),
-      );
-      if (options.signal?.aborted) throw new Error('interrupted');
-    };
+    const stopped = (): boolean => options.signal?.aborted ?? false;
+    const rounds = new Rounds({ store, runId, secret, baselineSpec: (task) => getPublicTask(task).baseline, runRow, stopped });
+    const run: LoopRun = { dir, runId, cfg, store, agent, rounds, briefOf, emit };
 
-    // The baseline spec of every task on the harness's seeds, once per run (when an iteration first takes the task):
-    // the reference the rewards compare to, and the task's training noise.
-    const addBaselines = (tasks: TaskBrief[]): void => {
-      const have = new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task));
-      const missing = tasks.filter((b) => !have.has(b.id));
-      if (missing.length)
-        store.addJobs(
-          runId,
-          missing.flatMap((b) => baselineJobs(b.id, getPublicTask(b.id).baseline, secret)),
-        );
-    };
-    const baselinesOf = (task: string): JobRow[] => store.jobs(runId, { kind: 'baseline' }).filter((r) => r.task === task);
-    // A baseline seed that failed for a reason of the machine is tried again (BASELINE_ATTEMPTS in all).
-    const retryBaselines = async (tasks: TaskBrief[], iteration: number): Promise<void> => {
-      for (;;) {
-        const retries = tasks.flatMap((b) => baselineRetries(baselinesOf(b.id)));
-        if (!retries.length) return;
-        emit({ type: 'phase', message: `retrying ${retries.length} baseline job(s) that failed for a reason of the machine` });
-        store.addJobs(runId, retries);
-        await runJobs(
-          store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending'),
-          iteration,
-        );
-      }
-    };
-    if (!cfg.tasksPerIteration) addBaselines(allBriefs);
+    // The baseline spec of every task on the harness's seeds, once per run (when an iteration first takes the task).
+    if (!cfg.tasksPerIteration) rounds.addBaselines(allBriefs);
     const pendingAtStart = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
     if (startIteration >= cfg.iterations && pendingAtStart.length) {
-      await runJobs(pendingAtStart, -1);
-      await retryBaselines(allBriefs, -1);
+      await rounds.finishBaselines(allBriefs, { progress: (done, total) => emit({ type: 'jobs', iteration: -1, total, done }), note: log });
     }
-
     for (let it = startIteration; it < cfg.iterations; it++) {
-      store.startIteration(runId, it);
-      const briefs = iterationTasks(cfg.tasks, it, cfg.seed, cfg.tasksPerIteration).map(briefOf);
-      addBaselines(briefs);
-      let rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
-      if (rows.length === 0) {
-        const proposals = [];
-        for (const [ti, brief] of briefs.entries()) {
-          const history = store
-            .jobs(runId, { kind: 'proposal' })
-            .filter((j) => j.task === brief.id && j.iteration < it)
-            .map((j) => ({ spec: j.spec, reward: j.reward, trace: j.trace, status: j.status, error: j.error }));
-          for (let g = 0; g < cfg.group; g++) {
-            const rng = new Rng(mixSeed(cfg.seed, it, ti, g));
-            // Bounded before anything stores it: a spec or trace over the limits is an invalid job, not a crash.
-            let proposal: GuardedProposal;
-            try {
-              proposal = guardProposal(await agent.propose(brief, { rng, iteration: it, history }));
-            } catch (err) {
-              const why = err instanceof Error ? err.message : err;
-              proposal = { spec: null, trace: null, rejected: { kind: 'agent-error', error: oneLine(`the agent failed to propose: ${oneLine(why)}`) } };
-            }
-            proposals.push({ iteration: it, slot: g, task: brief.id, kind: 'proposal' as const, agent: agent.name, ...proposal });
-          }
-        }
-        store.addJobs(runId, proposals);
-        rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
-      }
-      const pendingBaselines = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
-      const andBaselines = pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : '';
-      emit({ type: 'phase', message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${andBaselines}` });
-      if (cfg.fidelity) {
-        const halving = {
-          store,
-          runId,
-          iteration: it,
-          fidelity: cfg.fidelity,
-          brief: briefOf,
-          runJob: async (row: JobRow) => {
-            if (!(await runJob(row))) throw new Error('interrupted');
-          },
-          progress: (done: number, total: number) => emit({ type: 'jobs', iteration: it, total, done }),
-        };
-        await successiveHalving(halving, rows, pendingBaselines);
-      } else await runJobs([...pendingBaselines, ...rows], it);
-      await retryBaselines(briefs, it);
-      rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
-      const rungRows = cfg.fidelity ? store.jobs(runId, { iteration: it, kind: 'rung' }) : [];
-
-      // Each task's standing: its reference over the baseline seeds, the best confirmed score before this iteration.
-      const earlier = store.jobs(runId, { kind: 'proposal' }).filter((j) => j.iteration < it);
-      const settling = briefs.map((brief) => {
-        const mine = rows.filter((r) => r.task === brief.id);
-        const paid = cfg.fidelity ? fidelityPaid(mine, rungRows, brief, cfg.fidelity) : undefined;
-        const standing = taskStanding(
-          baselinesOf(brief.id),
-          earlier.filter((j) => j.task === brief.id),
-          store.jobs(runId, { kind: 'confirm' }),
-        );
-        return { brief, mine, paid, standing };
-      });
-      // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
-      const candidates =
-        cfg.confirm === false ? [] : settling.flatMap((s) => bonusCandidates(s.mine, s.standing, store.jobs(runId, { kind: 'confirm' }), s.paid));
-      const added = confirmJobs(candidates, store.jobs(runId, { kind: 'confirm' }), secret);
-      if (added.length) store.addJobs(runId, added);
-      const pendingConfirm = store.jobs(runId, { iteration: it, kind: 'confirm' }).filter((r) => r.status === 'pending');
-      if (pendingConfirm.length) {
-        emit({ type: 'phase', message: `confirming ${candidates.length} bonus candidate(s) on the harness's seeds (${pendingConfirm.length} job(s))` });
-        await runJobs(pendingConfirm, it);
-      }
-      const confirmRows = store.jobs(runId, { kind: 'confirm' });
-
-      // Rewards, against the reference and the best confirmed score on the task before this iteration.
-      const groups: RewardGroup[] = [];
-      const rewards = settling.flatMap(({ brief, mine, paid, standing }) => {
-        // A job the harness could not score is neither paid nor charged: no reward, no advantage, not in the update.
-        const scored = rewardGroup(mine, brief, standing, confirmRows, `it${it}/${brief.id}`, cfg.reward, paid).filter((s) => s.unscorable === null);
-        groups.push({
-          brief,
-          items: scored
-            .filter((s) => s.row.trace !== null)
-            .map((s) => ({ trace: s.row.trace, reward: s.reward, advantage: s.advantage, jobId: s.jobId, status: s.row.status, error: s.row.error })),
-        });
-        return scored.map(({ jobId, reward, advantage, detail, groupId }) => ({ jobId, reward, advantage, detail, groupId }));
-      });
-      const stats = await agent.update(groups, { runDir: dir, runId, iteration: it, last: it === cfg.iterations - 1 });
-      // Scores at the full budget only (with successive halving: the proposals that reached it).
-      const norms = rows
-        .filter((r) => r.share === null || r.share >= 1)
-        .map((r) => r.normalized)
-        .filter((v): v is number => v !== null);
-      const summary = {
-        meanReward: rewards.reduce((a, r) => a + r.reward, 0) / Math.max(1, rewards.length),
-        meanNormalized: norms.length ? norms.reduce((a, b) => a + b, 0) / norms.length : null,
-        bestNormalized: norms.length ? Math.max(...norms) : null,
-        updateStats: stats,
-      };
-      store.completeIteration(runId, it, rewards, { agent: agent.name, state: await agent.state() }, summary);
-      const { meanReward, bestNormalized, meanNormalized } = summary;
-      emit({ type: 'iteration', iteration: it, meanReward, bestNormalized, meanNormalized });
+      await iteration(run, it);
     }
     store.setRunStatus(runId, 'finished');
-    const noise = Object.fromEntries(
-      [...new Set(store.jobs(runId, { kind: 'baseline' }).map((r) => r.task))].map((t) => {
-        const ref = taskReference(baselinesOf(t));
-        return [t, { mean: ref.mean, seeds: ref.scored, sd: ref.trainSd, spread: ref.spread, evalSe: ref.evalSe }];
-      }),
-    );
-    if (options.noiseFile !== null) recordNoise(options.noiseFile, evalId, noise, (message) => emit({ type: 'phase', message }));
-    const wallSeconds = (performance.now() - wall0) / 1000;
-    return {
-      run: runId,
-      dir,
-      jobs: store.jobs(runId, { kind: 'proposal' }).length,
-      iterations: store
-        .iterations(runId)
-        .filter((i) => i.status === 'done')
-        .map((i) => ({ iteration: i.idx, meanReward: i.meanReward ?? 0, meanNormalized: i.meanNormalized, bestNormalized: i.bestNormalized })),
-      baselines: Object.fromEntries(Object.entries(noise).map(([t, n]) => [t, n.mean])),
-      noise,
-      reward: cfg.reward ?? { rule: 'improvement', lambda: 0.5 },
-      timing: { wallSeconds, busySeconds: clock.busy, overheadShare: wallSeconds > 0 ? Math.max(0, 1 - clock.busy / wallSeconds) : 0 },
-      fidelity: cfg.fidelity ?? null,
-      compute: computeReport(store.jobs(runId)),
-    };
+    const noise = noiseOf(store, runId);
+    if (options.noiseFile !== null) recordNoise(options.noiseFile, evalId, noise, log);
+    return summaryOf(run, noise, { wallSeconds: (performance.now() - wall0) / 1000, busySeconds: clock.busy });
   } catch (err) {
     const run = store.getRun();
     if (run && options.signal?.aborted) store.setRunStatus(run.id, 'interrupted');
@@ -404,4 +253,136 @@ export async function train(
     await scorer?.close();
     store.close();
   }
+}
+
+/** The run's agent (a given one, a prior's controller or a new one), restored from the latest checkpoint, and the iteration to start at. */
+async function openAgent(
+  store: Store,
+  runId: string,
+  cfg: TrainConfig,
+  options: TrainOptions,
+  emit: (e: LoopEvent) => void,
+): Promise<{ agent: Agent; startIteration: number }> {
+  await initTf(); // the embedded controller's network lives on tfjs in this thread
+  const ckpt = store.latestCheckpoint(runId);
+  // A prior sets the controller's starting weights; a checkpoint (a resumed run) supersedes it.
+  const agent =
+    options.agent ?? (cfg.prior && !ckpt ? await priorAgent(cfg) : makeAgent(cfg.agent, cfg.seed, cfg.llm, (message) => emit({ type: 'phase', message })));
+  if (ckpt) await agent.load(ckpt.state);
+  return { agent, startIteration: ckpt ? ckpt.iteration + 1 : 0 };
+}
+
+/** One iteration in phases: propose → play the round (baselines, run, confirm, settle) → update the agent → record. */
+async function iteration(run: LoopRun, it: number): Promise<void> {
+  const { store, runId, cfg, rounds, emit } = run;
+  store.startIteration(runId, it);
+  const briefs = iterationTasks(cfg.tasks, it, cfg.seed, cfg.tasksPerIteration).map(run.briefOf);
+  rounds.addBaselines(briefs);
+  const rows = await propose(run, briefs, it);
+  const pendingBaselines = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
+  const andBaselines = pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : '';
+  emit({ type: 'phase', message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${andBaselines}` });
+  const earlier = store.jobs(runId, { kind: 'proposal' }).filter((j) => j.iteration < it);
+  const groups = briefs.map((brief) => ({ brief, rows: rows.filter((r) => r.task === brief.id), groupId: `it${it}/${brief.id}` }));
+  const settled = await rounds.play(groups, {
+    earlier: (task) => earlier.filter((j) => j.task === task),
+    confirm: cfg.confirm,
+    reward: cfg.reward,
+    fidelity: cfg.fidelity ? { config: cfg.fidelity, iteration: it } : undefined,
+    progress: (done, total) => emit({ type: 'jobs', iteration: it, total, done }),
+    note: (message) => emit({ type: 'phase', message }),
+  });
+  await update(run, it, settled);
+}
+
+/** Phase propose: the iteration's proposals, `group` per task, stored before any runs (a resumed iteration keeps its own). */
+async function propose(run: LoopRun, briefs: TaskBrief[], it: number): Promise<JobRow[]> {
+  const { store, runId, cfg, agent } = run;
+  const existing = store.jobs(runId, { iteration: it, kind: 'proposal' });
+  if (existing.length) return existing;
+  const proposals = [];
+  for (const [ti, brief] of briefs.entries()) {
+    const history = store
+      .jobs(runId, { kind: 'proposal' })
+      .filter((j) => j.task === brief.id && j.iteration < it)
+      .map((j) => ({ spec: j.spec, reward: j.reward, trace: j.trace, status: j.status, error: j.error }));
+    for (let g = 0; g < cfg.group; g++) {
+      const rng = new Rng(mixSeed(cfg.seed, it, ti, g));
+      // Bounded before anything stores it: a spec or trace over the limits is an invalid job, not a crash.
+      let proposal: GuardedProposal;
+      try {
+        proposal = guardProposal(await agent.propose(brief, { rng, iteration: it, history }));
+      } catch (err) {
+        const why = err instanceof Error ? err.message : err;
+        proposal = { spec: null, trace: null, rejected: { kind: 'agent-error', error: oneLine(`the agent failed to propose: ${oneLine(why)}`) } };
+      }
+      proposals.push({ iteration: it, slot: g, task: brief.id, kind: 'proposal' as const, agent: agent.name, ...proposal });
+    }
+  }
+  store.addJobs(runId, proposals);
+  return store.jobs(runId, { iteration: it, kind: 'proposal' });
+}
+
+/** Phase update: the agent learns from the paid jobs (an unscorable one is neither paid nor charged), and the iteration is recorded with its checkpoint. */
+async function update(run: LoopRun, it: number, settled: SettledGroup[]): Promise<void> {
+  const { store, runId, cfg, agent, emit } = run;
+  const groups: RewardGroup[] = [];
+  const rewards = settled.flatMap(({ brief, rewards: group }) => {
+    const scored = group.filter((s) => s.unscorable === null);
+    groups.push({
+      brief,
+      items: scored
+        .filter((s) => s.row.trace !== null)
+        .map((s) => ({ trace: s.row.trace, reward: s.reward, advantage: s.advantage, jobId: s.jobId, status: s.row.status, error: s.row.error })),
+    });
+    return scored.map(({ jobId, reward, advantage, detail, groupId }) => ({ jobId, reward, advantage, detail, groupId }));
+  });
+  const stats = await agent.update(groups, { runDir: run.dir, runId, iteration: it, last: it === cfg.iterations - 1 });
+  // Scores at the full budget only (with successive halving: the proposals that reached it).
+  const norms = store
+    .jobs(runId, { iteration: it, kind: 'proposal' })
+    .filter((r) => r.share === null || r.share >= 1)
+    .map((r) => r.normalized)
+    .filter((v): v is number => v !== null);
+  const summary = {
+    meanReward: rewards.reduce((a, r) => a + r.reward, 0) / Math.max(1, rewards.length),
+    meanNormalized: norms.length ? norms.reduce((a, b) => a + b, 0) / norms.length : null,
+    bestNormalized: norms.length ? Math.max(...norms) : null,
+    updateStats: stats,
+  };
+  store.completeIteration(runId, it, rewards, { agent: agent.name, state: await agent.state() }, summary);
+  const { meanReward, bestNormalized, meanNormalized } = summary;
+  emit({ type: 'iteration', iteration: it, meanReward, bestNormalized, meanNormalized });
+}
+
+/** Per task: the reference and training noise measured on the harness's seeds. */
+function noiseOf(store: Store, runId: string): TrainSummary['noise'] {
+  const baselines = store.jobs(runId, { kind: 'baseline' });
+  return Object.fromEntries(
+    [...new Set(baselines.map((r) => r.task))].map((t) => {
+      const ref = taskReference(baselines.filter((r) => r.task === t));
+      return [t, { mean: ref.mean, seeds: ref.scored, sd: ref.trainSd, spread: ref.spread, evalSe: ref.evalSe }];
+    }),
+  );
+}
+
+/** The finished run's summary. */
+function summaryOf(run: LoopRun, noise: TrainSummary['noise'], time: { wallSeconds: number; busySeconds: number }): TrainSummary {
+  const { store, runId, cfg } = run;
+  const { wallSeconds, busySeconds } = time;
+  return {
+    run: runId,
+    dir: run.dir,
+    jobs: store.jobs(runId, { kind: 'proposal' }).length,
+    iterations: store
+      .iterations(runId)
+      .filter((i) => i.status === 'done')
+      .map((i) => ({ iteration: i.idx, meanReward: i.meanReward ?? 0, meanNormalized: i.meanNormalized, bestNormalized: i.bestNormalized })),
+    baselines: Object.fromEntries(Object.entries(noise).map(([t, n]) => [t, n.mean])),
+    noise,
+    reward: cfg.reward ?? { rule: 'improvement', lambda: 0.5 },
+    timing: { wallSeconds, busySeconds, overheadShare: wallSeconds > 0 ? Math.max(0, 1 - busySeconds / wallSeconds) : 0 },
+    fidelity: cfg.fidelity ?? null,
+    compute: computeReport(store.jobs(runId)),
+  };
 }
