@@ -1,10 +1,9 @@
 /**
  * The outer round: a group of proposals from finished jobs to outer rewards, in named phases —
  * ensure baselines → run → confirm → settle. `rrl train` (outer/loop.ts, and through it the
- * experiments) and `rrl serve` (serve/service.ts) both play their groups through `Rounds.play`;
- * proposing and the agent's update are the train loop's, the request life-cycle is serve's.
- * The rules each phase applies (standing, candidates, confirmation, rewards) are outer/settle.ts's.
- */
+ * experiments) plays each iteration's groups through `Rounds.play`; proposing and the agent's
+ * update are the loop's. The rules each phase applies (standing, candidates, confirmation,
+ * rewards) are outer/settle.ts's, which `rrl serve` (serve/service.ts) applies in the same order. */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobRow, Store } from '../store/store.js';
 import type { RewardRuleName } from './reward.js';
