@@ -3,7 +3,8 @@
  * ensure baselines → run → confirm → settle. `rrl train` (outer/loop.ts, and through it the
  * experiments) plays each iteration's groups through `Rounds.play`; proposing and the agent's
  * update are the loop's. The rules each phase applies (standing, candidates, confirmation,
- * rewards) are outer/settle.ts's, which `rrl serve` (serve/service.ts) applies in the same order. */
+ * rewards) are outer/settle.ts's, which `rrl serve` (serve/service.ts) applies in the same order.
+ */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobRow, Store } from '../store/store.js';
 import type { RewardRuleName } from './reward.js';
