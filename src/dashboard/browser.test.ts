@@ -117,9 +117,11 @@ test('runs list, jobs filters, a job page and a transfer experiment in the brows
     const all = await page.locator('#jobs tbody tr').count();
     assert.equal(all, 2 + 5 * 4 * 2);
     await page.selectOption('select[data-filter="status"]', 'failed');
-    await page.waitForFunction(
-      () => new URLSearchParams(window.location.search).get('status') === 'failed' && document.querySelectorAll('#jobs tbody tr').length > 0,
-    );
+    // The filtered table replaces the full one: wait for it (the URL changes first).
+    await page.waitForFunction((n) => {
+      const shown = document.querySelectorAll('#jobs tbody tr').length;
+      return new URLSearchParams(window.location.search).get('status') === 'failed' && shown > 0 && shown < n;
+    }, all);
     const failedRows = await page.locator('#jobs tbody tr').allInnerTexts();
     assert.ok(failedRows.length < all);
     for (const r of failedRows) assert.match(r, /failed[\s\S]*timeout: the job ran past its wall-clock limit/);
