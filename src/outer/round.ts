@@ -66,12 +66,6 @@ export interface RoundOptions {
   progress?: (done: number, total: number) => void;
   /** Lines for the operator (retries, confirmations). */
   note?: (message: string) => void;
-  /**
-   * Called with the settled groups in the same synchronous step as the settling: rounds played
-   * concurrently (serve's requests) record their answers one at a time, so two of them cannot
-   * both take one bonus (the later one is compared with the earlier one's confirmed score).
-   */
-  record?: (settled: SettledGroup[]) => void;
 }
 
 /** A group's rewards: one per proposal, with `unscorable` set where the job is neither paid nor charged. */
@@ -93,9 +87,7 @@ export class Rounds {
     const paid = await this.runPhase(groups, options);
     await this.retryBaselines(briefs, options);
     await this.confirmPhase(groups, paid, options);
-    const settled = this.settlePhase(groups, paid, options);
-    options.record?.(settled);
-    return settled;
+    return this.settlePhase(groups, paid, options);
   }
 
   /** Trains the tasks' baselines where they are missing or pending, retrying the machine's failures; throws RoundInterrupted. */
@@ -202,7 +194,7 @@ export class Rounds {
   /** Phase confirm: the bonus candidates are trained again on the harness's seeds before anything is paid. */
   private async confirmPhase(groups: RoundGroup[], paid: Map<string, Map<number, PaidOverride>> | null, options: RoundOptions): Promise<void> {
     const { store, runId, secret } = this.host;
-    const confirmRows = (): JobRow[] => options.confirmRows?.() ?? store.jobs(runId, { kind: 'confirm' });
+    const confirmRows = (): JobRow[] => this.confirmRows(options);
     const candidates =
       options.confirm === false ? [] : groups.flatMap((g) => bonusCandidates(this.current(g), this.standing(g, options), confirmRows(), paid?.get(g.groupId)));
     const added = confirmJobs(candidates, confirmRows(), secret);
@@ -216,7 +208,7 @@ export class Rounds {
 
   /** Phase settle: each group's rewards against its task's standing now (synchronous: nothing else settles meanwhile). */
   private settlePhase(groups: RoundGroup[], paid: Map<string, Map<number, PaidOverride>> | null, options: RoundOptions): SettledGroup[] {
-    const confirmRows = options.confirmRows?.() ?? this.host.store.jobs(this.host.runId, { kind: 'confirm' });
+    const confirmRows = this.confirmRows(options);
     return groups.map((g) => ({
       brief: g.brief,
       rewards: rewardGroup(this.current(g), g.brief, this.standing(g, options), confirmRows, g.groupId, options.reward, paid?.get(g.groupId)),
@@ -225,8 +217,12 @@ export class Rounds {
 
   /** The task's standing: its reference over the baseline seeds and the best confirmed score of the earlier proposals. */
   private standing(g: RoundGroup, options: RoundOptions): TaskStanding {
-    const confirmRows = options.confirmRows?.() ?? this.host.store.jobs(this.host.runId, { kind: 'confirm' });
-    return taskStanding(this.baselinesOf(g.brief.id), options.earlier(g.brief.id), confirmRows);
+    return taskStanding(this.baselinesOf(g.brief.id), options.earlier(g.brief.id), this.confirmRows(options));
+  }
+
+  /** The confirmation jobs rewards may read: the caller's choice, else every `confirm` job of the run. */
+  private confirmRows(options: RoundOptions): JobRow[] {
+    return options.confirmRows?.() ?? this.host.store.jobs(this.host.runId, { kind: 'confirm' });
   }
 
   /** The group's proposals as stored now (finished since the group was formed; a group's rows share one iteration). */
