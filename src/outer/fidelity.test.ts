@@ -114,7 +114,7 @@ test('property: which rung jobs run and what each proposal settles to never depe
       iteration: 0,
       fidelity: { mode: 'asha', ...fidelity },
       brief: () => brief,
-      runJob: async (row) => {
+      runRow: async (row) => {
         // Finish after a random number of turns of the event loop: another order every seed.
         for (let k = rng.int(20); k > 0; k--) await new Promise((r) => setImmediate(r));
         const fail = failing.has(row.parentId as number);

@@ -194,7 +194,7 @@ export interface HalvingContext {
   /** The briefs of the run's tasks, by id. */
   brief: (task: string) => TaskBrief;
   /** Runs a pending row to its outcome (the loop's evaluator); throws when the run is interrupted. */
-  runJob: (row: JobRow) => Promise<void>;
+  runRow: (row: JobRow) => Promise<void>;
   /** Progress of the iteration's jobs: `done` of the `total` stored so far (the total grows as proposals are promoted). */
   progress: (done: number, total: number) => void;
 }
@@ -277,7 +277,7 @@ export async function successiveHalving(c: HalvingContext, proposals: JobRow[], 
   const start = (row: JobRow): void => {
     running.set(
       row.id,
-      c.runJob(row).then(
+      c.runRow(row).then(
         () => {
           running.delete(row.id);
           if (row.kind === 'baseline') baselinesDone += 1;

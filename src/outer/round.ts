@@ -2,8 +2,9 @@
  * The outer round: a group of proposals from finished jobs to outer rewards, in named phases —
  * ensure baselines → run → confirm → settle. `rrl train` (outer/loop.ts, and through it the
  * experiments) plays each iteration's groups through `Rounds.play`; proposing and the agent's
- * update are the loop's. The rules each phase applies (standing, candidates, confirmation,
- * rewards) are outer/settle.ts's, which `rrl serve` (serve/service.ts) applies in the same order.
+ * update are the loop's. `rrl serve` (serve/service.ts) plays each request as a round of one
+ * group. The rules each phase applies (standing, candidates, confirmation, rewards) are
+ * outer/settle.ts's.
  */
 import type { TaskBrief } from '../spec/brief.js';
 import type { JobRow, Store } from '../store/store.js';
@@ -74,6 +75,11 @@ export interface SettledGroup {
   rewards: JobReward[];
 }
 
+/** A round whose jobs are done: `settle` pays it against the standing at the moment it is called. */
+export interface PreparedRound {
+  settle(): SettledGroup[];
+}
+
 /** The rounds of one run; a row run by two rounds at once trains once. */
 export class Rounds {
   private readonly inFlight = new Map<number, Promise<boolean>>();
@@ -82,12 +88,21 @@ export class Rounds {
 
   /** Plays one round: ensure baselines → run → confirm → settle. Throws RoundInterrupted when the run stops. */
   async play(groups: RoundGroup[], options: RoundOptions): Promise<SettledGroup[]> {
+    return (await this.prepare(groups, options)).settle();
+  }
+
+  /**
+   * Plays a round up to its rewards: ensure baselines → run → confirm. The returned `settle` is
+   * synchronous, so a caller whose rounds overlap (`rrl serve`) settles and stores in one step
+   * and two rounds cannot both take one bonus. Throws RoundInterrupted when the run stops.
+   */
+  async prepare(groups: RoundGroup[], options: RoundOptions): Promise<PreparedRound> {
     const briefs = groups.map((g) => g.brief);
     this.addBaselines(briefs);
     const paid = await this.runPhase(groups, options);
     await this.retryBaselines(briefs, options);
     await this.confirmPhase(groups, paid, options);
-    return this.settlePhase(groups, paid, options);
+    return { settle: () => this.settlePhase(groups, paid, options) };
   }
 
   /** Trains the tasks' baselines where they are missing or pending, retrying the machine's failures; throws RoundInterrupted. */
@@ -168,7 +183,7 @@ export class Rounds {
         iteration,
         fidelity: config,
         brief: (task) => briefOf.get(task)!,
-        runJob: async (row) => {
+        runRow: async (row) => {
           if (!(await this.runRow(row))) throw new RoundInterrupted();
         },
         progress: (done, total) => options.progress?.(done, total),

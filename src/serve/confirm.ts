@@ -17,6 +17,7 @@ import type { TaskBrief } from '../spec/brief.js';
 import { oneLine } from '../spec/bounds.js';
 import { CONFIRM_SEEDS, confirmation, harnessSeeds, taskReference, withSeed } from '../outer/noise.js';
 import type { NewJob } from '../outer/settle.js';
+import { RoundInterrupted, type Rounds } from '../outer/round.js';
 import { specIdentity } from '../outer/identity.js';
 import { parseProposals } from './intake.js';
 import { HttpError } from './http.js';
@@ -59,11 +60,11 @@ export interface ReportHarness {
   store: Store;
   runId: string;
   secret: string;
-  /** Trains the task's baseline seeds if need be; false when interrupted. */
-  baseline(task: string): Promise<boolean>;
-  /** Runs one pending job; false when interrupted. */
-  runJob(row: JobRow): Promise<boolean>;
+  /** The run's rounds: the task's baselines and the confirmation's jobs run through them (a job asked for twice trains once). */
+  rounds: Pick<Rounds, 'ensureBaselines' | 'runRows'>;
   stopped(): boolean;
+  /** Lines for the operator. */
+  note(message: string): void;
 }
 
 /** The answer from a confirmation's finished jobs and the task's reference. */
@@ -91,11 +92,8 @@ export function confirmationAnswer(rows: JobRow[], baselineRows: JobRow[]): Conf
   };
 }
 
-/** Report confirmations of one service: one run of each confirmation's jobs at a time. */
+/** Report confirmations of one service: a spec asked for twice shares one group of jobs. */
 export class ReportConfirmations {
-  /** Confirmations whose jobs are running, by task and group: a second ask waits for the same jobs. */
-  private readonly running = new Map<string, Promise<boolean>>();
-
   constructor(private readonly h: ReportHarness) {}
 
   /** The task's report confirmation jobs, by group (slot div CONFIRM_SEEDS). */
@@ -130,19 +128,17 @@ export class ReportConfirmations {
     if (!p || p.rejected || p.spec === null || p.spec === undefined) {
       return { confirmed: null, status: 'invalid', reason: oneLine(p?.rejected?.error ?? 'no spec in the completion', 500) };
     }
-    if (this.h.stopped()) throw interrupted();
-    if (!(await this.h.baseline(task)) || this.h.stopped()) throw interrupted();
-    // From finding the group to recording its jobs nothing awaits: two asks for one spec share its jobs.
-    const k = this.groupOf(task, p.spec);
-    const name = `${task}\u0000${k}`;
-    let run = this.running.get(name);
-    if (!run) {
-      const pending = (this.groups(task).get(k) ?? []).filter((r) => r.status === 'pending');
-      run = Promise.all(pending.map((r) => this.h.runJob(r))).then((oks) => oks.every(Boolean));
-      this.running.set(name, run);
-      void run.finally(() => this.running.delete(name)).catch(() => {});
+    let k: number;
+    try {
+      if (this.h.stopped()) throw new RoundInterrupted();
+      await this.h.rounds.ensureBaselines([brief], { note: (message) => this.h.note(`${task}: ${message}`) });
+      // From finding the group to recording its jobs nothing awaits: two asks for one spec share its jobs.
+      k = this.groupOf(task, p.spec);
+      await this.h.rounds.runRows(this.groups(task).get(k) ?? []);
+    } catch (err) {
+      if (err instanceof RoundInterrupted) throw interrupted();
+      throw err;
     }
-    if (!(await run) || this.h.stopped()) throw interrupted();
     const rows = this.groups(task).get(k) ?? [];
     const baselines = this.h.store.jobs(this.h.runId, { kind: 'baseline' }).filter((r) => r.task === task);
     return confirmationAnswer(rows, baselines);

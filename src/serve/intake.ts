@@ -6,9 +6,11 @@
  * - parsing off the event loop (`parseProposals`): one worker thread extracts and validates the
  *   specs of a request, so other clients are answered meanwhile; a failed worker makes the
  *   request's completions invalid with its reason, never a crash;
+ * - the digest a request is matched by for replays (`requestDigest`);
  * - the stored trace (`traceOf`): a valid completion is kept whole, an invalid one cut to its
  *   first KiB with a note of what was dropped.
  */
+import { createHash } from 'node:crypto';
 import type { TaskBrief } from '../spec/brief.js';
 import { oneLine } from '../spec/bounds.js';
 import type { GuardedProposal } from '../outer/guard.js';
@@ -122,4 +124,11 @@ export function traceOf(text: string, p: GuardedProposal, keep: number = INTAKE_
   // Never cut a surrogate pair in half.
   const cut = /[\ud800-\udbff]/.test(text[keep - 1]) ? keep - 1 : keep;
   return { completion: `${text.slice(0, cut)}…[${text.length - cut} more characters not kept]` };
+}
+
+/** The digest a request is matched by: sha256 over its task and completions. */
+export function requestDigest(task: string, completions: string[]): string {
+  const h = createHash('sha256').update(`rrl-request/1\n${task}\n`);
+  for (const c of completions) h.update(`${Buffer.byteLength(c)}\n`).update(c);
+  return h.digest('hex');
 }
