@@ -2,10 +2,10 @@
  * `npm run bench -- vs-torch`: PPO on CartPole at CleanRL's defaults (4 envs × 128 steps, 4 epochs,
  * 4 minibatches, 64-64 tanh, 100k env steps), the PyTorch CPU reference (a CleanRL-style script,
  * one thread) and this project alternating, 3 runs each with seeds 1–3; prints each run, the
- * medians of env steps per second and their ratio. The reference is not part of the repository:
- * RRL_TORCH_REF names its folder (default `../shared/refs/ppo-torch` beside the repository, then
- * `/work/shared/refs/ppo-torch`), RRL_TORCH_PYTHON the Python with PyTorch (default `.venv/bin/python`
- * in the repository, then `python3`). Without either, the project runs alone and the bench says why.
+ * medians of env steps per second and their ratio. The reference is `bench/vs-torch/ppo_cartpole.py`
+ * (RRL_TORCH_REF may name another folder holding a `ppo_cartpole.py` that prints the same `SUMMARY`
+ * line), RRL_TORCH_PYTHON the Python with PyTorch (default `.venv/bin/python` in the repository, then
+ * `python3`). Without a Python that imports torch, the project runs alone and the bench says why.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
@@ -24,9 +24,8 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 
 /** The reference's folder and a Python that imports torch, or why there is none. */
 function findReference(): { dir: string; python: string } | { skip: string } {
-  const dirs = process.env.RRL_TORCH_REF ? [process.env.RRL_TORCH_REF] : [join(ROOT, '..', 'shared', 'refs', 'ppo-torch'), '/work/shared/refs/ppo-torch'];
-  const dir = dirs.find((d) => existsSync(join(d, 'ppo_cartpole.py')));
-  if (!dir) return { skip: `no PyTorch reference: ppo_cartpole.py not found in ${dirs.join(' or ')} (set RRL_TORCH_REF)` };
+  const dir = process.env.RRL_TORCH_REF ?? join(ROOT, 'bench', 'vs-torch');
+  if (!existsSync(join(dir, 'ppo_cartpole.py'))) return { skip: `no PyTorch reference: ppo_cartpole.py not found in ${dir} (RRL_TORCH_REF)` };
   const pythons = process.env.RRL_TORCH_PYTHON ? [process.env.RRL_TORCH_PYTHON] : [join(ROOT, '.venv', 'bin', 'python'), 'python3'];
   for (const python of pythons) {
     const r = spawnSync(python, ['-c', 'import torch, numpy; print(torch.__version__)'], { encoding: 'utf8' });

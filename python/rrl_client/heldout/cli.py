@@ -118,8 +118,15 @@ def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, se
             raw[task]["seeds"][str(seed)] = {"unchanged_share": _unchanged(outs), "picks": picks,
                                              "results": [{"completion": t, **o.as_json()} for t, o in zip(texts, outs)]}
         print(json.dumps({"arm": spec.name, "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
-    return {"kind": "model", "model": spec.model, "adapter": spec.adapter, "guided": arm.guided is not None,
+    return {"kind": "model", "model": _relative(spec.model), "adapter": _relative(spec.adapter), "guided": arm.guided is not None,
             "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
+
+
+def _relative(path: Optional[str]) -> Optional[str]:
+    """A path under the working directory as relative to it, so a written report names no path of this machine."""
+    if path is None or not os.path.isabs(path) or os.path.commonpath([os.getcwd(), path]) != os.getcwd():
+        return path
+    return os.path.relpath(path)
 
 
 def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], confirmed: Confirmed) -> dict[str, Any]:
