@@ -101,7 +101,7 @@ test('each rule catches an import planted against it', () => {
     ['src/outer/loop.ts', HIDDEN_REGISTRY],
     ['src/serve/service.ts', 'src/tasks/supervised/evaluate.ts'],
     ['src/tasks/briefs.ts', 'src/tasks/families/rings/evaluate.ts'],
-    ['src/outer/evaluate.ts', SECRET],
+    ['src/outer/pipeline.ts', SECRET],
     ['src/tasks/control/evaluate.ts', HIDDEN_REGISTRY],
   ]) {
     assert.deepEqual(hiddenViolations(withImport(from, to)), [`${from} → ${to}`], `${from} → ${to} is caught`);

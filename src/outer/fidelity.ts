@@ -193,7 +193,7 @@ export interface HalvingContext {
   fidelity: FidelityConfig;
   /** The briefs of the run's tasks, by id. */
   brief: (task: string) => TaskBrief;
-  /** Runs a pending row to its outcome (the loop's evaluator); throws when the run is interrupted. */
+  /** Runs a pending row to its outcome (the run's job pipeline, outer/pipeline.ts); throws when the run is interrupted. */
   runRow: (row: JobRow) => Promise<void>;
   /** Progress of the iteration's jobs: `done` of the `total` stored so far (the total grows as proposals are promoted). */
   progress: (done: number, total: number) => void;

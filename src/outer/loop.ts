@@ -29,7 +29,7 @@ import type { LlmOptions } from './agents/llm/options.js';
 import type { Agent, RewardGroup } from './agents/types.js';
 import type { RewardRuleName } from './reward.js';
 import { Scorer, type ScorerOptions } from './scoring/scorer-pool.js';
-import { BusyClock, Evaluator } from './evaluate.js';
+import { BusyClock, JobPipeline } from './pipeline.js';
 import { openRun } from './open-run.js';
 import { taskReference } from './noise.js';
 import { Rounds, type SettledGroup } from './round.js';
@@ -207,7 +207,7 @@ export async function train(dir: string, config: TrainConfig | null, executor: E
     if (!options.scorer) scorer = activeScorer;
     const log = (message: string): void => emit({ type: 'phase', message });
     const { signal, timeoutMs } = options;
-    const pipeline = new Evaluator({
+    const pipeline = new JobPipeline({
       dir,
       runId,
       store,

@@ -8,7 +8,7 @@ import { Store, type JobRow } from '../store/store.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { REFERENCE_SPECS } from '../tasks/reference-specs.js';
 import { Scorer } from './scoring/scorer-pool.js';
-import { Evaluator } from './evaluate.js';
+import { JobPipeline } from './pipeline.js';
 import { openRun } from './open-run.js';
 import { BASELINE_SEEDS, CONFIRM_SEEDS } from './noise.js';
 import { type RoundGroup, RoundInterrupted, Rounds } from './round.js';
@@ -29,7 +29,7 @@ function openRounds(): { store: Store; runId: string; rounds: Rounds; trained: M
   const store = new Store(dir);
   const { runId, secret, evalId } = openRun(store, dir, { seed: 3 }, () => {});
   const abort = new AbortController();
-  const pipeline = new Evaluator({ dir, runId, store, executor, scorer, cache: null, secret, evalId, signal: abort.signal });
+  const pipeline = new JobPipeline({ dir, runId, store, executor, scorer, cache: null, secret, evalId, signal: abort.signal });
   const trained = new Map<number, number>();
   const runRow = (row: JobRow): Promise<boolean> => {
     trained.set(row.id, (trained.get(row.id) ?? 0) + 1);

@@ -10,7 +10,7 @@ import { ResultCache } from '../store/cache.js';
 import { listTasks } from '../tasks/briefs.js';
 import { registerFamilyTasks } from '../tasks/families/index.js';
 import { Scorer } from '../outer/scoring/scorer-pool.js';
-import { Evaluator } from '../outer/evaluate.js';
+import { JobPipeline } from '../outer/pipeline.js';
 import { openRun } from '../outer/open-run.js';
 import { pinTaskFingerprints } from '../outer/fingerprints.js';
 import type { ServeConfig, ServiceOptions } from './service-types.js';
@@ -24,7 +24,7 @@ export interface ServiceParts {
   cache: ResultCache | null;
   scorer: Scorer;
   executor: Executor;
-  evaluator: Evaluator;
+  pipeline: JobPipeline;
   abort: AbortController;
   options: ServiceOptions;
   secret: string;
@@ -57,8 +57,8 @@ export function openServiceRun(dir: string, config: ServeConfig | null, executor
     // Every job in flight listens to it; a queue of thousands is normal. (Not 0, "unlimited": Node 20's
     // getMaxListeners throws on an AbortSignal set so, and the worker pool reads it.)
     setMaxListeners(1 << 20, abort.signal);
-    const evaluator = new Evaluator({ dir, runId, store, executor, scorer, cache, secret, evalId, signal: abort.signal, timeoutMs: options.timeoutMs, log });
-    return { dir, runId, config: stored as ServeConfig, store, cache, scorer, executor, evaluator, abort, options, secret };
+    const pipeline = new JobPipeline({ dir, runId, store, executor, scorer, cache, secret, evalId, signal: abort.signal, timeoutMs: options.timeoutMs, log });
+    return { dir, runId, config: stored as ServeConfig, store, cache, scorer, executor, pipeline, abort, options, secret };
   } catch (err) {
     cache?.close();
     store.close();

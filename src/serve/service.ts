@@ -1,6 +1,6 @@
 /**
  * The harness behind `rrl serve`: completions in, outer rewards out, on the same step as
- * `rrl train` (outer/evaluate.ts), settled through the same round (outer/round.ts). Each request
+ * `rrl train` (outer/pipeline.ts), settled through the same round (outer/round.ts). Each request
  * is recorded with its jobs before any of them runs; jobs spread over the executor (identical
  * specs train once); rewards follow the run's rule against the task's baseline jobs (trained once
  * per task, on first use) and the best confirmed score of requests answered before it. A
@@ -18,7 +18,7 @@ import type { ChatMessage } from '../outer/agents/types.js';
 import { examplePatch } from '../outer/agents/patch-prompt.js';
 import { grammarSchema, patchGrammarSchema } from '../spec/grammar-schema.js';
 import type { Scorer } from '../outer/scoring/scorer-pool.js';
-import type { Evaluator } from '../outer/evaluate.js';
+import type { JobPipeline } from '../outer/pipeline.js';
 import { CONFIRM_SEEDS } from '../outer/noise.js';
 import { type RoundGroup, RoundInterrupted, type RoundOptions, Rounds } from '../outer/round.js';
 import { CompletionBudget, INTAKE_DEFAULTS, parseProposals, requestDigest, traceOf } from './intake.js';
@@ -64,14 +64,14 @@ export class RewardService {
   private readonly cache: ResultCache | null;
   private readonly scorer: Scorer;
   private readonly executor: Executor;
-  private readonly evaluator: Evaluator;
+  private readonly pipeline: JobPipeline;
   private readonly abort: AbortController;
   private readonly options: ServiceOptions;
   /** Every request is played as a round of one group, the way `rrl train` plays its iterations. */
   private readonly rounds: Rounds;
 
   private constructor(parts: ServiceParts) {
-    const { dir, runId, config, store, cache, scorer, executor, evaluator, abort, options, secret } = parts;
+    const { dir, runId, config, store, cache, scorer, executor, pipeline, abort, options, secret } = parts;
     this.dir = dir;
     this.runId = runId;
     this.config = config;
@@ -79,7 +79,7 @@ export class RewardService {
     this.cache = cache;
     this.scorer = scorer;
     this.executor = executor;
-    this.evaluator = evaluator;
+    this.pipeline = pipeline;
     this.abort = abort;
     this.options = options;
     this.rounds = new Rounds({
@@ -319,12 +319,12 @@ export class RewardService {
 
   /**
    * Runs one job through the shared evaluation step (which tries a job the harness failed on
-   * again, outer/evaluate.ts), timing it for Retry-After; a finished proposal is announced to
+   * again, outer/pipeline.ts), timing it for Retry-After; a finished proposal is announced to
    * the request's event streams.
    */
   private async runRow(row: JobRow): Promise<boolean> {
     const t0 = performance.now();
-    const ok = await this.evaluator.run(row, getPublicTask(row.task).brief);
+    const ok = await this.pipeline.run(row, getPublicTask(row.task).brief);
     const done = this.store.job(this.runId, row.id);
     if (ok && done?.cacheHit === null && done.status !== 'invalid') {
       this.jobSeconds.sum += (performance.now() - t0) / 1000;

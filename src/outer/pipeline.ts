@@ -40,8 +40,8 @@ function withFlatStop(spec: unknown): unknown {
   return { ...s, budget: { ...(s.budget && typeof s.budget === 'object' ? s.budget : {}), stopWhenFlat: true } };
 }
 
-/** What an evaluator needs: where the run lives and what trains and scores its jobs. */
-export interface EvaluatorOptions {
+/** What a job pipeline needs: where the run lives and what trains and scores its jobs. */
+export interface JobPipelineOptions {
   dir: string;
   runId: string;
   store: Store;
@@ -65,9 +65,9 @@ export interface EvaluatorOptions {
  * Runs pending job rows: validate, reuse a cached result or train in the executor and score on
  * the hidden evaluation, record the outcome. Identical specs in flight at once train once.
  */
-export class Evaluator {
+export class JobPipeline {
   private readonly inFlight = new Map<string, Promise<void>>();
-  constructor(private readonly o: EvaluatorOptions) {}
+  constructor(private readonly o: JobPipelineOptions) {}
 
   /** The artifact directory of a job. */
   outDir(jobId: number): string {
