@@ -243,7 +243,8 @@ export function runDetail(db: Database.Database): RunDetail | null {
     .all() as IterationFigures[];
   const baselines = db
     .prepare(
-      `SELECT j.task, j.id AS jobId, j.status, s.normalized, ${stderr} AS stderr FROM jobs j LEFT JOIN scores s ON s.job_id = j.id WHERE j.kind = 'baseline' ORDER BY j.task`,
+      `SELECT j.task, j.id AS jobId, j.status, s.normalized, ${stderr} AS stderr
+         FROM jobs j LEFT JOIN scores s ON s.job_id = j.id WHERE j.kind = 'baseline' ORDER BY j.task`,
     )
     .all() as RunDetail['baselines'];
   const best = db
@@ -366,7 +367,8 @@ export function jobDetail(db: Database.Database, id: number): JobDetail | null {
     const { stderr, groupId, patch: patchColumn } = c;
     const row = db
       .prepare(
-        `SELECT ${LIST_COLUMNS(c)}, j.run_id AS runId, j.agent, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt, j.spec, j.trace, ${patchColumn} AS patch,
+        `SELECT ${LIST_COLUMNS(c)}, j.run_id AS runId, j.agent, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt,
+                j.spec, j.trace, ${patchColumn} AS patch,
                 r.advantage, ${groupId} AS groupId, r.detail AS rewardDetail
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id WHERE j.id = ?`,
       )
