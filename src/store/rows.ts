@@ -140,14 +140,7 @@ export interface RewardEntry {
 }
 
 /** A job to record (Store `addJobs`). */
-export interface NewJob {
-  iteration: number;
-  slot: number;
-  task: string;
-  kind: JobKind;
-  agent: string;
-  spec: unknown;
-  trace: unknown;
+export interface NewJob extends Pick<JobRow, 'iteration' | 'slot' | 'task' | 'kind' | 'agent' | 'spec' | 'trace'> {
   rejected?: { kind: string; error: string };
   /** `rung` jobs: the rung, the proposal they train and the share of its budget. */
   rung?: number;
