@@ -226,7 +226,7 @@ export class RewardService {
     if (!r) throw new HttpError(404, `no job ${id} in this run`);
     return {
       job: r.id,
-      request: r.kind === 'proposal' || (r.kind === 'confirm' && !isReportConfirmation(r)) ? r.iteration : null,
+      request: r.kind === 'proposal' || (r.kind === 'confirm' && !isReportConfirmation(r)) ? r.round : null,
       task: r.task,
       kind: r.kind as 'proposal' | 'baseline' | 'confirm', // `rrl serve` runs store no rung jobs (successive halving is `rrl train`'s)
       status: r.status,
@@ -245,7 +245,7 @@ export class RewardService {
   /** Why a proposal of a settled request has no reward (its answer's reason), or null. */
   private unscorableOf(r: JobRow): string | null {
     if (r.kind !== 'proposal') return null;
-    const answer = this.store.request(this.runId, r.iteration)?.response as RewardsAnswer | null | undefined;
+    const answer = this.store.request(this.runId, r.round)?.response as RewardsAnswer | null | undefined;
     const reason = answer?.results.find((x) => x.job === r.id)?.reason ?? null;
     return reason?.startsWith('unscorable:') ? reason : null;
   }
@@ -344,7 +344,7 @@ export class RewardService {
   request(id: number): z.infer<typeof RequestStatus> {
     const r = this.store.request(this.runId, id);
     if (!r) throw new HttpError(404, `no request ${id} in this run`);
-    const jobs = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' });
+    const jobs = this.store.jobs(this.runId, { round: id, kind: 'proposal' });
     const done = r.status === 'done' && r.response !== null;
     return {
       request: id,
@@ -444,7 +444,7 @@ export class RewardService {
       this.jobSeconds.sum += (performance.now() - t0) / 1000;
       this.jobSeconds.n += 1;
     }
-    if (ok && row.kind === 'proposal') this.events.emit('job', row.iteration, row.id);
+    if (ok && row.kind === 'proposal') this.events.emit('job', row.round, row.id);
     return ok;
   }
 
@@ -489,7 +489,7 @@ export class RewardService {
   /** The task's standing for request `id`: the best confirmed score of requests answered before it settles. */
   private standing(task: string, id: number): ReturnType<typeof taskStanding> {
     const answered = new Set(this.store.requests(this.runId, 'done').map((r) => r.id));
-    const earlier = this.store.jobs(this.runId, { kind: 'proposal' }).filter((j) => j.task === task && j.iteration !== id && answered.has(j.iteration));
+    const earlier = this.store.jobs(this.runId, { kind: 'proposal' }).filter((j) => j.task === task && j.round !== id && answered.has(j.round));
     const baselines = this.store.jobs(this.runId, { kind: 'baseline' }).filter((r) => r.task === task);
     return taskStanding(baselines, earlier, this.proposalConfirms());
   }
@@ -498,18 +498,18 @@ export class RewardService {
     const brief = getPublicTask(task).brief;
     const interrupted = (): HttpError =>
       new HttpError(503, `the server is shutting down; request ${id} is kept and finishes when the server is started again with --resume`);
-    const pending = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }).filter((r) => r.status === 'pending');
+    const pending = this.store.jobs(this.runId, { round: id, kind: 'proposal' }).filter((r) => r.status === 'pending');
     const oks = await Promise.all([this.baseline(task), ...pending.map((r) => this.runJob(r))]);
     if (oks.some((ok) => !ok) || this.abort.signal.aborted) throw interrupted();
     // Candidates for the bonus are trained again on the harness's seeds before anything is paid.
-    const candidates = bonusCandidates(this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }), this.standing(task, id), this.proposalConfirms());
+    const candidates = bonusCandidates(this.store.jobs(this.runId, { round: id, kind: 'proposal' }), this.standing(task, id), this.proposalConfirms());
     const added = confirmJobs(candidates, this.proposalConfirms(), this.secret);
     if (added.length) this.store.addJobs(this.runId, added);
-    const confirming = this.store.jobs(this.runId, { iteration: id, kind: 'confirm' }).filter((r) => r.status === 'pending');
+    const confirming = this.store.jobs(this.runId, { round: id, kind: 'confirm' }).filter((r) => r.status === 'pending');
     if ((await Promise.all(confirming.map((r) => this.runJob(r)))).some((ok) => !ok) || this.abort.signal.aborted) throw interrupted();
     // From here to the stored answer nothing awaits: requests settle one at a time, so two of them
     // cannot both take one bonus (the later one is compared with the earlier one's confirmed score).
-    const rows = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' });
+    const rows = this.store.jobs(this.runId, { round: id, kind: 'proposal' });
     const group = rewardGroup(rows, brief, this.standing(task, id), this.proposalConfirms(), `r${id}/${task}`, this.config.reward);
     // A job the harness could not score is neither paid nor charged: reward null, no advantage, no rewards row.
     const unscorable = group.map((g) => g.unscorable);

@@ -104,7 +104,7 @@ export class JobStore {
    */
   addJobs(runId: string, jobs: NewJob[]): number[] {
     const ins = this.db.prepare(
-      `INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, trace, status, failure_kind, error, created_at, finished_at,
+      `INSERT INTO jobs (run_id, round, slot, task, kind, agent, spec, trace, status, failure_kind, error, created_at, finished_at,
                          rung, parent_id, share, patch)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -115,7 +115,7 @@ export class JobStore {
         return Number(
           ins.run(
             runId,
-            j.iteration,
+            j.round,
             j.slot,
             j.task,
             j.kind,
@@ -199,13 +199,13 @@ export class JobStore {
     return this.jobs(runId, { id })[0];
   }
 
-  /** Jobs of a run, optionally of one iteration and kind, joined with score and reward. */
-  jobs(runId: string, filter: { iteration?: number; kind?: JobKind; id?: number } = {}): JobRow[] {
+  /** Jobs of a run, optionally of one round (an iteration, or a request of `rrl serve`) and kind, joined with score and reward. */
+  jobs(runId: string, filter: { round?: number; kind?: JobKind; id?: number } = {}): JobRow[] {
     const where = ['j.run_id = ?'];
     const args: unknown[] = [runId];
-    if (filter.iteration !== undefined) {
-      where.push('j.iteration = ?');
-      args.push(filter.iteration);
+    if (filter.round !== undefined) {
+      where.push('j.round = ?');
+      args.push(filter.round);
     }
     if (filter.kind) {
       where.push('j.kind = ?');
@@ -217,7 +217,7 @@ export class JobStore {
     }
     const rows = this.db
       .prepare(
-        `SELECT j.id, j.run_id AS runId, j.iteration, j.slot, j.task, j.kind, j.agent, j.spec, j.trace, j.status,
+        `SELECT j.id, j.run_id AS runId, j.round, j.slot, j.task, j.kind, j.agent, j.spec, j.trace, j.status,
                 j.failure_kind AS failureKind, j.error, j.env_steps AS envSteps, j.examples, j.wall_seconds AS wallSeconds,
                 j.cpu_seconds AS cpuSeconds, j.artifact_dir AS artifactDir, j.cache_hit AS cacheHit, j.cache_origin AS cacheOrigin, j.finished_at AS finishedAt,
                 j.rung, j.parent_id AS parentId, j.share, j.patch,

@@ -18,4 +18,6 @@ export function migrate(db: Database.Database): void {
   if (!has('requests', 'digest')) db.exec('ALTER TABLE requests ADD COLUMN digest TEXT');
   // Who produced a reused result (store/cache.ts): `cached` shows only hits on agents' jobs.
   if (!has('jobs', 'cache_origin')) db.exec('ALTER TABLE jobs ADD COLUMN cache_origin TEXT');
+  // A job's round is an iteration of `rrl train` or a request of `rrl serve`: the column says both.
+  if (has('jobs', 'iteration') && !has('jobs', 'round')) db.exec('ALTER TABLE jobs RENAME COLUMN iteration TO round');
 }

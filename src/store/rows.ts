@@ -15,7 +15,8 @@ export type JobKind = 'proposal' | 'baseline' | 'rung' | 'confirm';
 export interface JobRow {
   id: number;
   runId: string;
-  iteration: number;
+  /** The round the job was proposed in: the iteration of `rrl train`, or the request id of `rrl serve`. */
+  round: number;
   slot: number;
   task: string;
   kind: JobKind;
@@ -140,7 +141,7 @@ export interface RewardEntry {
 }
 
 /** A job to record (Store `addJobs`). */
-export interface NewJob extends Pick<JobRow, 'iteration' | 'slot' | 'task' | 'kind' | 'agent' | 'spec' | 'trace'> {
+export interface NewJob extends Pick<JobRow, 'round' | 'slot' | 'task' | 'kind' | 'agent' | 'spec' | 'trace'> {
   rejected?: { kind: string; error: string };
   /** `rung` jobs: the rung, the proposal they train and the share of its budget. */
   rung?: number;

@@ -23,7 +23,7 @@ export type {
 export class Store extends JobStore {
   /**
    * Records a request of `rrl serve` (a group of completions for one task) with its jobs, all or
-   * none: job `i` of request `r` is stored with iteration `r` and slot `i`. A request that is a
+   * none: job `i` of request `r` is stored with round `r` and slot `i`. A request that is a
    * submission of an episode (`episode`) is recorded as its next submission in the same
    * transaction. Returns the request id.
    */
@@ -42,7 +42,7 @@ export class Store extends JobStore {
       );
       this.addJobs(
         runId,
-        jobs.map((j, slot) => ({ ...j, iteration: id, slot, task, kind: 'proposal' as const, agent: 'external' })),
+        jobs.map((j, slot) => ({ ...j, round: id, slot, task, kind: 'proposal' as const, agent: 'external' })),
       );
       if (episode) {
         this.db
