@@ -175,7 +175,7 @@ async function screenshots(): Promise<void> {
     const db = openReadOnly(join(tmp, 'controller-cartpole'));
     const best = (
       db
-        .prepare("SELECT j.id FROM jobs j JOIN scores s ON s.job_id = j.id WHERE j.kind = 'proposal' ORDER BY j.iteration DESC, s.normalized DESC LIMIT 1")
+        .prepare("SELECT j.id FROM jobs j JOIN scores s ON s.job_id = j.id WHERE j.kind = 'proposal' ORDER BY j.round DESC, s.normalized DESC LIMIT 1")
         .get() as { id: number }
     ).id;
     db.close();

@@ -48,7 +48,7 @@ function proposalsOf(dir: string): { spec: unknown; group: number; full: number 
     return store
       .jobs(run.id, { kind: 'proposal' })
       .filter((j) => j.status === 'succeeded' && j.normalized !== null)
-      .map((j) => ({ spec: j.spec, group: j.iteration, full: j.normalized as number }));
+      .map((j) => ({ spec: j.spec, group: j.round, full: j.normalized as number }));
   } finally {
     store.close();
   }

@@ -155,7 +155,7 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     const jobs = store.jobs(run.id, { kind: 'proposal' });
     const checkpoint = store.latestCheckpoint(run.id)!;
     store.close();
-    const at = (iteration: number, task: string, slot: number): JobRow => jobs.find((j) => j.iteration === iteration && j.task === task && j.slot === slot)!;
+    const at = (iteration: number, task: string, slot: number): JobRow => jobs.find((j) => j.round === iteration && j.task === task && j.slot === slot)!;
     const trace = (j: JobRow): LlmTrace => j.trace as LlmTrace;
 
     // Iteration 1, iris: a job, a repaired job, a rate-limited then twice-hostile proposal.
@@ -195,7 +195,7 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
 
     // Rewards: the penalty for every rejected proposal; group ids and normalised advantages per task and iteration.
     for (const j of jobs) {
-      assert.equal(j.groupId, `it${j.iteration}/${j.task}`);
+      assert.equal(j.groupId, `it${j.round}/${j.task}`);
       if (j.status !== 'succeeded') assert.equal(j.reward, -1);
       assert.equal(typeof j.advantage, 'number');
     }
@@ -227,13 +227,13 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     assert.equal(seen.env.RRL_BASE_MODEL, MODEL);
     assert.deepEqual(
       seen.rewards,
-      jobs.filter((j) => j.iteration === 0).map((j) => j.reward),
+      jobs.filter((j) => j.round === 0).map((j) => j.reward),
     );
     const load = server.requests.find((q) => q.path === '/v1/load_lora_adapter')!;
     assert.deepEqual(load.body, { lora_name: name, lora_path: server.adapters[0].path });
     assert.equal(load.status, 200);
     // Iteration 1 sampled from the base model, iteration 2 from the adapter; each proposal records which.
-    for (const j of jobs) assert.equal(trace(j).adapter, j.iteration === 0 ? null : name);
+    for (const j of jobs) assert.equal(trace(j).adapter, j.round === 0 ? null : name);
     assert.deepEqual([...new Set(chats.map((c) => c.model))], [MODEL, name]);
     assert.deepEqual(
       chats.slice(12).map((c) => c.model),
@@ -280,9 +280,9 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
       assert.equal(row.job_id, j.id);
       assert.equal(row.task, j.task);
       assert.equal(row.split, 'train');
-      assert.equal(row.iteration, j.iteration);
+      assert.equal(row.iteration, j.round);
       assert.equal(row.status, j.status);
-      assert.equal(row.model, j.iteration === 0 ? MODEL : name);
+      assert.equal(row.model, j.round === 0 ? MODEL : name);
       assert.deepEqual(
         row.completion_tokens,
         t.logprobs!.map((l) => l.token),
@@ -307,7 +307,7 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
       assert.equal(x.index, BigInt(i));
       assert.equal(x.job_id, BigInt(j.id));
       assert.equal(x.run_id, run.id);
-      assert.equal(x.iteration, j.iteration);
+      assert.equal(x.iteration, j.round);
       assert.equal(x.task, j.task);
       assert.equal(x.group_id, j.groupId);
       assert.equal(x.completion, trace(j).completion);
@@ -319,7 +319,7 @@ test('rrl train --agent llm runs two tasks end to end: failures recorded, adapte
     // One iteration only (1-based on the command line).
     const e3 = await rrl(['export', 'grpo', runDir, '--format', 'trl', '--iteration', '2', '--out', join(tmp, 'it2.jsonl')]);
     assert.equal(e3.code, 0, e3.stderr);
-    assert.equal(readFileSync(join(tmp, 'it2.jsonl'), 'utf8').trim().split('\n').length, exported.filter((j) => j.iteration === 1).length);
+    assert.equal(readFileSync(join(tmp, 'it2.jsonl'), 'utf8').trim().split('\n').length, exported.filter((j) => j.round === 1).length);
 
     // rrl prompt shows the same prompt the agent sent, and with --run the run's history.
     const p = await rrl(['prompt', IRIS, '--json']);

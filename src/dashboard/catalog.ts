@@ -1,7 +1,8 @@
 /**
  * The runs a dashboard shows: every `store.db` named on the command line or found under a named
- * directory, and the transfer experiments (a directory with `transfer.json`) found there. Each run gets a short key for URLs; a URL only ever names a key, never a path, so
- * nothing a client sends reaches the file system.
+ * directory, and the transfer experiments (a directory with `transfer.json`) found there. Each run
+ * gets a short key for URLs; a URL only ever names a key, never a path, so nothing a client sends
+ * reaches the file system.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';

@@ -65,6 +65,7 @@ export interface RunDetail {
 /** A row of the jobs table. */
 export interface JobListRow {
   id: number;
+  /** The job's round (store column `round`): its iteration, or in a run of `rrl serve` its request; named as the page's API names it. */
   iteration: number;
   slot: number;
   task: string;
@@ -128,6 +129,8 @@ interface Columns {
   rung: boolean;
   patch: string;
   cacheOrigin: string;
+  /** The column of a job's round (`iteration` in stores before it was renamed; the dashboard never migrates). */
+  round: 'round' | 'iteration';
 }
 
 const columnsCache = new WeakMap<Database.Database, Columns>();
@@ -144,8 +147,10 @@ function cols(db: Database.Database): Columns {
       rung: has('jobs', 'rung'),
       patch: has('jobs', 'patch') ? 'j.patch' : 'NULL',
       cacheOrigin: has('jobs', 'cache_origin') ? 'j.cache_origin' : 'NULL',
+      round: has('jobs', 'round') ? 'round' : 'iteration',
     };
-    columnsCache.set(db, c);
+    // An old store may be migrated while it is watched: its columns are looked up again until then.
+    if (c.round === 'round') columnsCache.set(db, c);
   }
   return c;
 }
@@ -209,9 +214,9 @@ const FROM = `FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN reward
 export function runDetail(db: Database.Database): RunDetail | null {
   const summary = runSummary(db);
   if (!summary) return null;
-  const { stderr, rung } = cols(db);
+  const { stderr, rung, round } = cols(db);
   const config = parse((db.prepare('SELECT config FROM runs LIMIT 1').get() as { config: string }).config);
-  const perIteration = db.prepare(`SELECT j.iteration, ${FIGURES} ${FROM} GROUP BY j.iteration ORDER BY j.iteration`).all() as IterationFigures[];
+  const perIteration = db.prepare(`SELECT j.${round} AS iteration, ${FIGURES} ${FROM} GROUP BY j.${round} ORDER BY j.${round}`).all() as IterationFigures[];
   const stored = new Map(
     (
       db.prepare('SELECT idx, status, update_stats AS updateStats FROM iterations ORDER BY idx').all() as {
@@ -226,8 +231,8 @@ export function runDetail(db: Database.Database): RunDetail | null {
     (
       db
         .prepare(
-          `SELECT iteration, avg(json_array_length(trace, '$.choice')) AS n FROM jobs
-            WHERE kind = 'proposal' AND json_valid(trace) AND json_type(trace, '$.choice') = 'array' GROUP BY iteration`,
+          `SELECT ${round} AS iteration, avg(json_array_length(trace, '$.choice')) AS n FROM jobs
+            WHERE kind = 'proposal' AND json_valid(trace) AND json_type(trace, '$.choice') = 'array' GROUP BY ${round}`,
         )
         .all() as { iteration: number; n: number | null }[]
     ).map((r) => [r.iteration, r.n]),
@@ -239,17 +244,19 @@ export function runDetail(db: Database.Database): RunDetail | null {
     return { ...f, status: it?.status ?? null, entropy, decisions: decisions.get(f.iteration) ?? null, updateStats: stats };
   });
   const perTask = db
-    .prepare(`SELECT j.iteration, j.task, ${FIGURES} ${FROM} GROUP BY j.iteration, j.task ORDER BY j.iteration, j.task`)
+    .prepare(`SELECT j.${round} AS iteration, j.task, ${FIGURES} ${FROM} GROUP BY j.${round}, j.task ORDER BY j.${round}, j.task`)
     .all() as IterationFigures[];
   const baselines = db
     .prepare(
-      `SELECT j.task, j.id AS jobId, j.status, s.normalized, ${stderr} AS stderr FROM jobs j LEFT JOIN scores s ON s.job_id = j.id WHERE j.kind = 'baseline' ORDER BY j.task`,
+      `SELECT j.task, j.id AS jobId, j.status, s.normalized, ${stderr} AS stderr
+         FROM jobs j LEFT JOIN scores s ON s.job_id = j.id WHERE j.kind = 'baseline' ORDER BY j.task`,
     )
     .all() as RunDetail['baselines'];
   const best = db
     .prepare(
       // SQLite takes the bare columns from the row where max() is found.
-      `SELECT j.task, j.id AS jobId, j.iteration, max(s.normalized) AS normalized, ${stderr} AS stderr FROM jobs j JOIN scores s ON s.job_id = j.id
+      `SELECT j.task, j.id AS jobId, j.${round} AS iteration, max(s.normalized) AS normalized, ${stderr} AS stderr
+         FROM jobs j JOIN scores s ON s.job_id = j.id
         WHERE j.kind = 'proposal' GROUP BY j.task ORDER BY j.task`,
     )
     .all() as RunDetail['best'];
@@ -258,9 +265,10 @@ export function runDetail(db: Database.Database): RunDetail | null {
   const promotions = rung
     ? (db
         .prepare(
-          `SELECT a.iteration, a.task, a.rung, max(a.share) AS share, count(*) AS trained, max(s.normalized) AS best,
+          `SELECT a.${round} AS iteration, a.task, a.rung, max(a.share) AS share, count(*) AS trained, max(s.normalized) AS best,
                   sum(EXISTS (SELECT 1 FROM jobs b WHERE b.kind = 'rung' AND b.parent_id = a.parent_id AND b.rung > a.rung)) AS promoted
-             FROM jobs a LEFT JOIN scores s ON s.job_id = a.id WHERE a.kind = 'rung' GROUP BY a.iteration, a.task, a.rung ORDER BY a.iteration, a.task, a.rung`,
+             FROM jobs a LEFT JOIN scores s ON s.job_id = a.id WHERE a.kind = 'rung'
+            GROUP BY a.${round}, a.task, a.rung ORDER BY a.${round}, a.task, a.rung`,
         )
         .all() as RunDetail['promotions'])
     : [];
@@ -271,7 +279,11 @@ export function runDetail(db: Database.Database): RunDetail | null {
  * The columns of a jobs-table row. A reuse is shown only for an agent's job whose result an
  * agent's job had before (store/cache.ts): a hit on a harness seed's result would name that seed.
  */
-const LIST_COLUMNS = ({ stderr, cacheOrigin }: Columns): string => `j.id, j.iteration, j.slot, j.task, j.kind, j.status, j.failure_kind AS failureKind, j.error,
+const LIST_COLUMNS = ({
+  stderr,
+  cacheOrigin,
+  round,
+}: Columns): string => `j.id, j.${round} AS iteration, j.slot, j.task, j.kind, j.status, j.failure_kind AS failureKind, j.error,
   s.raw, s.normalized, ${stderr} AS stderr, r.reward, j.env_steps AS envSteps, j.examples, j.cpu_seconds AS cpuSeconds,
   j.wall_seconds AS wallSeconds, CASE WHEN j.kind IN ('proposal', 'rung') AND ${cacheOrigin} = 'proposal' THEN j.cache_hit END AS cacheHit`;
 
@@ -302,7 +314,7 @@ export function jobList(
       args.push(f.status);
     }
     if (f.iteration !== undefined) {
-      where.push('j.iteration = ?');
+      where.push(`j.${c.round} = ?`);
       args.push(f.iteration);
     }
     if (f.kind !== undefined) {
@@ -320,7 +332,7 @@ export function jobList(
     const options = {
       tasks: (db.prepare('SELECT DISTINCT task FROM jobs ORDER BY task').all() as { task: string }[]).map((r) => r.task),
       statuses: (db.prepare('SELECT DISTINCT status FROM jobs ORDER BY status').all() as { status: string }[]).map((r) => r.status),
-      iterations: (db.prepare("SELECT DISTINCT iteration FROM jobs WHERE kind = 'proposal' ORDER BY iteration").all() as { iteration: number }[]).map(
+      iterations: (db.prepare(`SELECT DISTINCT ${c.round} AS iteration FROM jobs WHERE kind = 'proposal' ORDER BY 1`).all() as { iteration: number }[]).map(
         (r) => r.iteration,
       ),
     };
@@ -366,7 +378,8 @@ export function jobDetail(db: Database.Database, id: number): JobDetail | null {
     const { stderr, groupId, patch: patchColumn } = c;
     const row = db
       .prepare(
-        `SELECT ${LIST_COLUMNS(c)}, j.run_id AS runId, j.agent, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt, j.spec, j.trace, ${patchColumn} AS patch,
+        `SELECT ${LIST_COLUMNS(c)}, j.run_id AS runId, j.agent, j.artifact_dir AS artifactDir, j.finished_at AS finishedAt,
+                j.spec, j.trace, ${patchColumn} AS patch,
                 r.advantage, ${groupId} AS groupId, r.detail AS rewardDetail
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id WHERE j.id = ?`,
       )
@@ -383,7 +396,7 @@ export function jobDetail(db: Database.Database, id: number): JobDetail | null {
     const best = db
       .prepare(
         `SELECT j.id, j.spec, s.normalized, ${stderr} AS stderr FROM jobs j JOIN scores s ON s.job_id = j.id
-          WHERE j.task = ? AND j.id != ? AND j.kind = 'proposal' AND (j.iteration < ? OR (j.iteration = ? AND j.id < ?))
+          WHERE j.task = ? AND j.id != ? AND j.kind = 'proposal' AND (j.${c.round} < ? OR (j.${c.round} = ? AND j.id < ?))
           ORDER BY s.normalized DESC, j.id LIMIT 1`,
       )
       .get(job.task, id, job.iteration, job.iteration, id) as { id: number; spec: string; normalized: number | null; stderr: number | null } | undefined;

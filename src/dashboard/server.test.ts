@@ -268,14 +268,14 @@ test('a run with successive halving: per rung, the jobs trained and those promot
     store.startIteration('asha', 0);
     const proposals = store.addJobs(
       'asha',
-      [0, 1, 2].map((slot) => ({ iteration: 0, slot, task, kind: 'proposal' as const, agent: 'controller', spec: {}, trace: null })),
+      [0, 1, 2].map((slot) => ({ round: 0, slot, task, kind: 'proposal' as const, agent: 'controller', spec: {}, trace: null })),
     );
     let slot = 0; // rung jobs number their slots on across rungs, as the loop does
     const rung = (r: number, parents: number[], share: number): number[] =>
       store.addJobs(
         'asha',
         parents.map((parentId) => ({
-          iteration: 0,
+          round: 0,
           slot: slot++,
           task,
           kind: 'rung' as const,

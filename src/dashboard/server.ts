@@ -16,7 +16,6 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type Database from 'better-sqlite3';
 import type { MiddlewareHandler } from 'hono';
 import { oneLine } from '../spec/bounds.js';
 import { bearerOf } from '../serve/auth.js';
@@ -38,8 +37,9 @@ import {
   refuseUnreadable,
   requireTokenBeyondLoopback,
 } from '../serve/http.js';
-import { EXPERIMENT_FILE, KEY_PATTERN, type RunCatalog, openReadOnly } from './catalog.js';
+import { EXPERIMENT_FILE, KEY_PATTERN, type RunCatalog } from './catalog.js';
 import { LiveUpdates } from './live.js';
+import { RunStores } from './run-stores.js';
 import { JOB_STATUSES, type JobFilter, jobDetail, jobList, runDetail, runSummary } from './queries.js';
 
 /** Where and how the dashboard listens (and the limits of its connections). */
@@ -182,61 +182,55 @@ const readOnly: MiddlewareHandler<HttpEnv> = async (c, next) => {
 /** The pages of runs (a run, its jobs, a job), with or without a trailing slash. */
 const RUN_PAGES = ['/runs/:key', '/runs/:key/jobs', '/runs/:key/jobs/:id'].flatMap((p) => [p, `${p}/`]);
 
+/** The app the dashboard's routes are added to. */
+type DashboardApp = ReturnType<typeof createApp>;
+
+/** What the dashboard's routes share. */
+interface DashboardParts {
+  catalog: RunCatalog;
+  stores: RunStores;
+  live: LiveUpdates;
+  gate: StreamGate;
+  token: string | null;
+  files: Map<string, StaticFile>;
+}
+
+/** The token a request carries: the header, else `?token=` (a page opened once with it), else the cookie. */
+const tokenGiven = (c: HttpContext): string | null => bearerOf(c.env.incoming) ?? c.get('url').searchParams.get('token') ?? cookieOf(c.env.incoming, COOKIE);
+
 /** Starts the dashboard over the runs in `catalog`; resolves once it listens. */
 export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): Promise<RunningDashboard> {
   const host = o.host ?? '127.0.0.1';
   const token = o.token ?? null;
   requireTokenBeyondLoopback(host, token);
-  const files = staticFiles();
-  const connections = new Map<string, Database.Database>();
-
-  /** The open read-only connection to a run's store (opened on first use); null while it cannot be opened. */
-  const db = (key: string): Database.Database | null => {
-    let c = connections.get(key);
-    if (!c) {
-      const entry = catalog.get(key);
-      if (!entry) return null;
-      try {
-        c = openReadOnly(entry.dir);
-      } catch {
-        return null;
-      }
-      connections.set(key, c);
-    }
-    return c;
-  };
-  const dbOrThrow = (key: string): Database.Database => {
-    if (!catalog.get(key)) {
-      catalog.refresh();
-      if (!catalog.get(key)) throw new HttpError(404, `no run "${key}" here; see /api/runs`);
-    }
-    const c = db(key);
-    if (!c) throw new HttpError(503, `the store of run "${key}" cannot be opened yet`);
-    return c;
-  };
-  const experimentOrThrow = (key: string): { key: string; dir: string } => {
-    let entry = catalog.experiment(key);
-    if (!entry) {
-      catalog.refresh();
-      entry = catalog.experiment(key);
-    }
-    if (!entry) throw new HttpError(404, `no experiment "${key}" here; see /api/experiments`);
-    return entry;
-  };
-  /** The token a request carries: the header, else `?token=` (a page opened once with it), else the cookie. */
-  const tokenGiven = (c: HttpContext): string | null => bearerOf(c.env.incoming) ?? c.get('url').searchParams.get('token') ?? cookieOf(c.env.incoming, COOKIE);
-
-  const live = new LiveUpdates(catalog, db, o.pollMs ?? 500);
+  const stores = new RunStores(catalog);
+  const live = new LiveUpdates(catalog, (key) => stores.db(key), o.pollMs ?? 500);
   // Every page's stream has one key: the dashboard caps them in all, apart from the connections.
   const maxStreams = o.maxStreams ?? DEFAULT_MAX_STREAMS;
   const gate = new StreamGate({ maxStreams, maxStreamsPerKey: maxStreams }, 'event streams');
+  const parts: DashboardParts = { catalog, stores, live, gate, token, files: staticFiles() };
 
   const noRoute = (c: HttpContext): HttpError =>
     new HttpError(404, `${c.req.path.startsWith('/api/') ? 'no route GET' : 'no page'} ${oneLine(c.req.path, 100)}`);
   const app = createApp(errorResponse, noRoute);
   const tokenMessage = 'a token is required: Authorization: Bearer TOKEN, or open the page once with ?token=TOKEN';
   app.use(secured, frontDoor({ token: token !== null, listenHost: host }), readOnly, bearerToken(token, tokenMessage, tokenGiven), refuseUnreadable);
+  addEventStream(app, parts);
+  addExperimentApi(app, parts);
+  addRunApi(app, parts);
+  addPages(app, parts);
 
+  const server = createDoorServer(o, (message) => ({ type: 'text/plain; charset=utf-8', text: `${message}\n` }), nodeListener(app), gate);
+  return listen(server, host, o.port ?? 8378, {
+    // Not listening (e.g. the port is taken): nothing may keep the process alive.
+    onFail: () => live.close(),
+    onClose: () => live.close(),
+    afterClose: () => stores.close(),
+  });
+}
+
+/** `/api/events`: the server-sent events of one run or of all, each stream held by the gate. */
+function addEventStream(app: DashboardApp, { catalog, live, gate }: DashboardParts): void {
   app.get('/api/events', (c) => {
     const run = c.get('url').searchParams.get('run');
     if (run !== null) {
@@ -253,8 +247,12 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
     if (refused) throw new HttpError(refused.status, refused.message);
     return live.stream(run, head);
   });
+}
+
+/** `/api/experiments`: the list, one experiment and its plots. */
+function addExperimentApi(app: DashboardApp, { catalog, stores }: DashboardParts): void {
   app.get('/api/experiments/:key/plots/:name', (c) => {
-    const entry = experimentOrThrow(keyOf(c.req.param('key')));
+    const entry = stores.experimentOrThrow(keyOf(c.req.param('key')));
     const name = c.req.param('name');
     if (!(EXPERIMENT_PLOTS as readonly string[]).includes(name)) {
       throw new HttpError(404, `no plot "${oneLine(name, 60)}"; plots: ${EXPERIMENT_PLOTS.join(', ')}`);
@@ -269,37 +267,44 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
     return apiJson(catalog.experiments().map(({ key, dir }) => ({ key, dir })));
   });
   app.get('/api/experiments/:key', (c) => {
-    const entry = experimentOrThrow(keyOf(c.req.param('key')));
+    const entry = stores.experimentOrThrow(keyOf(c.req.param('key')));
     return apiJson({ key: entry.key, dir: entry.dir, ...readExperiment(entry.dir) });
   });
+}
+
+/** `/api/runs`: the list, one run, its jobs and one job. */
+function addRunApi(app: DashboardApp, { catalog, stores }: DashboardParts): void {
   app.get('/api/runs', () =>
     apiJson(
       catalog.list().map(({ key, dir }) => {
-        const c = db(key);
+        const c = stores.db(key);
         return { key, dir, summary: c ? runSummary(c) : null };
       }),
     ),
   );
   app.get('/api/runs/:key', (c) => {
     const key = keyOf(c.req.param('key'));
-    const detail = runDetail(dbOrThrow(key));
+    const detail = runDetail(stores.dbOrThrow(key));
     if (!detail) throw new HttpError(404, `run "${key}" has no run recorded yet`);
     return apiJson({ key, ...detail });
   });
   app.get('/api/runs/:key/jobs', (c) => {
     const key = keyOf(c.req.param('key'));
-    return apiJson({ key, ...jobList(dbOrThrow(key), filterOf(c.get('url').searchParams)) });
+    return apiJson({ key, ...jobList(stores.dbOrThrow(key), filterOf(c.get('url').searchParams)) });
   });
   app.get('/api/runs/:key/jobs/:id', (c) => {
     const key = keyOf(c.req.param('key'));
     const id = intOf('job id', rawParam(c, 'id'));
-    const detail = jobDetail(dbOrThrow(key), id);
+    const detail = jobDetail(stores.dbOrThrow(key), id);
     if (!detail) throw new HttpError(404, `run "${key}" has no job ${id}`);
     return apiJson({ key, ...detail });
   });
-  for (const [path, file] of files) if (path !== '/index.html') app.get(path, () => fileResponse(file));
+}
 
-  // Pages: the one page; a page opened with ?token= stores the token in a cookie (EventSource cannot send headers).
+/** The static files and the one page, served for the root, a run's pages and an experiment's. */
+function addPages(app: DashboardApp, { catalog, stores, token, files }: DashboardParts): void {
+  for (const [path, file] of files) if (path !== '/index.html') app.get(path, () => fileResponse(file));
+  // A page opened with ?token= stores the token in a cookie (EventSource cannot send headers).
   const page: MiddlewareHandler<HttpEnv> = async (c, next) => {
     const url = c.get('url');
     if (!token || !url.searchParams.has('token')) return next();
@@ -318,19 +323,8 @@ export function startDashboard(catalog: RunCatalog, o: DashboardOptions = {}): P
     return index();
   });
   app.on('GET', ['/experiments/:key', '/experiments/:key/'], page, (c) => {
-    experimentOrThrow(keyOf(c.req.param('key')));
+    stores.experimentOrThrow(keyOf(c.req.param('key')));
     return index();
-  });
-
-  const server = createDoorServer(o, (message) => ({ type: 'text/plain; charset=utf-8', text: `${message}\n` }), nodeListener(app), gate);
-  return listen(server, host, o.port ?? 8378, {
-    // Not listening (e.g. the port is taken): nothing may keep the process alive.
-    onFail: () => live.close(),
-    onClose: () => live.close(),
-    afterClose: () => {
-      for (const c of connections.values()) c.close();
-      connections.clear();
-    },
   });
 }
 

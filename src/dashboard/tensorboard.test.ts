@@ -87,7 +87,7 @@ test('TensorBoard reads back every scalar: per iteration, per task, per job', { 
   for (const tag of ['outer/invalid_share', 'outer/failed_share', 'compute/env_steps', 'compute/cpu_seconds']) assert.equal(perIteration[tag].length, 3, tag);
 
   const task = got[join(out, 'tasks', 'cartpole-short')];
-  const taskJobs = jobs.filter((j) => j.task === 'cartpole-short' && j.kind === 'proposal' && j.iteration === 0 && j.normalized !== null);
+  const taskJobs = jobs.filter((j) => j.task === 'cartpole-short' && j.kind === 'proposal' && j.round === 0 && j.normalized !== null);
   assert.ok(close(task['outer/score_normalized_best'][0][1], Math.max(...taskJobs.map((j) => j.normalized!))));
   assert.deepEqual(
     task['baseline/score_normalized'].map(([, v]) => v),

@@ -31,7 +31,7 @@ test('rrl train killed with SIGKILL at 20 random moments and resumed each time l
 const job = (id: number, over: Partial<JobView> = {}): JobView => ({
   id,
   kind: 'proposal',
-  iteration: 0,
+  round: 0,
   slot: id,
   task: 'iris-species',
   spec: '{}',

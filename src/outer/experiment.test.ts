@@ -475,7 +475,7 @@ test("the held-out comparison lists Optuna's TPE and CMA-ES, plain and seeded, b
       try {
         const jobs = store.jobs(store.getRun()!.id, { kind: 'proposal' });
         assert.deepEqual(
-          jobs.map((j) => j.iteration),
+          jobs.map((j) => j.round),
           [0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3],
           name,
         );

@@ -34,7 +34,7 @@ const args = [
 interface Row {
   id: number;
   kind: string;
-  iteration: number;
+  round: number;
   slot: number;
   rung: number | null;
   parent_id: number | null;
@@ -50,7 +50,7 @@ function rows(dir: string): Row[] {
   try {
     return db
       .prepare(
-        `SELECT j.id, j.kind, j.iteration, j.slot, j.rung, j.parent_id, j.status, j.finished_at, j.spec, s.raw, r.reward
+        `SELECT j.id, j.kind, j.round, j.slot, j.rung, j.parent_id, j.status, j.finished_at, j.spec, s.raw, r.reward
            FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id ORDER BY j.id`,
       )
       .all() as Row[];
@@ -96,8 +96,8 @@ test('a run with successive halving killed with SIGKILL resumes without losing o
   assert.ok(after.every((r) => r.status !== 'pending'));
   // Per iteration: 3 proposals, 3 rung-0 jobs (1/3 of the budget) and 1 at the full budget, no duplicates.
   for (const it of [0, 1]) {
-    const rungs = after.filter((r) => r.kind === 'rung' && r.iteration === it);
-    assert.equal(after.filter((r) => r.kind === 'proposal' && r.iteration === it).length, 3);
+    const rungs = after.filter((r) => r.kind === 'rung' && r.round === it);
+    assert.equal(after.filter((r) => r.kind === 'proposal' && r.round === it).length, 3);
     assert.deepEqual(
       rungs.map((r) => r.rung),
       [0, 0, 0, 1],
@@ -108,6 +108,6 @@ test('a run with successive halving killed with SIGKILL resumes without losing o
   const clean = mkdtempSync(join(tmpdir(), 'rrl-fclean-'));
   execFileSync(process.execPath, [bin, ...args, '--run', clean], { stdio: 'ignore' });
   const ref = rows(clean);
-  const key = (r: Row) => [r.kind, r.iteration, r.slot, r.rung, r.parent_id, r.spec, r.raw, r.reward];
+  const key = (r: Row) => [r.kind, r.round, r.slot, r.rung, r.parent_id, r.spec, r.raw, r.reward];
   assert.deepEqual(after.map(key), ref.map(key));
 });

@@ -95,7 +95,7 @@ test('property: which rung jobs run and what each proposal settles to never depe
     store.addJobs(
       'run-1',
       Array.from({ length: n }, (_, slot) => ({
-        iteration: 0,
+        round: 0,
         slot,
         task,
         kind: 'proposal' as const,

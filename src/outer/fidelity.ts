@@ -199,7 +199,7 @@ export interface HalvingContext {
   progress: (done: number, total: number) => void;
 }
 
-const rungRowsOf = (c: HalvingContext): JobRow[] => c.store.jobs(c.runId, { iteration: c.iteration, kind: 'rung' });
+const rungRowsOf = (c: HalvingContext): JobRow[] => c.store.jobs(c.runId, { round: c.iteration, kind: 'rung' });
 
 /**
  * Settles an iteration's pending proposals by successive halving, all groups (tasks) at once:
@@ -240,7 +240,7 @@ export async function successiveHalving(c: HalvingContext, proposals: JobRow[], 
         while (taken.has(slot)) slot = Math.max(...taken) + 1;
         taken.add(slot);
         const spec = rungSpec(group[i].row.spec, group[i].spec, brief, shares[r]);
-        add.push({ iteration: c.iteration, slot, task, kind: 'rung', agent: group[i].row.agent, spec, trace: null, rung: r, parentId: id, share: shares[r] });
+        add.push({ round: c.iteration, slot, task, kind: 'rung', agent: group[i].row.agent, spec, trace: null, rung: r, parentId: id, share: shares[r] });
       };
       let entrants = group.map((v) => v.row.id);
       for (let r = 0; r < shares.length && entrants.length; r++) {

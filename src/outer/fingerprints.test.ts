@@ -116,7 +116,7 @@ test('a task the run has no job on takes its new fingerprint; a serve run refuse
   await reload();
   pinTaskFingerprints(store, runId, ['pin-own']); // no job on it yet: nothing was scored on the old data
   assert.equal(store.taskFingerprints(runId).get('pin-own')?.fingerprint, taskFingerprint('pin-own'));
-  store.addJobs(runId, [{ iteration: 0, slot: 0, task: 'pin-own', kind: 'baseline', agent: 'baseline', spec: getPublicTask('pin-own').baseline, trace: null }]);
+  store.addJobs(runId, [{ round: 0, slot: 0, task: 'pin-own', kind: 'baseline', agent: 'baseline', spec: getPublicTask('pin-own').baseline, trace: null }]);
   store.close();
   writeFileSync(join(dir, 'data.csv'), original);
   await reload();

@@ -36,7 +36,7 @@ function llmRun(): string {
     const ids = store.addJobs(
       'run-1',
       [TRAIN, HELD_OUT].map((task) => ({
-        iteration: 0,
+        round: 0,
         slot: 0,
         task,
         kind: 'proposal' as const,

@@ -135,11 +135,11 @@ function allSamples(runDir: string, iteration?: number): GrpoSample[] {
     if (!run) throw new Error(`no run in ${runDir}: the store has no run`);
     registerRunFamilies(run.config); // a generated task's brief (and split) is known as it was to the run
     const out: GrpoSample[] = [];
-    for (const j of store.jobs(run.id, { kind: 'proposal', iteration })) {
+    for (const j of store.jobs(run.id, { kind: 'proposal', round: iteration })) {
       const t = j.trace;
       if (!isLlmTrace(t) || t.completion === null || j.reward === null) continue;
-      const groupId = j.groupId ?? `it${j.iteration}/${j.task}`;
-      const job = { jobId: j.id, runId: run.id, iteration: j.iteration, slot: j.slot, task: j.task, groupId };
+      const groupId = j.groupId ?? `it${j.round}/${j.task}`;
+      const job = { jobId: j.id, runId: run.id, iteration: j.round, slot: j.slot, task: j.task, groupId };
       out.push(sampleFromTrace(t, { ...job, reward: j.reward, advantage: j.advantage ?? 0, status: j.status, error: j.error }));
     }
     return out;

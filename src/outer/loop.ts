@@ -282,7 +282,7 @@ async function iteration(run: LoopRun, it: number): Promise<void> {
   const pendingBaselines = store.jobs(runId, { kind: 'baseline' }).filter((r) => r.status === 'pending');
   const andBaselines = pendingBaselines.length ? ` and ${pendingBaselines.length} baseline job(s)` : '';
   emit({ type: 'phase', message: `iteration ${it + 1}/${cfg.iterations}: ${rows.length} job(s)${andBaselines}` });
-  const earlier = store.jobs(runId, { kind: 'proposal' }).filter((j) => j.iteration < it);
+  const earlier = store.jobs(runId, { kind: 'proposal' }).filter((j) => j.round < it);
   const groups = briefs.map((brief) => ({ brief, rows: rows.filter((r) => r.task === brief.id), groupId: `it${it}/${brief.id}` }));
   const settled = await rounds.play(groups, {
     earlier: (task) => earlier.filter((j) => j.task === task),
@@ -298,13 +298,13 @@ async function iteration(run: LoopRun, it: number): Promise<void> {
 /** Phase propose: the iteration's proposals, `group` per task, stored before any runs (a resumed iteration keeps its own). */
 async function propose(run: LoopRun, briefs: TaskBrief[], it: number): Promise<JobRow[]> {
   const { store, runId, cfg, agent } = run;
-  const existing = store.jobs(runId, { iteration: it, kind: 'proposal' });
+  const existing = store.jobs(runId, { round: it, kind: 'proposal' });
   if (existing.length) return existing;
   const proposals = [];
   for (const [ti, brief] of briefs.entries()) {
     const history = store
       .jobs(runId, { kind: 'proposal' })
-      .filter((j) => j.task === brief.id && j.iteration < it)
+      .filter((j) => j.task === brief.id && j.round < it)
       .map((j) => ({ spec: j.spec, reward: j.reward, trace: j.trace, status: j.status, error: j.error }));
     for (let g = 0; g < cfg.group; g++) {
       const rng = new Rng(mixSeed(cfg.seed, it, ti, g));
@@ -316,11 +316,11 @@ async function propose(run: LoopRun, briefs: TaskBrief[], it: number): Promise<J
         const why = err instanceof Error ? err.message : err;
         proposal = { spec: null, trace: null, rejected: { kind: 'agent-error', error: oneLine(`the agent failed to propose: ${oneLine(why)}`) } };
       }
-      proposals.push({ iteration: it, slot: g, task: brief.id, kind: 'proposal' as const, agent: agent.name, ...proposal });
+      proposals.push({ round: it, slot: g, task: brief.id, kind: 'proposal' as const, agent: agent.name, ...proposal });
     }
   }
   store.addJobs(runId, proposals);
-  return store.jobs(runId, { iteration: it, kind: 'proposal' });
+  return store.jobs(runId, { round: it, kind: 'proposal' });
 }
 
 /** Phase update: the agent learns from the paid jobs (an unscorable one is neither paid nor charged), and the iteration is recorded with its checkpoint. */
@@ -340,7 +340,7 @@ async function update(run: LoopRun, it: number, settled: SettledGroup[]): Promis
   const stats = await agent.update(groups, { runDir: run.dir, runId, iteration: it, last: it === cfg.iterations - 1 });
   // Scores at the full budget only (with successive halving: the proposals that reached it).
   const norms = store
-    .jobs(runId, { iteration: it, kind: 'proposal' })
+    .jobs(runId, { round: it, kind: 'proposal' })
     .filter((r) => r.share === null || r.share >= 1)
     .map((r) => r.normalized)
     .filter((v): v is number => v !== null);

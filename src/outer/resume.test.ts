@@ -13,7 +13,7 @@ const args = ['train', '--tasks', 'cartpole-short', '--agent', 'controller', '--
 interface Row {
   id: number;
   kind: string;
-  iteration: number;
+  round: number;
   slot: number;
   status: string;
   finished_at: string | null;
@@ -25,9 +25,7 @@ function rows(dir: string): Row[] {
   const db = new Database(join(dir, 'store.db'), { readonly: true });
   try {
     return db
-      .prepare(
-        'SELECT j.id, j.kind, j.iteration, j.slot, j.status, j.finished_at, j.spec, s.raw FROM jobs j LEFT JOIN scores s ON s.job_id = j.id ORDER BY j.id',
-      )
+      .prepare('SELECT j.id, j.kind, j.round, j.slot, j.status, j.finished_at, j.spec, s.raw FROM jobs j LEFT JOIN scores s ON s.job_id = j.id ORDER BY j.id')
       .all() as Row[];
   } finally {
     db.close();
@@ -66,7 +64,7 @@ test('a run killed with SIGKILL resumes without losing or rerunning finished job
   const count = (kind: string): number => after.filter((r) => r.kind === kind).length;
   assert.equal(count('baseline'), 5, 'the baseline on its 5 harness seeds, no duplicates');
   assert.equal(count('proposal'), 12, '12 proposals, no duplicates');
-  assert.equal(new Set(after.map((r) => `${r.kind}/${r.iteration}/${r.slot}`)).size, after.length, 'no job twice');
+  assert.equal(new Set(after.map((r) => `${r.kind}/${r.round}/${r.slot}`)).size, after.length, 'no job twice');
   for (const f of finished) {
     const a = after.find((r) => r.id === f.id)!;
     assert.equal(a.finished_at, f.finished_at, `job ${f.id} was not rerun`);
@@ -79,7 +77,7 @@ test('a run killed with SIGKILL resumes without losing or rerunning finished job
   execFileSync(process.execPath, [bin, ...args, '--run', clean], { stdio: 'ignore' });
   const ref = rows(clean);
   assert.deepEqual(
-    after.map((r) => [r.kind, r.iteration, r.slot, r.spec, r.raw]),
-    ref.map((r) => [r.kind, r.iteration, r.slot, r.spec, r.raw]),
+    after.map((r) => [r.kind, r.round, r.slot, r.spec, r.raw]),
+    ref.map((r) => [r.kind, r.round, r.slot, r.spec, r.raw]),
   );
 });

@@ -44,9 +44,9 @@ function openRounds(): { store: Store; runId: string; rounds: Rounds; trained: M
 function group(store: Store, runId: string, iteration: number, specs: unknown[]): RoundGroup {
   store.addJobs(
     runId,
-    specs.map((spec, slot) => ({ iteration, slot, task, kind: 'proposal' as const, agent: 'test', spec, trace: null })),
+    specs.map((spec, slot) => ({ round: iteration, slot, task, kind: 'proposal' as const, agent: 'test', spec, trace: null })),
   );
-  return { brief, rows: store.jobs(runId, { iteration, kind: 'proposal' }), groupId: `it${iteration}/${task}` };
+  return { brief, rows: store.jobs(runId, { round: iteration, kind: 'proposal' }), groupId: `it${iteration}/${task}` };
 }
 
 const good = (seed: number): unknown => ({ ...(REFERENCE_SPECS[task].spec() as object), seed });
@@ -87,7 +87,7 @@ test('two rounds that overlap share their rows: each trains once, and the second
     'the baseline rows both rounds asked for trained once',
   );
   const [pa] = a.settle();
-  settledBefore.push(...store.jobs(runId, { iteration: 0, kind: 'proposal' }));
+  settledBefore.push(...store.jobs(runId, { round: 0, kind: 'proposal' }));
   const [pb] = b.settle();
   assert.equal(pa.rewards[0].bonus, 0.5, 'the first settled beats the baseline beyond the noise');
   assert.equal(pb.rewards[0].bonus, 0, 'the second settled is compared with the first one’s confirmed score, not the baseline');

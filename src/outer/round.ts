@@ -191,7 +191,7 @@ export class Rounds {
       proposals,
       baselines,
     );
-    const rungRows = store.jobs(runId, { iteration, kind: 'rung' });
+    const rungRows = store.jobs(runId, { round: iteration, kind: 'rung' });
     return new Map(groups.map((g) => [g.groupId, fidelityPaid(this.current(g), rungRows, g.brief, config)]));
   }
 
@@ -240,10 +240,10 @@ export class Rounds {
     return options.confirmRows?.() ?? this.host.store.jobs(this.host.runId, { kind: 'confirm' });
   }
 
-  /** The group's proposals as stored now (finished since the group was formed; a group's rows share one iteration). */
+  /** The group's proposals as stored now (finished since the group was formed; a group's rows share one round). */
   private current(g: RoundGroup): JobRow[] {
     if (!g.rows.length) return [];
     const ids = new Set(g.rows.map((r) => r.id));
-    return this.host.store.jobs(this.host.runId, { iteration: g.rows[0].iteration, kind: 'proposal' }).filter((r) => ids.has(r.id));
+    return this.host.store.jobs(this.host.runId, { round: g.rows[0].round, kind: 'proposal' }).filter((r) => ids.has(r.id));
   }
 }

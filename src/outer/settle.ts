@@ -35,7 +35,7 @@ import {
 
 /** A job to add to the store (as `Store.addJobs` takes it). */
 export interface NewJob {
-  iteration: number;
+  round: number;
   slot: number;
   task: string;
   kind: 'baseline' | 'confirm';
@@ -48,7 +48,7 @@ export interface NewJob {
 /** The baseline jobs of a task: its baseline spec on each of the harness's seeds. */
 export function baselineJobs(task: string, baseline: unknown, secret: string): NewJob[] {
   return harnessSeeds(task, BASELINE_SEEDS, secret).map((seed, slot) => ({
-    iteration: 0,
+    round: 0,
     slot,
     task,
     kind: 'baseline',
@@ -71,7 +71,7 @@ export function baselineRetries(baselineRows: JobRow[]): NewJob[] {
     .map((r) => {
       const attempt = attempts.get(seedIndex(r)) ?? 1;
       const slot = attempt * BASELINE_SEEDS + seedIndex(r);
-      return { iteration: r.iteration, slot, task: r.task, kind: 'baseline', agent: 'baseline', spec: r.spec, trace: null };
+      return { round: r.round, slot, task: r.task, kind: 'baseline', agent: 'baseline', spec: r.spec, trace: null };
     });
 }
 
@@ -183,7 +183,7 @@ export function confirmJobs(candidates: JobRow[], existing: JobRow[], secret: st
     .flatMap((c) =>
       harnessSeeds(c.task, CONFIRM_SEEDS, secret).map(
         (seed, i): NewJob => ({
-          iteration: c.iteration,
+          round: c.round,
           slot: c.slot * CONFIRM_SEEDS + i,
           task: c.task,
           kind: 'confirm',

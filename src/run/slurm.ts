@@ -85,7 +85,8 @@ export function batchScript(o: {
     'set -eu',
     `cd ${sh(o.dir)}`,
     `echo "rrl: job $SLURM_JOB_ID on $(hostname) at $(date -Is)" >&2`,
-    `exec ${sh(o.node)}${heap} ${sh(join(o.project, 'bin', 'rrl.js'))} job exec --spec ${sh(o.spec)} --brief ${sh(o.brief)}${o.data ? ` --data ${sh(o.data)}` : ''} --out ${sh(o.dir)}`,
+    `exec ${sh(o.node)}${heap} ${sh(join(o.project, 'bin', 'rrl.js'))} job exec --spec ${sh(o.spec)} --brief ${sh(o.brief)}` +
+      `${o.data ? ` --data ${sh(o.data)}` : ''} --out ${sh(o.dir)}`,
     '',
   ].join('\n');
 }

@@ -24,7 +24,7 @@ function answerFields(r: JobRow): { patch: Record<string, unknown> | null; uncha
 /** Why a proposal of a settled request has no reward (its answer's reason), or null. */
 function unscorableOf(store: Store, runId: string, r: JobRow): string | null {
   if (r.kind !== 'proposal') return null;
-  const answer = store.request(runId, r.iteration)?.response as RewardsAnswer | null | undefined;
+  const answer = store.request(runId, r.round)?.response as RewardsAnswer | null | undefined;
   const reason = answer?.results.find((x) => x.job === r.id)?.reason ?? null;
   return reason?.startsWith('unscorable:') ? reason : null;
 }
@@ -33,7 +33,7 @@ function unscorableOf(store: Store, runId: string, r: JobRow): string | null {
 export function jobView(store: Store, runId: string, r: JobRow): z.infer<typeof JobResponse> {
   return {
     job: r.id,
-    request: r.kind === 'proposal' || (r.kind === 'confirm' && !isReportConfirmation(r)) ? r.iteration : null,
+    request: r.kind === 'proposal' || (r.kind === 'confirm' && !isReportConfirmation(r)) ? r.round : null,
     task: r.task,
     kind: r.kind as 'proposal' | 'baseline' | 'confirm', // `rrl serve` runs store no rung jobs (successive halving is `rrl train`'s)
     status: r.status,

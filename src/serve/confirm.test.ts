@@ -155,7 +155,7 @@ test('no route of the dashboard or of the job API shows a harness seed', async (
       }
       assert.deepEqual(seedsIn(JSON.stringify(detail)), [], `dashboard /api/runs/${key}/jobs/${j.id} (${j.kind})`);
     }
-    const requests = [...new Set(jobs.filter((j) => j.kind === 'proposal').map((j) => j.iteration))];
+    const requests = [...new Set(jobs.filter((j) => j.kind === 'proposal').map((j) => j.round))];
     const api = [...jobs.map((j) => `/v1/jobs/${j.id}`), ...requests.map((r) => `/v1/requests/${r}`)];
     for (const p of api) assert.deepEqual(seedsIn(await got(server.url, p)), [], `serve ${p}`);
   } finally {

@@ -45,7 +45,7 @@ export function proposalConfirms(rows: JobRow[]): JobRow[] {
  */
 export function reportConfirmJobs(task: string, spec: unknown, k: number, secret: string): NewJob[] {
   return harnessSeeds(task, CONFIRM_SEEDS, secret).map((seed, i) => ({
-    iteration: 0,
+    round: 0,
     slot: k * CONFIRM_SEEDS + i,
     task,
     kind: 'confirm',
@@ -99,7 +99,7 @@ export class ReportConfirmations {
   /** The task's report confirmation jobs, by group (slot div CONFIRM_SEEDS). */
   private groups(task: string): Map<number, JobRow[]> {
     const out = new Map<number, JobRow[]>();
-    for (const r of this.h.store.jobs(this.h.runId, { kind: 'confirm', iteration: 0 })) {
+    for (const r of this.h.store.jobs(this.h.runId, { kind: 'confirm', round: 0 })) {
       if (r.task !== task || !isReportConfirmation(r)) continue;
       const k = Math.floor(r.slot / CONFIRM_SEEDS);
       out.set(k, [...(out.get(k) ?? []), r]);

@@ -103,7 +103,8 @@ export function jsonBodyRefusal(req: IncomingMessage): Refusal | null {
 
 /** An HTTP/1.1 response written straight to a socket, closing the connection. */
 function rawResponse(status: number, reason: string, body: { type: string; text: string }): string {
-  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: ${body.type}\r\ncontent-length: ${Buffer.byteLength(body.text)}\r\nconnection: close\r\n\r\n${body.text}`;
+  const head = [`HTTP/1.1 ${status} ${reason}`, `content-type: ${body.type}`, `content-length: ${Buffer.byteLength(body.text)}`, 'connection: close'];
+  return `${head.join('\r\n')}\r\n\r\n${body.text}`;
 }
 
 /** The caps of a server's long-lived streams. */

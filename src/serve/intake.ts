@@ -66,7 +66,9 @@ export class CompletionBudget {
       const wait = Math.max(1, Math.ceil((until - t) / 1000));
       return {
         ok: false,
-        message: `too many completion bytes: ${this.used} of ${this.bytes} taken in the last ${this.windowMs / 1000} s, this request has ${n}; retry in ${wait} s`,
+        message:
+          `too many completion bytes: ${this.used} of ${this.bytes} taken in the last ${this.windowMs / 1000} s, ` +
+          `this request has ${n}; retry in ${wait} s`,
         retryAfterSeconds: wait,
       };
     }
@@ -97,8 +99,9 @@ export function requestsParsing(): number {
 
 /**
  * The proposals of `completions` for the task of `brief`, parsed (a patch over `baseline`, the
- * task's baseline spec, or a full spec) and validated in the worker thread. When the worker fails (a time limit, its heap, a crash) every completion of the request
- * comes back invalid with the reason.
+ * task's baseline spec, or a full spec) and validated in the worker thread. When the worker fails
+ * (a time limit, its heap, a crash) every completion of the request comes back invalid with the
+ * reason.
  */
 export async function parseProposals(
   completions: string[],

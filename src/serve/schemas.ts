@@ -4,6 +4,7 @@
  * server cannot drift apart.
  */
 import { z } from 'zod';
+import { episodePaths, rewardPaths, taskPaths } from './openapi-paths.js';
 
 /** Most completions in one request (a GRPO group, or a few). */
 export const MAX_COMPLETIONS = 256;
@@ -21,7 +22,8 @@ export const RewardsRequest = z
         z
           .string()
           .describe(
-            'raw model text; its answer is the first complete JSON object in it: a full job spec (it has a "task" field) or a JSON Merge Patch (RFC 7396) over the task\'s baseline spec (any other object)',
+            'raw model text; its answer is the first complete JSON object in it: a full job spec (it has a "task" field) or a JSON Merge Patch ' +
+              "(RFC 7396) over the task's baseline spec (any other object)",
           ),
       )
       .min(1)
@@ -47,7 +49,8 @@ export const Score = z
       .nullable()
       .optional()
       .describe(
-        "the score's uncertainty with the task's training noise included: sqrt(stderr² + sd²), sd = the baseline's spread over the harness's seeds; for a confirmed candidate, that of its confirmed mean",
+        "the score's uncertainty with the task's training noise included: sqrt(stderr² + sd²), sd = the baseline's spread over the harness's " +
+          'seeds; for a confirmed candidate, that of its confirmed mean',
       ),
   })
   .describe('the normalised hidden score');
@@ -84,7 +87,8 @@ export const RewardsResponse = z
     rewards: z
       .array(z.number().nullable())
       .describe(
-        "the outer reward of each completion, in order; null when the harness could not score it for its own reasons (its result's reason says why, starting 'unscorable:'): zero advantage, never −1",
+        "the outer reward of each completion, in order; null when the harness could not score it for its own reasons (its result's reason says " +
+          "why, starting 'unscorable:'): zero advantage, never −1",
       ),
     results: z.array(RewardResult).describe('what became of each completion, in order'),
   })
@@ -129,7 +133,8 @@ export const PromptResponse = z.object({
     .record(z.string(), z.unknown())
     .nullable()
     .describe(
-      'the valid job spec the compact form shows, or the example patch the patch form shows (null in the full form): what a trainer-side format reward can compare structure with',
+      'the valid job spec the compact form shows, or the example patch the patch form shows (null in the full form): what a trainer-side format ' +
+        'reward can compare structure with',
     ),
 });
 
@@ -148,7 +153,8 @@ export const JobResponse = z.object({
   cached: z
     .boolean()
     .describe(
-      "a proposal's result was reused from an identical earlier proposal (a result the harness's own jobs produced is not said to be reused; false for the harness's jobs)",
+      "a proposal's result was reused from an identical earlier proposal (a result the harness's own jobs produced is not said to be reused; " +
+        "false for the harness's jobs)",
     ),
   patch: Patch,
   unchanged: Unchanged,
@@ -182,7 +188,8 @@ export const SubmissionRequest = z
     completion: z
       .string()
       .describe(
-        'raw model text; its answer is the first complete JSON object in it: a full job spec (it has a "task" field) or a JSON Merge Patch over the task\'s baseline spec',
+        'raw model text; its answer is the first complete JSON object in it: a full job spec (it has a "task" field) or a JSON Merge Patch over ' +
+          "the task's baseline spec",
       ),
   })
   .strict()
@@ -208,7 +215,8 @@ export const Feedback = z
       .object({ name: z.string(), value: z.number() })
       .nullable()
       .describe(
-        "the job's own figure on its training pool: control, the mean return of its last (up to) 20 training episodes (train/episodic_return); supervised, its metric on its own validation split (val/accuracy or val/rmse); null when it has none",
+        "the job's own figure on its training pool: control, the mean return of its last (up to) 20 training episodes (train/episodic_return); " +
+          'supervised, its metric on its own validation split (val/accuracy or val/rmse); null when it has none',
       ),
     submissionsLeft: z.number().int().describe('how many more submissions the episode takes now (0 once closed)'),
   })
@@ -222,7 +230,8 @@ export const EpisodeClosed = z.object({
     .number()
     .nullable()
     .describe(
-      "the mean of the submissions' rewards (invalid or failed −1), unscorable ones left out; null when every submission was unscorable; −1 when none was submitted",
+      "the mean of the submissions' rewards (invalid or failed −1), unscorable ones left out; null when every submission was unscorable; −1 when " +
+        'none was submitted',
     ),
   submitted: z.number().int(),
   reason: z.string().nullable().describe('"no job submitted", or why the reward is null; else null'),
@@ -261,7 +270,8 @@ export const ConfirmationResponse = z
           .number()
           .nullable()
           .describe(
-            'the mean normalised score over the confirmation seeds, a failed seed counted as a failure (the reference less 1); null when the harness lost every seed',
+            'the mean normalised score over the confirmation seeds, a failed seed counted as a failure (the reference less 1); null when the ' +
+              'harness lost every seed',
           ),
         uncertainty: z.number().nullable().describe('the uncertainty of that mean (evaluation error and training noise); null when there is none'),
         complete: z.boolean().describe('every seed trained and scored'),
@@ -301,8 +311,30 @@ const SCHEMAS = {
   ErrorResponse,
 } as const;
 
+/** The id of one of the document's component schemas. */
+export type SchemaId = keyof typeof SCHEMAS;
+
 /** The OpenAPI 3.1 document of the API, generated from the zod schemas above. */
 export function openApiDocument(version: string): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'rrl serve', version, description: 'recursive-rl as the environment and reward of an LLM RL framework: completions in, outer rewards out.' },
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'required when the server listens beyond loopback or was given --token-env' } },
+    },
+    security: [{ bearer: [] }, {}],
+    paths: {
+      ...taskPaths(),
+      ...rewardPaths(),
+      ...episodePaths(),
+      '/openapi.json': { get: { operationId: 'openapi', summary: 'this document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+    },
+  };
+}
+
+/** The zod schemas as JSON Schemas, referring to one another by component path. */
+function componentSchemas(): Record<string, Record<string, unknown>> {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(SCHEMAS)) registry.add(schema, { id });
   const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', uri: (id) => `#/components/schemas/${id}` }) as {
@@ -312,227 +344,5 @@ export function openApiDocument(version: string): Record<string, unknown> {
     delete s.$schema;
     delete s.$id;
   }
-  const ref = (id: keyof typeof SCHEMAS) => ({ $ref: `#/components/schemas/${id}` });
-  const json = (id: keyof typeof SCHEMAS, description: string) => ({ description, content: { 'application/json': { schema: ref(id) } } });
-  const errors = {
-    '400': json('ErrorResponse', 'a malformed request'),
-    '401': json('ErrorResponse', 'a missing or wrong bearer token'),
-    '403': json('ErrorResponse', "a browser request from another origin than the server's own"),
-    '421': json('ErrorResponse', 'without a token: a Host other than 127.0.0.1, localhost or [::1] with the server port'),
-  };
-  const idParam = (description: string, integer = false) => ({
-    name: 'id',
-    in: 'path',
-    required: true,
-    description,
-    schema: { type: integer ? 'integer' : 'string' },
-  });
-  return {
-    openapi: '3.1.0',
-    info: { title: 'rrl serve', version, description: 'recursive-rl as the environment and reward of an LLM RL framework: completions in, outer rewards out.' },
-    components: {
-      schemas,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'required when the server listens beyond loopback or was given --token-env' } },
-    },
-    security: [{ bearer: [] }, {}],
-    paths: {
-      '/v1/tasks': {
-        get: {
-          operationId: 'listTasks',
-          summary: 'the tasks',
-          responses: {
-            '200': { description: 'the task rows', content: { 'application/json': { schema: { type: 'array', items: ref('TaskRow') } } } },
-            ...errors,
-          },
-        },
-      },
-      '/v1/tasks/{id}/prompt': {
-        get: {
-          operationId: 'taskPrompt',
-          summary: 'the chat messages that ask for a job spec for the task',
-          parameters: [
-            idParam('task id'),
-            {
-              name: 'form',
-              in: 'query',
-              required: false,
-              description:
-                'full (default), compact (one spec to edit, for small models) or patch (the current job and what may change; the answer is a merge patch)',
-              schema: { type: 'string', enum: ['full', 'compact', 'patch'] },
-            },
-          ],
-          responses: { '200': json('PromptResponse', 'the messages'), '404': json('ErrorResponse', 'no such task'), ...errors },
-        },
-      },
-      '/v1/tasks/{id}/schema': {
-        get: {
-          operationId: 'taskSchema',
-          summary: 'a JSON Schema of the answer for guided decoding, narrowed to the task',
-          parameters: [
-            idParam('task id'),
-            {
-              name: 'form',
-              in: 'query',
-              required: false,
-              description: 'spec (default: the full job spec) or patch (a merge patch over the baseline: no task field, no field required)',
-              schema: { type: 'string', enum: ['spec', 'patch'] },
-            },
-          ],
-          responses: {
-            '200': { description: 'a JSON Schema (plain features only, for grammar engines)', content: { 'application/json': { schema: { type: 'object' } } } },
-            '404': json('ErrorResponse', 'no such task'),
-            ...errors,
-          },
-        },
-      },
-      '/v1/tasks/{id}/confirmations': {
-        post: {
-          operationId: 'confirm',
-          summary:
-            "train a spec on the task's confirmation seeds (the harness's, never shown) and answer its confirmed score once done: for reports, never a reward",
-          parameters: [idParam('task id')],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('ConfirmationRequest') } } },
-          responses: {
-            '200': json('ConfirmationResponse', 'the confirmation'),
-            '404': json('ErrorResponse', 'no such task'),
-            '413': json('ErrorResponse', 'the body is over the size limit'),
-            '415': json('ErrorResponse', 'the body is not application/json'),
-            '429': {
-              ...json('ErrorResponse', 'the job queue is full; retry after the Retry-After header'),
-              headers: { 'Retry-After': { schema: { type: 'integer' } } },
-            },
-            '503': json('ErrorResponse', 'the server is shutting down; the jobs are kept and run when asked again after --resume'),
-            ...errors,
-          },
-        },
-      },
-      '/v1/rewards': {
-        post: {
-          operationId: 'rewards',
-          summary: 'train, score and reward completions; answers once every job is done',
-          requestBody: { required: true, content: { 'application/json': { schema: ref('RewardsRequest') } } },
-          responses: {
-            '200': json('RewardsResponse', 'the rewards and results, in the order of the completions'),
-            '404': json('ErrorResponse', 'no such task'),
-            '413': json('ErrorResponse', 'the body is over the size limit'),
-            '415': json('ErrorResponse', 'the body is not application/json'),
-            '429': {
-              ...json('ErrorResponse', 'the job queue is full, or too many completion bytes came of late; retry after the Retry-After header'),
-              headers: { 'Retry-After': { schema: { type: 'integer' } } },
-            },
-            '503': json('ErrorResponse', 'the server is shutting down; the request is kept and finishes on --resume'),
-            ...errors,
-          },
-        },
-      },
-      '/v1/jobs': {
-        post: {
-          operationId: 'submitJobs',
-          summary: 'record completions as jobs and answer at once; the rewards come by GET /v1/requests/{id} or its events',
-          requestBody: { required: true, content: { 'application/json': { schema: ref('RewardsRequest') } } },
-          responses: {
-            '202': json('JobsAccepted', 'the request and its job ids'),
-            '404': json('ErrorResponse', 'no such task'),
-            '413': json('ErrorResponse', 'the body is over the size limit'),
-            '415': json('ErrorResponse', 'the body is not application/json'),
-            '422': json('ErrorResponse', 'the idempotency key was used for another request'),
-            '429': {
-              ...json('ErrorResponse', 'the job queue is full, or too many completion bytes came of late; retry after the Retry-After header'),
-              headers: { 'Retry-After': { schema: { type: 'integer' } } },
-            },
-            '503': json('ErrorResponse', 'the server is shutting down'),
-            ...errors,
-          },
-        },
-      },
-      '/v1/requests/{id}': {
-        get: {
-          operationId: 'request',
-          summary: 'one request: its status, its jobs and, once done, its rewards',
-          parameters: [idParam('request id', true)],
-          responses: { '200': json('RequestStatus', 'the request'), '404': json('ErrorResponse', 'no such request'), ...errors },
-        },
-      },
-      '/v1/requests/{id}/events': {
-        get: {
-          operationId: 'requestEvents',
-          summary: 'server-sent events of a request: `job` (a JobResponse) as each job finishes, then `rewards` (a RewardsResponse) and the end',
-          description:
-            'Jobs done before the stream opened come first. `interrupted` (an ErrorResponse) ends the stream when the server stops: the request is kept and finishes after --resume. A `: keepalive` comment comes every --keepalive seconds.',
-          parameters: [idParam('request id', true)],
-          responses: {
-            '200': { description: 'the event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
-            '404': json('ErrorResponse', 'no such request'),
-            ...errors,
-          },
-        },
-      },
-      '/v1/jobs/{id}': {
-        get: {
-          operationId: 'job',
-          summary: 'one job',
-          parameters: [idParam('job id', true)],
-          responses: { '200': json('JobResponse', 'the job'), '404': json('ErrorResponse', 'no such job'), ...errors },
-        },
-      },
-      '/v1/episodes': {
-        post: {
-          operationId: 'openEpisode',
-          summary: 'open an episode of up to maxSubmissions jobs of one task; the Idempotency-Key header makes a retry the same episode',
-          requestBody: { required: true, content: { 'application/json': { schema: ref('EpisodeRequest') } } },
-          responses: {
-            '201': json('EpisodeCreated', 'the episode'),
-            '404': json('ErrorResponse', 'no such task'),
-            '422': json('ErrorResponse', 'the idempotency key was used for another episode'),
-            '503': json('ErrorResponse', 'the server is shutting down'),
-            ...errors,
-          },
-        },
-      },
-      '/v1/episodes/{id}': {
-        get: {
-          operationId: 'episode',
-          summary: 'one episode: its submissions (feedback only) and, once closed, its reward',
-          parameters: [idParam('episode id', true)],
-          responses: { '200': json('EpisodeStatus', 'the episode'), '404': json('ErrorResponse', 'no such episode'), ...errors },
-        },
-      },
-      '/v1/episodes/{id}/submissions': {
-        post: {
-          operationId: 'submitToEpisode',
-          summary: 'one job of the episode; answers once it is done with its feedback (never a hidden score or a reward)',
-          parameters: [idParam('episode id', true)],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('SubmissionRequest') } } },
-          responses: {
-            '200': json('Feedback', 'what the job shows'),
-            '404': json('ErrorResponse', 'no such episode'),
-            '409': json('ErrorResponse', 'the episode is closed or has no submissions left'),
-            '413': json('ErrorResponse', 'the body is over the size limit'),
-            '415': json('ErrorResponse', 'the body is not application/json'),
-            '422': json('ErrorResponse', 'the idempotency key was used for another completion'),
-            '429': {
-              ...json('ErrorResponse', 'the job queue is full, or too many completion bytes came of late; retry after the Retry-After header'),
-              headers: { 'Retry-After': { schema: { type: 'integer' } } },
-            },
-            '503': json('ErrorResponse', 'the server is shutting down; a recorded submission is kept and finishes on --resume'),
-            ...errors,
-          },
-        },
-      },
-      '/v1/episodes/{id}/close': {
-        post: {
-          operationId: 'closeEpisode',
-          summary: "settles and closes the episode: its reward is the mean of its submissions' rewards; closing again answers the same",
-          parameters: [idParam('episode id', true)],
-          responses: {
-            '200': json('EpisodeClosed', 'the reward'),
-            '404': json('ErrorResponse', 'no such episode'),
-            '503': json('ErrorResponse', 'the server is shutting down; the episode stays open'),
-            ...errors,
-          },
-        },
-      },
-      '/openapi.json': { get: { operationId: 'openapi', summary: 'this document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
-    },
-  };
+  return schemas;
 }

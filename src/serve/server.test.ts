@@ -107,7 +107,7 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
     const req = store.requests(run.id).at(-1)!;
     assert.equal(req.status, 'done');
     assert.deepEqual(req.response, body);
-    const rows = store.jobs(run.id, { iteration: req.id, kind: 'proposal' });
+    const rows = store.jobs(run.id, { round: req.id, kind: 'proposal' });
     assert.deepEqual(
       rows.map((r) => r.reward),
       body.rewards,

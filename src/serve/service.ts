@@ -263,7 +263,7 @@ export class RewardService {
   request(id: number): z.infer<typeof RequestStatus> {
     const r = this.store.request(this.runId, id);
     if (!r) throw new HttpError(404, `no request ${id} in this run`);
-    const jobs = this.store.jobs(this.runId, { iteration: id, kind: 'proposal' });
+    const jobs = this.store.jobs(this.runId, { round: id, kind: 'proposal' });
     const done = r.status === 'done' && r.response !== null;
     return {
       request: id,
@@ -330,7 +330,7 @@ export class RewardService {
       this.jobSeconds.sum += (performance.now() - t0) / 1000;
       this.jobSeconds.n += 1;
     }
-    if (ok && row.kind === 'proposal') this.events.emit('job', row.iteration, row.id);
+    if (ok && row.kind === 'proposal') this.events.emit('job', row.round, row.id);
     return ok;
   }
 
@@ -365,7 +365,7 @@ export class RewardService {
   private async finish(id: number, task: string): Promise<RewardsAnswer> {
     const group: RoundGroup = {
       brief: getPublicTask(task).brief,
-      rows: this.store.jobs(this.runId, { iteration: id, kind: 'proposal' }),
+      rows: this.store.jobs(this.runId, { round: id, kind: 'proposal' }),
       groupId: `r${id}/${task}`,
     };
     let round: Awaited<ReturnType<Rounds['prepare']>>;
@@ -394,7 +394,7 @@ export class RewardService {
     return {
       earlier: (t) => {
         const answered = new Set(this.store.requests(this.runId, 'done').map((r) => r.id));
-        return this.store.jobs(this.runId, { kind: 'proposal' }).filter((j) => j.task === t && j.iteration !== id && answered.has(j.iteration));
+        return this.store.jobs(this.runId, { kind: 'proposal' }).filter((j) => j.task === t && j.round !== id && answered.has(j.round));
       },
       confirmRows: () => this.proposalConfirms(),
       reward: this.config.reward,

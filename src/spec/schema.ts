@@ -64,7 +64,8 @@ export const RewardSection = z
       .max(500)
       .optional()
       .describe(
-        "control tasks (required there): training reward per step, a math expression over the brief's variables (observation names, r = environment reward, t = step in episode, done = 1 on the terminal step); e.g. r + 0.1 * (1 - abs(x) / 2.4)",
+        "control tasks (required there): training reward per step, a math expression over the brief's variables (observation names, r = " +
+          'environment reward, t = step in episode, done = 1 on the terminal step); e.g. r + 0.1 * (1 - abs(x) / 2.4)',
       ),
     objective: z
       .enum(OBJECTIVES)
@@ -103,7 +104,8 @@ export const DatasetSection = z
             .min(0)
             .max(1)
             .describe(
-              'mixture weight: with dataset.size set, the share of the drawn examples (normalised over the chosen sources); with size null, a source of weight above 0 is used whole',
+              'mixture weight: with dataset.size set, the share of the drawn examples (normalised over the chosen sources); with size null, a ' +
+                'source of weight above 0 is used whole',
             ),
         }),
       )
@@ -260,13 +262,15 @@ export const BudgetSection = z
       .nullable()
       .default(null)
       .describe(
-        'control tasks: stop early once the mean return of the last 20 training episodes reaches this (on the canonical environment reward); null: use the whole budget',
+        'control tasks: stop early once the mean return of the last 20 training episodes reaches this (on the canonical environment reward); ' +
+          'null: use the whole budget',
       ),
     stopWhenFlat: z
       .boolean()
       .default(false)
       .describe(
-        'control tasks: stop a hopeless job once half the budget is spent and the mean return of the last 20 training episodes is no better than that of its first 20 (training returns only; the hidden evaluation is never consulted)',
+        'control tasks: stop a hopeless job once half the budget is spent and the mean return of the last 20 training episodes is no better than ' +
+          'that of its first 20 (training returns only; the hidden evaluation is never consulted)',
       ),
   })
   .describe('compute budget; the engine counts it itself and stops at the cap');

@@ -142,8 +142,10 @@ export class ResultCache {
     if (r.status === 'failed' && !DETERMINISTIC_FAILURES.has(r.failureKind ?? '')) return;
     this.db
       .prepare(
-        `INSERT OR IGNORE INTO results (key, task, status, failure_kind, error, env_steps, examples, wall_seconds, cpu_seconds, raw, normalized, stderr, artifact_dir, origin, created_at)
-         VALUES (@key, @task, @status, @failureKind, @error, @envSteps, @examples, @wallSeconds, @cpuSeconds, @raw, @normalized, @stderr, @artifactDir, @origin, @createdAt)`,
+        `INSERT OR IGNORE INTO results (key, task, status, failure_kind, error, env_steps, examples, wall_seconds, cpu_seconds, raw, normalized, stderr,
+                                          artifact_dir, origin, created_at)
+         VALUES (@key, @task, @status, @failureKind, @error, @envSteps, @examples, @wallSeconds, @cpuSeconds, @raw, @normalized, @stderr,
+                 @artifactDir, @origin, @createdAt)`,
       )
       .run({ ...r, origin: r.origin ?? 'harness', createdAt: new Date().toISOString() });
   }

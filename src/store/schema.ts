@@ -27,7 +27,7 @@ CREATE TABLE IF NOT EXISTS iterations (
 CREATE TABLE IF NOT EXISTS jobs (
   id INTEGER PRIMARY KEY AUTOINCREMENT,
   run_id TEXT NOT NULL REFERENCES runs(id),
-  iteration INTEGER NOT NULL,
+  round INTEGER NOT NULL,
   slot INTEGER NOT NULL,
   task TEXT NOT NULL,
   kind TEXT NOT NULL,
@@ -50,7 +50,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   patch TEXT,
   created_at TEXT NOT NULL,
   finished_at TEXT,
-  UNIQUE (run_id, kind, iteration, task, slot)
+  UNIQUE (run_id, kind, round, task, slot)
 );
 CREATE TABLE IF NOT EXISTS scores (
   job_id INTEGER PRIMARY KEY REFERENCES jobs(id),

@@ -66,7 +66,7 @@ test(`store property: ${RUNS} generated hostile proposals and outcomes are store
       fc.property(proposalArb, outcomeArb, fc.boolean(), (raw, outcome, finish) => {
         const p = guardProposal(raw);
         if (p.rejected) assert.equal(notOneLine(p.rejected.error, MAX_ERROR_CHARS), null, p.rejected.error.slice(0, 100));
-        const [id] = store.addJobs('run-prop', [{ iteration: 0, slot: slot++, task: 'iris-species', kind: 'proposal', agent: 'prop', ...p }]);
+        const [id] = store.addJobs('run-prop', [{ round: 0, slot: slot++, task: 'iris-species', kind: 'proposal', agent: 'prop', ...p }]);
         let row = store.job('run-prop', id)!;
         assert.deepEqual(row.spec, asJson(p.spec));
         assert.deepEqual(row.trace, p.trace === null ? null : asJson(p.trace));

@@ -4,6 +4,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { SCHEMA } from './schema.js';
 import { Store } from './store.js';
 
 test('a store written before rewards had a group id gains the column and keeps its rows', () => {
@@ -25,9 +26,9 @@ test('proposals the agent rejected are recorded invalid at once; rewards carry t
   store.createRun('r', {});
   store.startIteration('r', 0);
   const [a, b] = store.addJobs('r', [
-    { iteration: 0, slot: 0, task: 't', kind: 'proposal', agent: 'llm', spec: { task: 't' }, trace: { kind: 'llm' } },
+    { round: 0, slot: 0, task: 't', kind: 'proposal', agent: 'llm', spec: { task: 't' }, trace: { kind: 'llm' } },
     {
-      iteration: 0,
+      round: 0,
       slot: 1,
       task: 't',
       kind: 'proposal',
@@ -65,8 +66,8 @@ test('a store written before standard errors and evaluation identities opens, ke
   store.setEvalIdentity('r', '0123456789abcdef');
   assert.equal(store.getRun()?.evalIdentity, '0123456789abcdef');
   const [id, other] = store.addJobs('r', [
-    { iteration: 0, slot: 0, task: 't', kind: 'proposal', agent: 'a', spec: {}, trace: null },
-    { iteration: 0, slot: 1, task: 't', kind: 'proposal', agent: 'a', spec: {}, trace: null },
+    { round: 0, slot: 0, task: 't', kind: 'proposal', agent: 'a', spec: {}, trace: null },
+    { round: 0, slot: 1, task: 't', kind: 'proposal', agent: 'a', spec: {}, trace: null },
   ]);
   store.finishJob(id, { status: 'succeeded', score: { raw: 30, normalized: 0.6, stderr: 0.05 } });
   store.finishJob(other, { status: 'succeeded', score: { raw: 30, normalized: 0.6 } });
@@ -75,7 +76,7 @@ test('a store written before standard errors and evaluation identities opens, ke
   store.close();
 });
 
-test('a store written before successive halving and the patch form gains the rung and patch columns; its jobs read and finish as before', () => {
+test('a store from before successive halving and the patch form gains the rung and patch columns; its jobs read and finish as before', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-store-'));
   const old = new Database(join(dir, 'store.db'));
   // The jobs table as stores were written before rung jobs existed.
@@ -85,7 +86,8 @@ test('a store written before successive halving and the patch form gains the run
       env_steps INTEGER, examples INTEGER, wall_seconds REAL, cpu_seconds REAL, artifact_dir TEXT, cache_hit TEXT, created_at TEXT NOT NULL, finished_at TEXT,
       UNIQUE (run_id, kind, iteration, task, slot));
     INSERT INTO runs VALUES ('r', '2026-01-01', '{}', 'interrupted', NULL, NULL);
-    INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, status, created_at) VALUES ('r', 0, 0, 't', 'proposal', 'random', '{}', 'pending', '2026-01-01');`);
+    INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, status, created_at)
+      VALUES ('r', 0, 0, 't', 'proposal', 'random', '{}', 'pending', '2026-01-01');`);
   old.close();
   const store = new Store(dir);
   const cols = (store.db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
@@ -96,8 +98,8 @@ test('a store written before successive halving and the patch form gains the run
   store.finishJob(row.id, { status: 'succeeded', examples: 10, score: { raw: 1, normalized: 0.5 } });
   // Rung jobs of one proposal share its slot space: rung and parent are their own columns.
   const [a, b] = store.addJobs('r', [
-    { iteration: 0, slot: 0, task: 't', kind: 'rung', agent: 'random', spec: {}, trace: null, rung: 0, parentId: row.id, share: 0.25 },
-    { iteration: 0, slot: 1, task: 't', kind: 'rung', agent: 'random', spec: {}, trace: null, rung: 1, parentId: row.id, share: 1 },
+    { round: 0, slot: 0, task: 't', kind: 'rung', agent: 'random', spec: {}, trace: null, rung: 0, parentId: row.id, share: 0.25 },
+    { round: 0, slot: 1, task: 't', kind: 'rung', agent: 'random', spec: {}, trace: null, rung: 1, parentId: row.id, share: 1 },
   ]);
   const rungs = store.jobs('r', { kind: 'rung' });
   assert.deepEqual(
@@ -125,12 +127,12 @@ test('a store written before task fingerprints opens with an empty table; finger
   store.setTaskFingerprint('r', 't', 'abc', { parts: [] });
   store.setTaskFingerprint('r', 't', 'def', { parts: [1] });
   assert.deepEqual([...store.taskFingerprints('r')], [['t', { fingerprint: 'def', detail: { parts: [1] } }]]);
-  store.addJobs('r', [{ iteration: 0, slot: 0, task: 't', kind: 'baseline', agent: 'baseline', spec: {}, trace: null }]);
+  store.addJobs('r', [{ round: 0, slot: 0, task: 't', kind: 'baseline', agent: 'baseline', spec: {}, trace: null }]);
   assert.deepEqual([...store.jobTasks('r')], ['t']);
   store.close();
 });
 
-test('a serve store written before episodes gains their tables and keeps its requests; a submission is recorded with its request, numbered in its episode', () => {
+test('a serve store from before episodes gains their tables, keeps its requests, and records a submission numbered in its episode', () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-store-'));
   const before = new Store(dir);
   before.createRun('r', { mode: 'serve' });
@@ -159,4 +161,26 @@ test('a serve store written before episodes gains their tables and keeps its req
   } finally {
     store.close();
   }
+});
+
+test("a store from before the round column has its jobs' iteration column renamed to round, values and uniqueness kept", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rrl-store-round-'));
+  const old = new Database(join(dir, 'store.db'));
+  old.exec(SCHEMA.replaceAll('round', 'iteration'));
+  old.exec(`INSERT INTO runs (id, created_at, config, status) VALUES ('r', '2026-01-01', '{}', 'interrupted');
+    INSERT INTO jobs (run_id, iteration, slot, task, kind, agent, spec, status, created_at)
+      VALUES ('r', 2, 0, 't', 'proposal', 'random', '{}', 'pending', '2026-01-01');`);
+  old.close();
+  const store = new Store(dir);
+  const cols = (store.db.prepare('PRAGMA table_info(jobs)').all() as { name: string }[]).map((c) => c.name);
+  assert.ok(cols.includes('round') && !cols.includes('iteration'), cols.join(', '));
+  assert.deepEqual(
+    store.jobs('r', { round: 2 }).map((j) => [j.round, j.slot]),
+    [[2, 0]],
+  );
+  const job = { round: 2, slot: 0, task: 't', kind: 'proposal' as const, agent: 'random', spec: {}, trace: null };
+  assert.throws(() => store.addJobs('r', [job]), /UNIQUE/, 'the unique key names the renamed column');
+  assert.equal(store.addJobs('r', [{ ...job, round: 3 }]).length, 1);
+  store.close();
+  new Store(dir).close(); // opening again changes nothing
 });

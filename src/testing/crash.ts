@@ -208,7 +208,7 @@ export function phaseOf(before: StoreView, after: StoreView, lines: string[], it
   const open = after.iterations.find((i) => i.status !== 'done');
   const cur = open ? open.idx : after.iterations.length;
   if (cur >= iterations) return 'finishing';
-  const proposals = (v: StoreView): JobView[] => v.jobs.filter((j) => j.kind === 'proposal' && j.iteration === cur);
+  const proposals = (v: StoreView): JobView[] => v.jobs.filter((j) => j.kind === 'proposal' && j.round === cur);
   if (!lines.some((l) => l.startsWith(`iteration ${cur + 1}/`))) {
     // Not yet announced: the iteration's proposals were being made (or had just been stored) if this
     // process closed the previous iteration or stored them; otherwise it was still starting up.
@@ -220,7 +220,7 @@ export function phaseOf(before: StoreView, after: StoreView, lines: string[], it
   return pending.some((j) => j.artifactStatus?.text.includes('"succeeded"')) ? 'scoring' : 'training';
 }
 
-const describe = (j: JobView): string => `job ${j.id} (${j.kind}, iteration ${j.iteration}, slot ${j.slot})`;
+const describe = (j: JobView): string => `job ${j.id} (${j.kind}, round ${j.round}, slot ${j.slot})`;
 const result = (j: JobView): string => JSON.stringify([j.status, j.failureKind, j.error, j.raw, j.normalized, j.scoredAt, j.curvePoints, j.artifactDir]);
 
 /** Remembers every finished job, paid reward and closed iteration, and reports any that was lost or changed. */
@@ -277,7 +277,7 @@ export function checkComplete(view: StoreView, config: CrashRunConfig): string[]
     const row = view.iterations.find((i) => i.idx === it);
     if (row?.status !== 'done') problems.push(`iteration ${it} is ${row?.status ?? 'missing'}, not done`);
     if (!view.checkpoints.some((c) => c.iteration === it)) problems.push(`iteration ${it} has no agent checkpoint`);
-    const mine = view.jobs.filter((j) => j.kind === 'proposal' && j.iteration === it);
+    const mine = view.jobs.filter((j) => j.kind === 'proposal' && j.round === it);
     for (const task of tasks) {
       const slots = mine
         .filter((j) => j.task === task)
@@ -309,7 +309,7 @@ export function checkComplete(view: StoreView, config: CrashRunConfig): string[]
 /** Differences between two runs of one configuration: jobs' specs and results, rewards, iterations, agent checkpoints. */
 export function compareRuns(got: StoreView, want: StoreView): string[] {
   const out: string[] = [];
-  const key = (j: JobView): string => `${j.kind}/${j.task}/${j.iteration}/${j.slot}`;
+  const key = (j: JobView): string => `${j.kind}/${j.task}/${j.round}/${j.slot}`;
   const fields = (j: JobView): string => JSON.stringify([j.spec, j.status, j.failureKind, j.raw, j.normalized, j.curvePoints, j.reward, j.advantage]);
   const mine = new Map(got.jobs.map((j) => [key(j), j]));
   if (got.jobs.length !== want.jobs.length) out.push(`${got.jobs.length} jobs, the uninterrupted run has ${want.jobs.length}`);

@@ -11,7 +11,7 @@ export function jobRow(kind: JobRow['kind'], o: Partial<JobRow> = {}): JobRow {
   return {
     id: nextId++,
     runId: 'r',
-    iteration: 0,
+    round: 0,
     slot: 0,
     task: 'cars-mpg',
     kind,

@@ -37,7 +37,7 @@ export function writeLargeRun(dir: string, o: LargeRunOptions): { runId: string;
     });
     const baseIds = store.addJobs(
       runId,
-      tasks.map((task) => ({ iteration: 0, slot: 0, task, kind: 'baseline' as const, agent: 'baseline', spec: getPublicTask(task).baseline, trace: null })),
+      tasks.map((task) => ({ round: 0, slot: 0, task, kind: 'baseline' as const, agent: 'baseline', spec: getPublicTask(task).baseline, trace: null })),
     );
     baseIds.forEach((id) =>
       store.finishJob(id, { status: 'succeeded', envSteps: 10_000, cpuSeconds: 5, wallSeconds: 6, score: { raw: 100, normalized: 0.4, stderr: 0.02 } }),
@@ -51,7 +51,7 @@ export function writeLargeRun(dir: string, o: LargeRunOptions): { runId: string;
             ? arsSpec(task, 5000 + 1000 * rng.int(10), rng.int(1e6))
             : { ...getPublicTask(task).baseline, seed: rng.int(1e6) };
           return {
-            iteration: it,
+            round: it,
             slot,
             task,
             kind: 'proposal' as const,
@@ -104,7 +104,7 @@ export function writeLargeRun(dir: string, o: LargeRunOptions): { runId: string;
           groupId: `it${it}/${jobs[i].task}`,
         };
       });
-      const rows = store.jobs(runId, { iteration: it, kind: 'proposal' });
+      const rows = store.jobs(runId, { round: it, kind: 'proposal' });
       const norms = rows.map((r) => r.normalized).filter((v): v is number => v !== null);
       store.completeIteration(
         runId,

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 export interface JobView {
   id: number;
   kind: string;
-  iteration: number;
+  round: number;
   slot: number;
   task: string;
   spec: string;
@@ -113,7 +113,7 @@ export function readStore(runDir: string): StoreView {
     const jobs = (
       db
         .prepare(
-          `SELECT j.id, j.kind, j.iteration, j.slot, j.task, j.spec, j.status, j.failure_kind AS failureKind, j.error,
+          `SELECT j.id, j.kind, j.round, j.slot, j.task, j.spec, j.status, j.failure_kind AS failureKind, j.error,
                   j.artifact_dir AS artifactDir, j.finished_at AS finishedAt, s.raw, s.normalized, s.scored_at AS scoredAt,
                   (SELECT count(*) FROM curves c WHERE c.job_id = j.id) AS curvePoints, r.reward, r.advantage, r.group_id AS groupId
              FROM jobs j LEFT JOIN scores s ON s.job_id = j.id LEFT JOIN rewards r ON r.job_id = j.id ORDER BY j.id`,

@@ -69,7 +69,8 @@ export function registerExportCommand(program: Command): void {
     .command('grpo')
     .argument('<run>', 'run directory')
     .description(
-      "the LLM agent's proposals on the tasks of a split (train by default) as GRPO data: prompt messages, completion, reward, advantage, group and job ids, the task's split",
+      "the LLM agent's proposals on the tasks of a split (train by default) as GRPO data: prompt messages, completion, reward, advantage, group " +
+        "and job ids, the task's split",
     );
   addFlags(grpo, GRPO_FLAGS).action(exportGrpoData);
   const sft = exporter
