@@ -27,7 +27,7 @@
  * buffer), `trainQ` (the due gradient steps, each `gradientStep`), `updateTarget` and `flushLogs`.
  */
 import type { DqnConfig } from '../../spec/schema.js';
-import type { AlgoResult, TrainContext } from '../context.js';
+import { type AlgoResult, type TrainContext, reportEpisodes } from '../context.js';
 import { NaNError } from '../errors.js';
 import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
 import { initMlp } from '../nn/init.js';
@@ -189,15 +189,7 @@ function collectStep(p: Dqn): boolean {
   env.step(actions);
   p.vecSteps += 1;
   for (let i = 0; i < numEnvs; i++) p.buffer.add(p.obsBefore, env.nextObs, i, actions[i], env.rewards[i], env.terminated[i]);
-  const eps = env.drainEpisodes();
-  return (
-    eps.length > 0 &&
-    ctx.episodes(
-      env.used,
-      eps.map((e) => e.ret),
-      eps.map((e) => e.length),
-    )
-  );
+  return reportEpisodes(ctx, env);
 }
 
 /** Draws a uniform batch from the buffer into the networks' inputs (normalised) and the batch scratch. */

@@ -24,7 +24,7 @@
  * `writeGradients` and `applyUpdate`.
  */
 import type { ReinforceConfig } from '../../spec/schema.js';
-import type { AlgoResult, TrainContext } from '../context.js';
+import { type AlgoResult, type TrainContext, reportEpisodes } from '../context.js';
 import { NaNError } from '../errors.js';
 import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
 import { CategoricalHead } from '../nn/distributions.js';
@@ -143,15 +143,7 @@ function collectStep(p: Reinforce): boolean {
       finishEpisode(p, i, vFinal[i * cs]);
     }
   }
-  const eps = env.drainEpisodes();
-  return (
-    eps.length > 0 &&
-    ctx.episodes(
-      env.used,
-      eps.map((e) => e.ret),
-      eps.map((e) => e.length),
-    )
-  );
+  return reportEpisodes(ctx, env);
 }
 
 /** Update, step 1: the batch's episodes into the networks' inputs, their actions and returns. */
