@@ -65,7 +65,9 @@ function controlIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
     issues.push({ path: 'budget.envSteps', value: steps, message: `exceeds the task's cap of ${brief.budget.maxEnvSteps}` });
   } else if (steps < spec.environment.numEnvs && !isInert(spec, inertContext(brief), 'environment.numEnvs')) {
     // One vector step moves every environment at once; the engine refuses a vector larger than the budget (train.ts makeEnv).
-    const message = `is below environment.numEnvs (${spec.environment.numEnvs}): one step of the vector of environments takes ${spec.environment.numEnvs} env steps; give at least that many or fewer environments`;
+    const n = spec.environment.numEnvs;
+    const advice = 'give at least that many or fewer environments';
+    const message = `is below environment.numEnvs (${n}): one step of the vector of environments takes ${n} env steps; ${advice}`;
     issues.push({ path: 'budget.envSteps', value: steps, message });
   }
   const demo = spec.dataset.demonstrations;

@@ -68,7 +68,7 @@ function behaviourClone(ctx: TrainContext, env: TrainingEnv, actor: FusedMlp, he
     }
     ctx.log('losses/bc_loss', 0, sum / Math.max(1, steps));
   }
-  actor.resetAdam(); // PPO's optimiser starts fresh, as it did with a separate optimiser.
+  actor.resetAdam(); // PPO's optimiser starts fresh: the cloning's moments would bias its first steps.
 }
 
 /** What the three phases share: the networks, the head, the environments and the rollout buffers. */
