@@ -45,3 +45,16 @@ export interface AlgoResult {
   updates: number;
   stopReason: 'budget' | 'target-return';
 }
+
+/** Drains the env's finished episodes and reports them; true when they reach the spec's target return. */
+export function reportEpisodes(ctx: TrainContext, env: TrainingEnv): boolean {
+  const eps = env.drainEpisodes();
+  return (
+    eps.length > 0 &&
+    ctx.episodes(
+      env.used,
+      eps.map((e) => e.ret),
+      eps.map((e) => e.length),
+    )
+  );
+}

@@ -2,7 +2,7 @@ import type { TaskBrief } from '../spec/brief.js';
 import { type InertContext, isInert, withoutInert } from '../spec/inert.js';
 import type { JobSpec } from '../spec/schema.js';
 import { SpecError, type SpecIssue, parseSpec } from '../spec/validate.js';
-import { computeIssues } from './compute-estimate.js';
+import { computeIssues } from './compute-issues.js';
 import { environmentFor } from './envs/source.js';
 import { checkExpression } from './expr/expression.js';
 
@@ -15,7 +15,7 @@ export function rewardVariableNames(brief: TaskBrief): string[] {
  * Checks a schema-valid spec against the task's brief: task id, parameters and their
  * declared ranges, wrappers, algorithm, budget cap, demonstrations and the reward
  * expression; then, when all of that fits, the job's estimated memory and work against the
- * task's caps (see compute-estimate.ts). Returns every issue found (empty when the spec fits).
+ * task's caps (see compute-estimate.ts and compute-issues.ts). Returns every issue found (empty when the spec fits).
  */
 export function briefIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
   const issues: SpecIssue[] = [];
@@ -65,7 +65,9 @@ function controlIssues(spec: JobSpec, brief: TaskBrief): SpecIssue[] {
     issues.push({ path: 'budget.envSteps', value: steps, message: `exceeds the task's cap of ${brief.budget.maxEnvSteps}` });
   } else if (steps < spec.environment.numEnvs && !isInert(spec, inertContext(brief), 'environment.numEnvs')) {
     // One vector step moves every environment at once; the engine refuses a vector larger than the budget (train.ts makeEnv).
-    const message = `is below environment.numEnvs (${spec.environment.numEnvs}): one step of the vector of environments takes ${spec.environment.numEnvs} env steps; give at least that many or fewer environments`;
+    const n = spec.environment.numEnvs;
+    const advice = 'give at least that many or fewer environments';
+    const message = `is below environment.numEnvs (${n}): one step of the vector of environments takes ${n} env steps; ${advice}`;
     issues.push({ path: 'budget.envSteps', value: steps, message });
   }
   const demo = spec.dataset.demonstrations;

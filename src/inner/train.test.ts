@@ -89,9 +89,8 @@ test('continuous-action PPO (Gaussian policy) learns Pendulum from a fixed seed'
 });
 
 test("continuous-action PPO learns Pendulum from rl-baselines3-zoo's settings over many minibatches (its std follows the log std each step)", async () => {
-  // rl-baselines3-zoo's Pendulum PPO (4 × 1024 steps, 10 epochs, 32 minibatches; the task's baseline until
-  // issue 21) moves the log std hundreds of times per rollout; a std refreshed once per rollout mixed two
-  // policies in the ratio and scored about half.
+  // rl-baselines3-zoo's Pendulum PPO (4 × 1024 steps, 10 epochs, 32 minibatches) moves the log std hundreds
+  // of times per rollout: the std must follow every step, or the ratio mixes two policies and the score drops.
   const task = getPublicTask('pendulum-swingup');
   const zoo = ppoSpec('pendulum-swingup', {
     numEnvs: 4,

@@ -24,7 +24,7 @@ const tmp = mkdtempSync(join(tmpdir(), 'rrl-dqn-'));
  * A DQN spec that solves CartPole here: a 128-unit tanh Q-network on normalised
  * observations, a short hard target interval (100 env steps) and an early stop once the
  * last 20 ε-greedy training episodes average 475. The early stop matters: run to the
- * full 100k steps, the greedy policy of this spec swings between ~90 and 500 (as DQN on
+ * full 100k steps, the greedy policy of this spec swings between poor and perfect (as DQN on
  * CartPole is known to), so the final network is good for some seeds and not others.
  */
 function dqnSpec(envSteps = 100_000, seed = 1): JobSpecInput {

@@ -15,7 +15,7 @@
  * back-propagates it. A discrete policy can start from behaviour cloning on demonstrations.
  */
 import type { PpoConfig } from '../../spec/schema.js';
-import type { AlgoResult, TrainContext } from '../context.js';
+import { type AlgoResult, type TrainContext, reportEpisodes } from '../context.js';
 import type { TrainingEnv } from '../envs/wrappers.js';
 import { NaNError } from '../errors.js';
 import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
@@ -68,7 +68,7 @@ function behaviourClone(ctx: TrainContext, env: TrainingEnv, actor: FusedMlp, he
     }
     ctx.log('losses/bc_loss', 0, sum / Math.max(1, steps));
   }
-  actor.resetAdam(); // PPO's optimiser starts fresh, as it did with a separate optimiser.
+  actor.resetAdam(); // PPO's optimiser starts fresh: the cloning's moments would bias its first steps.
 }
 
 /** What the three phases share: the networks, the head, the environments and the rollout buffers. */
@@ -156,16 +156,7 @@ function collectRollout(p: Ppo): boolean {
       p.rewards[row] = env.rewards[i] + (env.truncated[i] ? cfg.gamma * p.vNext[i] : 0);
       p.dones[row] = env.terminated[i] || env.truncated[i] ? 1 : 0;
     }
-    const eps = env.drainEpisodes();
-    if (
-      eps.length &&
-      ctx.episodes(
-        env.used,
-        eps.map((e) => e.ret),
-        eps.map((e) => e.length),
-      )
-    )
-      reached = true;
+    if (reportEpisodes(ctx, env)) reached = true;
   }
   return reached;
 }

@@ -43,7 +43,8 @@ export const loadPopulation = cached((): Dataset => {
       age: 'Lower end of the five-year age group, in years (0, 5, …, 90; 90 stands for 90 and over).',
       female: '1 for the count of women, 0 for men.',
       people:
-        'how many US residents of that sex and age group the census counted: a count, from about 5,000 to 11.6 million, skewed (half the rows under 2.6 million)',
+        'how many US residents of that sex and age group the census counted: ' +
+        'a count, from about 5,000 to 11.6 million, skewed (half the rows under 2.6 million)',
     },
     summary: 'US census population by age group and sex, 1850–2000 (IPUMS via vega-datasets).',
   };
@@ -130,7 +131,8 @@ export const loadJobs = cached((): Dataset => {
       female: '1 for the count of women, 0 for men.',
       share: "The occupation's share of all US workers of that sex that year, in percent.",
       workers:
-        'how many US workers of that sex held the occupation that year: a count, from 0 to 11.3 million, very skewed (zero in a quarter of the rows, under 3,600 in half)',
+        'how many US workers of that sex held the occupation that year: ' +
+        'a count, from 0 to 11.3 million, very skewed (zero in a quarter of the rows, under 3,600 in half)',
     },
     summary: 'US workers in 255 occupations by sex, census years 1850–2000 (IPUMS via vega-datasets), the occupation name dropped.',
   };

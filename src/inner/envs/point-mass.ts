@@ -13,7 +13,8 @@ import type { Env, EnvInfo, PhysParams, ResetResult, StepResult } from './types.
 export const POINT_MASS_INFO: EnvInfo = {
   id: 'PointMass-v0',
   description:
-    'A puck on a flat square table pushed by a two-dimensional force (each axis in [−1, 1] times the largest force); bring it to the target point of the episode and keep it there with little effort.',
+    'A puck on a flat square table pushed by a two-dimensional force (each axis in [−1, 1] times the largest force); ' +
+    'bring it to the target point of the episode and keep it there with little effort.',
   observationNames: ['x', 'y', 'x_dot', 'y_dot', 'dx', 'dy'],
   observationSpace: { type: 'box', shape: [6], low: [-1, -1, -2, -2, -2, -2], high: [1, 1, 2, 2, 2, 2] },
   actionSpace: { type: 'box', shape: [2], low: [-1, -1], high: [1, 1] },

@@ -5,12 +5,10 @@
  * a multiple of 4 units whose weights stay exactly zero (their gradients are zero), so results do
  * not depend on the padding. Deterministic: the same weights and inputs give the same bits.
  *
- * Every gradient-trained algorithm (PPO, DQN, REINFORCE, supervised) trains on this engine;
- * TensorFlow.js no longer trains jobs. `npm run bench -- crossover` measures one training step
- * (forward, backward, Adam) of [8, w, w, 2] at batch n here and on tfjs-wasm, alternating in one
- * process: on the development machine (2 shared cores, Node 20, tfjs-backend-wasm 4.22) this
- * engine was at least 4× faster at every point measured (widths 32–512, batches 32–2048), which
- * covers the schema's range (hidden widths ≤ 512, batches ≤ 4,096).
+ * Every gradient-trained algorithm (PPO, DQN, REINFORCE, supervised) trains on this engine, for
+ * speed at the small widths and batches the schema allows: `npm run bench -- crossover` times one
+ * training step (forward, backward, Adam) of [8, w, w, 2] at batch n here and on tfjs-wasm,
+ * alternating in one process, across that range.
  */
 import type { DenseLayer } from '../policy.js';
 import { type Kernels, instantiateKernels } from './kernels.js';
@@ -18,7 +16,7 @@ import { type Kernels, instantiateKernels } from './kernels.js';
 /** The `backend` an artifact records for a job trained on the fused engine. */
 export const FUSED_BACKEND = 'fused-wasm-simd';
 
-/** TensorFlow.js's default Adam epsilon: the trainers that began on tfjs (DQN, REINFORCE, supervised, PPO's warm start) keep it. */
+/** TensorFlow.js's default Adam epsilon, which DQN, REINFORCE, supervised training and PPO's warm start use: their seeded results depend on it. */
 export const TFJS_ADAM_EPS = 1e-7;
 
 /** Adam's settings for one step (PyTorch's formulation; `l2` adds λ·p to the gradient, `decoupledDecay` is AdamW's λ). */

@@ -1,7 +1,7 @@
 /**
  * Turns a task file into a task: checks the file against the schema, reads its data files
  * (only inside the task directory: `..`, absolute paths and symlinks that lead out are refused),
- * builds the dataset (numeric features, a class or a number per row), refuses a target that
+ * builds the dataset (numeric features, a class or a number per row: `rows.ts`), refuses a target that
  * leaks into the features, and makes the supervised task definition the registry takes
  * (`define.ts`). The hidden test split is not made here: the harness draws it from the evaluation
  * secret (`supervised/evaluate.ts`, with what `evaluate.ts` reads from the file), like for every
@@ -30,6 +30,7 @@ import { type Table, TableError, type TableFormat, formatOf, readTable } from '.
 import { DistinctRows, type NearCopyRule, NearCopyIndex } from './near-copies.js';
 import { type ExtraSource, poolSizeOf, supervisedFileTask, taskFileAnchors } from './define.js';
 import { leakProblems } from './leaks.js';
+import { type Rows, classList, tableRows } from './rows.js';
 
 /** Largest task file (bytes). */
 export const MAX_TASK_FILE_BYTES = 1024 * 1024;
@@ -116,126 +117,30 @@ export function featureName(column: string): string {
   return n;
 }
 
-/** Cells that mean "no value". */
-const MISSING = new Set(['', 'na', 'nan', 'null', 'none', 'n/a', '?']);
-
-/** A cell as a number: a finite number, `missing`, or `bad` (text that is not a number). */
-function numberOf(cell: unknown): number | 'missing' | 'bad' {
-  if (cell === null || cell === undefined) return 'missing';
-  if (typeof cell === 'number') return Number.isFinite(cell) ? cell : 'missing';
-  if (typeof cell === 'boolean') return cell ? 1 : 0;
-  if (typeof cell === 'string') {
-    const t = cell.trim();
-    if (MISSING.has(t.toLowerCase())) return 'missing';
-    const n = Number(t);
-    return Number.isFinite(n) ? n : 'bad';
-  }
-  return 'bad';
-}
-
-/** A target cell as a class label, or missing. */
-function labelOf(cell: unknown): string | 'missing' | 'bad' {
-  if (cell === null || cell === undefined) return 'missing';
-  if (typeof cell === 'number') return Number.isFinite(cell) ? String(cell) : 'missing';
-  if (typeof cell === 'boolean') return String(cell);
-  if (typeof cell === 'string') return MISSING.has(cell.trim().toLowerCase()) ? 'missing' : cell.trim();
-  return 'bad';
-}
-
-const quote = (v: unknown): string => {
-  const s = typeof v === 'string' ? v : JSON.stringify(v);
-  return JSON.stringify(s.length > 40 ? `${s.slice(0, 37)}...` : s);
-};
-
-/** Rows of numeric features and a target read from a table (classes given: labels must be among them). */
-interface Rows {
-  x: number[][];
-  labels: (string | number)[];
-  dropped: number;
-}
-
-function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: string, field: string, p: Problems): Rows | null {
-  const missingCols = [spec.target, ...spec.features].filter((c) => !table.columns.includes(c));
-  for (const c of missingCols) {
-    const at = c === spec.target ? `${field}target` : `${field}features[${spec.features.indexOf(c)}]`;
-    p.add(`${at}: column "${c}" is not in ${name} (columns: ${table.columns.slice(0, 30).join(', ')}${table.columns.length > 30 ? ', ...' : ''})`);
-  }
-  // With columns missing, the others are still checked (every problem in one pass), then null.
-  const features = spec.features.filter((c) => table.columns.includes(c));
-  const hasTarget = table.columns.includes(spec.target);
-  const x: number[][] = [];
-  const labels: (string | number)[] = [];
-  let dropped = 0;
-  const badFeature = new Map<string, string>();
-  let badTarget: string | null = null;
-  let firstMissing: string | null = null;
-  table.rows.forEach((row, r) => {
-    const line = r + 1;
-    const feats: number[] = [];
-    let missing = false;
-    for (const c of features) {
-      const v = numberOf(row[c]);
-      if (v === 'bad') {
-        if (!badFeature.has(c)) badFeature.set(c, `row ${line}: ${quote(row[c])}`);
-        missing = true;
-      } else if (v === 'missing') {
-        missing = true;
-        firstMissing ??= `row ${line}, column "${c}"`;
-      } else feats.push(v);
-    }
-    let label: string | number = NaN;
-    if (!hasTarget) missing = true;
-    else if (spec.type === 'classification') {
-      const l = labelOf(row[spec.target]);
-      if (l === 'bad') badTarget ??= `row ${line}: ${quote(row[spec.target])}`;
-      if (l === 'missing') firstMissing ??= `row ${line}, column "${spec.target}"`;
-      if (l === 'bad' || l === 'missing') missing = true;
-      label = l;
-    } else {
-      const v = numberOf(row[spec.target]);
-      if (v === 'bad') badTarget ??= `row ${line}: ${quote(row[spec.target])}`;
-      if (v === 'missing') firstMissing ??= `row ${line}, column "${spec.target}"`;
-      if (v === 'bad' || v === 'missing') missing = true;
-      label = typeof v === 'number' ? v : NaN;
-    }
-    if (missing) {
-      dropped++;
-      return;
-    }
-    x.push(feats);
-    labels.push(label);
-  });
-  for (const [c, where] of badFeature) {
-    p.add(`${field}features[${spec.features.indexOf(c)}]: column "${c}" is not numeric (${where}); encode it as numbers or leave it out`);
-  }
-  if (badTarget)
-    p.add(
-      `${field}target: column "${spec.target}" is not ${spec.type === 'regression' ? 'numeric' : 'a class label'} (${badTarget})${spec.type === 'regression' ? '; use type "classification" for labels' : ''}`,
-    );
-  if (missingCols.length) return null;
-  if (dropped > 0 && spec.missing === 'error' && firstMissing)
-    p.add(`${field}missing: ${dropped} row(s) of ${name} have an empty value (first: ${firstMissing}); set "missing": "drop-row" to drop them`);
-  return { x, labels, dropped };
-}
-
-/** Sorted class names: numerically when every label is a number, else as text. */
-function classList(labels: (string | number)[]): string[] {
-  const distinct = [...new Set(labels.map(String))];
-  return distinct.every((l) => l !== '' && Number.isFinite(Number(l))) ? distinct.sort((a, b) => Number(a) - Number(b)) : distinct.sort();
-}
-
 /** The near-copy rule in words: "within 0.029 std of a main row in every feature, or 0.0067 std in all but 1" (the main file's std). */
 function ruleWords(rule: NearCopyRule): string {
   const std = (v: number): string => `${Number(v.toPrecision(2))} std`;
-  return `within ${std(rule.tolerance)} of a main row in every feature${rule.trimmed ? `, or ${std(rule.trimmed.tolerance)} in all but ${rule.trimmed.ignore}` : ''}`;
+  const trimmed = rule.trimmed ? `, or ${std(rule.trimmed.tolerance)} in all but ${rule.trimmed.ignore}` : '';
+  return `within ${std(rule.tolerance)} of a main row in every feature${trimmed}`;
 }
 
-/** Loads a supervised task file (its data files read and checked). */
-async function loadSupervised(task: SupervisedTaskFile, file: string, root: string, p: Problems): Promise<LoadedTask | null> {
-  const notes: string[] = [];
+/** What the phases of loading a supervised task file share. */
+interface SupervisedLoad {
+  task: SupervisedTaskFile;
+  file: string;
+  /** The task directory its data must stay in. */
+  root: string;
+  p: Problems;
+  notes: string[];
+}
+
+/** Whether a problem other than a clashing id was found: a clash does not stop the checks of the data (every problem in one pass). */
+const blocked = (p: Problems): boolean => p.lines.some((l) => !l.startsWith('id: '));
+
+/** Phase 1: the file's fields checked against each other (metric, columns, variables, sources); the features' identifiers. */
+function checkFields(l: SupervisedLoad): string[] {
+  const { task, p } = l;
   const data = task.data;
-  // A clashing id (found before) does not stop the checks of the data: every problem in one pass.
-  const blocked = (): boolean => p.lines.some((l) => !l.startsWith('id: '));
   if (data.type === 'regression' && (CLASSIFICATION_METRICS as readonly string[]).includes(task.metric))
     p.add(`metric: "${task.metric}" needs a classification target; use rmse, mae or r2`);
   if (data.type === 'classification' && !(CLASSIFICATION_METRICS as readonly string[]).includes(task.metric))
@@ -259,27 +164,33 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   if (dupSource) p.add(`data.sources: the source id "${dupSource}" is used twice`);
   if (task.baseline.source && !sourceIds.includes(task.baseline.source))
     p.add(`baseline.source: "${task.baseline.source}" is not a source (sources: ${sourceIds.join(', ')})`);
-  if (blocked()) return null;
+  return names;
+}
 
-  const read = async (rel: string, fmt: TableFormat | undefined, field: string): Promise<{ table: Table; name: string } | null> => {
-    const where = resolveInside(rel, file, root);
-    if ('problem' in where) {
-      p.add(`${field}: ${where.problem}`);
-      return null;
-    }
-    try {
-      return { table: await readTable(where.path, fmt ?? formatOf(where.path)), name: basename(rel) };
-    } catch (err) {
-      if (err instanceof TableError) p.add(`${field}: ${err.message}`);
-      else p.add(`${field}: cannot read "${rel}" (${(err as Error).message.split('\n')[0]})`);
-      return null;
-    }
-  };
+/** Reads the data file at `rel` (inside the task directory); null, with the problem added, when it cannot. */
+async function readData(l: SupervisedLoad, rel: string, fmt: TableFormat | undefined, field: string): Promise<{ table: Table; name: string } | null> {
+  const where = resolveInside(rel, l.file, l.root);
+  if ('problem' in where) {
+    l.p.add(`${field}: ${where.problem}`);
+    return null;
+  }
+  try {
+    return { table: await readTable(where.path, fmt ?? formatOf(where.path)), name: basename(rel) };
+  } catch (err) {
+    if (err instanceof TableError) l.p.add(`${field}: ${err.message}`);
+    else l.p.add(`${field}: cannot read "${rel}" (${(err as Error).message.split('\n')[0]})`);
+    return null;
+  }
+}
 
-  const main = await read(data.file, data.format, 'data.file');
+/** Phase 2: the main data file read and its rows checked (enough usable rows for a hidden test split). */
+async function loadMain(l: SupervisedLoad): Promise<{ main: { table: Table; name: string }; rows: Rows } | null> {
+  const { task, p } = l;
+  const data = task.data;
+  const main = await readData(l, data.file, data.format, 'data.file');
   if (!main) return null;
   const rows = tableRows(main.table, data, main.name, 'data.', p);
-  if (!rows || blocked()) return null;
+  if (!rows || blocked(p)) return null;
   if (rows.x.length === 0) {
     p.add(`data.file: ${main.name} has no usable rows (${main.table.rows.length} rows, ${rows.dropped} with an empty value)`);
     return null;
@@ -288,8 +199,19 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
     p.add(`data.file: ${main.name} has ${rows.x.length} usable rows; a task needs at least ${MIN_ROWS} (a hidden test set is split from them)`);
     return null;
   }
-  if (rows.dropped > 0) notes.push(`${rows.dropped} of ${main.table.rows.length} rows of ${main.name} dropped (an empty value in a used column)`);
+  if (rows.dropped > 0) l.notes.push(`${rows.dropped} of ${main.table.rows.length} rows of ${main.name} dropped (an empty value in a used column)`);
+  return { main, rows };
+}
 
+/** Phase 3: the dataset of the main file (classes, targets, descriptions), refused when its target leaks or says nothing. */
+function mainDataset(
+  l: SupervisedLoad,
+  main: { table: Table; name: string },
+  rows: Rows,
+  names: string[],
+): { dataset: Dataset; classes: string[] | undefined } | null {
+  const { task, p } = l;
+  const data = task.data;
   const descriptions: Record<string, string> = {};
   data.features.forEach((c, j) => (descriptions[names[j]] = task.variables[c] ?? c));
   const targetName = featureName(data.target);
@@ -297,9 +219,9 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   const classes = data.type === 'classification' ? classList(rows.labels) : undefined;
   if (classes && classes.length < 2) p.add(`data.target: column "${data.target}" has a single class ("${classes[0]}"); nothing to learn`);
   if (classes && classes.length > 1000) p.add(`data.target: column "${data.target}" has ${classes.length} classes (at most 1000); is it a regression target?`);
-  const y = classes ? rows.labels.map((l) => classes.indexOf(String(l))) : (rows.labels as number[]);
+  const y = classes ? rows.labels.map((label) => classes.indexOf(String(label))) : (rows.labels as number[]);
   if (!classes && y.every((v) => v === y[0])) p.add(`data.target: column "${data.target}" has the same value on every row; nothing to learn`);
-  if (blocked()) return null;
+  if (blocked(p)) return null;
   const dataset: Dataset = {
     name: task.id,
     features: names,
@@ -312,14 +234,18 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
     summary: `${main.name} (${rows.x.length} rows)`,
   };
   for (const problem of leakProblems(dataset, data.features)) p.add(problem);
-  if (blocked()) return null;
+  return blocked(p) ? null : { dataset, classes };
+}
 
-  // Extra sources: same columns, labels among the main file's classes, and near-copies of main rows found.
+/** Phase 4: the extra sources: same columns, labels among the main file's classes, and near-copies of main rows found. */
+async function loadExtras(l: SupervisedLoad, dataset: Dataset, classes: string[] | undefined, mainName: string): Promise<ExtraSource[]> {
+  const { task, p } = l;
+  const data = task.data;
   const extras: ExtraSource[] = [];
   let index: NearCopyIndex | null = null;
   for (const [i, s] of data.sources.entries()) {
     const field = `data.sources[${i}]`;
-    const t = await read(s.file, s.format, `${field}.file`);
+    const t = await readData(l, s.file, s.format, `${field}.file`);
     if (!t) continue;
     const r = tableRows(t.table, { ...data, file: s.file }, t.name, `${field}.`, p);
     if (!r) continue;
@@ -327,43 +253,58 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
       p.add(`${field}.file: ${t.name} has no usable rows`);
       continue;
     }
-    if (r.dropped > 0) notes.push(`${r.dropped} of ${t.table.rows.length} rows of ${t.name} dropped (an empty value in a used column)`);
+    if (r.dropped > 0) l.notes.push(`${r.dropped} of ${t.table.rows.length} rows of ${t.name} dropped (an empty value in a used column)`);
     let sy: number[];
     if (classes) {
-      const unknown = r.labels.map(String).find((l) => !classes.includes(l));
+      const unknown = r.labels.map(String).find((label) => !classes.includes(label));
       if (unknown !== undefined) {
-        p.add(`${field}: label "${unknown}" of ${t.name} is not a class of ${main.name} (classes: ${classes.slice(0, 20).join(', ')})`);
+        p.add(`${field}: label "${unknown}" of ${t.name} is not a class of ${mainName} (classes: ${classes.slice(0, 20).join(', ')})`);
         continue;
       }
-      sy = r.labels.map((l) => classes.indexOf(String(l)));
+      sy = r.labels.map((label) => classes.indexOf(String(label)));
     } else sy = r.labels as number[];
     index ??= new NearCopyIndex(new DistinctRows(dataset.x));
     const near = index.find(r.x);
     if (near.copies > 0) {
-      notes.push(
-        `${near.copies} of ${r.x.length} rows of ${t.name} are near-copies of rows of ${main.name} (${ruleWords(index.rule)}); ` +
+      l.notes.push(
+        `${near.copies} of ${r.x.length} rows of ${t.name} are near-copies of rows of ${mainName} (${ruleWords(index.rule)}); ` +
           `those of hidden test rows (about ${Math.round(task.split.testFraction * 100)} %) are dropped from source ${s.id}`,
       );
     }
     extras.push({ id: s.id, description: s.description, x: r.x, y: sy, near, distinct: index.distinct, rule: ruleWords(index.rule) });
   }
-  if (blocked()) return null;
+  return extras;
+}
 
+/** Loads a supervised task file (its data files read and checked). */
+async function loadSupervised(task: SupervisedTaskFile, file: string, root: string, p: Problems): Promise<LoadedTask | null> {
+  const l: SupervisedLoad = { task, file, root, p, notes: [] };
+  const data = task.data;
+  const names = checkFields(l);
+  if (blocked(p)) return null;
+  const loaded = await loadMain(l);
+  if (!loaded) return null;
+  const { main, rows } = loaded;
+  const made = mainDataset(l, main, rows, names);
+  if (!made) return null;
+  const extras = await loadExtras(l, made.dataset, made.classes, main.name);
+  if (blocked(p)) return null;
+  // Phase 5: the anchors and the baseline spec checked against the task the file makes.
   const anchors = taskFileAnchors(task);
   if (anchors?.random !== undefined && anchors.reference !== undefined && !(anchors.reference > anchors.random)) {
     p.add(`anchors: the reference (${task.anchors.reference}) must be better than the trivial score (${task.anchors.trivial}) in ${task.metric}`);
     return null;
   }
   const poolSize = poolSizeOf(task, rows.x.length);
-  const def = supervisedFileTask(task, dataset, main.name, extras);
+  const def = supervisedFileTask(task, made.dataset, main.name, extras);
   const checked = validateSpec(def.baseline, supervisedBrief(def));
   if (!checked.ok) for (const issue of checked.error.issues) p.add(`baseline: ${issue.path || '(spec)'}: ${issue.message}`);
-  if (blocked()) return null;
-  notes.unshift(
-    `${data.type} of "${data.target}" from ${names.length} feature(s) on ${rows.x.length} rows (${rows.x.length - poolSize} held out for the hidden evaluation); ` +
-      `sources ${[data.id, ...extras.map((e) => e.id)].join(', ')}; metric ${task.metric}`,
+  if (blocked(p)) return null;
+  l.notes.unshift(
+    `${data.type} of "${data.target}" from ${names.length} feature(s) on ${rows.x.length} rows ` +
+      `(${rows.x.length - poolSize} held out for the hidden evaluation); sources ${[data.id, ...extras.map((e) => e.id)].join(', ')}; metric ${task.metric}`,
   );
-  return { file, task, extra: { kind: 'supervised', def, origin: file, madeFrom: { taskFile: task } }, notes };
+  return { file, task, extra: { kind: 'supervised', def, origin: file, madeFrom: { taskFile: task } }, notes: l.notes };
 }
 
 /**
