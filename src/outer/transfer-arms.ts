@@ -11,7 +11,7 @@ import { Controller, type ControllerOptions } from './agents/controller.js';
 import { OptunaAgent } from './agents/optuna.js';
 import type { Agent } from './agents/types.js';
 import { confirmPicks, readHeldOutRun } from './confirm-picks.js';
-import { type AgentName, train } from './loop.js';
+import { type AgentName, type LoopEvent, train } from './loop.js';
 import { CONFIRM_SEEDS } from './noise.js';
 import type { Scorer } from './scoring/scorer-pool.js';
 import type { TransferListener, TransferOptions } from './transfer-options.js';
@@ -102,6 +102,11 @@ function taskConfig(t: HeldOutTask): { tasks: string[]; seed: number; confirm: f
   return { tasks: [t.task], seed: t.seed, confirm: false };
 }
 
+/** The loop's events of a run on the task, each with the task as its stage. */
+function taskEvents(ctx: ComparisonContext, t: HeldOutTask): (e: LoopEvent) => void {
+  return (e) => ctx.onEvent?.({ ...e, stage: `${t.tag}${t.task}` });
+}
+
 /** Says which methods the task's comparison runs. */
 function announce(ctx: ComparisonContext, t: HeldOutTask): void {
   const withOptuna = ctx.optuna ? ', Optuna TPE and CMA-ES (plain and seeded)' : '';
@@ -112,8 +117,7 @@ function announce(ctx: ComparisonContext, t: HeldOutTask): void {
 
 /** The frozen controller's run, first and alone: it trains the task's baseline once, which every other run then takes from the cache. */
 async function runFrozen(ctx: ComparisonContext, t: HeldOutTask): Promise<void> {
-  const onEvent = (e: Parameters<TransferListener>[0]) => ctx.onEvent?.({ ...e, stage: `${t.tag}${t.task}` });
-  const frozen = { agent: new HeldOut(t.controller, false), cache: ctx.cache, scorer: ctx.scorer, onEvent };
+  const frozen = { agent: new HeldOut(t.controller, false), cache: ctx.cache, scorer: ctx.scorer, onEvent: taskEvents(ctx, t) };
   await train(join(t.dir, t.task, 'controller'), { ...taskConfig(t), agent: 'controller', iterations: 1, group: 16 }, ctx.executor, frozen);
 }
 
@@ -198,7 +202,7 @@ function readRow(ctx: ComparisonContext, t: HeldOutTask, optunaRows: Record<Optu
 async function confirmRow(ctx: ComparisonContext, t: HeldOutTask, baseline: number | null): Promise<HeldOutRow> {
   const message = `${t.tag}held-out ${t.task}: confirming the picks on the harness's ${CONFIRM_SEEDS} seeds`;
   ctx.onEvent?.({ type: 'phase', message, stage: t.task });
-  const onEvent = (e: Parameters<TransferListener>[0]) => ctx.onEvent?.({ ...e, stage: `${t.tag}${t.task}` });
+  const onEvent = taskEvents(ctx, t);
   const picks = await confirmPicks(join(t.dir, t.task), t.task, { executor: ctx.executor, cache: ctx.cache, scorer: ctx.scorer, seed: t.seed, onEvent });
   // A row not confirmed has no confirmed score (null); the baseline's is a mean over the harness's seeds already.
   const row = Object.fromEntries(METHODS.map(([k]) => [k, picks.confirmed[k as keyof typeof picks.confirmed] ?? null]));
