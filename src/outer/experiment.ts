@@ -19,6 +19,11 @@
  *    confirmation seeds (confirm-picks.ts); the report gives both comparisons.
  * 4. With `secrets`, all of it again under each further evaluation secret (held-out seeds and
  *    test rows change with the secret), each secret's comparisons reported on their own.
+ *
+ * This file runs the repetitions and writes the report; beside it, transfer-options.ts holds the
+ * settings, presets and result, transfer-repetition.ts one repetition (a seed under a secret),
+ * transfer-arms.ts the comparison on one held-out task, transfer-summary.ts the means and
+ * verdicts, and transfer-report.ts the markdown.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
