@@ -111,7 +111,10 @@ class FixedSpecs implements Agent {
   }
 }
 
-/** One held-out task's confirmed rows: per confirmed row its pick's single score and confirmed mean (absent: the row's method did not run, or the harness lost every seed). */
+/**
+ * One held-out task's confirmed rows: per confirmed row its pick's single score and confirmed mean
+ * (absent: the row's method did not run, or the harness lost every seed).
+ */
 export interface ConfirmedPicks {
   single: Partial<Record<PickKey, number>>;
   confirmed: Partial<Record<PickKey, number>>;

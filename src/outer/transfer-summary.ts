@@ -82,7 +82,10 @@ export type FamilyCounts = { heldOutFamilies: number } & Record<keyof Verdict, n
 export interface PairedComparison {
   family: string;
   tasks: number;
-  /** Per row of `PAIRED_AGAINST`: zero-shot minus that row over the tasks (each task's mean over the repetitions), with its 90% t-interval; null where the row did not run. */
+  /**
+   * Per row of `PAIRED_AGAINST`: zero-shot minus that row over the tasks (each task's mean over the
+   * repetitions), with its 90% t-interval; null where the row did not run.
+   */
   vs: Partial<Record<keyof Omit<HeldOutRow, 'task'>, PairedDifference | null>>;
   /**
    * True when no search's best of 16 is above the zero-shot job beyond the tasks' noise (no 90%

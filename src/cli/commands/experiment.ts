@@ -16,7 +16,10 @@ import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
 const TRANSFER_FLAGS = flagTable({
   preset: {
     flag: '--preset <name>',
-    help: 'quick (no meta-training: the shipped prior, priors/controller.json; 3 tasks per held-out family, compared with random search only; a few minutes on 2 cores) | full (meta-trains on 30 tasks per train family, 20 iterations of 12; 6 per held-out family, every method)',
+    help:
+      'quick (no meta-training: the shipped prior, priors/controller.json; 3 tasks per held-out family, compared with ' +
+      'random search only; a few minutes on 2 cores) | full (meta-trains on 30 tasks per train family, 20 iterations ' +
+      'of 12; 6 per held-out family, every method)',
     default: 'quick',
   },
   tasksPerIteration: {
@@ -34,7 +37,9 @@ const TRANSFER_FLAGS = flagTable({
   },
   secrets: {
     flag: '--secrets <n>',
-    help: "evaluation secrets: the installation's and n−1 derived from it, each with every seed (held-out episode seeds and test splits change with the secret); the report gives each secret's verdicts",
+    help:
+      "evaluation secrets: the installation's and n−1 derived from it, each with every seed (held-out episode seeds " +
+      "and test splits change with the secret); the report gives each secret's verdicts",
     parse: int(1, 16),
   },
   anchor: {
@@ -44,20 +49,31 @@ const TRANSFER_FLAGS = flagTable({
   },
   robust: {
     flag: '--robust <rate>',
-    help: "family-robust meta-training: each train family's weight in the controller's updates follows exp(−rate × its mean reward), so the families it does worst on count most (0: every task alike; default 1)",
+    help:
+      "family-robust meta-training: each train family's weight in the controller's updates follows exp(−rate × its " +
+      'mean reward), so the families it does worst on count most (0: every task alike; default 1)',
     parse: real(0, 20),
   },
   compare: {
     flag: '--compare <set>',
-    help: "the held-out comparison: all (every method: the controller frozen and adapting, random search, the model-based search, Optuna's samplers) | random (the controller frozen and random search only, about a fifth of the jobs) (default: the preset's: full all, quick random)",
+    help:
+      'the held-out comparison: all (every method: the controller frozen and adapting, random search, the model-based ' +
+      "search, Optuna's samplers) | random (the controller frozen and random search only, about a fifth of the jobs) " +
+      "(default: the preset's: full all, quick random)",
   },
   prior: {
     flag: '--prior <path>',
-    help: "start from a saved controller prior instead of meta-training: a prior file, or the directory of an earlier experiment's repetition (its prior.json) | none: meta-train (default: the preset's: quick the shipped prior, full none)",
+    help:
+      'start from a saved controller prior instead of meta-training: a prior file, or the directory of an earlier ' +
+      "experiment's repetition (its prior.json) | none: meta-train (default: the preset's: quick the shipped prior, " +
+      'full none)',
   },
   confirmPicks: {
     flag: '--no-confirm-picks',
-    help: "compare on single scores only: by default each compared row's pick (its best of 16, random search's best of 4, the zero-shot spec) is also trained again on the harness's confirmation seeds, and the report compares the means as well (about a third more held-out compute in the full preset, half in the quick one)",
+    help:
+      "compare on single scores only: by default each compared row's pick (its best of 16, random search's best of 4, " +
+      "the zero-shot spec) is also trained again on the harness's confirmation seeds, and the report compares the " +
+      'means as well (about a third more held-out compute in the full preset, half in the quick one)',
   },
   reward: { flag: '--reward <rule>', help: 'outer reward rule of meta-training: improvement | best | cost (default: improvement)' },
   pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },

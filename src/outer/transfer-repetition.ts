@@ -1,0 +1,112 @@
+/**
+ * One repetition of the transfer experiment: a seed under an evaluation secret, in a directory of
+ * its own. It meta-trains the controller (or starts it from the prior), compares the methods on
+ * every held-out task (transfer-arms.ts) and gives the task rows and their means.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { FAMILIES } from '../tasks/families/index.js';
+import { Controller, type ControllerOptions } from './agents/controller.js';
+import { type ControllerPrior, controllerFromPrior, priorFromRun, writePrior } from './agents/prior.js';
+import { type TrainConfig, train } from './loop.js';
+import { type ComparisonContext, compareOnTask } from './transfer-arms.js';
+import type { TransferOptions, TransferResult } from './transfer-options.js';
+import { type HeldOutRow, methodMeans } from './transfer-summary.js';
+
+/** What every repetition of an experiment shares: the comparisons' context, and the prior to start from (null: meta-train). */
+export interface RepetitionContext extends ComparisonContext {
+  prior: ControllerPrior | null;
+}
+
+/** Which repetition: its directory, seed and evaluation secret (its index, identity, and prefix in the events). */
+export interface Repetition {
+  dir: string;
+  seed: number;
+  secret: { index: number; evalId: string; tag: string };
+}
+
+/** What one repetition yields. */
+export interface RepetitionResult {
+  seed: number;
+  /** The secret's index (0: the installation's) and identity. */
+  secret: number;
+  evalId: string;
+  curve: TransferResult['curve'];
+  rows: HeldOutRow[];
+  heldOut: Omit<HeldOutRow, 'task'>;
+  confirmed: { heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[] } | null;
+}
+
+/** The seconds an earlier invocation recorded for the finished repetition in `repDir` (its repetition.json), or null. */
+export function recordedWallSeconds(repDir: string): number | null {
+  try {
+    const w = (JSON.parse(readFileSync(join(repDir, 'repetition.json'), 'utf8')) as { wallSeconds?: unknown }).wallSeconds;
+    return typeof w === 'number' && Number.isFinite(w) && w >= 0 ? w : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The controller's settings: the prior's, with the repetition's seed and the options' anchor and robustness. */
+function controllerSettings(options: TransferOptions, seed: number, prior: ControllerPrior | null): ControllerOptions {
+  return {
+    ...(prior ? prior.state.options : {}),
+    seed,
+    ...(options.anchor !== undefined ? { anchor: options.anchor } : {}),
+    ...(options.robust !== undefined ? { robust: options.robust } : {}),
+  };
+}
+
+/** Meta-trains one controller (or starts it from the prior) and compares methods on the held-out tasks, in the repetition's directory. */
+export async function runRepetition(ctx: RepetitionContext, rep: Repetition): Promise<RepetitionResult> {
+  const { options, prior } = ctx;
+  const { dir, seed } = rep;
+  // 1. Meta-training, or the prior's weights instead.
+  const settings = controllerSettings(options, seed, prior);
+  const { controller, curve } = prior ? { controller: await controllerFromPrior(prior, seed, settings), curve: [] } : await metaTrain(ctx, rep, settings);
+  // 2. Held-out tasks.
+  const rows: HeldOutRow[] = [];
+  const confirmedRows: HeldOutRow[] = [];
+  for (const [i, task] of options.heldOutTasks.entries()) {
+    const t = { task, dir, tag: rep.secret.tag, seed: seed * 1000 + i, controller, settings };
+    const { row, confirmed } = await compareOnTask(ctx, t);
+    rows.push(row);
+    if (confirmed) confirmedRows.push(confirmed);
+  }
+  const confirmed = options.confirmPicks !== false ? { rows: confirmedRows, heldOut: methodMeans(confirmedRows) } : null;
+  return { seed, secret: rep.secret.index, evalId: rep.secret.evalId, curve, rows, heldOut: methodMeans(rows), confirmed };
+}
+
+/** Meta-trains a controller on the train tasks in `dir/meta`, and saves its weights as `dir/prior.json`. */
+async function metaTrain(
+  ctx: RepetitionContext,
+  rep: Repetition,
+  settings: ControllerOptions,
+): Promise<{ controller: Controller; curve: TransferResult['curve'] }> {
+  const { options, onEvent } = ctx;
+  const { dir, seed } = rep;
+  const tag = rep.secret.tag;
+  const controller = new Controller(settings);
+  const metaConfig: TrainConfig = {
+    tasks: options.trainTasks,
+    agent: 'controller',
+    iterations: options.iterations,
+    group: options.group,
+    seed,
+    ...(options.families ? { families: options.families.filter((d) => FAMILIES[d.family]?.split === 'train') } : {}),
+    ...(options.tasksPerIteration ? { tasksPerIteration: options.tasksPerIteration } : {}),
+    reward: options.reward,
+    pruneFlat: options.pruneFlat ?? false,
+    ...(options.fidelity ? { fidelity: options.fidelity } : {}),
+  };
+  const per = options.tasksPerIteration ? `, ${Math.min(options.tasksPerIteration, options.trainTasks.length)} per iteration` : '';
+  onEvent?.({ type: 'phase', message: `${tag}meta-training the controller on ${options.trainTasks.length} train tasks${per}`, stage: 'meta' });
+  const meta = await train(join(dir, 'meta'), metaConfig, ctx.executor, {
+    agent: controller,
+    cache: ctx.cache,
+    scorer: ctx.scorer,
+    onEvent: (e) => onEvent?.({ ...e, stage: `${tag}meta` }),
+  });
+  writePrior(join(dir, 'prior.json'), priorFromRun(join(dir, 'meta'), `rrl experiment transfer, seed ${seed}`));
+  return { controller, curve: meta.iterations };
+}
