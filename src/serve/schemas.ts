@@ -385,6 +385,18 @@ export function openApiDocument(version: string): Record<string, unknown> {
           },
         },
       },
+      '/v1/tasks/{id}/space': {
+        get: {
+          operationId: 'taskSpace',
+          summary: "the task's design space: each head (one decision) with its spec path, options, kind, range and log scale, and the baseline's point",
+          parameters: [idParam('task id')],
+          responses: {
+            '200': { description: 'the description `rrl space --task ID` prints', content: { 'application/json': { schema: { type: 'object' } } } },
+            '404': json('ErrorResponse', 'no such task'),
+            ...errors,
+          },
+        },
+      },
       '/v1/tasks/{id}/confirmations': {
         post: {
           operationId: 'confirm',

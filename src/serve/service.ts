@@ -19,6 +19,7 @@ import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js
 import { buildPrompt, compactExample } from '../outer/agents/prompt.js';
 import type { ChatMessage } from '../outer/agents/types.js';
 import { examplePatch } from '../outer/agents/patch-prompt.js';
+import { type SpaceDescription, describeSpace } from '../outer/agents/space.js';
 import { isUnchanged } from '../outer/answer.js';
 import { isJsonObject } from '../spec/patch.js';
 import { grammarSchema, patchGrammarSchema } from '../spec/grammar-schema.js';
@@ -211,6 +212,12 @@ export class RewardService {
   schema(task: string, form: 'spec' | 'patch' = 'spec'): Record<string, unknown> {
     const { brief, baseline } = this.known(task);
     return form === 'patch' ? patchGrammarSchema(brief, baseline) : grammarSchema(brief);
+  }
+
+  /** The task's design space as the embedded agents and the optimisers see it (as `rrl space --task` prints it). */
+  space(task: string): SpaceDescription {
+    const { brief, baseline } = this.known(task);
+    return describeSpace(brief, baseline);
   }
 
   /** What a stored job was written as: the patch (null for a full spec) and whether it is the baseline's job. */

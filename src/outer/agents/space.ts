@@ -34,7 +34,7 @@ function slotNames(): string[] {
       names[slot] = key;
     });
   }
-  const hole = names.findIndex((n) => n === undefined);
+  const hole = Array.from(names, (n) => n === undefined).indexOf(true);
   if (hole >= 0) throw new Error(`design space: no head declares slot ${hole}`);
   return names;
 }
