@@ -332,8 +332,8 @@ export function migrateCheckpoint(state: unknown, hidden: number, anchor: number
 }
 
 /**
- * The weights of a checkpoint saved when `HEAD_NAMES` had fewer entries (heads are only ever added
- * at its end), widened to this code's slots: the new heads' logits start at 0 (uniform before the
+ * The weights of a checkpoint saved when `HEAD_NAMES` had fewer entries (a new head takes the next
+ * slot), widened to this code's slots: the new heads' logits start at 0 (uniform before the
  * anchor) and their anchor strength at `anchor`, as a new controller's. Null when the checkpoint
  * already has every slot or its shapes are not an older layout of this controller's.
  */
