@@ -117,7 +117,7 @@ test('rrl train from a prior: the controller’s first proposals are sampled fro
   }
 });
 
-test('the shipped prior, a checkpoint of no stated version, loads and acts as it did before checkpoints had versions; saved again it states the current one', async () => {
+test('the shipped prior (no stated version) loads and acts as before checkpoints had versions; saved again it states the current one', async () => {
   const prior = readPrior(SHIPPED_PRIOR);
   assert.equal(prior.state.version, undefined);
   const controller = await controllerFromPrior(prior, 1);
