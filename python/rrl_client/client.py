@@ -278,6 +278,14 @@ class RrlClient:
             raise RrlError(f"GET /v1/tasks/{task_id}/schema: expected a JSON Schema object")
         return cast(dict[str, Any], body)
 
+    def space(self, task_id: str) -> dict[str, Any]:
+        """``GET /v1/tasks/{id}/space``: the task's design space as the harness declares it (each head's spec path,
+        options, kind, range and log scale; ``rrl space --task ID`` prints the same)."""
+        body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/space")
+        if not isinstance(body, dict) or not isinstance(body.get("heads"), list):
+            raise RrlError(f"GET /v1/tasks/{task_id}/space: expected {{\"heads\": [...]}}")
+        return cast(dict[str, Any], body)
+
     def rewards(self, task_id: str, completions: list[str]) -> RewardsResponse:
         """Score a group of completions for one task in one call; waits until the jobs are done."""
         if not all(isinstance(c, str) for c in completions):

@@ -10,7 +10,8 @@ normalised score ``1 / (1 + |seed - 3|)`` (divided by ``1 + |log10(lr) + 2|`` wh
 ``algorithm.learningRate`` to ``lr``) and that as its reward; anything else is ``invalid`` with
 reward -1 and a one-line reason. An object without ``task`` is read as a JSON Merge Patch over the
 baseline the compact and patch prompts show (``{"task", "model": {"hidden": [8]}, "seed": 1}``).
-``GET /v1/tasks/{id}/schema?form=patch|spec`` serves a small schema in the harness's plain features.
+``GET /v1/tasks/{id}/schema?form=patch|spec`` serves a small schema in the harness's plain features,
+``GET /v1/tasks/{id}/space`` a small design space in the shape the harness publishes.
 ``POST /v1/tasks/{id}/confirmations`` scores a completion's spec with each of ``CONFIRM_SEEDS`` in place
 of its own seed and answers their mean (so a seed fished to 3 scores 1 alone and about 0.2 confirmed).
 A valid completion whose spec (merged, for a patch) equals that baseline but for its seed is marked
@@ -53,6 +54,25 @@ PATCH_SCHEMA: dict[str, Any] = {
     },
     "additionalProperties": False,
 }
+
+
+# The stand-in's design space (GET /v1/tasks/{id}/space), in the shape `rrl space --task ID` prints and
+# within PATCH_SCHEMA: two heads a patch sets as they are, and two written through a rule (left out of the Optuna arm).
+SPACE_HEADS: list[dict[str, Any]] = [
+    {"name": "algorithm", "slot": "algorithm", "path": "algorithm.name", "algorithm": None, "writes": "option", "options": ["ppo"], "param": None},
+    {"name": "hidden", "slot": "control.hidden", "path": "model.hidden", "algorithm": None, "writes": "option", "options": [[16], [32, 32], [64, 64]],
+     "param": {"name": "hidden", "kind": "categorical", "choices": ["[16]", "[32,32]", "[64,64]"]}},
+    {"name": "rewardTerm", "slot": "rewardTerm", "path": "reward.expression", "algorithm": None, "writes": "derived", "options": ["none", "x"],
+     "param": {"name": "rewardTerm", "kind": "categorical", "choices": ["none", "x"]}},
+    {"name": "envSteps", "slot": "envSteps", "path": "budget.envSteps", "algorithm": None, "writes": "derived", "options": [2500, 50000],
+     "param": {"name": "envSteps", "kind": "int", "low": 2500, "high": 50000, "log": True}},
+    {"name": "ppo.learningRate", "slot": "ppo.learningRate", "path": "algorithm.learningRate", "algorithm": "ppo", "writes": "option",
+     "options": [1e-4, 3e-4, 1e-3, 3e-3, 1e-2], "param": {"name": "ppo.learningRate", "kind": "float", "low": 1e-4, "high": 1e-2, "log": True}},
+]
+
+
+def space(task: str) -> dict[str, Any]:
+    return {"task": task, "kind": "control", "logSpan": 4, "heads": SPACE_HEADS, "baseline": {"hidden": "[16]", "rewardTerm": "none", "envSteps": 2500}}
 
 
 def spec_schema(task: str) -> dict[str, Any]:
@@ -226,6 +246,11 @@ class FakeRrl:
                         return self._send(400, {"error": f"form: expected patch or spec, got {form!r}"})
                     fake.schema_calls.append((task, form))
                     return self._send(200, PATCH_SCHEMA if form == "patch" else spec_schema(task))
+                m = re.fullmatch(r"/v1/tasks/([^/]+)/space", path)
+                if m:
+                    if m.group(1) not in {t["id"] for t in TASKS}:
+                        return self._send(404, {"error": f"task: unknown task {m.group(1)!r}"})
+                    return self._send(200, space(m.group(1)))
                 m = re.fullmatch(r"/v1/jobs/([^/]+)", path)
                 if m:
                     job = fake.jobs.get(m.group(1))

@@ -1,6 +1,6 @@
 """The held-out evaluation (python -m rrl_client.heldout) against the stand-in server on a real socket:
 two model arms (a tiny model saved in the test, and the same with a LoRA adapter) × one task × two
-seeds end to end, the Optuna arm's study, its search space from a real patch schema, and the rows of
+seeds end to end, the Optuna arm's study, its search space from the published design space, and the rows of
 a transfer experiment's report."""
 
 from __future__ import annotations
@@ -8,6 +8,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import random
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +20,7 @@ from rrl_client.client import RrlClient
 from rrl_client.guided import schema_errors
 from rrl_client.heldout.cli import held_out_tasks, main, parse_args
 from rrl_client.heldout.models import parse_arm
-from rrl_client.heldout.space import derive
+from rrl_client.heldout.space import from_description
 
 REPO = Path(__file__).resolve().parents[2]
 TASK = "acrobot-swingup"
@@ -61,22 +63,29 @@ def test_arms_flags_and_task_selection() -> None:
     assert held_out_tasks(rows) == ["b", "rings-fam-1-0"]
 
 
-def test_the_search_space_of_a_real_patch_schema_gives_valid_patches() -> None:
+def test_the_search_space_is_the_published_design_space_and_gives_valid_patches() -> None:
+    entry = REPO / "dist" / "src" / "cli" / "index.js"
+    if shutil.which("node") is None or not entry.exists():
+        pytest.skip("SKIPPED LOUDLY: `rrl space` needs node and dist/: run `npm run build` in the repository root")
+    described = subprocess.run(["node", str(entry), "space", "--task", "penguins-species"], capture_output=True, text=True, check=True, cwd=REPO)
+    description = json.loads(described.stdout)
     inputs = json.loads((REPO / "bench" / "guided" / "inputs.json").read_text())
     task = inputs["penguins-species"]
     schema = task["patchSchema"]
     text = task["messages"][-1]["content"]
     base = json.loads(text[text.index("{"): text.index("\n", text.index("{"))])
-    space = derive(schema, base)
+    space = from_description(description, base)
     by = {p.name: p for p in space.params}
-    assert by["algorithm.learningRate"].kind == "float" and by["algorithm.learningRate"].log
-    assert by["algorithm.weightDecay"].kind == "float" and not by["algorithm.weightDecay"].log  # min 0
-    assert by["algorithm.batchSize"].kind == "int" and by["algorithm.batchSize"].log
-    assert set(by["algorithm.optimizer"].choices) == {"sgd", "adam", "adamw"}
-    assert "algorithm.momentum" not in by and "algorithm.name" not in by  # only what the baseline's algorithm sets
-    assert json.loads(str(by["model.hidden"].choices[0])) == [16, 16]
-    assert len(by["dataset.sources"].choices) == 7  # each of the six sources alone, and all six
-    assert not any(p.path[0] == "budget" for p in space.params)
+    heads = {h["name"]: h for h in description["heads"]}
+    for name, p in by.items():  # the harness's kinds, ranges and log scale, as its own optimisers take them
+        assert heads[name]["writes"] == "option" and p.path == tuple(heads[name]["path"].split("."))
+        assert (p.kind, p.log) == (heads[name]["param"]["kind"], heads[name]["param"].get("log", False))
+    assert by["learningRate"].kind == "float" and by["learningRate"].log and by["learningRate"].path == ("algorithm", "learningRate")
+    assert by["batchSize"].kind == "int" and by["batchSize"].log
+    assert set(by["activation"].choices) == {"tanh", "relu"} and by["activation"].path == ("model", "activation")
+    # Written through a rule (the optimizer with its weight decay, the sources' mixture, the budget's share): left at the baseline.
+    assert "optimizer" not in by and "budgetShare" not in by and not any(n.startswith("source:") for n in by)
+    assert json.loads(str(by["hidden"].choices[0])) == [32]
     rng = random.Random(0)
     for _ in range(50):
         values: dict[str, Any] = {}
@@ -84,14 +93,20 @@ def test_the_search_space_of_a_real_patch_schema_gives_valid_patches() -> None:
             values[p.name] = rng.choice(p.choices) if p.kind == "categorical" else (rng.randint(int(p.low), int(p.high)) if p.kind == "int" else rng.uniform(p.low, p.high))
         patch = space.to_patch(values)
         assert schema_errors(patch, schema) == [], patch
+        for p in space.params:
+            if p.kind != "categorical":  # a drawn number lands on an option of the design space
+                node: Any = patch
+                for key in p.path:
+                    node = node[key]
+                assert node in heads[p.name]["options"], (p.name, node)
 
 
 def test_the_optuna_study_posts_schema_valid_patches_and_improves_on_its_first_trial(fake: FakeRrl) -> None:
     optuna_or_skip()
     from rrl_client.heldout.study import run_study
 
-    space = derive(PATCH_SCHEMA, baseline(TASK))
-    assert [p.name for p in space.params] == ["algorithm.learningRate", "model.hidden"]
+    space = from_description(RrlClient(fake.url).space(TASK), baseline(TASK))
+    assert [p.name for p in space.params] == ["hidden", "ppo.learningRate"]
     res = run_study(RrlClient(fake.url), TASK, space, trials=12, seed=1, batch=4)
     assert len(res.trials) == 12 and len(fake.reward_calls) == 3  # rounds of 4, one request each
     for t in res.trials:

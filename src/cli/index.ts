@@ -9,6 +9,7 @@ import { registerJobCommand } from './commands/job.js';
 import { registerTrainCommand } from './commands/train.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerPromptCommand } from './commands/prompt.js';
+import { registerSpaceCommand } from './commands/space.js';
 import { registerExportCommand } from './commands/export.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerExperimentCommand } from './commands/experiment.js';
@@ -24,6 +25,7 @@ for (const register of [
   registerTrainCommand,
   registerServeCommand,
   registerPromptCommand,
+  registerSpaceCommand,
   registerExportCommand,
   registerDashboardCommand,
   registerExperimentCommand,

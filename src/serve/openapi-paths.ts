@@ -36,7 +36,7 @@ const tooMany = (why: string) => ({
   headers: { 'Retry-After': { schema: { type: 'integer' } } },
 });
 
-/** The tasks: the list, a task's prompt and answer schema, and its confirmations. */
+/** The tasks: the list, a task's prompt, answer schema and design space, and its confirmations. */
 export function taskPaths(): Record<string, unknown> {
   return {
     '/v1/tasks': {
@@ -83,6 +83,18 @@ export function taskPaths(): Record<string, unknown> {
         ],
         responses: {
           '200': { description: 'a JSON Schema (plain features only, for grammar engines)', content: { 'application/json': { schema: { type: 'object' } } } },
+          '404': json('ErrorResponse', 'no such task'),
+          ...errors,
+        },
+      },
+    },
+    '/v1/tasks/{id}/space': {
+      get: {
+        operationId: 'taskSpace',
+        summary: "the task's design space: each head (one decision) with its spec path, options, kind, range and log scale, and the baseline's point",
+        parameters: [idParam('task id')],
+        responses: {
+          '200': { description: 'the description `rrl space --task ID` prints', content: { 'application/json': { schema: { type: 'object' } } } },
           '404': json('ErrorResponse', 'no such task'),
           ...errors,
         },

@@ -58,6 +58,7 @@ test('tasks, prompt, rewards and jobs answer in the shapes of the OpenAPI docume
     '/v1/tasks/{id}/confirmations',
     '/v1/tasks/{id}/prompt',
     '/v1/tasks/{id}/schema',
+    '/v1/tasks/{id}/space',
   ]);
   // Every reference points at a schema the document defines.
   const refs = JSON.stringify(doc).match(/"\$ref":"[^"]*"/g) ?? [];

@@ -127,6 +127,7 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
     const form = formOf(c, ['spec', 'patch'], 'spec or patch');
     return jsonResponse(service.schema(c.req.param('id'), form));
   });
+  app.get('/v1/tasks/:id/space', (c) => jsonResponse(service.space(c.req.param('id'))));
   app.get('/v1/jobs/:id', (c) => jsonResponse(service.job(idOf(c, 'job'))));
   app.get('/v1/requests/:id', (c) => jsonResponse(service.request(idOf(c, 'request'))));
   app.get('/v1/requests/:id/events', (c) => requestEvents(c, service, idOf(c, 'request'), keepaliveMs, streams, gate));

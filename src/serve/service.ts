@@ -16,6 +16,7 @@ import { getPublicTask, listTasks } from '../tasks/briefs.js';
 import { buildPrompt, compactExample } from '../outer/agents/prompt.js';
 import type { ChatMessage } from '../outer/agents/types.js';
 import { examplePatch } from '../outer/agents/patch-prompt.js';
+import { type SpaceDescription, describeSpace } from '../outer/agents/space.js';
 import { grammarSchema, patchGrammarSchema } from '../spec/grammar-schema.js';
 import type { Scorer } from '../outer/scoring/scorer-pool.js';
 import type { JobPipeline } from '../outer/pipeline.js';
@@ -161,6 +162,12 @@ export class RewardService {
   schema(task: string, form: 'spec' | 'patch' = 'spec'): Record<string, unknown> {
     const { brief, baseline } = this.known(task);
     return form === 'patch' ? patchGrammarSchema(brief, baseline) : grammarSchema(brief);
+  }
+
+  /** The task's design space as the embedded agents and the optimisers see it (as `rrl space --task` prints it). */
+  space(task: string): SpaceDescription {
+    const { brief, baseline } = this.known(task);
+    return describeSpace(brief, baseline);
   }
 
   /** One job of the run, or 404. */

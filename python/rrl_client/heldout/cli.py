@@ -45,6 +45,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"])
     p.add_argument("--optuna", action="store_true", help="also an Optuna TPE study per task (no model), its best of N over N trials")
     p.add_argument("--optuna-batch", type=int, default=4, help="trials asked, posted and told together")
+    p.add_argument("--space", default=None, metavar="FILE", help="the Optuna arm's design spaces from `rrl space --out FILE` (default: GET /v1/tasks/{id}/space)")
     p.add_argument("--from-transfer", default=None, metavar="DIR", help="add the rows of `rrl experiment transfer`'s DIR/transfer.json for the same tasks")
     p.add_argument("--add-transfer", default=None, metavar="OUT", help="with --from-transfer: add its rows to the evaluation already in OUT (heldout.json), running nothing")
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
@@ -130,15 +131,17 @@ def _relative(path: Optional[str]) -> Optional[str]:
 
 
 def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], confirmed: Confirmed) -> dict[str, Any]:
-    from .space import derive
+    from .space import from_description, read_descriptions
     from .study import run_study
+
+    files = read_descriptions(args.space) if args.space else {}
 
     started = time.time()
     n = max(args.samples)
     per_seed: dict[int, dict[str, Metrics]] = {s: {} for s in seeds}
     raw: dict[str, Any] = {}
     for task, inp in inputs.items():
-        space = derive(inp["schema"], inp["baseline"])
+        space = from_description(files[task] if task in files else client.space(task), inp["baseline"])
         raw[task] = {"space": [p.__dict__ for p in space.params], "seeds": {}}
         for seed in seeds:
             res = run_study(client, task, space, n, seed, args.optuna_batch)

@@ -1,4 +1,4 @@
-"""The Optuna arm: a TPE study per task over the space ``space.derive`` reads from its patch schema.
+"""The Optuna arm: a TPE study per task over the design space the harness publishes (``space.from_description``).
 
 Each trial's values become a JSON Merge Patch over the baseline, posted as a completion to the same
 harness as the model arms; the study is told the job's hidden normalised score (``FAILED_VALUE`` for an

@@ -247,10 +247,11 @@ export class Controller implements Agent {
     return raw.map((w) => w / mean);
   }
 
-  /** Weights and Adam state (through the optimizer's own save format) as plain arrays. */
+  /** Weights and Adam state (through the optimizer's own save format) as plain arrays, with the layout's version. */
   async state(): Promise<unknown> {
     const adam = await this.opt.getWeights();
     return {
+      version: CHECKPOINT_VERSION,
       options: this.opts,
       familyLogWeights: this.familyLogWeights,
       weights: this.vars.map((v) => Array.from(v.dataSync())),
@@ -258,42 +259,81 @@ export class Controller implements Agent {
     };
   }
 
-  /** Restores weights and Adam state from `state()`. */
+  /** Restores weights and Adam state from `state()`, or from a checkpoint of an older layout (`migrateCheckpoint`). */
   async load(state: unknown): Promise<void> {
     await initTf();
-    const s = state as { weights: number[][]; adam?: { name: string; shape: number[]; values: number[] }[]; familyLogWeights?: Record<string, number> };
-    // A checkpoint from before the anchor (its first four arrays) loads with the anchor off: the policy it saved.
-    const unanchored = Array.isArray(s?.weights) && s.weights.length === ANCHOR_VARS;
-    // A checkpoint from before the last heads of HEAD_NAMES has fewer output slots: they are added, new heads start untrained.
-    const older = Array.isArray(s?.weights) && s.weights.length >= ANCHOR_VARS ? padHeadSlots(s.weights, this.opts.hidden, this.opts.anchor) : null;
-    const weights = older ?? s?.weights;
-    const fits =
-      Array.isArray(weights) &&
-      (weights.length === this.vars.length || unanchored) &&
-      weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
+    const c = migrateCheckpoint(state, this.opts.hidden, this.opts.anchor);
+    const fits = c.weights.length === this.vars.length && c.weights.every((w, i) => Array.isArray(w) && w.length === this.vars[i].size);
     if (!fits) {
       throw new Error(
         'controller checkpoint has the wrong shape (saved by a controller with other features or width; ' +
           `this one reads ${FEATURE_DIM} features, hidden ${this.opts.hidden})`,
       );
     }
-    weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
-    if (unanchored) for (const v of this.vars.slice(ANCHOR_VARS)) v.assign(tf.zerosLike(v));
-    // A checkpoint from before the family-robust updates weighs every family alike.
-    const saved = s.familyLogWeights && typeof s.familyLogWeights === 'object' ? Object.entries(s.familyLogWeights) : [];
+    c.weights.forEach((w, i) => this.vars[i].assign(tf.tensor(w, this.vars[i].shape)));
+    // A checkpoint without family weights weighs every family alike.
+    const saved = c.familyLogWeights && typeof c.familyLogWeights === 'object' ? Object.entries(c.familyLogWeights) : [];
     this.familyLogWeights = Object.fromEntries(
       saved.filter(([, w]) => Number.isFinite(w)).map(([f, w]) => [f, Math.max(-MAX_FAMILY_LOG_WEIGHT, Math.min(MAX_FAMILY_LOG_WEIGHT, w))]),
     );
-    if (s.adam?.length && !unanchored && !older) {
+    if (c.adam?.length) {
       // Adam restores its moments by position (the order of this.vars), so saved names are kept as they are.
-      await this.opt.setWeights(s.adam.map((w) => ({ name: w.name, tensor: tf.tensor(w.values, w.shape) })));
+      await this.opt.setWeights(c.adam.map((w) => ({ name: w.name, tensor: tf.tensor(w.values, w.shape) })));
     }
   }
 }
 
+/** The checkpoint layout `Controller.state()` writes. */
+export const CHECKPOINT_VERSION = 3;
+
+/** A controller checkpoint as `Controller.state()` writes it. */
+export interface Checkpoint {
+  version: number;
+  weights: number[][];
+  /** Adam's state; left out where it no longer matches the weights. */
+  adam?: { name: string; shape: number[]; values: number[] }[];
+  familyLogWeights?: Record<string, number>;
+}
+
+/** A checkpoint's layout one version on, each step with why it exists. */
+const MIGRATIONS: Record<number, (c: Checkpoint, hidden: number) => Checkpoint> = {
+  // 1 → 2: the anchor was added, two arrays after the policy's four. A checkpoint from before it loads with
+  // the anchor off on every slot, the policy it saved; Adam's moments were for other variables.
+  1: (c, hidden) => {
+    const slots = Math.floor((c.weights[3]?.length ?? 0) / MAX_OPTIONS);
+    return { ...c, version: 2, weights: [...c.weights, Array(hidden * slots).fill(0), Array(slots).fill(0)], adam: undefined };
+  },
+  // 2 → 3: the checkpoint states its version; the arrays are the same.
+  2: (c) => ({ ...c, version: 3 }),
+};
+
+/** The version of a checkpoint written before checkpoints stated theirs: four arrays are from before the anchor. */
+function unstatedVersion(weights: unknown[]): number {
+  return weights.length === ANCHOR_VARS ? 1 : 2;
+}
+
 /**
- * The weights of a checkpoint saved when `HEAD_NAMES` had fewer entries (heads are only ever added
- * at its end), widened to this code's slots: the new heads' logits start at 0 (uniform before the
+ * A saved checkpoint in this code's layout: its head slots fitted first (`padHeadSlots`: heads are
+ * only ever added, at any version), then each migration from its version to `CHECKPOINT_VERSION`.
+ * Weights that fit no layout pass through as they are, for the caller's shape check to refuse.
+ */
+export function migrateCheckpoint(state: unknown, hidden: number, anchor: number): Checkpoint {
+  const s = state as Partial<Checkpoint> | null;
+  const weights = Array.isArray(s?.weights) ? s.weights : [];
+  const version = s?.version ?? unstatedVersion(weights);
+  if (!Number.isInteger(version) || version < 1 || version > CHECKPOINT_VERSION) {
+    throw new Error(`controller checkpoint of version ${JSON.stringify(version)}: this code reads versions 1 to ${CHECKPOINT_VERSION}`);
+  }
+  const padded = weights.length >= ANCHOR_VARS ? padHeadSlots(weights, hidden, anchor) : null;
+  // Adam's moments are shaped like the saved weights: a checkpoint given new slots starts them afresh.
+  let c: Checkpoint = { ...(s as Checkpoint), version, weights: padded ?? weights, ...(padded ? { adam: undefined } : {}) };
+  for (let v = version; v < CHECKPOINT_VERSION; v++) c = MIGRATIONS[v](c, hidden);
+  return c;
+}
+
+/**
+ * The weights of a checkpoint saved when `HEAD_NAMES` had fewer entries (a new head takes the next
+ * slot), widened to this code's slots: the new heads' logits start at 0 (uniform before the
  * anchor) and their anchor strength at `anchor`, as a new controller's. Null when the checkpoint
  * already has every slot or its shapes are not an older layout of this controller's.
  */

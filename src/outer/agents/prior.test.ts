@@ -8,7 +8,7 @@ import { getPublicTask } from '../../tasks/briefs.js';
 import { FAMILIES, registerFamilyTasks } from '../../tasks/families/index.js';
 import { Rng } from '../../util/rng.js';
 import { initTf } from '../../util/tf.js';
-import { Controller } from './controller.js';
+import { CHECKPOINT_VERSION, Controller, proposalFrom } from './controller.js';
 import { type ControllerPrior, PRIOR_FORMAT, SHIPPED_PRIOR, controllerFromPrior, readPrior, writePrior } from './prior.js';
 import { activeHeads, buildHeads } from './space.js';
 import { train } from '../loop.js';
@@ -115,4 +115,31 @@ test('rrl train from a prior: the controller’s first proposals are sampled fro
     await ex.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the shipped prior (no stated version) loads and acts as before checkpoints had versions; saved again it states the current one', async () => {
+  const prior = readPrior(SHIPPED_PRIOR);
+  assert.equal(prior.state.version, undefined);
+  const controller = await controllerFromPrior(prior, 1);
+  // Its probabilities (as a weighted sum) and greedy choices, recorded with the code before versions.
+  const recorded: [string, number, number[]][] = [
+    ['cartpole-balance', 802.7107336400659, [1, 3, 0, 1, 0, 0, 1, 1, 0, 0, 4, 1, 3, 0, 2, 1, 0, 0, 1, 0, 1, 1, 1, 1, 2, 2, 0, 1]],
+    ['two-moons', 407.7139743830594, [0, 2, 2, 2, 1, 0, 0, 1, 2, 1, 1, 2, 0, 2, 2, 0, 1, 0, 0, 2]],
+    ['pendulum-swingup', 414.38733036421763, [0, 3, 1, 0, 0, 0, 1, 2, 1, 0, 4, 1, 3, 1, 1, 1, 1, 1, 1]],
+  ];
+  const resaved = new Controller(prior.state.options);
+  const state = JSON.parse(JSON.stringify(await controller.state()));
+  assert.equal(state.version, CHECKPOINT_VERSION);
+  await resaved.load(state);
+  for (const [id, sum, greedy] of recorded) {
+    const brief = getPublicTask(id).brief;
+    for (const c of [controller, resaved]) {
+      const p = await c.probabilities(brief);
+      const weighted = p.reduce((a, r, h) => a + r.reduce((b, q, o) => b + q * (o + 1) * (h + 1), 0), 0);
+      assert.ok(Math.abs(weighted - sum) < 1e-9, `${id}: ${weighted}`);
+      const mode = proposalFrom(brief, p, { rng: new Rng(3), iteration: 0, history: [], greedy: true });
+      assert.deepEqual((mode.trace as { choice: number[] }).choice, greedy, id);
+    }
+  }
+  await assert.rejects(resaved.load({ ...state, version: CHECKPOINT_VERSION + 1 }), /version 4: this code reads versions 1 to 3/);
 });

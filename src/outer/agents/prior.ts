@@ -39,14 +39,16 @@ export interface ControllerPrior {
   format: typeof PRIOR_FORMAT;
   provenance: PriorProvenance;
   /** The controller's settings (width, update settings) and weights, as `Controller.state()` gives them, without the optimiser. */
-  state: { options: ControllerOptions; weights: number[][]; familyLogWeights?: Record<string, number> };
+  state: { version?: number; options: ControllerOptions; weights: number[][]; familyLogWeights?: Record<string, number> };
 }
 
 /** Keeps what a prior needs of a controller's state: settings and weights at float32 precision (9 digits restore a float32 exactly). */
 function priorState(state: unknown): ControllerPrior['state'] {
-  const s = state as { options?: ControllerOptions; weights?: number[][]; familyLogWeights?: Record<string, number> };
+  const s = state as { version?: number; options?: ControllerOptions; weights?: number[][]; familyLogWeights?: Record<string, number> };
   if (!s || !Array.isArray(s.weights) || !s.options) throw new Error('not a controller state (no options or weights)');
   return {
+    // A prior written before checkpoints stated their version has none: the controller reads its layout from its arrays.
+    ...(s.version === undefined ? {} : { version: s.version }),
     options: s.options,
     weights: s.weights.map((w) => w.map((x) => Number(Math.fround(x).toPrecision(9)))),
     ...(s.familyLogWeights ? { familyLogWeights: s.familyLogWeights } : {}),

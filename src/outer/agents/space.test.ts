@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { getPublicTask, listTasks } from '../../tasks/briefs.js';
 import type { ControlTaskDef } from '../../tasks/control/define.js';
 import { Rng } from '../../util/rng.js';
-import { buildHeads, choicePoint, decode, headLayout, nearestChoice, pointChoice, searchParams } from './space.js';
+import { HEAD_NAMES, buildHeads, choicePoint, decode, describeSpace, headLayout, nearestChoice, pointChoice, searchParams } from './space.js';
+import { CONTROL_HEADS, SUPERVISED_HEADS, at } from './space-heads.js';
 
 test('every task’s heads have distinct output slots', () => {
   for (const { brief } of listTasks()) {
@@ -153,4 +154,61 @@ test('early stopping is a decision of the supervised space: a baseline without i
     -1,
     'not a control decision',
   );
+});
+
+/** Every built-in task and a few of every family's. */
+async function everyBrief(): Promise<{ brief: ReturnType<typeof getPublicTask>['brief']; baseline: unknown }[]> {
+  const { FAMILIES, registerFamilyTasks } = await import('../../tasks/families/index.js');
+  const ids = [...listTasks().map((t) => t.brief.id), ...Object.keys(FAMILIES).flatMap((f) => registerFamilyTasks(f, 1, 2).map((t) => t.def.id))];
+  return ids.map((id) => getPublicTask(id));
+}
+
+test('the views derived from the declarations agree on every head: decode then nearest gives each option back, the path holds it', () => {
+  // The built-in tasks: a generated task's cap may clip an env-steps option to another's value.
+  for (const { brief, baseline } of listTasks().map((t) => getPublicTask(t.brief.id))) {
+    const heads = buildHeads(brief);
+    const base = nearestChoice(brief, heads, baseline);
+    heads.forEach((h, i) => {
+      h.options.forEach((_, o) => {
+        const choice = [...base];
+        if (h.algorithm) choice[0] = heads[0].options.indexOf(h.algorithm);
+        choice[i] = o;
+        const spec = decode(brief, heads, choice, 3);
+        assert.notEqual(at(spec, ...h.declaration.path), undefined, `${brief.id} ${h.name}: nothing at ${h.declaration.path.join('.')}`);
+        const back = nearestChoice(brief, heads, spec);
+        // An option that writes nothing for this choice (a wrapper of another algorithm) reads back as the one that writes the same spec.
+        const same = back[i] === o || assert.deepEqual(decode(brief, heads, back, 3), spec) === undefined;
+        assert.ok(same, `${brief.id} ${h.name}[${o}]`);
+      });
+    });
+  }
+});
+
+test('the description lists every head with its slot, path and parameter; the parameters cover every head of more than one option', async () => {
+  const declared = new Set([...SUPERVISED_HEADS, ...CONTROL_HEADS].map((d) => d.slotName ?? d.name));
+  for (const name of HEAD_NAMES) assert.ok(declared.has(name) || name.startsWith('source:'), name);
+  for (const { brief, baseline } of await everyBrief()) {
+    const heads = buildHeads(brief);
+    const described = describeSpace(brief, baseline);
+    assert.deepEqual(JSON.parse(JSON.stringify(described)), described, 'plain JSON');
+    assert.deepEqual(
+      described.heads.map((h) => h.name),
+      heads.map((h) => h.name),
+    );
+    const params = searchParams(heads);
+    for (const [i, h] of heads.entries()) {
+      const d = described.heads[i];
+      assert.equal(d.path, h.declaration.path.join('.'));
+      assert.ok(HEAD_NAMES.includes(d.slot));
+      assert.equal(d.param !== null, new Set(h.options.map((o) => JSON.stringify(o))).size > 1, `${brief.id} ${h.name}`);
+    }
+    assert.deepEqual(
+      described.heads.flatMap((h) => (h.param ? [h.param] : [])),
+      params,
+    );
+    assert.deepEqual(
+      pointChoice(heads, described.baseline!),
+      nearestChoice(brief, heads, baseline).map((c, i) => (described.heads[i].param ? c : 0)),
+    );
+  }
 });

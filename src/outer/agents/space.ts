@@ -1,86 +1,57 @@
 /**
  * The discrete design space the embedded agents choose from, built from a task's brief:
  * each head is one decision (algorithm, a hyperparameter, a reward term, domain
- * randomisation, the share of the budget). `decode` turns one choice per head into a
- * complete job spec. Heads that do not apply to the chosen algorithm are marked unused,
- * so they do not enter the log-probability.
+ * randomisation, the share of the budget), declared once in `space-heads.ts`. From those
+ * declarations come a brief's heads, `decode` (one choice per head → a complete job spec), its
+ * inverse `nearestChoice`, the optimisers' parameters (`searchParams`), a learning agent's output
+ * slots (`HEAD_NAMES`, `headLayout`) and the published description (`describeSpace`). Heads that
+ * do not apply to the chosen algorithm are marked unused, so they do not enter the log-probability.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { TaskBrief } from '../../spec/brief.js';
 import type { JobSpecInput } from '../../spec/schema.js';
+import { ALGORITHM_ORDER, CONTROL_HEADS, type Draft, type HeadDeclaration, SOURCE_IDS, SUPERVISED_HEADS, at, draftSpec } from './space-heads.js';
 
-/** One decision with its options (values are JSON). */
+export { ALGORITHM_ORDER, SOURCE_IDS } from './space-heads.js';
+
+/** One decision of a brief with its options (values are JSON), and the declaration it comes from. */
 export interface Head {
   name: string;
   options: readonly unknown[];
   /** When set, the head only matters for this algorithm. */
   algorithm?: string;
+  declaration: HeadDeclaration;
 }
 
-/** Every algorithm a head may offer, in the controller's fixed option order. */
-export const ALGORITHM_ORDER = ['ppo', 'ars', 'dqn', 'reinforce', 'supervised'] as const;
-
-/** The source ids of the standard supervised catalog (one head each). */
-export const SOURCE_IDS = ['clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented'];
+/** The name of every output slot, by its number in the declarations (two declarations of one slot must name it alike). */
+function slotNames(): string[] {
+  const names: string[] = [];
+  for (const d of [...SUPERVISED_HEADS, ...CONTROL_HEADS]) {
+    const keys = d.perSource ? SOURCE_IDS.map((id) => `source:${id}`) : [d.slotName ?? d.name];
+    keys.forEach((key, i) => {
+      const slot = d.slot + i;
+      if (names[slot] !== undefined && names[slot] !== key) throw new Error(`design space: slot ${slot} is declared as "${names[slot]}" and "${key}"`);
+      names[slot] = key;
+    });
+  }
+  const hole = Array.from(names, (n) => n === undefined).indexOf(true);
+  if (hole >= 0) throw new Error(`design space: no head declares slot ${hole}`);
+  return names;
+}
 
 /**
- * Every head name any brief can produce. A learning agent gives each name its own output slot,
- * so a decision keeps its meaning across tasks whose briefs have different heads (a task with
- * five sources and one with six; a task that allows one algorithm and one that allows four).
+ * Every head name any brief can produce, by output slot. A learning agent gives each name its own
+ * output slot, so a decision keeps its meaning across tasks whose briefs have different heads (a
+ * task with five sources and one with six; a task that allows one algorithm and one that allows four).
  */
-export const HEAD_NAMES: readonly string[] = [
-  'algorithm',
-  ...SOURCE_IDS.map((id) => `source:${id}`),
-  'objective',
-  'labelSmoothing',
-  'hidden',
-  'activation',
-  'dropout',
-  'optimizer',
-  'learningRate',
-  'batchSize',
-  'epochs',
-  'schedule',
-  'mixup',
-  'inputNoise',
-  'budgetShare',
-  'control.hidden',
-  'control.activation',
-  'normalizeObs',
-  'randomize',
-  'rewardTerm',
-  'rewardSign',
-  'rewardForm',
-  'rewardWeight',
-  'demonstrations',
-  'envSteps',
-  'numEnvs',
-  'ppo.learningRate',
-  'ppo.rolloutSteps',
-  'ppo.epochs',
-  'ppo.minibatches',
-  'ppo.gamma',
-  'ppo.gaeLambda',
-  'ppo.entropyCoef',
-  'ars.stepSize',
-  'ars.directions',
-  'ars.topShare',
-  'ars.noise',
-  'dqn.learningRate',
-  'dqn.explorationFraction',
-  'dqn.targetUpdateInterval',
-  'reinforce.learningRate',
-  'reinforce.episodesPerUpdate',
-  // Heads added later go last: a checkpoint saved before them keeps its slots (Controller.load pads the new ones).
-  'earlyStopping',
-];
+export const HEAD_NAMES: readonly string[] = slotNames();
 
 /**
  * Where a brief's heads live in a learning agent's fixed output: for each head its slot in
  * `HEAD_NAMES` (control heads that share a name with a supervised one are namespaced) and the
  * slot of each option (the algorithm head's options by `ALGORITHM_ORDER`, others by position).
  */
-export function headLayout(brief: TaskBrief, heads: Head[]): { slot: number; optionSlots: number[] }[] {
+export function headLayout(_brief: TaskBrief, heads: Head[]): { slot: number; optionSlots: number[] }[] {
   // A source of a user's task file (any id) takes, in catalogue order, a standard source's slot
   // that the brief does not use itself: a catalogue has at most as many sources as there are slots.
   const own = heads.map((h) => h.name).filter((n) => n.startsWith('source:') && !HEAD_NAMES.includes(n));
@@ -90,8 +61,7 @@ export function headLayout(brief: TaskBrief, heads: Head[]): { slot: number; opt
     if (own.includes(h.name) && !mapped) {
       throw new Error(`design space: the task has more than ${SOURCE_IDS.length} sources; the embedded agents take at most ${SOURCE_IDS.length}`);
     }
-    const key = mapped ?? (brief.kind === 'control' && ['hidden', 'activation'].includes(h.name) ? `control.${h.name}` : h.name);
-    const slot = HEAD_NAMES.indexOf(key);
+    const slot = HEAD_NAMES.indexOf(mapped ?? h.declaration.slotName ?? h.name);
     if (slot < 0) throw new Error(`design space: head "${h.name}" has no slot in HEAD_NAMES`);
     const optionSlots = h.name === 'algorithm' ? h.options.map((o) => ALGORITHM_ORDER.indexOf(o as never)) : h.options.map((_, i) => i);
     if (optionSlots.some((o) => o < 0)) throw new Error(`design space: unknown algorithm in ${JSON.stringify(h.options)}`);
@@ -99,190 +69,53 @@ export function headLayout(brief: TaskBrief, heads: Head[]): { slot: number; opt
   });
 }
 
-/** The heads for a brief, in a fixed order. */
+/** The heads for a brief, in the declarations' order (without the heads of algorithms the brief does not allow). */
 export function buildHeads(brief: TaskBrief): Head[] {
-  return brief.kind === 'supervised' ? supervisedHeads(brief) : controlHeads(brief);
+  const table = brief.kind === 'supervised' ? SUPERVISED_HEADS : CONTROL_HEADS;
+  return table
+    .filter((d) => !d.algorithm || brief.algorithms.includes(d.algorithm as never))
+    .flatMap((d) => {
+      const options = typeof d.options === 'function' ? d.options(brief) : d.options;
+      const names = d.perSource ? brief.supervised!.sources.map((s) => `source:${s.id}`) : [d.name];
+      return names.map((name) => ({ name, options, ...(d.algorithm ? { algorithm: d.algorithm } : {}), declaration: d }));
+    });
 }
 
-function supervisedHeads(brief: TaskBrief): Head[] {
-  const info = brief.supervised!;
-  const classify = info.target.type === 'classification';
-  return [
-    { name: 'algorithm', options: ['supervised'] },
-    ...info.sources.map((src) => ({ name: `source:${src.id}`, options: [0, 0.5, 1] })),
-    { name: 'objective', options: classify ? ['cross-entropy', 'focal'] : ['mse', 'huber'] },
-    { name: 'labelSmoothing', options: classify ? [0, 0.1, 0.2] : [0] },
-    { name: 'hidden', options: [[32], [64, 64], [128, 128]] },
-    { name: 'activation', options: ['tanh', 'relu'] },
-    { name: 'dropout', options: [0, 0.2] },
-    { name: 'optimizer', options: ['sgd', 'adam', 'adamw'] },
-    { name: 'learningRate', options: [1e-3, 3e-3, 1e-2] },
-    { name: 'batchSize', options: [16, 32, 64] },
-    { name: 'epochs', options: [20, 50, 100] },
-    // Patience in epochs without a better validation loss, keeping the best weights (0: train every epoch the budget allows).
-    { name: 'earlyStopping', options: [0, 10] },
-    { name: 'schedule', options: ['constant', 'cosine'] },
-    { name: 'mixup', options: [0, 0.2] },
-    { name: 'inputNoise', options: [0, 0.1] },
-    { name: 'budgetShare', options: [0.25, 0.5, 1] },
-  ];
-}
-
-function controlHeads(brief: TaskBrief): Head[] {
-  const obsVars = brief.environment.observation.map((v) => v.name);
-  return [
-    { name: 'algorithm', options: brief.algorithms },
-    { name: 'hidden', options: [[], [16], [32, 32], [64, 64]] },
-    { name: 'activation', options: ['tanh', 'relu'] },
-    { name: 'normalizeObs', options: brief.environment.wrappers.includes('normalize-observation') ? [false, true] : [false] },
-    { name: 'randomize', options: brief.environment.params.length ? [false, true] : [false] },
-    { name: 'rewardTerm', options: ['none', ...obsVars] },
-    { name: 'rewardSign', options: ['-', '+'] },
-    { name: 'rewardForm', options: ['abs', 'square', 'cos'] },
-    { name: 'rewardWeight', options: [0.1, 1, 10] },
-    { name: 'demonstrations', options: [null, ...brief.demonstrations.map((d) => d.id)], algorithm: 'ppo' },
-    // Experience in env steps, clipped to the task's cap: what a problem needs does not scale with the cap.
-    { name: 'envSteps', options: [2500, 5000, 10_000, 25_000, 50_000] },
-    { name: 'numEnvs', options: [4, 8, 16], algorithm: 'ppo' },
-    { name: 'ppo.learningRate', options: [1e-4, 3e-4, 1e-3, 3e-3], algorithm: 'ppo' },
-    { name: 'ppo.rolloutSteps', options: [32, 128, 256], algorithm: 'ppo' },
-    { name: 'ppo.epochs', options: [4, 10, 20], algorithm: 'ppo' },
-    { name: 'ppo.minibatches', options: [1, 4], algorithm: 'ppo' },
-    { name: 'ppo.gamma', options: [0.98, 0.99], algorithm: 'ppo' },
-    { name: 'ppo.gaeLambda', options: [0.8, 0.95], algorithm: 'ppo' },
-    { name: 'ppo.entropyCoef', options: [0, 0.01], algorithm: 'ppo' },
-    { name: 'ars.stepSize', options: [0.01, 0.02, 0.05], algorithm: 'ars' },
-    { name: 'ars.directions', options: [4, 8, 16], algorithm: 'ars' },
-    { name: 'ars.topShare', options: [0.5, 1], algorithm: 'ars' },
-    { name: 'ars.noise', options: [0.01, 0.03, 0.05], algorithm: 'ars' },
-    { name: 'dqn.learningRate', options: [1e-4, 5e-4, 2.5e-3], algorithm: 'dqn' },
-    { name: 'dqn.explorationFraction', options: [0.1, 0.3, 0.5], algorithm: 'dqn' },
-    { name: 'dqn.targetUpdateInterval', options: [250, 1000, 5000], algorithm: 'dqn' },
-    { name: 'reinforce.learningRate', options: [3e-4, 1e-3, 3e-3], algorithm: 'reinforce' },
-    { name: 'reinforce.episodesPerUpdate', options: [1, 4, 8], algorithm: 'reinforce' },
-  ].filter((h) => !h.algorithm || brief.algorithms.includes(h.algorithm as never));
-}
-
-/** Which heads count for a choice vector (shared heads, and those of the chosen algorithm). */
-export function activeHeads(heads: Head[], choice: number[]): boolean[] {
-  const algo = heads[0].options[choice[0]] as string;
-  const termIndex = heads.findIndex((x) => x.name === 'rewardTerm');
-  const shaped = termIndex >= 0 && choice[termIndex] !== 0;
-  return heads.map((h) => {
-    if (h.algorithm && h.algorithm !== algo) return false;
-    if (algo === 'ars' && h.name === 'normalizeObs') return false; // ARS always normalises states
-    if ((h.name === 'rewardForm' || h.name === 'rewardWeight' || h.name === 'rewardSign') && !shaped) return false;
-    return true;
-  });
-}
-
-/** Turns one option index per head into a complete job spec for the brief. */
-export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: number): JobSpecInput {
-  const v = (name: string): unknown => {
+/** The chosen option of any head by name; throws on a name the heads lack. */
+function chosenValues(heads: Head[], choice: number[]): (name: string) => unknown {
+  return (name) => {
     const i = heads.findIndex((h) => h.name === name);
     if (i < 0) throw new Error(`no head "${name}"`);
     return heads[i].options[choice[i]];
   };
-  if (brief.kind === 'supervised') return decodeSupervised(brief, v, seed);
-  const algo = v('algorithm') as 'ppo' | 'ars' | 'dqn' | 'reinforce';
-  const term = v('rewardTerm') as string;
-  const w = v('rewardWeight') as number;
-  // The reward grammar: r, or r ± w·f(v) for one of the brief's variables v and f ∈ {abs, square, cos}.
-  const form = v('rewardForm') as string;
-  const fv = form === 'abs' ? `abs(${term})` : form === 'cos' ? `cos(${term})` : `${term}^2`;
-  const expression = term === 'none' ? 'r' : `r ${v('rewardSign') as string} ${w} * ${fv}`;
-  // The task's stated physics (a generated task's nominal values), or ±20% around them.
-  const params: Record<string, number | [number, number]> = {};
-  for (const p of brief.environment.params) {
-    if (v('randomize')) {
-      const lo = Math.max(p.min, p.default * 0.8);
-      const hi = Math.min(p.max, p.default * 1.2);
-      params[p.name] = [Number(lo.toPrecision(4)), Number(hi.toPrecision(4))];
-    } else params[p.name] = p.default;
-  }
-  const envSteps = Math.min(brief.budget.maxEnvSteps, v('envSteps') as number);
-  const algorithm =
-    algo === 'dqn'
-      ? {
-          name: 'dqn' as const,
-          learningRate: v('dqn.learningRate') as number,
-          gamma: 0.99,
-          bufferSize: 50_000,
-          batchSize: 64,
-          learningStarts: 1000,
-          trainFrequency: 4,
-          targetUpdateInterval: v('dqn.targetUpdateInterval') as number,
-          explorationFraction: v('dqn.explorationFraction') as number,
-          explorationFinal: 0.05,
-        }
-      : algo === 'reinforce'
-        ? {
-            name: 'reinforce' as const,
-            learningRate: v('reinforce.learningRate') as number,
-            gamma: 0.99,
-            episodesPerUpdate: v('reinforce.episodesPerUpdate') as number,
-          }
-        : algo === 'ppo'
-          ? {
-              name: 'ppo' as const,
-              learningRate: v('ppo.learningRate') as number,
-              gamma: v('ppo.gamma') as number,
-              gaeLambda: v('ppo.gaeLambda') as number,
-              clip: 0.2,
-              epochs: v('ppo.epochs') as number,
-              minibatches: v('ppo.minibatches') as number,
-              rolloutSteps: v('ppo.rolloutSteps') as number,
-              entropyCoef: v('ppo.entropyCoef') as number,
-            }
-          : {
-              name: 'ars' as const,
-              stepSize: v('ars.stepSize') as number,
-              directions: v('ars.directions') as number,
-              topDirections: Math.max(1, Math.round((v('ars.directions') as number) * (v('ars.topShare') as number))),
-              noise: v('ars.noise') as number,
-            };
-  return {
-    task: brief.id,
-    environment: {
-      params,
-      wrappers: algo === 'ppo' && v('normalizeObs') ? ['normalize-observation'] : [],
-      numEnvs: algo === 'ppo' ? (v('numEnvs') as number) : algo === 'dqn' ? 4 : 1,
-    },
-    reward: { expression },
-    dataset: { demonstrations: algo === 'ppo' ? (v('demonstrations') as string | null) : null },
-    model: { hidden: v('hidden') as number[], activation: v('activation') as 'tanh' | 'relu' },
-    algorithm,
-    budget: { envSteps, targetReturn: null },
-    seed,
-  };
 }
 
-function decodeSupervised(brief: TaskBrief, v: (name: string) => unknown, seed: number): JobSpecInput {
-  const info = brief.supervised!;
-  const sources = info.sources.map((src) => ({ id: src.id, weight: v(`source:${src.id}`) as number })).filter((s) => s.weight > 0);
-  const chosenSize = info.sources.filter((s) => sources.some((c) => c.id === s.id)).reduce((a, s) => a + s.examples, 0);
-  const epochs = v('epochs') as number;
-  const cap = brief.budget.maxExamples ?? 0;
-  return {
-    task: brief.id,
-    environment: { params: {}, wrappers: [], numEnvs: 1, standardize: true, inputNoise: v('inputNoise') as number, mixup: v('mixup') as number },
-    reward: { objective: v('objective') as 'cross-entropy', labelSmoothing: v('labelSmoothing') as number, weight: null },
-    dataset: { demonstrations: null, sources, size: null, validationFraction: 0.1 },
-    model: { hidden: v('hidden') as number[], activation: v('activation') as 'tanh' | 'relu', dropout: v('dropout') as number },
-    algorithm: {
-      name: 'supervised',
-      optimizer: v('optimizer') as 'sgd' | 'adam' | 'adamw',
-      learningRate: v('learningRate') as number,
-      weightDecay: v('optimizer') === 'adamw' ? 0.01 : 0,
-      schedule: v('schedule') as 'constant' | 'cosine',
-      batchSize: v('batchSize') as number,
-      epochs,
-      earlyStoppingPatience: v('earlyStopping') as number,
-    },
-    // Enough examples for the chosen epochs where the cap allows, scaled by the budget share.
-    budget: { examples: Math.max(1, Math.min(cap, Math.round(Math.max(chosenSize * epochs, 1000) * (v('budgetShare') as number)))) },
-    seed,
-  };
+/** Which heads count for a choice (shared heads, and those of the chosen algorithm, unless another decision makes them moot). */
+export function activeHeads(heads: Head[], choice: number[]): boolean[] {
+  const value = chosenValues(heads, choice);
+  const algo = value('algorithm');
+  return heads.map((h) => (!h.algorithm || h.algorithm === algo) && (h.declaration.activeWhen?.(value) ?? true));
+}
+
+/** Turns one option index per head into a complete job spec for the brief: each head writes its option where it lands. */
+export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: number): JobSpecInput {
+  const value = chosenValues(heads, choice);
+  const algo = value('algorithm') as string;
+  const spec = draftSpec(brief, algo, seed);
+  heads.forEach((h, i) => {
+    const d = h.declaration;
+    if (d.algorithm && d.algorithm !== algo) return;
+    if (d.write) d.write(spec, h.options[choice[i]], { brief, name: h.name, value });
+    else writeAt(spec, d.path, h.options[choice[i]]);
+  });
+  return spec as JobSpecInput;
+}
+
+/** Sets the field at `path` of a draft (whose sections are all there). */
+function writeAt(spec: Draft, path: readonly string[], value: unknown): void {
+  let node: Record<string, unknown> = spec;
+  for (const k of path.slice(0, -1)) node = node[k] as Record<string, unknown>;
+  node[path[path.length - 1]] = value;
 }
 
 const isPlainObject = (x: unknown): x is Record<string, unknown> => x !== null && typeof x === 'object' && !Array.isArray(x);
@@ -397,13 +230,6 @@ export function choicePoint(heads: Head[], choice: number[]): Record<string, Pla
   return point;
 }
 
-/** Reads `path` in a JSON-like value (undefined where it is missing). */
-function at(value: unknown, ...path: string[]): unknown {
-  let v = value;
-  for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
-  return v;
-}
-
 /** The option of `h` nearest a value a spec holds (the first option when the spec says nothing the head can match). */
 function nearestOption(h: Head, v: unknown): number {
   if (v === undefined) return 0;
@@ -423,6 +249,14 @@ function nearestOption(h: Head, v: unknown): number {
   return 0;
 }
 
+/** What a spec says of a head's decision (undefined: nothing; a field of another algorithm's section says nothing). */
+function readHead(h: Head, spec: unknown, algo: unknown): unknown {
+  const d = h.declaration;
+  if (d.algorithm && d.path[0] === 'algorithm' && algo !== d.algorithm) return undefined;
+  if (d.read) return d.read(spec, h.name);
+  return at(spec, ...d.path) ?? d.absent;
+}
+
 /**
  * The choice nearest a spec, head by head: each head takes the option nearest what the spec says
  * of its decision (numbers on the head's scale, a network by depth and width, anything else only
@@ -432,83 +266,59 @@ function nearestOption(h: Head, v: unknown): number {
  */
 export function nearestChoice(brief: TaskBrief, heads: Head[], spec: unknown): number[] {
   const algo = at(spec, 'algorithm', 'name');
-  const value = (name: string): unknown => {
-    const dot = name.indexOf('.');
-    if (dot > 0 && ALGORITHM_ORDER.includes(name.slice(0, dot) as never)) {
-      if (algo !== name.slice(0, dot)) return undefined;
-      if (name === 'ars.topShare') {
-        const top = at(spec, 'algorithm', 'topDirections');
-        const dirs = at(spec, 'algorithm', 'directions');
-        return isNumber(top) && isNumber(dirs) && dirs > 0 ? top / dirs : undefined;
-      }
-      return at(spec, 'algorithm', name.slice(dot + 1));
-    }
-    if (name.startsWith('source:')) {
-      const sources = at(spec, 'dataset', 'sources');
-      const s = Array.isArray(sources) ? sources.find((x) => at(x, 'id') === name.slice(7)) : undefined;
-      return s ? at(s, 'weight') : 0;
-    }
-    switch (name) {
-      case 'algorithm':
-        return algo;
-      case 'objective':
-      case 'labelSmoothing':
-        return at(spec, 'reward', name) ?? (name === 'labelSmoothing' ? 0 : undefined);
-      case 'hidden':
-      case 'activation':
-        return at(spec, 'model', name);
-      case 'dropout':
-        return at(spec, 'model', name) ?? 0;
-      case 'earlyStopping':
-        return at(spec, 'algorithm', 'earlyStoppingPatience') ?? 0;
-      case 'optimizer':
-      case 'learningRate':
-      case 'batchSize':
-      case 'epochs':
-      case 'schedule':
-        return at(spec, 'algorithm', name);
-      case 'mixup':
-      case 'inputNoise':
-        return at(spec, 'environment', name) ?? 0;
-      case 'normalizeObs': {
-        const w = at(spec, 'environment', 'wrappers');
-        return Array.isArray(w) && w.includes('normalize-observation');
-      }
-      case 'randomize': {
-        const p = at(spec, 'environment', 'params');
-        return p !== null && typeof p === 'object' && Object.values(p).some((x) => Array.isArray(x));
-      }
-      case 'numEnvs':
-        return at(spec, 'environment', 'numEnvs');
-      case 'demonstrations':
-        return at(spec, 'dataset', 'demonstrations') ?? null;
-      case 'envSteps':
-        return at(spec, 'budget', 'envSteps');
-      default:
-        return undefined;
-    }
-  };
-  // The reward grammar decode writes: r, or r ± w·f(v) with f ∈ {abs, square, cos}.
-  const expr = at(spec, 'reward', 'expression');
-  const m = typeof expr === 'string' ? /^r ([+-]) ([0-9.e+-]+) \* (?:abs\((\w+)\)|cos\((\w+)\)|(\w+)\^2)$/.exec(expr.trim()) : null;
-  const reward: Record<string, unknown> = m
-    ? { rewardTerm: m[3] ?? m[4] ?? m[5], rewardSign: m[1], rewardForm: m[3] ? 'abs' : m[4] ? 'cos' : 'square', rewardWeight: Number(m[2]) }
-    : { rewardTerm: 'none' };
-  const choice = heads.map((h) => nearestOption(h, h.name in reward ? reward[h.name] : value(h.name)));
-  // The budget share: the option whose decoded examples come nearest the spec's (decode clips to the cap).
-  const share = heads.findIndex((h) => h.name === 'budgetShare');
-  const examples = at(spec, 'budget', 'examples');
-  if (share >= 0 && isNumber(examples) && examples > 0) {
-    let best = 0;
-    let bestGap = Infinity;
-    heads[share].options.forEach((_, i) => {
-      const c = [...choice];
-      c[share] = i;
-      const got = (decode(brief, heads, c, 0).budget as { examples?: number }).examples ?? 1;
-      const gap = Math.abs(Math.log(got) - Math.log(examples));
-      if (gap < bestGap) [best, bestGap] = [i, gap];
-    });
-    choice[share] = best;
-  }
+  const choice = heads.map((h) => nearestOption(h, readHead(h, spec, algo)));
+  heads.forEach((h, index) => {
+    const refine = h.declaration.refine;
+    if (refine) choice[index] = refine({ brief, spec, choice, index, options: h.options, decode: (c) => decode(brief, heads, c, 0) as Draft });
+  });
   return choice;
+}
+
+/** One head as the published description gives it (plain JSON). */
+export interface HeadDescription {
+  name: string;
+  /** The name of its output slot in a learning agent (`HEAD_NAMES`). */
+  slot: string;
+  /** The spec field it decides, dotted. */
+  path: string;
+  /** The algorithm it belongs to (null: every algorithm). */
+  algorithm: string | null;
+  /** `option`: the option is written as it is at `path`; `derived`: through its declaration's rule (the reward grammar, a share, a band). */
+  writes: 'option' | 'derived';
+  options: unknown[];
+  /** The head as an optimiser's parameter (`searchParams`: its kind, range and log scale); null for a head of one option. */
+  param: SearchParam | null;
+}
+
+/** A task's design space as published (`rrl space`, `GET /v1/tasks/{id}/space`). */
+export interface SpaceDescription {
+  task: string;
+  kind: TaskBrief['kind'];
+  /** The least ratio of a numeric head's greatest to least option that makes it log-scaled. */
+  logSpan: number;
+  heads: HeadDescription[];
+  /** The point nearest the task's baseline spec (null without one). */
+  baseline: Record<string, PlainChoice> | null;
+}
+
+/** The design space of a brief as plain JSON, every view derived from the same declarations. */
+export function describeSpace(brief: TaskBrief, baseline?: unknown): SpaceDescription {
+  const heads = buildHeads(brief);
+  const layout = headLayout(brief, heads);
+  const params = new Map(searchParams(heads).map((p) => [p.name, p]));
+  return {
+    task: brief.id,
+    kind: brief.kind,
+    logSpan: LOG_SPAN,
+    heads: heads.map((h, i) => ({
+      name: h.name,
+      slot: HEAD_NAMES[layout[i].slot],
+      path: h.declaration.path.join('.'),
+      algorithm: h.algorithm ?? null,
+      writes: h.declaration.write || h.declaration.perSource ? 'derived' : 'option',
+      options: [...h.options],
+      param: params.get(h.name) ?? null,
+    })),
+    baseline: baseline === undefined ? null : choicePoint(heads, nearestChoice(brief, heads, baseline)),
+  };
 }
