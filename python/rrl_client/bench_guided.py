@@ -20,6 +20,7 @@ import sys
 import time
 from typing import Any, Optional, Sequence, cast
 
+from .extract import extract_json_object
 from .guided import ENGINES, GuidedDecoding, schema_errors
 
 PATCH_REQUEST = (
@@ -34,17 +35,6 @@ def patch_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     lines = out[-1]["content"].rstrip().split("\n")
     out[-1]["content"] = "\n".join(lines[:-1] + [PATCH_REQUEST])
     return out
-
-
-def first_json(text: str) -> Optional[Any]:
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch == "{":
-            try:
-                return decoder.raw_decode(text, i)[0]
-            except ValueError:
-                continue
-    return None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -104,7 +94,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 tokens += n
                 text = tok.decode(seq[:n], skip_special_tokens=True)
                 if guided is None:
-                    value = first_json(text)
+                    value = extract_json_object(text)
                 else:
                     try:
                         value = json.loads(text)

@@ -23,6 +23,9 @@ from typing import Any, Callable, Optional, Sequence, cast
 
 from .chat import ensure_chat_template
 from .client import RrlClient
+from .contracts import DEFAULT_URL
+from .extract import extract_json_object
+from .prompts import prompt_dataset
 from .rewards import TrlReward
 from .shaping import FormatReward
 
@@ -30,7 +33,7 @@ from .shaping import FormatReward
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     """The trainer's flags."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.grpo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", default=os.environ.get("RRL_URL", "http://127.0.0.1:8377"), help="rrl serve's address (env RRL_URL)")
+    p.add_argument("--url", default=os.environ.get("RRL_URL", DEFAULT_URL), help="rrl serve's address (env RRL_URL)")
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding the bearer token, if any")
     p.add_argument("--tasks", default="", help="comma-separated task ids (default: every task of split 'train')")
     p.add_argument("--model", required=True, help="a Hugging Face model directory, or a .gguf file")
@@ -111,13 +114,9 @@ def unmark_gguf(model: Any) -> None:
 
 
 def build_dataset(client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "compact") -> tuple[Any, dict[str, dict[str, Any]]]:
-    """A dataset of ``rows`` rows cycling over the tasks (``prompt``: chat messages from the server; ``task``), and each task's example spec (compact form)."""
-    from datasets import Dataset
-
-    answers = {t: client.prompt_response(t, form) for t in task_ids}
-    examples = {t: a["example"] for t, a in answers.items() if a["example"] is not None}
-    rows_ = [{"prompt": answers[task_ids[i % len(task_ids)]]["messages"], "task": task_ids[i % len(task_ids)]} for i in range(rows)]
-    return Dataset.from_list(rows_), examples
+    """The prompt dataset (:func:`rrl_client.prompts.prompt_dataset`), and each task's example spec (compact form)."""
+    dataset, answers = prompt_dataset(client, task_ids, rows, form)
+    return dataset, {t: a["example"] for t, a in answers.items() if a["example"] is not None}
 
 
 def prompt_router(tokenizer: Any, markers: dict[str, str]) -> Callable[[Sequence[int]], str]:
@@ -360,15 +359,9 @@ def run_frozen(args: argparse.Namespace, model: Any, tokenizer: Any, dataset: An
 
 
 def spec_key(text: str) -> str:
-    """What makes two accepted completions the same spec: the first JSON object's content (keys sorted), else the text."""
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch == "{":
-            try:
-                return json.dumps(decoder.raw_decode(text, i)[0], sort_keys=True)
-            except ValueError:
-                continue
-    return text.strip()
+    """What makes two accepted completions the same spec: the content of the object the harness extracts (keys sorted), else the text."""
+    value = extract_json_object(text)
+    return text.strip() if value is None else json.dumps(value, sort_keys=True)
 
 
 def _mean(xs: Sequence[float]) -> Optional[float]:

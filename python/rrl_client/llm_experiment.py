@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 from . import sft
+from .contracts import draw_task_ids
 from .expert_iteration import REPO_RRL, export_sft, family_flags, serve_cmd, start_serve
 
 
@@ -80,15 +81,6 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     if not args.heldout_family and not args.heldout_tasks:
         p.error("give --heldout-family NAME[:COUNT] (or --heldout-tasks for built-in held-out tasks)")
     return args
-
-
-def draw_ids(draws: Sequence[str], seed: int) -> list[str]:
-    """The task ids of family draws ``NAME[:COUNT]`` (COUNT 10 by default, as rrl serve's): ``NAME-fam-SEED-INDEX``."""
-    ids: list[str] = []
-    for d in draws:
-        name, _, count = d.partition(":")
-        ids += [f"{name}-fam-{seed}-{i}" for i in range(int(count) if count else 10)]
-    return ids
 
 
 def say(msg: str) -> None:
@@ -194,7 +186,7 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
                 "--seeds", str(args.seeds), "--samples", args.samples, "--threads", str(args.threads), "--out", str(out / "heldout"),
                 "--max-new-tokens", str(args.max_completion_length), "--temperature", str(args.temperature)]
         # the held-out draws alone by default (the server also lists its built-in held-out tasks)
-        argv += ["--tasks", args.heldout_tasks or ",".join(draw_ids(args.heldout_family, args.family_seed))]
+        argv += ["--tasks", args.heldout_tasks or ",".join(draw_task_ids(args.heldout_family, args.family_seed))]
         argv += ["--optuna"] if args.optuna else []
         argv += ["--from-transfer", args.from_transfer] if args.from_transfer else []
         say(f"held-out evaluation: {' '.join(argv)}")

@@ -52,7 +52,7 @@ from pydantic import Field
 
 from .client import MAX_EPISODE_SUBMISSIONS, PROMPT_FORMS, RrlClient, RrlError
 from .openenv_door import FrontDoor, is_loopback
-from .rewards import DEFAULT_URL
+from .contracts import DEFAULT_URL
 from .trl_env import MAX_REASON_CHARS, feedback_line
 
 log = logging.getLogger(__name__)

@@ -25,11 +25,10 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Mapping, Optional, Sequence, Union
 
 from .client import RewardResult, RrlClient
+from .contracts import DEFAULT_URL
 
 Completion = Union[str, Sequence[Mapping[str, Any]]]
 """A completion as TRL passes it: raw text, or (conversational datasets) a list of chat messages."""
-
-DEFAULT_URL = "http://127.0.0.1:8377"
 
 
 def completion_text(completion: Completion) -> str:

@@ -21,34 +21,11 @@ measurements report.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Mapping, Optional, Sequence
 
+from .extract import extract_json_object
 from .rewards import Completion, TrlReward, completion_text
-
-MAX_CANDIDATES = 32
-"""How many opening braces are tried as the start of the object (as the harness does)."""
-
-
-def first_json_object(text: str) -> Optional[dict[str, Any]]:
-    """The first JSON object in ``text`` (after a closed ``<think>`` block), or None."""
-    close = text.find("</think>")
-    if text.lstrip().startswith("<think>") and close >= 0:
-        text = text[close + len("</think>"):]
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    tried = 0
-    while start >= 0 and tried < MAX_CANDIDATES:
-        tried += 1
-        try:
-            value, _ = decoder.raw_decode(text, start)
-            if isinstance(value, dict):
-                return value
-        except (json.JSONDecodeError, RecursionError):
-            pass
-        start = text.find("{", start + 1)
-    return None
 
 
 def _kind(v: Any) -> str:
@@ -201,7 +178,7 @@ class FormatReward:
             else:
                 example = self.examples.get(task)
                 text = completion_text(completion)
-                shape = max(structure_score(first_json_object(text), example), key_order_score(text, example)) if example else 0.0
+                shape = max(structure_score(extract_json_object(text), example), key_order_score(text, example)) if example else 0.0
                 scores.append(refused_score(shape))
         self.last_scores = scores
         return scores

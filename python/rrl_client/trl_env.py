@@ -49,7 +49,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Optional, Sequence
 
 from .client import MAX_EPISODE_SUBMISSIONS, RrlClient, RrlError, RrlTimeout, SubmissionFeedback
-from .rewards import DEFAULT_URL
+from .contracts import DEFAULT_URL
+from .prompts import prompt_dataset
 
 log = logging.getLogger(__name__)
 
@@ -383,12 +384,7 @@ def _reward_of(env: Any) -> Optional[float]:
 def environment_dataset(client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "patch") -> Any:
     """A ``datasets.Dataset`` of ``rows`` rows cycling over the tasks: ``prompt`` (the task's chat messages
     from the server) and ``task``. ``reset`` adds the hint to answer with the tool."""
-    from datasets import Dataset
-
-    if not task_ids:
-        raise ValueError("environment_dataset: no task ids")
-    prompts = {t: client.prompt(t, form) for t in task_ids}
-    return Dataset.from_list([{"prompt": prompts[task_ids[i % len(task_ids)]], "task": task_ids[i % len(task_ids)]} for i in range(rows)])
+    return prompt_dataset(client, task_ids, rows, form)[0]
 
 
 __all__ = [

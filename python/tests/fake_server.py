@@ -27,6 +27,8 @@ import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Optional
 
+from rrl_client.extract import extract_json_object
+
 TASKS = [
     {"id": "cartpole-balance", "family": "cartpole", "kind": "control", "split": "train", "data": None},
     {"id": "iris-classify", "family": "iris", "kind": "supervised", "split": "train", "data": "iris"},
@@ -59,18 +61,6 @@ def spec_schema(task: str) -> dict[str, Any]:
     props = dict(PATCH_SCHEMA["properties"])
     props["task"] = {"const": task}
     return {**PATCH_SCHEMA, "properties": props, "required": ["task", "seed"]}
-
-
-def first_json_object(text: str) -> Optional[Any]:
-    """The first complete JSON value that starts at a '{' in ``text``, or None."""
-    decoder = json.JSONDecoder()
-    for m in re.finditer(r"\{", text):
-        try:
-            value, _ = decoder.raw_decode(text, m.start())
-            return value
-        except ValueError:
-            continue
-    return None
 
 
 def baseline(task: str) -> dict[str, Any]:
@@ -128,7 +118,7 @@ class FakeRrl:
         self.server.server_close()
 
     def score(self, task: str, text: str) -> dict[str, Any]:
-        obj = first_json_object(text)
+        obj = extract_json_object(text)
         with self.lock:
             job = f"job-{len(self.jobs) + 1}"
         if not isinstance(obj, dict):
@@ -158,7 +148,7 @@ class FakeRrl:
         if not isinstance(body, dict) or not isinstance(body.get("completion"), str):
             return 400, {"error": "body: expected {completion}"}
         self.confirm_calls.append((task, body["completion"]))
-        obj = first_json_object(body["completion"])
+        obj = extract_json_object(body["completion"])
         scores = []
         for seed in CONFIRM_SEEDS:
             again = {**obj, "seed": seed} if isinstance(obj, dict) else None

@@ -10,18 +10,13 @@ from pathlib import Path
 import pytest
 
 from rrl_client.expert_iteration import family_flags, serve_cmd
-from rrl_client.llm_experiment import draw_ids, last_five, parse_args, stage_grpo, stage_heldout, stage_sft
+from rrl_client.llm_experiment import last_five, parse_args, stage_grpo, stage_heldout, stage_sft
 
 
 def test_family_flags_name_every_draw_and_the_seed_once() -> None:
     assert family_flags([], 1) == []
     assert family_flags(["rings:2", "acrobot"], 5) == ["--family", "rings:2", "--family", "acrobot", "--family-seed", "5"]
     assert serve_cmd("node", "rrl.js", Path("r"), ["rings:2"], 5) == ["node", "rrl.js", "serve", "--port", "0", "--run", "r", "--family", "rings:2", "--family-seed", "5"]
-
-
-def test_the_held_out_draws_are_named_as_the_families_name_their_tasks() -> None:
-    assert draw_ids(["acrobot:2", "rings:1"], 1) == ["acrobot-fam-1-0", "acrobot-fam-1-1", "rings-fam-1-0"]
-    assert len(draw_ids(["vega-more"], 3)) == 10 and draw_ids(["vega-more"], 3)[0] == "vega-more-fam-3-0"
 
 
 def test_last_five_reads_the_last_five_steps(tmp_path: Path) -> None:

@@ -25,14 +25,15 @@ from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 from ..client import RrlClient
+from ..contracts import DEFAULT_URL
 from .harness import Confirmed, Outcome, best_of, post, valid_share
 from .models import ArmSpec, ModelArm, guided_unavailable, load_arm, parse_arm, warn
-from .report import Metrics, metric_keys, read_transfer, summarise, transfer_tasks, write
+from .report import TRANSFER_FILE, Metrics, metric_keys, read_transfer, summarise, transfer_tasks, write
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m rrl_client.heldout", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", default=os.environ.get("RRL_URL", "http://127.0.0.1:8377"), help="rrl serve's address (env RRL_URL)")
+    p.add_argument("--url", default=os.environ.get("RRL_URL", DEFAULT_URL), help="rrl serve's address (env RRL_URL)")
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding the bearer token, if any")
     p.add_argument("--tasks", default="", help="comma-separated task ids (default: the held-out tasks of --from-transfer that the server lists, else every task of split 'held-out' in GET /v1/tasks)")
     p.add_argument("--arm", action="append", default=[], metavar="NAME=MODEL[:ADAPTER]", help="a model arm (repeatable): a model directory or .gguf file, and optionally a PEFT adapter directory")
@@ -144,7 +145,7 @@ def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int]
 
 def transfer_ready(directory: str) -> bool:
     """Whether ``rrl experiment transfer`` has written its ``transfer.json`` in ``directory``."""
-    return (Path(directory) / "transfer.json").is_file()
+    return (Path(directory) / TRANSFER_FILE).is_file()
 
 
 def add_transfer_rows(arms: dict[str, dict[str, Any]], notes: list[str], directory: str, tasks: Sequence[str], keys: Sequence[str]) -> None:

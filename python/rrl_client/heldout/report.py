@@ -65,6 +65,25 @@ TRANSFER_ROWS: dict[str, dict[str, str]] = {
 }
 """The rows `rrl experiment transfer` measured (its zero-shot job is the controller's mode, its greedy answer)."""
 
+TRANSFER_FILE = "transfer.json"
+RESULT_ROWS = "rows"
+"""``transfer.json``'s held-out rows (means over repetitions), and each repetition's own."""
+RESULT_REPETITIONS = "perSeed"
+"""``transfer.json``'s repetitions (one seed under one evaluation secret)."""
+REPETITION_SEED = "seed"
+REPETITION_SECRET = "secret"
+ROW_TASK = "task"
+
+
+def transfer_fields_read() -> dict[str, set[str]]:
+    """The fields of ``transfer.json`` this module reads, per level (``result``, ``repetition``, ``row``): the
+    TypeScript writes them, and ``tests/test_contracts.py`` checks each is among the fields it exports."""
+    return {
+        "result": {RESULT_ROWS, RESULT_REPETITIONS},
+        "repetition": {REPETITION_SEED, REPETITION_SECRET, RESULT_ROWS},
+        "row": {ROW_TASK, *(field for fields in TRANSFER_ROWS.values() for field in fields.values())},
+    }
+
 
 REPETITION_STRIDE = 1_000_000
 """Key of a transfer repetition: its seed + this × its secret's index (seeds stay below it)."""
@@ -72,8 +91,8 @@ REPETITION_STRIDE = 1_000_000
 
 def transfer_tasks(directory: str) -> list[str]:
     """The held-out task ids of the transfer experiment in ``directory`` (its ``rows``, in order)."""
-    data = json.loads((Path(directory) / "transfer.json").read_text())
-    return [str(r["task"]) for r in data.get("rows", []) if isinstance(r, dict) and "task" in r]
+    data = json.loads((Path(directory) / TRANSFER_FILE).read_text())
+    return [str(r[ROW_TASK]) for r in data.get(RESULT_ROWS, []) if isinstance(r, dict) and ROW_TASK in r]
 
 
 def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> tuple[dict[str, dict[int, dict[str, Metrics]]], list[str]]:
@@ -81,14 +100,14 @@ def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> 
     seeds), and the tasks it has no row for. Only best of 4 and 16 exist there (and failed jobs scored 0).
     Under several evaluation secrets (``--secrets``) each repetition is its own key: the seed plus
     ``REPETITION_STRIDE`` times the secret's index."""
-    data = json.loads((Path(directory) / "transfer.json").read_text())
-    per_seed = data.get("perSeed") or [{"seed": 0, "rows": data.get("rows", [])}]
+    data = json.loads((Path(directory) / TRANSFER_FILE).read_text())
+    per_seed = data.get(RESULT_REPETITIONS) or [{REPETITION_SEED: 0, RESULT_ROWS: data.get(RESULT_ROWS, [])}]
     arms: dict[str, dict[int, dict[str, Metrics]]] = {name: {} for name in TRANSFER_ROWS}
     seen: set[str] = set()
     for entry in per_seed:
-        seed = int(entry.get("seed", 0)) + REPETITION_STRIDE * int(entry.get("secret", 0))
-        for row in entry.get("rows", []):
-            task = row.get("task")
+        seed = int(entry.get(REPETITION_SEED, 0)) + REPETITION_STRIDE * int(entry.get(REPETITION_SECRET, 0))
+        for row in entry.get(RESULT_ROWS, []):
+            task = row.get(ROW_TASK)
             if task not in tasks:
                 continue
             seen.add(task)

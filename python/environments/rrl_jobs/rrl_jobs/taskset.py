@@ -30,9 +30,9 @@ from pydantic import Field
 from verifiers.v1.types import content_text
 
 from rrl_client.client import RewardResult, RrlClient
+from rrl_client.contracts import DEFAULT_URL
 from rrl_client.trl_env import score_one
 
-DEFAULT_URL = "http://127.0.0.1:8377"
 TASKSET_ID = "rrl-jobs"
 REWARD = "outer_reward"
 """The name of the reward on the trace (``trace.rewards["outer_reward"]``)."""
