@@ -18,7 +18,8 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Optional, Sequence, cast
+from collections.abc import Sequence
+from typing import Any, cast
 
 from .extract import extract_json_object
 from .guided import ENGINES, GuidedDecoding, schema_errors
@@ -37,7 +38,7 @@ def patch_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return out
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m rrl_client.bench_guided", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True)
     p.add_argument("--inputs", required=True, help="bench/guided/inputs.json")
@@ -56,7 +57,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from .grpo import load_model
 
     torch.set_num_threads(args.threads)
-    inputs = cast(dict[str, Any], json.load(open(args.inputs)))
+    with open(args.inputs) as f:
+        inputs = cast(dict[str, Any], json.load(f))
     tasks = [t for t in args.tasks.split(",") if t] or list(inputs)
     model, tok = load_model(args.model, dtype=torch.float32)
     model.eval()

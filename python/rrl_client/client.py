@@ -27,13 +27,12 @@ from __future__ import annotations
 import email.utils
 import http.client
 import json
-import socket
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, Iterator, NotRequired, Optional, TypedDict, cast
-
+from collections.abc import Callable, Iterator
+from typing import Any, NotRequired, TypedDict, cast
 
 PROMPT_FORMS = ("full", "compact", "patch")
 """``full``: the whole brief; ``compact``: a short prompt showing the baseline spec to send back edited;
@@ -61,9 +60,9 @@ class RewardResult(TypedDict):
     """What the harness did with one completion."""
 
     status: str
-    score: Optional[Score]
-    reason: Optional[str]
-    job: Optional[str]
+    score: Score | None
+    reason: str | None
+    job: str | None
     unchanged: NotRequired[bool]
     """True when the completion, applied to the task's baseline, changes nothing but the seed (a no-op patch)."""
 
@@ -73,7 +72,7 @@ class RewardsResponse(TypedDict):
 
     A reward is ``None`` when the harness could not score its completion (its result's reason says why)."""
 
-    rewards: list[Optional[float]]
+    rewards: list[float | None]
     results: list[RewardResult]
 
 
@@ -95,15 +94,15 @@ class PromptResponse(TypedDict):
     """``GET /v1/tasks/{id}/prompt``: chat messages and the example spec of the compact and patch forms (else None)."""
 
     messages: list[Message]
-    example: Optional[dict[str, Any]]
+    example: dict[str, Any] | None
 
 
 class Cost(TypedDict):
     """What a job spent: environment steps (control), examples (supervised), wall-clock seconds; None when not known."""
 
-    envSteps: Optional[int]
-    examples: Optional[int]
-    wallSeconds: Optional[float]
+    envSteps: int | None
+    examples: int | None
+    wallSeconds: float | None
 
 
 class Validation(TypedDict):
@@ -133,10 +132,10 @@ class SubmissionFeedback(TypedDict):
     job: int
     status: str
     """``succeeded``, ``invalid``, ``failed`` or ``unscorable`` (the harness's own failure)."""
-    reason: Optional[str]
+    reason: str | None
     unchanged: bool
     cost: Cost
-    validation: Optional[Validation]
+    validation: Validation | None
     submissionsLeft: int
 
 
@@ -149,8 +148,8 @@ class EpisodeState(TypedDict):
     submitted: int
     status: str
     submissions: list[SubmissionFeedback]
-    reward: Optional[float]
-    reason: Optional[str]
+    reward: float | None
+    reason: str | None
 
 
 class EpisodeClosed(TypedDict):
@@ -158,17 +157,17 @@ class EpisodeClosed(TypedDict):
     harness's failure) and why, when that is not plain."""
 
     episode: int
-    reward: Optional[float]
+    reward: float | None
     submitted: int
-    reason: Optional[str]
+    reason: str | None
 
 
 class ConfirmedScore(TypedDict):
     """A spec's score over the harness's confirmation seeds (which are never shown)."""
 
-    normalized: Optional[float]
+    normalized: float | None
     """The mean normalised hidden score over the seeds, a failed seed counted as a failure; None when the harness lost every seed."""
-    uncertainty: Optional[float]
+    uncertainty: float | None
     complete: bool
     scored: int
     seeds: int
@@ -180,21 +179,21 @@ class Confirmation(TypedDict):
     """``POST /v1/tasks/{id}/confirmations``: a completion's spec trained again on the harness's confirmation
     seeds, for reports (never a reward). ``confirmed`` is None when the completion holds no valid spec."""
 
-    confirmed: Optional[ConfirmedScore]
+    confirmed: ConfirmedScore | None
     status: str
     """``succeeded`` (every seed scored), ``failed`` (some did not) or ``invalid`` (nothing trained)."""
-    reason: Optional[str]
+    reason: str | None
 
 
 class RrlError(RuntimeError):
     """A request to `rrl serve` that failed: an HTTP error, a bad answer, or the retry budget spent."""
 
-    def __init__(self, message: str, status: Optional[int] = None) -> None:
+    def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
 
 
-def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); None if absent or unreadable."""
     if value is None:
         return None
@@ -223,7 +222,7 @@ class RrlClient:
     def __init__(
         self,
         base_url: str,
-        token: Optional[str] = None,
+        token: str | None = None,
         *,
         timeout: float = 1800.0,
         max_wait: float = 1800.0,
@@ -285,7 +284,7 @@ class RrlClient:
         body = self._request("POST", "/v1/rewards", {"task": task_id, "completions": completions})
         return _rewards_response("POST /v1/rewards", body, len(completions))
 
-    def submit(self, task_id: str, completions: list[str], idempotency_key: Optional[str] = None) -> JobsAccepted:
+    def submit(self, task_id: str, completions: list[str], idempotency_key: str | None = None) -> JobsAccepted:
         """``POST /v1/jobs``: record completions as jobs; answers at once with the request and job ids.
 
         The same ``idempotency_key`` again is the same request (its jobs are not trained twice)."""
@@ -334,7 +333,7 @@ class RrlClient:
                 elif line.startswith("data:"):
                     data.append(line[5:].lstrip(" "))
 
-    def wait(self, request_id: int, timeout: Optional[float] = None, expected: Optional[int] = None) -> RewardsResponse:
+    def wait(self, request_id: int, timeout: float | None = None, expected: int | None = None) -> RewardsResponse:
         """The answer of a request once its jobs are done, read from its event stream.
 
         A stream cut (a proxy, a restarting server: ``interrupted``) is opened again after a pause,
@@ -358,13 +357,13 @@ class RrlClient:
             except RrlError as err:
                 if err.status not in (None, 502, 503, 504) or str(err).startswith(f"request {request_id}: "):
                     raise
-            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError, ValueError):
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError, ValueError):
                 pass  # a cut stream or a server not back yet: open it again
             self._sleep(pause)
             pause = min(pause * 2, 10.0)
 
     def score(
-        self, task_id: str, completions: list[str], idempotency_key: Optional[str] = None, timeout: Optional[float] = None
+        self, task_id: str, completions: list[str], idempotency_key: str | None = None, timeout: float | None = None
     ) -> RewardsResponse:
         """Submit completions as jobs and wait for their rewards (``submit`` then ``wait``).
 
@@ -373,14 +372,14 @@ class RrlClient:
         accepted = self.submit(task_id, completions, idempotency_key)
         return self.wait(accepted["request"], timeout=timeout, expected=len(completions))
 
-    def open_episode(self, task_id: str, max_submissions: int = 1, idempotency_key: Optional[str] = None) -> EpisodeOpened:
+    def open_episode(self, task_id: str, max_submissions: int = 1, idempotency_key: str | None = None) -> EpisodeOpened:
         """``POST /v1/episodes``: open an episode of up to ``max_submissions`` jobs (1..8) of ``task_id``.
         The same ``idempotency_key`` again is the same episode."""
         body = self._request("POST", "/v1/episodes", {"task": task_id, "maxSubmissions": int(max_submissions)}, _key_header(idempotency_key))
         _expect(body, "POST /v1/episodes", episode=int, task=str, maxSubmissions=int, submitted=int, status=str)
         return cast(EpisodeOpened, body)
 
-    def submit_to_episode(self, episode_id: int, completion: str, idempotency_key: Optional[str] = None) -> SubmissionFeedback:
+    def submit_to_episode(self, episode_id: int, completion: str, idempotency_key: str | None = None) -> SubmissionFeedback:
         """``POST /v1/episodes/{id}/submissions``: one completion as the episode's next job; answers once the
         job is finished, with feedback only. The same ``idempotency_key`` again is the same submission.
         RrlError with status 409 when the episode is closed or has no submissions left."""
@@ -432,7 +431,7 @@ class RrlClient:
 
     # -- transport ---------------------------------------------------------------------------
 
-    def _request(self, method: str, path: str, payload: Any = None, extra_headers: Optional[dict[str, str]] = None) -> Any:
+    def _request(self, method: str, path: str, payload: Any = None, extra_headers: dict[str, str] | None = None) -> Any:
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         headers = {"Accept": "application/json", **(extra_headers or {})}
         if data is not None:
@@ -470,7 +469,7 @@ class RrlClient:
                 raise RrlError(f"{method} {path}: the answer is not JSON: {raw[:200]!r}") from None
 
 
-def _rewards_response(what: str, body: Any, expected: Optional[int]) -> RewardsResponse:
+def _rewards_response(what: str, body: Any, expected: int | None) -> RewardsResponse:
     """Checks an answer's shape: one reward (a number or None) and one result per completion."""
     if not isinstance(body, dict):
         raise RrlError(f"{what}: expected a JSON object")
@@ -486,7 +485,7 @@ def _rewards_response(what: str, body: Any, expected: Optional[int]) -> RewardsR
     return {"rewards": [None if r is None else float(r) for r in rewards], "results": cast(list[RewardResult], results)}
 
 
-def _key_header(key: Optional[str]) -> Optional[dict[str, str]]:
+def _key_header(key: str | None) -> dict[str, str] | None:
     return None if key is None else {"Idempotency-Key": key}
 
 
@@ -503,7 +502,7 @@ def _expect(body: Any, what: str, **fields: type) -> None:
             raise RrlError(f"{what}: expected {name!r} to be {kind.__name__}, got {body.get(name)!r:.100}")
 
 
-def _reward(what: str, value: Any) -> Optional[float]:
+def _reward(what: str, value: Any) -> float | None:
     if value is None:
         return None
     if not _is(value, int) and not _is(value, float):
@@ -529,7 +528,7 @@ def _feedback(what: str, body: Any) -> SubmissionFeedback:
 def _error_detail(err: urllib.error.HTTPError) -> str:
     try:
         raw = err.read()
-    except Exception:  # the body is only for the message
+    except Exception:  # noqa: BLE001  (the body is only for the message: whatever fails reading it, the status stands)
         return err.reason if isinstance(err.reason, str) else ""
     try:
         body = json.loads(raw)

@@ -8,8 +8,9 @@ the family task-id format and the field names of ``rrl experiment transfer``'s `
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 CONTRACTS: dict[str, Any] = json.loads(Path(__file__).with_name("contracts.json").read_text(encoding="utf-8"))
 """The whole file, as the TypeScript wrote it."""

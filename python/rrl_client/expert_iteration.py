@@ -27,15 +27,16 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from . import grpo, sft
 
 REPO_RRL = Path(__file__).resolve().parents[2] / "bin" / "rrl.js"
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command's flags."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.expert_iteration", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=1)
@@ -80,7 +81,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def export_sft(args: argparse.Namespace, runs: Sequence[str], out: Path) -> int:
     """``rrl export sft RUNS --out OUT``; the number of rows it wrote (its summary lines go to stderr)."""
     cmd = [args.node, args.rrl, "export", "sft", *runs, "--out", str(out), "--per-task", str(args.per_task)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     sys.stderr.write(done.stderr)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -118,7 +119,7 @@ def serve_cmd(node: str, rrl: str, run: Path, draws: Sequence[str] = (), seed: i
     return [node, rrl, "serve", "--port", "0", "--run", str(run), *family_flags(draws, seed)]
 
 
-def grpo_argv(args: argparse.Namespace, url: str, out: Path, adapter: Optional[str]) -> list[str]:
+def grpo_argv(args: argparse.Namespace, url: str, out: Path, adapter: str | None) -> list[str]:
     """The flags of ``rrl_client.grpo`` for one round."""
     argv = ["--url", url, "--model", args.model, "--output-dir", str(out), "--steps", str(args.steps),
             "--num-generations", str(args.num_generations), "--prompts-per-step", str(args.prompts_per_step),
@@ -143,7 +144,7 @@ def last_line(path: Path) -> dict[str, Any]:
     return dict(json.loads(lines[-1])) if lines else {}
 
 
-def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: Optional[str]) -> dict[str, Any]:
+def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: str | None) -> dict[str, Any]:
     """Round ``k``: export, SFT, GRPO; the round's summary (``adapter``: the one the next round may start from)."""
     began = time.time()
     here = Path(args.output_dir) / f"round-{k}"
@@ -176,13 +177,13 @@ def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: 
     return summary
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the rounds; each appends its summary to ``OUTPUT_DIR/rounds.jsonl``."""
     args = parse_args(argv)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     serve_runs: list[str] = []
-    adapter: Optional[str] = None
+    adapter: str | None = None
     for k in range(1, args.rounds + 1):
         try:
             summary = run_round(args, k, serve_runs, adapter)

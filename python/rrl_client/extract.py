@@ -11,7 +11,7 @@ this module, so a change to either side alone fails a test.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any
 
 from .contracts import CONTRACTS
 
@@ -60,7 +60,7 @@ def _matching_brace(s: str, start: int) -> int:
     return -1
 
 
-def extract_json_object(text: str) -> Optional[dict[str, Any]]:
+def extract_json_object(text: str) -> dict[str, Any] | None:
     """The first JSON object in ``text`` as the harness extracts it, or None where the harness refuses the completion."""
     close = text.find(_THINK_CLOSE)
     body = text[close + len(_THINK_CLOSE) :] if text.lstrip(_JS_WHITESPACE).startswith(_THINK_OPEN) and close >= 0 else text

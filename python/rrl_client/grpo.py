@@ -18,8 +18,9 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, cast
+from typing import Any, cast
 
 from .chat import ensure_chat_template
 from .client import RrlClient
@@ -30,7 +31,7 @@ from .rewards import TrlReward
 from .shaping import FormatReward
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The trainer's flags."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.grpo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", default=os.environ.get("RRL_URL", DEFAULT_URL), help="rrl serve's address (env RRL_URL)")
@@ -76,7 +77,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
-def load_model(model: str, tokenizer: Optional[str] = None, dtype: Any = None) -> tuple[Any, Any]:
+def load_model(model: str, tokenizer: str | None = None, dtype: Any = None) -> tuple[Any, Any]:
     """Model and tokenizer from a directory or a .gguf file (``gguf_file=``, dequantised by transformers)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -364,12 +365,12 @@ def spec_key(text: str) -> str:
     return text.strip() if value is None else json.dumps(value, sort_keys=True)
 
 
-def _mean(xs: Sequence[float]) -> Optional[float]:
+def _mean(xs: Sequence[float]) -> float | None:
     """The mean, or None for no values (an unscorable reward is no value)."""
     return sum(xs) / len(xs) if xs else None
 
 
-def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], logs: dict[str, Any], reward: TrlReward, best: list[float]) -> dict[str, Any]:
+def step_line(step: int, wall_s: float, step_s: float, gen_s: float | None, logs: dict[str, Any], reward: TrlReward, best: list[float]) -> dict[str, Any]:
     """One line of ``log.jsonl``: the harness's reward for this step's completions (not the shaped sum), the
     share of valid specs, the best and mean hidden score this step, the best so far, the distinct accepted
     specs per task (averaged over the step's tasks), and the step's timing."""
@@ -404,7 +405,7 @@ def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], l
     }
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run GRPO; writes the adapter and ``log.jsonl`` (one line per step) under --output-dir."""
     args = parse_args(argv)
     import torch
@@ -426,7 +427,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     started = time.time()
     best: list[float] = []
 
-    def log(step: int, step_s: float, gen_s: Optional[float], logs: dict[str, Any]) -> None:
+    def log(step: int, step_s: float, gen_s: float | None, logs: dict[str, Any]) -> None:
         line = step_line(step, time.time() - started, step_s, gen_s, logs, reward, best)
         with log_path.open("a") as f:
             f.write(json.dumps(line) + "\n")
@@ -444,7 +445,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             step_started[0] = time.time()
 
         def on_log(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            logs: Optional[dict[str, Any]] = kwargs.get("logs")
+            logs: dict[str, Any] | None = kwargs.get("logs")
             if not logs or "reward" not in logs:
                 return
             # Generation ends where the reward call begins (TRL generates, then scores).

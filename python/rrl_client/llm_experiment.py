@@ -32,15 +32,16 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from . import sft
 from .contracts import draw_task_ids
 from .expert_iteration import REPO_RRL, export_sft, family_flags, serve_cmd, start_serve
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The experiment's flags."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.llm_experiment", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="a Hugging Face model directory, or a .gguf file")
@@ -154,11 +155,11 @@ def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
             s.wait()
 
 
-def last_five(path: Path) -> dict[str, Optional[float]]:
+def last_five(path: Path) -> dict[str, float | None]:
     """One GRPO arm's figures over its last 5 steps (and its median seconds per step over all)."""
     lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
 
-    def mean(key: str, rows: Sequence[dict[str, Any]]) -> Optional[float]:
+    def mean(key: str, rows: Sequence[dict[str, Any]]) -> float | None:
         xs = [r[key] for r in rows if isinstance(r.get(key), (int, float))]
         return sum(xs) / len(xs) if xs else None
 
@@ -197,7 +198,7 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
         proc.wait()
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the stages (see the module comment); prints the summary as one JSON line."""
     args = parse_args(argv)
     out = Path(args.out).resolve()

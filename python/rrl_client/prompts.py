@@ -3,7 +3,8 @@ messages from `rrl serve` (``GET /v1/tasks/{id}/prompt``) and its id, each promp
 
 from __future__ import annotations
 
-from typing import Any, Sequence, TypedDict
+from collections.abc import Sequence
+from typing import Any, TypedDict
 
 from .client import Message, PromptResponse, RrlClient
 

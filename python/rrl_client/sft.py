@@ -17,13 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .grpo import load_model
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The fine-tuner's flags."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.sft", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="a Hugging Face model directory, or a .gguf file")
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "loss_first": seen[0] if seen else None, "loss_last": seen[-1] if seen else None, "adapter": str(out / "adapter")}
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Fine-tune and print the summary line; a bad --data file is a one-line error (exit 2)."""
     args = parse_args(argv)
     try:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .client import RrlClient
 from .contracts import DEFAULT_URL
@@ -34,7 +35,7 @@ def rows(client: RrlClient, task_ids: Sequence[str], repeat: int) -> list[dict[s
     ]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Write the parquet file."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.verl_data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", default=os.environ.get("RRL_URL", DEFAULT_URL))

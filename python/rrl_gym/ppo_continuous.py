@@ -180,7 +180,7 @@ def train(spec: dict[str, Any], brief: dict[str, Any], out: Path) -> dict[str, A
     b_done = torch.zeros((num_steps, num_envs), device=device)
     b_val = torch.zeros((num_steps, num_envs), device=device)
 
-    curve = open(out / "curve.jsonl", "w")
+    curve = open(out / "curve.jsonl", "w")  # noqa: SIM115  (written through the whole run, closed at its end)
 
     def log(name: str, step: int, value: float) -> None:
         curve.write(json.dumps({"name": name, "step": step, "wallTime": time.perf_counter() - t0, "value": float(value)}) + "\n")
@@ -288,7 +288,7 @@ def main(argv: list[str]) -> int:
         spec = json.loads(Path(argv[0]).read_text())
         brief = json.loads((out / "brief.json").read_text())
         r = train(spec, brief, out)
-    except Exception as err:  # one line for the harness, never a stack trace
+    except Exception as err:  # noqa: BLE001  (any failure is one line for the harness, never a stack trace)
         line = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:400]
         (out / "status.json").write_text(json.dumps({"status": "failed", "error": line}))
         sys.stderr.write(f"ppo_continuous: {line}\n")

@@ -14,14 +14,14 @@ import shlex
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_server import FakeRrl  # noqa: E402
-from real_serve import rrl_serve  # noqa: E402,F401  (a real `rrl serve`, one per session, for the adapter tests)
+from fake_server import FakeRrl
+from real_serve import rrl_serve  # noqa: F401  (a real `rrl serve`, one per session, for the adapter tests)
 
 
 @pytest.fixture

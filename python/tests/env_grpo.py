@@ -15,7 +15,7 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -60,7 +60,7 @@ def script_tool_calls(model: Any, tokenizer: Any, plan: dict[int, str | list[str
 
     class Scripted(LogitsProcessor):  # type: ignore[misc]
         prompt_len = 0
-        forced: list[list[int] | None] = []
+        forced: ClassVar[list[list[int] | None]] = []
 
         def __call__(self, input_ids: Any, scores: Any) -> Any:
             step = input_ids.shape[1] - self.prompt_len

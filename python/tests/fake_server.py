@@ -25,7 +25,7 @@ import re
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Optional
+from typing import Any
 
 from rrl_client.extract import extract_json_object
 
@@ -84,7 +84,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
 class FakeRrl:
     """The stand-in's state: calls received, jobs, an optional token, a bounded number of requests in flight."""
 
-    def __init__(self, token: Optional[str] = None, capacity: int = 64, retry_after: str = "1") -> None:
+    def __init__(self, token: str | None = None, capacity: int = 64, retry_after: str = "1") -> None:
         self.token = token
         self.capacity = capacity
         self.retry_after = retry_after
@@ -108,7 +108,7 @@ class FakeRrl:
         host, port = self.server.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def start(self) -> "FakeRrl":
+    def start(self) -> FakeRrl:
         self.thread.start()
         return self
 
@@ -167,7 +167,7 @@ class FakeRrl:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
 
-            def _send(self, code: int, body: Any, headers: Optional[dict[str, str]] = None) -> None:
+            def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
                 raw = json.dumps(body).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")

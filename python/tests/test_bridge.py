@@ -6,14 +6,15 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
-from rrl_gym.frames import KIND_ACTIONS, KIND_JSON, KIND_STEP, frame, json_frame, read_frame, write_all
+from rrl_gym.frames import KIND_ACTIONS, KIND_JSON, KIND_STEP, BridgeClosed, frame, json_frame, read_frame, write_all
 
 HERE = Path(__file__).resolve().parent
 
@@ -166,7 +167,7 @@ def test_a_step_that_hangs_ends_the_bridge() -> None:
     b.make("gym_test_envs:RrlSlow-v0", [0], allow_import=True)
     b.read_step(1, 2)
     write_all(b.fin, frame(KIND_ACTIONS, np.array([1.0]).tobytes()))
-    with pytest.raises(Exception):  # end of file: the bridge ended itself
+    with pytest.raises(BridgeClosed):  # end of file: the bridge ended itself
         read_frame(b.fout)
     assert b.p.wait(timeout=60) == 3
     assert b.p.stderr is not None and b"timeout: no answer within 1 s" in b.p.stderr.read()

@@ -17,20 +17,21 @@ import socket
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 pytest.importorskip("openenv.core.env_server", reason="SKIPPED (OpenEnv): openenv-core is missing: run python/setup-venv.sh (requirements.txt pins openenv-core==0.3.0)")
 
-from env_grpo import INVALID_PATCH, check_grpo_step, grpo_step  # noqa: E402
-from real_serve import TINY_PATCH, TINY_TASK, start_listening  # noqa: E402
-from rrl_client.client import RrlClient  # noqa: E402
-from rrl_client.openenv_client import HarnessEnvClient, openenv_environment  # noqa: E402
-from rrl_client.openenv_server import JobAction, exposure_refusal, main  # noqa: E402
-from rrl_client.trl_env import TOOL_HINT  # noqa: E402
-from test_trl_env import assert_no_hidden_numbers  # noqa: E402
+from env_grpo import INVALID_PATCH, check_grpo_step, grpo_step
+from real_serve import TINY_PATCH, TINY_TASK, start_listening
+from rrl_client.client import RrlClient
+from rrl_client.openenv_client import HarnessEnvClient, openenv_environment
+from rrl_client.openenv_server import JobAction, exposure_refusal, main
+from rrl_client.trl_env import TOOL_HINT
+from test_trl_env import assert_no_hidden_numbers
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 

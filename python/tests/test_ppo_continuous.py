@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rrl_gym"))
-import ppo_continuous as ppo  # noqa: E402
+import ppo_continuous as ppo
 
 BRIEF: dict[str, Any] = {
     "environment": {"gymnasium": {"id": "InvertedPendulum-v5", "kwargs": {}, "obsDim": 4, "actionSpace": {"type": "box", "low": [-3.0], "high": [3.0]}, "maxEpisodeSteps": 1000}},

@@ -36,9 +36,10 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 import pytest
 
@@ -250,7 +251,7 @@ def test_trl_environment_no_agent_is_handed_more_than_the_honest_baseline_copy(s
     check_episode_adapter((out["advantages"] * kept).tolist(), [e.reward for e in envs], batch, "TRL environment")
 
 
-def trl_group_advantages(rewards: Sequence[Optional[float]], size: int) -> list[float]:
+def trl_group_advantages(rewards: Sequence[float | None], size: int) -> list[float]:
     """GRPOTrainer's advantages of rewards in groups of ``size`` (its defaults: group mean and standard
     deviation, TRL's own nan-aware ones): a None is left out of its group and handed 0."""
     import torch
@@ -295,7 +296,7 @@ def test_openenv_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: t
     _, agents = serves
     batch = episode_groups(agents)
     sessions = {jobs: HarnessEnvClient(url).sync() for jobs, url in openenv_urls.items()}
-    rewards: list[Optional[float]] = []
+    rewards: list[float | None] = []
     try:
         for session in sessions.values():
             session.connect()

@@ -81,7 +81,7 @@ def test_an_unscorable_completion_has_no_reward_and_fails_its_trace(fake: FakeRr
     # the stand-in answers a null reward, as `rrl serve` does when it could not score for its own reasons
     fake.score = lambda task, text: {"reward": None, "result": {"status": "failed", "score": None, "reason": "unscorable: worker lost", "job": None}}  # type: ignore[method-assign]
     env = rrl_jobs.load_environment(url=fake.url, tasks=["cartpole-balance"])
-    (trace,) = asyncio.run(_score(list(env.taskset)[0], ['{"seed": 3}']))
+    (trace,) = asyncio.run(_score(next(iter(env.taskset)), ['{"seed": 3}']))
     assert trace.rewards == {rrl_jobs.REWARD: None}, "a reward that did not run is None, never -1"
     assert not trace.ok and trace.errors and rrl_jobs.trace_reward(trace) is None
     # the TRL bridge passes it on as None (TRL: no reward from this function for that completion)

@@ -21,8 +21,10 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from ..client import RrlClient
 from ..contracts import DEFAULT_URL
@@ -31,7 +33,7 @@ from .models import ArmSpec, ModelArm, guided_unavailable, load_arm, parse_arm, 
 from .report import TRANSFER_FILE, Metrics, metric_keys, read_transfer, summarise, transfer_tasks, write
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m rrl_client.heldout", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", default=os.environ.get("RRL_URL", DEFAULT_URL), help="rrl serve's address (env RRL_URL)")
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding the bearer token, if any")
@@ -78,8 +80,8 @@ def held_out_tasks(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [str(r["id"]) for r in rows if r.get("split") == "held-out"]
 
 
-def cell(greedy: Optional[Outcome], sampled: Sequence[Outcome], texts: Sequence[str], samples: Sequence[int],
-         confirmed: Callable[[str], Optional[float]]) -> tuple[Metrics, dict[str, Any]]:
+def cell(greedy: Outcome | None, sampled: Sequence[Outcome], texts: Sequence[str], samples: Sequence[int],
+         confirmed: Callable[[str], float | None]) -> tuple[Metrics, dict[str, Any]]:
     """One task's metrics for one arm and seed (best of N: the confirmed score of the best single score's
     completion among the first N), and the picks behind them (index, single and confirmed score)."""
     m: Metrics = {"greedy": greedy.normalized if greedy is not None else None}
@@ -93,7 +95,7 @@ def cell(greedy: Optional[Outcome], sampled: Sequence[Outcome], texts: Sequence[
     return m, picks
 
 
-def _unchanged(outcomes: Sequence[Outcome]) -> Optional[float]:
+def _unchanged(outcomes: Sequence[Outcome]) -> float | None:
     return sum(bool(o.unchanged) for o in outcomes) / len(outcomes) if outcomes else None
 
 
@@ -115,7 +117,7 @@ def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, se
         for seed in seeds:
             texts = arm.generate(inp["messages"], schema, n, seed)
             outs = post(client, task, texts)
-            per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, lambda text: confirmed(task, text))
+            per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, partial(confirmed, task))
             raw[task]["seeds"][str(seed)] = {"unchanged_share": _unchanged(outs), "picks": picks,
                                              "results": [{"completion": t, **o.as_json()} for t, o in zip(texts, outs)]}
         print(json.dumps({"arm": spec.name, "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
@@ -137,7 +139,7 @@ def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int]
         for seed in seeds:
             res = run_study(client, task, space, n, seed, args.optuna_batch)
             texts = [json.dumps(t.patch) for t in res.trials]
-            per_seed[seed][task], picks = cell(None, res.outcomes, texts, args.samples, lambda text: confirmed(task, text))
+            per_seed[seed][task], picks = cell(None, res.outcomes, texts, args.samples, partial(confirmed, task))
             raw[task]["seeds"][str(seed)] = [{**t.as_json(), "picked_for": [k for k, p in picks.items() if p["index"] == i]} for i, t in enumerate(res.trials)]
         print(json.dumps({"arm": "optuna", "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
     return {"kind": "optuna", "trials": n, "batch": args.optuna_batch, "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
@@ -191,7 +193,7 @@ def attach_transfer(out: str, directory: str) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.add_transfer:
         return attach_transfer(args.add_transfer, args.from_transfer)

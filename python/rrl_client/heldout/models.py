@@ -8,8 +8,9 @@ in one ``generate`` call; both constrained to the task's patch schema
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, cast
+from typing import Any, cast
 
 from ..client import Message
 
@@ -22,7 +23,7 @@ class ArmSpec:
 
     name: str
     model: str
-    adapter: Optional[str] = None
+    adapter: str | None = None
 
 
 def parse_arm(text: str) -> ArmSpec:
@@ -67,7 +68,7 @@ class ModelArm:
         if guided:
             self.guided = guided_decoding(tokenizer, model, engine)
 
-    def generate(self, messages: Sequence[Message], schema: Optional[Schema], n: int, seed: Optional[int]) -> list[str]:
+    def generate(self, messages: Sequence[Message], schema: Schema | None, n: int, seed: int | None) -> list[str]:
         """``n`` completions: greedy when ``seed`` is None (then ``n`` must be 1), else sampled with ``seed``."""
         import torch
 
@@ -93,7 +94,7 @@ class ModelArm:
         return texts
 
 
-def guided_unavailable(engine: str) -> Optional[str]:
+def guided_unavailable(engine: str) -> str | None:
     """None when the grammar ``engine`` can be imported, else why not (with the install command)."""
     from ..guided import GuidedUnavailable, require_engine
 

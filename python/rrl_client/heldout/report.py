@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
-Metrics = dict[str, Optional[float]]
+Metrics = dict[str, float | None]
 """One task's numbers for one arm and seed: ``greedy``, ``best_N`` per N, ``valid_share``."""
 
 
@@ -27,7 +28,7 @@ def _sd(xs: Sequence[float]) -> float:
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
-def spread(values: Sequence[Optional[float]]) -> dict[str, Any]:
+def spread(values: Sequence[float | None]) -> dict[str, Any]:
     """``{"mean", "sd", "n"}`` of the values that are not None (mean and sd None when none is)."""
     xs = [v for v in values if v is not None]
     return {"mean": _mean(xs) if xs else None, "sd": _sd(xs) if xs else None, "n": len(xs)}
@@ -123,7 +124,7 @@ def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> 
 
 # -- writing -------------------------------------------------------------------------------------
 
-def _cell(s: Optional[dict[str, Any]], n_tasks: int, seeds: bool = True) -> str:
+def _cell(s: dict[str, Any] | None, n_tasks: int, seeds: bool = True) -> str:
     if not s or s.get("mean") is None:
         return "–"
     text = f"{s['mean']:.3f}"
@@ -144,12 +145,14 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         "# Held-out evaluation",
         "",
-        f"Tasks ({len(tasks)}): {', '.join(f'`{t}`' for t in tasks)}. Seeds: {', '.join(map(str, result['settings']['seeds']))}; "
-        f"temperature {result['settings']['temperature']}; guided: {result['settings']['guided']}. "
-        "Hidden normalised score (0: the random/trivial reference, 1: the solved one), mean over tasks, then mean ± sd over seeds; "
-        "an invalid or failed job has no score (missing from best-of; see valid share). "
-        "Best of N: the completion with the best single score among the first N, reported by its confirmed score "
-        "(the mean over the harness's confirmation seeds, every seed counted), not the largest single score.",
+        (
+            f"Tasks ({len(tasks)}): {', '.join(f'`{t}`' for t in tasks)}. Seeds: {', '.join(map(str, result['settings']['seeds']))}; "
+            f"temperature {result['settings']['temperature']}; guided: {result['settings']['guided']}. "
+            "Hidden normalised score (0: the random/trivial reference, 1: the solved one), mean over tasks, then mean ± sd over seeds; "
+            "an invalid or failed job has no score (missing from best-of; see valid share). "
+            "Best of N: the completion with the best single score among the first N, reported by its confirmed score "
+            "(the mean over the harness's confirmation seeds, every seed counted), not the largest single score."
+        ),
         "",
         "| arm | " + " | ".join(heads) + " | seconds |",
         "| --- | " + " | ".join("---:" for _ in heads) + " | ---: |",

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Any, Literal, Optional, cast
+from typing import Any, Literal, cast
 
 import verifiers.v1 as vf
 from pydantic import Field
@@ -60,11 +60,11 @@ class RrlJobData(vf.TaskData):
     family: str = ""
     split: str = ""
     form: str = "patch"
-    example: Optional[dict[str, Any]] = None
+    example: dict[str, Any] | None = None
     """The example answer the compact and patch prompts show (None for the full form)."""
 
 
-_clients: dict[tuple[str, Optional[str], float], RrlClient] = {}
+_clients: dict[tuple[str, str | None, float], RrlClient] = {}
 _clients_lock = threading.Lock()
 
 
@@ -78,7 +78,7 @@ def client_for(config: RrlTaskConfig) -> RrlClient:
         return _clients[key]
 
 
-def _record(trace: Any, reward: Optional[float], result: RewardResult) -> None:
+def _record(trace: Any, reward: float | None, result: RewardResult) -> None:
     info = {k: result.get(k) for k in ("status", "reason", "job", "score", "patch", "unchanged")}
     info["reward"] = reward
     trace.info["rrl"] = info
@@ -119,18 +119,18 @@ class RrlJobsConfig(vf.TasksetConfig):
     """Which harness tasks, and which prompt form (``[env.taskset]``)."""
 
     task: RrlTaskConfig = Field(default_factory=RrlTaskConfig)
-    tasks: Optional[list[str]] = None
+    tasks: list[str] | None = None
     """Task ids, in order; None: every task of ``family`` / ``split``."""
-    family: Optional[str] = None
+    family: str | None = None
     """Only the tasks of this family."""
-    split: Optional[str] = None
+    split: str | None = None
     """Only the tasks of this split (``train``, ``held-out``, ``example``); when neither it nor ``tasks`` is given, ``train``."""
     form: Literal["full", "compact", "patch"] = "patch"
     """The prompt form: ``patch`` asks for a JSON merge patch over the baseline spec (about 350 tokens), ``compact`` for the
     edited baseline spec, ``full`` the whole brief."""
 
 
-def select_tasks(rows: list[dict[str, Any]], tasks: Optional[list[str]], family: Optional[str], split: Optional[str]) -> list[dict[str, Any]]:
+def select_tasks(rows: list[dict[str, Any]], tasks: list[str] | None, family: str | None, split: str | None) -> list[dict[str, Any]]:
     """The task rows of ``GET /v1/tasks`` chosen by ids (in their order) and/or family and split; raises when none is left."""
     by_id = {str(r.get("id")): r for r in rows}
     if tasks is not None:
@@ -186,10 +186,10 @@ def prompt_messages(data: Any) -> list[dict[str, str]]:
 
 
 def load_environment(
-    url: Optional[str] = None,
-    tasks: Optional[list[str]] = None,
-    family: Optional[str] = None,
-    split: Optional[str] = None,
+    url: str | None = None,
+    tasks: list[str] | None = None,
+    family: str | None = None,
+    split: str | None = None,
     form: str = "patch",
     *,
     token_env: str = "RRL_TOKEN",
