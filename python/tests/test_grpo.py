@@ -63,7 +63,7 @@ def test_a_gguf_model_loads_and_trains(fake: FakeRrl, tmp_path: pytest.TempPathF
 
 
 def test_the_frozen_control_run_samples_the_same_prompts_and_never_updates(fake: FakeRrl, tmp_path: pytest.TempPathFactory) -> None:
-    from rrl_client.grpo import run_frozen
+    from rrl_client.grpo_steps import run_frozen
 
     tok = tiny_tokenizer()
     model = tiny_model(tok)

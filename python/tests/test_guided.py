@@ -118,7 +118,8 @@ def test_client_fetches_the_schemas_and_the_patch_prompt(fake: FakeRrl) -> None:
 
 def test_grpo_with_guided_patch_form_trains_and_the_frozen_run_is_guided_too(fake: FakeRrl, tmp_path: pytest.TempPathFactory) -> None:
     engine_or_skip("xgrammar")
-    from rrl_client.grpo import build_trainer, parse_args, run_frozen, step_line
+    from rrl_client.grpo import build_trainer, parse_args
+    from rrl_client.grpo_steps import run_frozen, step_line
 
     torch.set_num_threads(1)
     tok = tiny_tokenizer()
