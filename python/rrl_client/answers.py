@@ -169,7 +169,6 @@ def rewards_response(what: str, body: Any, expected: int | None) -> RewardsRespo
     return {"rewards": [None if r is None else float(r) for r in rewards], "results": cast(list[RewardResult], results)}
 
 
-
 def is_kind(value: Any, kind: type) -> bool:
     """``value`` is a ``kind`` (a bool is no number)."""
     return isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))

@@ -78,12 +78,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             torch.manual_seed(args.seed)
             began = time.perf_counter()
             with torch.no_grad():
-                out = model.generate(**ids, do_sample=True, temperature=args.temperature, top_p=1.0, top_k=0,
-                                     max_new_tokens=args.max_new_tokens, num_return_sequences=args.samples,
-                                     pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                                     logits_processor=procs or None)
+                out = model.generate(
+                    **ids,
+                    do_sample=True,
+                    temperature=args.temperature,
+                    top_p=1.0,
+                    top_k=0,
+                    max_new_tokens=args.max_new_tokens,
+                    num_return_sequences=args.samples,
+                    pad_token_id=tok.pad_token_id,
+                    eos_token_id=tok.eos_token_id,
+                    logits_processor=procs or None,
+                )
             gen_s = time.perf_counter() - began
-            gen = out[:, ids["input_ids"].shape[1]:]
+            gen = out[:, ids["input_ids"].shape[1] :]
             tokens = 0
             parsed = valid = 0
             distinct: set[str] = set()
@@ -109,11 +117,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                         distinct.add(json.dumps(value, sort_keys=True))
                         example = example or json.dumps(value)
             row = {
-                "engine": engine, "task": task, "samples": args.samples, "json": parsed / args.samples,
-                "schema_valid": valid / args.samples, "distinct_valid": len(distinct),
-                "mean_tokens": tokens / args.samples, "tokens_per_s": tokens / gen_s, "gen_s": gen_s,
-                "compile_s": compile_s, "tokenizer_s": guided.tokenizer_seconds if guided else None,
-                "mask_s": procs[0].mask_seconds if procs else None, "example": example[:160],
+                "engine": engine,
+                "task": task,
+                "samples": args.samples,
+                "json": parsed / args.samples,
+                "schema_valid": valid / args.samples,
+                "distinct_valid": len(distinct),
+                "mean_tokens": tokens / args.samples,
+                "tokens_per_s": tokens / gen_s,
+                "gen_s": gen_s,
+                "compile_s": compile_s,
+                "tokenizer_s": guided.tokenizer_seconds if guided else None,
+                "mask_s": procs[0].mask_seconds if procs else None,
+                "example": example[:160],
             }
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
@@ -122,8 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     for r in rows:
         comp = "–" if r["compile_s"] is None else f"{r['compile_s']:.2f} ({r['tokenizer_s']:.2f})"
         mask = "–" if r["mask_s"] is None else f"{r['mask_s']:.1f}"
-        print(f"| {r['engine']} | {r['task']} | {r['json']:.2f} | {r['schema_valid']:.2f} | {r['distinct_valid']} | "
-              f"{r['mean_tokens']:.1f} | {r['tokens_per_s']:.1f} | {mask} | {comp} |")
+        print(
+            f"| {r['engine']} | {r['task']} | {r['json']:.2f} | {r['schema_valid']:.2f} | {r['distinct_valid']} | "
+            f"{r['mean_tokens']:.1f} | {r['tokens_per_s']:.1f} | {mask} | {comp} |"
+        )
     for r in rows:
         print(f"{r['engine']} {r['task']}: {r['example']}")
     if args.json_out:

@@ -154,7 +154,7 @@ class RrlClient:
         body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/prompt" + ("" if form == "full" else f"?form={form}"))
         messages = body.get("messages") if isinstance(body, dict) else None
         if not isinstance(messages, list):
-            raise RrlError(f"GET /v1/tasks/{task_id}/prompt: expected {{\"messages\": [...]}}")
+            raise RrlError(f'GET /v1/tasks/{task_id}/prompt: expected {{"messages": [...]}}')
         example = body.get("example")
         return {"messages": cast(list[Message], messages), "example": example if isinstance(example, dict) else None}
 
@@ -187,7 +187,7 @@ class RrlClient:
             payload["idempotencyKey"] = idempotency_key
         body = self._request("POST", "/v1/jobs", payload)
         if not isinstance(body, dict) or not isinstance(body.get("request"), int) or not isinstance(body.get("jobs"), list):
-            raise RrlError("POST /v1/jobs: expected {\"request\": N, \"jobs\": [...]}")
+            raise RrlError('POST /v1/jobs: expected {"request": N, "jobs": [...]}')
         return cast(JobsAccepted, body)
 
     def request(self, request_id: int) -> dict[str, Any]:
@@ -254,9 +254,7 @@ class RrlClient:
             self._sleep(pause)
             pause = min(pause * 2, 10.0)
 
-    def score(
-        self, task_id: str, completions: list[str], idempotency_key: str | None = None, timeout: float | None = None
-    ) -> RewardsResponse:
+    def score(self, task_id: str, completions: list[str], idempotency_key: str | None = None, timeout: float | None = None) -> RewardsResponse:
         """Submit completions as jobs and wait for their rewards (``submit`` then ``wait``).
 
         Unlike ``rewards`` no connection stays silent while the jobs train; give an ``idempotency_key``

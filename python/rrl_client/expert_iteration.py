@@ -60,13 +60,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--beta", type=float, default=0.1, help="GRPO's KL coefficient (the reference is the round's SFT adapter)")
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=32)
-    p.add_argument("--prompt-form", default="patch", choices=["compact", "full", "patch"],
-                   help="GRPO's prompt form (patch: the form rrl export sft writes its rows in)")
-    p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None,
-                   help="GRPO's guided decoding (default: rrl_client.grpo's, on for --prompt-form patch)")
+    p.add_argument(
+        "--prompt-form", default="patch", choices=["compact", "full", "patch"], help="GRPO's prompt form (patch: the form rrl export sft writes its rows in)"
+    )
+    p.add_argument(
+        "--guided", action=argparse.BooleanOptionalAction, default=None, help="GRPO's guided decoding (default: rrl_client.grpo's, on for --prompt-form patch)"
+    )
     p.add_argument("--format-weight", type=float, default=None, help="GRPO's format reward weight (default: rrl_client.grpo's for the prompt form)")
-    p.add_argument("--family", action="append", default=[], metavar="NAME[:COUNT]",
-                   help="family draws the rounds' own rrl serve registers (repeatable; as rrl serve --family); not with --url")
+    p.add_argument(
+        "--family",
+        action="append",
+        default=[],
+        metavar="NAME[:COUNT]",
+        help="family draws the rounds' own rrl serve registers (repeatable; as rrl serve --family); not with --url",
+    )
     p.add_argument("--family-seed", type=int, default=1, help="seed of the --family draws")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0)
@@ -121,12 +128,38 @@ def serve_cmd(node: str, rrl: str, run: Path, draws: Sequence[str] = (), seed: i
 
 def grpo_argv(args: argparse.Namespace, url: str, out: Path, adapter: str | None) -> list[str]:
     """The flags of ``rrl_client.grpo`` for one round."""
-    argv = ["--url", url, "--model", args.model, "--output-dir", str(out), "--steps", str(args.steps),
-            "--num-generations", str(args.num_generations), "--prompts-per-step", str(args.prompts_per_step),
-            "--max-completion-length", str(args.max_completion_length), "--temperature", str(args.temperature),
-            "--learning-rate", str(args.learning_rate), "--beta", str(args.beta),
-            "--lora-r", str(args.lora_r), "--lora-alpha", str(args.lora_alpha), "--prompt-form", args.prompt_form,
-            "--seed", str(args.seed), "--threads", str(args.threads)]
+    argv = [
+        "--url",
+        url,
+        "--model",
+        args.model,
+        "--output-dir",
+        str(out),
+        "--steps",
+        str(args.steps),
+        "--num-generations",
+        str(args.num_generations),
+        "--prompts-per-step",
+        str(args.prompts_per_step),
+        "--max-completion-length",
+        str(args.max_completion_length),
+        "--temperature",
+        str(args.temperature),
+        "--learning-rate",
+        str(args.learning_rate),
+        "--beta",
+        str(args.beta),
+        "--lora-r",
+        str(args.lora_r),
+        "--lora-alpha",
+        str(args.lora_alpha),
+        "--prompt-form",
+        args.prompt_form,
+        "--seed",
+        str(args.seed),
+        "--threads",
+        str(args.threads),
+    ]
     if args.format_weight is not None:
         argv += ["--format-weight", str(args.format_weight)]
     if args.guided is not None:
@@ -153,10 +186,30 @@ def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: 
     rows = export_sft(args, runs, here / "sft.jsonl")
     summary: dict[str, Any] = {"round": k, "runs": runs, "sft_rows": rows, "sft": None}
     if rows:
-        sft_args = sft.parse_args(["--model", args.model, "--data", str(here / "sft.jsonl"), "--output-dir", str(here / "sft"),
-                                   "--epochs", str(args.sft_epochs), "--learning-rate", str(args.sft_learning_rate), "--max-length", str(args.sft_max_length),
-                                   "--lora-r", str(args.lora_r), "--lora-alpha", str(args.lora_alpha), "--seed", str(args.seed),
-                                   "--threads", str(args.threads)])
+        sft_args = sft.parse_args(
+            [
+                "--model",
+                args.model,
+                "--data",
+                str(here / "sft.jsonl"),
+                "--output-dir",
+                str(here / "sft"),
+                "--epochs",
+                str(args.sft_epochs),
+                "--learning-rate",
+                str(args.sft_learning_rate),
+                "--max-length",
+                str(args.sft_max_length),
+                "--lora-r",
+                str(args.lora_r),
+                "--lora-alpha",
+                str(args.lora_alpha),
+                "--seed",
+                str(args.seed),
+                "--threads",
+                str(args.threads),
+            ]
+        )
         summary["sft"] = sft.run(sft_args)
         adapter = summary["sft"]["adapter"]
     proc = None
@@ -173,7 +226,9 @@ def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: 
             proc.wait()
     if code != 0:
         raise RuntimeError(f"round {k}: GRPO exited {code}")
-    summary.update(grpo_start=adapter, adapter=str(here / "grpo" / "adapter"), grpo=last_line(here / "grpo" / "log.jsonl"), seconds=round(time.time() - began, 1))
+    summary.update(
+        grpo_start=adapter, adapter=str(here / "grpo" / "adapter"), grpo=last_line(here / "grpo" / "log.jsonl"), seconds=round(time.time() - began, 1)
+    )
     return summary
 
 

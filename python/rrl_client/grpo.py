@@ -46,14 +46,39 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-completion-length", type=int, default=256, help="generation cap in tokens")
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=2e-4, help="LoRA learning rate (2e-4: measured; 1e-3 collapsed)")
-    p.add_argument("--frozen", action="store_true", help="the control run: the same prompts, sampling and rewards from the model as loaded, never updated (no GRPOTrainer)")
-    p.add_argument("--prompt-form", default="compact", choices=["compact", "full", "patch"], help="the prompt's form (compact: a few hundred tokens and an example spec, for small models; patch: the same, answered with a JSON Merge Patch over it)")
-    p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None, help="constrain sampling to each task's answer schema (GET /v1/tasks/{id}/schema: form=patch for --prompt-form patch, else form=spec); default on for --prompt-form patch, off otherwise; not with --use-vllm")
-    p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)")
-    p.add_argument("--format-weight", type=float, default=None, help="weight of the trainer-side format reward beside the harness's reward (0: off; default 0.5 for --prompt-form compact, 0 for patch: it scores a completion by the example's fields, which would pull patches towards the example)")
-    p.add_argument("--beta", type=float, default=0.04, help="KL coefficient to the model as loaded (0: none; with LoRA the reference is the adapter switched off)")
+    p.add_argument(
+        "--frozen", action="store_true", help="the control run: the same prompts, sampling and rewards from the model as loaded, never updated (no GRPOTrainer)"
+    )
+    p.add_argument(
+        "--prompt-form",
+        default="compact",
+        choices=["compact", "full", "patch"],
+        help="the prompt's form (compact: a few hundred tokens and an example spec, for small models; patch: the same, answered with a JSON Merge Patch over it)",
+    )
+    p.add_argument(
+        "--guided",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="constrain sampling to each task's answer schema (GET /v1/tasks/{id}/schema: form=patch for --prompt-form patch, else form=spec); default on for --prompt-form patch, off otherwise; not with --use-vllm",
+    )
+    p.add_argument(
+        "--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)"
+    )
+    p.add_argument(
+        "--format-weight",
+        type=float,
+        default=None,
+        help="weight of the trainer-side format reward beside the harness's reward (0: off; default 0.5 for --prompt-form compact, 0 for patch: it scores a completion by the example's fields, which would pull patches towards the example)",
+    )
+    p.add_argument(
+        "--beta", type=float, default=0.04, help="KL coefficient to the model as loaded (0: none; with LoRA the reference is the adapter switched off)"
+    )
     p.add_argument("--adapter", default=None, help="start from this LoRA adapter (e.g. rrl_client.sft's OUTPUT_DIR/adapter) instead of a new one")
-    p.add_argument("--keep-flat-groups", action="store_true", help="train on groups whose rewards are all equal too (by default they are left out of the loss: no advantage, only KL drift); unscorable completions stay out either way")
+    p.add_argument(
+        "--keep-flat-groups",
+        action="store_true",
+        help="train on groups whose rewards are all equal too (by default they are left out of the loss: no advantage, only KL drift); unscorable completions stay out either way",
+    )
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=32)
     p.add_argument("--lora-targets", default="all-linear", help="LoRA target modules: 'all-linear' or a comma list")
@@ -199,7 +224,9 @@ def grpo_config(args: argparse.Namespace, cpu: bool) -> Any:
     )
 
 
-def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, tokenizer: Any, task_ids: Sequence[str], **trainer_kwargs: Any) -> tuple[Any, TrlReward]:
+def build_trainer(
+    args: argparse.Namespace, client: RrlClient, model: Any, tokenizer: Any, task_ids: Sequence[str], **trainer_kwargs: Any
+) -> tuple[Any, TrlReward]:
     """The trainer (``RrlGRPOTrainer``, a LoRA adapter on ``model``) and the harness's reward function (then the
     format reward, when weighted); ``trainer_kwargs`` go to GRPOTrainer as they are (e.g. ``rollout_func``)."""
     import torch
@@ -295,7 +322,7 @@ class RrlGRPOTrainer(_GRPOTrainer):
         out = super()._generate_and_score_completions(inputs)
         n = out["advantages"].shape[0]
         start = self.accelerator.process_index * n
-        unscorable = self._unscorable[start:start + n].to(out["advantages"].device)
+        unscorable = self._unscorable[start : start + n].to(out["advantages"].device)
         out["advantages"] = out["advantages"].masked_fill(unscorable, 0.0)
         flat = flat_groups(out["advantages"], cast(int, self.num_generations))
         drop = unscorable | (torch.zeros_like(flat) if self.keep_flat_groups else flat)
@@ -307,7 +334,6 @@ class RrlGRPOTrainer(_GRPOTrainer):
         self._metrics[mode]["flat_group_share"].append(float(flat.float().mean().item()))
         self._metrics[mode]["unscorable_share"].append(float(unscorable.float().mean().item()))
         return out
-
 
 
 def main(argv: Sequence[str] | None = None) -> int:

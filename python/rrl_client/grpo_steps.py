@@ -47,7 +47,7 @@ def run_frozen(args: argparse.Namespace, model: Any, tokenizer: Any, dataset: An
             ids = tokenizer.apply_chat_template(row["prompt"], add_generation_prompt=True, return_tensors="pt", return_dict=True)
             with torch.no_grad():
                 out = model.generate(**ids, num_return_sequences=args.num_generations, **kwargs)
-            gen = out[:, ids["input_ids"].shape[1]:]
+            gen = out[:, ids["input_ids"].shape[1] :]
             for seq in gen:
                 kept = seq[seq != tokenizer.pad_token_id]
                 lengths.append(int(kept.shape[0]))

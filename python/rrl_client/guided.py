@@ -49,8 +49,7 @@ def require_engine(engine: Engine = DEFAULT_ENGINE) -> None:
         __import__(engine)
     except ImportError as err:
         raise GuidedUnavailable(
-            f"guided decoding needs the {engine} package, which is not installed: {INSTALL[engine]} "
-            f"(pinned in python/requirements.txt) ({err})"
+            f"guided decoding needs the {engine} package, which is not installed: {INSTALL[engine]} (pinned in python/requirements.txt) ({err})"
         ) from err
 
 

@@ -52,8 +52,13 @@ class HarnessEnvClient(EnvClient[JobAction, JobObservation, JobState]):  # type:
             return self
         if getattr(self, "_ws", None) is None:
             try:
-                self._ws = await ws_connect(self._ws_url, open_timeout=self._connect_timeout, max_size=self._max_message_size,
-                                            additional_headers={"Authorization": f"Bearer {self._token}"}, proxy=None)
+                self._ws = await ws_connect(
+                    self._ws_url,
+                    open_timeout=self._connect_timeout,
+                    max_size=self._max_message_size,
+                    additional_headers={"Authorization": f"Bearer {self._token}"},
+                    proxy=None,
+                )
             except Exception as e:
                 raise ConnectionError(f"Failed to connect to {self._ws_url}: {e}") from e
         return self
@@ -128,9 +133,17 @@ class OpenEnvEnvironment(JobEpisode):
             self._done, self._done_reward = True, result.reward
         if obs.status is None:
             return Reply(obs.text)
-        feedback = {"episode": 0, "submission": self.submitted, "job": obs.job, "status": obs.status, "reason": obs.reason,
-                    "unchanged": obs.unchanged, "cost": obs.cost or {}, "validation": obs.validation,
-                    "submissionsLeft": obs.submissions_left if obs.submissions_left is not None else 0}
+        feedback = {
+            "episode": 0,
+            "submission": self.submitted,
+            "job": obs.job,
+            "status": obs.status,
+            "reason": obs.reason,
+            "unchanged": obs.unchanged,
+            "cost": obs.cost or {},
+            "validation": obs.validation,
+            "submissionsLeft": obs.submissions_left if obs.submissions_left is not None else 0,
+        }
         return Reply(obs.text, feedback)  # type: ignore[arg-type]
 
     def _close(self, task: str) -> float | None:
@@ -146,8 +159,9 @@ class OpenEnvEnvironment(JobEpisode):
         self._drop_session()
 
 
-def openenv_environment(base_url: str | None = None, *, max_submissions: int = 1, prompt_form: str = "patch",
-                        token: str | None = None) -> type[OpenEnvEnvironment]:
+def openenv_environment(
+    base_url: str | None = None, *, max_submissions: int = 1, prompt_form: str = "patch", token: str | None = None
+) -> type[OpenEnvEnvironment]:
     """An :class:`OpenEnvEnvironment` class bound to one OpenEnv server (None: ``RRL_OPENENV_URL``). Its
     ``max_submissions`` is only what the tool accepts: the server's ``--max-submissions`` bounds the episode."""
     if not 1 <= max_submissions <= MAX_EPISODE_SUBMISSIONS:

@@ -62,7 +62,10 @@ log = logging.getLogger(__name__)
 class JobAction(Action):  # type: ignore[misc]  # openenv-core ships no type information
     """One step of the episode: a job for the harness (the model's completion), or ``finish`` to end the episode."""
 
-    spec: str | None = Field(default=None, description="The model's completion: a JSON job spec, or a JSON merge patch over the task's baseline spec (raw model text holding one is fine); none with finish")
+    spec: str | None = Field(
+        default=None,
+        description="The model's completion: a JSON job spec, or a JSON merge patch over the task's baseline spec (raw model text holding one is fine); none with finish",
+    )
     task: str | None = Field(default=None, description="The task id; only needed by the stateless HTTP /step (a WebSocket session has it from reset)")
     finish: bool = Field(default=False, description="End the episode now (no job): the observation is done and carries the episode's reward")
 
@@ -72,14 +75,18 @@ class JobObservation(Observation):  # type: ignore[misc]
     (the base's) is None until the episode is done, then the episode's reward."""
 
     task: str | None = Field(default=None, description="The episode's task id")
-    text: str = Field(default="", description="reset: the task's prompt as one text; step: the feedback as one line (status, reason, validation, cost, submissions left)")
+    text: str = Field(
+        default="", description="reset: the task's prompt as one text; step: the feedback as one line (status, reason, validation, cost, submissions left)"
+    )
     messages: list[dict[str, str]] = Field(default_factory=list, description="reset: the task's prompt as chat messages")
     status: str | None = Field(default=None, description="step: succeeded, invalid, failed or unscorable (None: no job)")
     reason: str | None = Field(default=None, description="step: why the job was invalid, failed or not scored")
     job: str | None = Field(default=None, description="step: the harness's job id")
     unchanged: bool = Field(default=False, description="step: the job is the task's baseline job, seed aside")
     cost: dict[str, float | None] | None = Field(default=None, description="step: the job's envSteps, examples and wallSeconds")
-    validation: dict[str, Any] | None = Field(default=None, description="step: the job's own figure on its training pool ({name, value}), not the hidden evaluation")
+    validation: dict[str, Any] | None = Field(
+        default=None, description="step: the job's own figure on its training pool ({name, value}), not the hidden evaluation"
+    )
     submissions_left: int | None = Field(default=None, description="step: jobs the episode may still send")
 
 
@@ -108,8 +115,7 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
         self._max_submissions = max_submissions
         self._state = JobState(episode_id=str(uuid.uuid4()))
 
-    def reset(self, seed: int | None = None, episode_id: str | None = None, task: str | None = None,
-              form: str | None = None, **kwargs: Any) -> JobObservation:
+    def reset(self, seed: int | None = None, episode_id: str | None = None, task: str | None = None, form: str | None = None, **kwargs: Any) -> JobObservation:
         """Start an episode of ``task`` (an episode of the session left open is closed first); the observation
         is its prompt (``form``: patch, compact or full)."""
         if not task:
@@ -120,8 +126,9 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
         self.close()
         messages = self._client.prompt(task, form)
         self._state = JobState(episode_id=episode_id or str(uuid.uuid4()), task=task)
-        return JobObservation(task=task, messages=[dict(m) for m in messages],
-                              text="\n\n".join(m["content"] for m in messages if m.get("content")), reward=None, done=False)
+        return JobObservation(
+            task=task, messages=[dict(m) for m in messages], text="\n\n".join(m["content"] for m in messages if m.get("content")), reward=None, done=False
+        )
 
     def step(self, action: JobAction, timeout_s: float | None = None, **kwargs: Any) -> JobObservation:
         """Send the job (feedback only, not done) or, with ``finish`` or after the last allowed job, close the
@@ -153,8 +160,11 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
         st.status = feedback["status"]
         line = feedback_line(feedback)
         fields = {
-            "status": feedback["status"], "reason": feedback.get("reason"), "job": str(feedback["job"]),
-            "unchanged": bool(feedback.get("unchanged")), "cost": dict(feedback["cost"]),
+            "status": feedback["status"],
+            "reason": feedback.get("reason"),
+            "job": str(feedback["job"]),
+            "unchanged": bool(feedback.get("unchanged")),
+            "cost": dict(feedback["cost"]),
             "validation": None if feedback.get("validation") is None else dict(feedback["validation"]),  # type: ignore[arg-type]
             "submissions_left": feedback["submissionsLeft"],
         }
@@ -211,14 +221,22 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
         return EnvironmentMetadata(
             name="rrl-harness",
             description="recursive-rl's harness as an environment: reset(task) gives the task's prompt; each step(spec) trains a "
-                        "job and answers with feedback only (status, reason, cost, the job's own validation figure); the done step "
-                        "carries the episode's reward (the mean of its jobs' rewards; -1 with no job; None: the harness's failure)",
+            "job and answers with feedback only (status, reason, cost, the job's own validation figure); the done step "
+            "carries the episode's reward (the mean of its jobs' rewards; -1 with no job; None: the harness's failure)",
             version="2.0.0",
         )
 
 
-def create_app(client: RrlClient, *, max_sessions: int = 64, form: str = "patch", max_submissions: int = 1,
-               session_timeout: float | None = None, token: str | None = None, listen_host: str | None = None) -> Any:
+def create_app(
+    client: RrlClient,
+    *,
+    max_sessions: int = 64,
+    form: str = "patch",
+    max_submissions: int = 1,
+    session_timeout: float | None = None,
+    token: str | None = None,
+    listen_host: str | None = None,
+) -> Any:
     """The FastAPI app of the OpenEnv server (the library's routes), forwarding to ``client``'s `rrl serve`,
     behind the front door (rrl_client.openenv_door): loopback Host only without ``token``, the bearer
     ``token`` on every request with one, and no foreign Origin."""
@@ -239,8 +257,10 @@ def exposure_refusal(host: str, allow_remote: bool, own_token: str | None) -> st
     if allow_remote and own_token:
         return None
     missing = [w for w, ok in (("--allow-remote", allow_remote), ("--own-token-env VAR (a token of its own)", own_token)) if not ok]
-    return (f"openenv_server: --host {host} is not loopback: it needs {' and '.join(missing)}; "
-            "else any page or host that reaches it drives the harness with rrl serve's token")
+    return (
+        f"openenv_server: --host {host} is not loopback: it needs {' and '.join(missing)}; "
+        "else any page or host that reaches it drives the harness with rrl serve's token"
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -249,7 +269,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding rrl serve's bearer token, if any")
     p.add_argument("--host", default="127.0.0.1", help="loopback by default; any other host needs --allow-remote and --own-token-env")
     p.add_argument("--allow-remote", action="store_true", help="allow a --host beyond loopback (with --own-token-env)")
-    p.add_argument("--own-token-env", default=None, metavar="VAR", help="environment variable holding this server's own bearer token: every request must then carry it")
+    p.add_argument(
+        "--own-token-env", default=None, metavar="VAR", help="environment variable holding this server's own bearer token: every request must then carry it"
+    )
     p.add_argument("--port", type=int, default=8378, help="0: a free port")
     p.add_argument("--max-sessions", type=int, default=64, help="concurrent WebSocket sessions (environments) allowed; at least the trainer's generation batch")
     p.add_argument("--session-timeout", type=float, default=None, help="seconds after which an idle session is closed (default: never)")
@@ -280,8 +302,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RrlError as err:
         print(f"openenv_server: rrl serve at {args.rrl_url} does not answer: {err}", file=sys.stderr)
         return 1
-    app = create_app(client, max_sessions=args.max_sessions, form=args.form, max_submissions=args.max_submissions,
-                     session_timeout=args.session_timeout, token=own_token, listen_host=args.host)
+    app = create_app(
+        client,
+        max_sessions=args.max_sessions,
+        form=args.form,
+        max_submissions=args.max_submissions,
+        session_timeout=args.session_timeout,
+        token=own_token,
+        listen_host=args.host,
+    )
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((args.host, args.port))

@@ -58,7 +58,11 @@ def read_rows(path: str) -> list[dict[str, Any]]:
             except json.JSONDecodeError as e:
                 raise ValueError(f"{path}:{n}: not JSON ({e.msg})") from None
             messages: Any = row.get("messages") if isinstance(row, dict) else None
-            ok = isinstance(messages, list) and len(messages) >= 2 and all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in messages)
+            ok = (
+                isinstance(messages, list)
+                and len(messages) >= 2
+                and all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in messages)
+            )
             if not ok or messages[-1]["role"] != "assistant":
                 raise ValueError(f"{path}:{n}: expected messages ending with an assistant turn, as `rrl export sft` writes")
             rows.append({"prompt": messages[:-1], "completion": messages[-1:], "task": str(row.get("task", ""))})
@@ -122,8 +126,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     steps = [h for h in trainer.state.log_history if "loss" in h]
     (out / "log.jsonl").write_text("".join(json.dumps({"step": h.get("step"), "loss": h["loss"], "epoch": h.get("epoch")}) + "\n" for h in steps))
     seen = losses(trainer)
-    return {"rows": len(rows), "tasks": sorted({r["task"] for r in rows}), "steps": trainer.state.global_step,
-            "loss_first": seen[0] if seen else None, "loss_last": seen[-1] if seen else None, "adapter": str(out / "adapter")}
+    return {
+        "rows": len(rows),
+        "tasks": sorted({r["task"] for r in rows}),
+        "steps": trainer.state.global_step,
+        "loss_first": seen[0] if seen else None,
+        "loss_last": seen[-1] if seen else None,
+        "adapter": str(out / "adapter"),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -39,8 +39,7 @@ def server_url(fake: FakeRrl) -> Iterator[str]:
     if not cmd:
         yield fake.url
         return
-    proc = subprocess.Popen(shlex.split(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=Path(__file__).resolve().parents[2])
+    proc = subprocess.Popen(shlex.split(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=Path(__file__).resolve().parents[2])
     try:
         assert proc.stdout is not None
         url = None

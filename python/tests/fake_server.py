@@ -43,14 +43,22 @@ CONFIRM_SEEDS = (5, 6, 7, 8, 9)
 PATCH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "model": {"type": "object", "properties": {
-            "hidden": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 64}, "minItems": 1, "maxItems": 2},
-            "activation": {"type": "string", "enum": ["relu", "tanh"]},
-        }, "additionalProperties": False},
-        "algorithm": {"type": "object", "properties": {
-            "name": {"const": "ppo"},
-            "learningRate": {"type": "number", "minimum": 0.0001, "maximum": 0.1},
-        }, "additionalProperties": False},
+        "model": {
+            "type": "object",
+            "properties": {
+                "hidden": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 64}, "minItems": 1, "maxItems": 2},
+                "activation": {"type": "string", "enum": ["relu", "tanh"]},
+            },
+            "additionalProperties": False,
+        },
+        "algorithm": {
+            "type": "object",
+            "properties": {
+                "name": {"const": "ppo"},
+                "learningRate": {"type": "number", "minimum": 0.0001, "maximum": 0.1},
+            },
+            "additionalProperties": False,
+        },
         "seed": {"type": "integer", "minimum": 0, "maximum": 9},
     },
     "additionalProperties": False,
@@ -199,13 +207,22 @@ class FakeRrl:
                     if form not in ("full", "compact", "patch"):
                         return self._send(400, {"error": f"form: expected full, compact or patch, got {form!r}"})
                     example = baseline(task) if form != "full" else None
-                    ask = {"full": "", "compact": f" Example: {json.dumps(example)}",
-                           "patch": f" Baseline: {json.dumps(example)} Reply with a JSON merge patch of it."}[form]
+                    ask = {
+                        "full": "",
+                        "compact": f" Example: {json.dumps(example)}",
+                        "patch": f" Baseline: {json.dumps(example)} Reply with a JSON merge patch of it.",
+                    }[form]
                     fake.prompt_forms.append(form)
-                    return self._send(200, {"messages": [
-                        {"role": "system", "content": "You write training jobs as one JSON object."},
-                        {"role": "user", "content": f"Task {task}: write a job spec." + ask},
-                    ], "example": example})
+                    return self._send(
+                        200,
+                        {
+                            "messages": [
+                                {"role": "system", "content": "You write training jobs as one JSON object."},
+                                {"role": "user", "content": f"Task {task}: write a job spec." + ask},
+                            ],
+                            "example": example,
+                        },
+                    )
                 m = re.fullmatch(r"/v1/tasks/([^/]+)/schema", path)
                 if m:
                     task = m.group(1)

@@ -24,7 +24,9 @@ class Bridge:
 
     def __init__(self, *args: str, env_extra: dict[str, str] | None = None) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE)]), **(env_extra or {}))
-        self.p = subprocess.Popen([sys.executable, "-m", "rrl_gym.bridge", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "rrl_gym.bridge", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
         assert self.p.stdin is not None and self.p.stdout is not None
         self.fin, self.fout = self.p.stdin.fileno(), self.p.stdout.fileno()
 
@@ -44,7 +46,13 @@ class Bridge:
         assert len(body) == n * d * 16 + n * 10
         f = np.frombuffer(body, dtype="<f8", count=n * d * 2 + n)
         u = np.frombuffer(body, dtype=np.uint8, offset=(n * d * 2 + n) * 8)
-        return {"obs": f[: n * d].reshape(n, d), "final": f[n * d : 2 * n * d].reshape(n, d), "rewards": f[2 * n * d :], "terminated": u[:n], "truncated": u[n:]}
+        return {
+            "obs": f[: n * d].reshape(n, d),
+            "final": f[n * d : 2 * n * d].reshape(n, d),
+            "rewards": f[2 * n * d :],
+            "terminated": u[:n],
+            "truncated": u[n:],
+        }
 
     def step(self, actions: list[float], n: int, d: int) -> dict[str, np.ndarray]:
         write_all(self.fin, frame(KIND_ACTIONS, np.asarray(actions, dtype="<f8").tobytes()))
@@ -184,7 +192,9 @@ def test_a_module_id_is_refused_without_allow_import_and_the_module_is_never_imp
     marker = tmp_path / "imported"
     b = Bridge(env_extra={"RRL_IMPORT_MARKER": str(marker)})
     out = b.make("gym_import_marker:RrlMarked-v0", [0])
-    assert out["error"] == 'env_id "gym_import_marker:RrlMarked-v0" names a module to import (gym_import_marker); the task must allow it (environment.allowImport)'
+    assert (
+        out["error"] == 'env_id "gym_import_marker:RrlMarked-v0" names a module to import (gym_import_marker); the task must allow it (environment.allowImport)'
+    )
     assert b.p.wait(timeout=60) == 1
     assert not marker.exists(), "the bridge imported the module it refused"
     for not_true in [1, "true"]:  # only JSON true allows it

@@ -15,7 +15,14 @@ EXAMPLE: dict[str, Any] = {"task": "t", "model": {"hidden": [64, 64], "activatio
 
 
 def test_leaf_paths_and_structure_score() -> None:
-    assert leaf_paths(EXAMPLE) == {"task": "str", "model.hidden": "list", "model.activation": "str", "budget.envSteps": "number", "budget.targetReturn": "null", "seed": "number"}
+    assert leaf_paths(EXAMPLE) == {
+        "task": "str",
+        "model.hidden": "list",
+        "model.activation": "str",
+        "budget.envSteps": "number",
+        "budget.targetReturn": "null",
+        "seed": "number",
+    }
     assert structure_score(EXAMPLE, EXAMPLE) == 1.0
     assert structure_score(None, EXAMPLE) == 0.0
     # Values may change; kinds and places may not.

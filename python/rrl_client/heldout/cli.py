@@ -37,19 +37,39 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m rrl_client.heldout", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--url", default=os.environ.get("RRL_URL", DEFAULT_URL), help="rrl serve's address (env RRL_URL)")
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding the bearer token, if any")
-    p.add_argument("--tasks", default="", help="comma-separated task ids (default: the held-out tasks of --from-transfer that the server lists, else every task of split 'held-out' in GET /v1/tasks)")
-    p.add_argument("--arm", action="append", default=[], metavar="NAME=MODEL[:ADAPTER]", help="a model arm (repeatable): a model directory or .gguf file, and optionally a PEFT adapter directory")
+    p.add_argument(
+        "--tasks",
+        default="",
+        help="comma-separated task ids (default: the held-out tasks of --from-transfer that the server lists, else every task of split 'held-out' in GET /v1/tasks)",
+    )
+    p.add_argument(
+        "--arm",
+        action="append",
+        default=[],
+        metavar="NAME=MODEL[:ADAPTER]",
+        help="a model arm (repeatable): a model directory or .gguf file, and optionally a PEFT adapter directory",
+    )
     p.add_argument("--samples", default="4,16", help="the N of the best-of-N columns, comma-separated (sampled once at the largest)")
     p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature of the best-of-N completions")
     p.add_argument("--seeds", type=int, default=2, help="repetitions (at least 2): seeds --seed, --seed+1, ...; they change sampling and Optuna's sampler seed")
     p.add_argument("--seed", type=int, default=1, help="the first seed")
     p.add_argument("--max-new-tokens", type=int, default=160, help="generation cap per completion")
-    p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None, help="constrain generation to each task's patch schema (default: on when the engine is installed)")
+    p.add_argument(
+        "--guided",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="constrain generation to each task's patch schema (default: on when the engine is installed)",
+    )
     p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"])
     p.add_argument("--optuna", action="store_true", help="also an Optuna TPE study per task (no model), its best of N over N trials")
     p.add_argument("--optuna-batch", type=int, default=4, help="trials asked, posted and told together")
     p.add_argument("--from-transfer", default=None, metavar="DIR", help="add the rows of `rrl experiment transfer`'s DIR/transfer.json for the same tasks")
-    p.add_argument("--add-transfer", default=None, metavar="OUT", help="with --from-transfer: add its rows to the evaluation already in OUT (heldout.json), running nothing")
+    p.add_argument(
+        "--add-transfer",
+        default=None,
+        metavar="OUT",
+        help="with --from-transfer: add its rows to the evaluation already in OUT (heldout.json), running nothing",
+    )
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     p.add_argument("--out", default="runs/heldout", help="where heldout.json and heldout.md go")
     args = p.parse_args(argv)
@@ -80,8 +100,9 @@ def held_out_tasks(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [str(r["id"]) for r in rows if r.get("split") == "held-out"]
 
 
-def cell(greedy: Outcome | None, sampled: Sequence[Outcome], texts: Sequence[str], samples: Sequence[int],
-         confirmed: Callable[[str], float | None]) -> tuple[Metrics, dict[str, Any]]:
+def cell(
+    greedy: Outcome | None, sampled: Sequence[Outcome], texts: Sequence[str], samples: Sequence[int], confirmed: Callable[[str], float | None]
+) -> tuple[Metrics, dict[str, Any]]:
     """One task's metrics for one arm and seed (best of N: the confirmed score of the best single score's
     completion among the first N), and the picks behind them (index, single and confirmed score)."""
     m: Metrics = {"greedy": greedy.normalized if greedy is not None else None}
@@ -99,8 +120,9 @@ def _unchanged(outcomes: Sequence[Outcome]) -> float | None:
     return sum(bool(o.unchanged) for o in outcomes) / len(outcomes) if outcomes else None
 
 
-def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], guided: bool,
-                  confirmed: Confirmed) -> dict[str, Any]:
+def run_model_arm(
+    client: RrlClient, spec: ArmSpec, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], guided: bool, confirmed: Confirmed
+) -> dict[str, Any]:
     """One model arm over every task and seed: the greedy completion once per task (it does not depend
     on the seed), ``max(samples)`` sampled completions per task and seed."""
     started = time.time()
@@ -118,11 +140,21 @@ def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, se
             texts = arm.generate(inp["messages"], schema, n, seed)
             outs = post(client, task, texts)
             per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, partial(confirmed, task))
-            raw[task]["seeds"][str(seed)] = {"unchanged_share": _unchanged(outs), "picks": picks,
-                                             "results": [{"completion": t, **o.as_json()} for t, o in zip(texts, outs)]}
+            raw[task]["seeds"][str(seed)] = {
+                "unchanged_share": _unchanged(outs),
+                "picks": picks,
+                "results": [{"completion": t, **o.as_json()} for t, o in zip(texts, outs)],
+            }
         print(json.dumps({"arm": spec.name, "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
-    return {"kind": "model", "model": spec.model, "adapter": spec.adapter, "guided": arm.guided is not None,
-            "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
+    return {
+        "kind": "model",
+        "model": spec.model,
+        "adapter": spec.adapter,
+        "guided": arm.guided is not None,
+        "per_seed_tasks": per_seed,
+        "raw": raw,
+        "seconds": time.time() - started,
+    }
 
 
 def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], confirmed: Confirmed) -> dict[str, Any]:
@@ -200,8 +232,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     client = RrlClient(args.url, os.environ.get(args.token_env) or None)
     tasks = [t for t in args.tasks.split(",") if t]
     if args.from_transfer and not transfer_ready(args.from_transfer):
-        warn(f"no transfer.json in {args.from_transfer} yet (is `rrl experiment transfer` still running?): its rows are left out unless it is there "
-             f"when the models are done; add them later with --add-transfer {args.out}")
+        warn(
+            f"no transfer.json in {args.from_transfer} yet (is `rrl experiment transfer` still running?): its rows are left out unless it is there "
+            f"when the models are done; add them later with --add-transfer {args.out}"
+        )
     if not tasks and args.from_transfer and transfer_ready(args.from_transfer):
         served = {str(r["id"]) for r in client.tasks()}
         theirs = transfer_tasks(args.from_transfer)
@@ -230,13 +264,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             warn(f"UNGUIDED: {reason}")
             guided = False
             notes.append(f"generation unguided: {reason}")
-    inputs = {t: {"messages": client.prompt(t, "patch"), "schema": client.schema(t, "patch"),
-                  "baseline": client.prompt_response(t, "compact")["example"] or {}} for t in tasks}
+    inputs = {
+        t: {"messages": client.prompt(t, "patch"), "schema": client.schema(t, "patch"), "baseline": client.prompt_response(t, "compact")["example"] or {}}
+        for t in tasks
+    }
 
     arms: dict[str, dict[str, Any]] = {}
     started = time.time()
     base = {t: post(client, t, ["{}"])[0] for t in tasks}
-    per_seed_base: dict[int, dict[str, Metrics]] = {s: {t: {**{k: None for k in keys}, "greedy": o.normalized, "valid_share": 1.0 if o.valid else 0.0} for t, o in base.items()} for s in seeds}
+    per_seed_base: dict[int, dict[str, Metrics]] = {
+        s: {t: {**{k: None for k in keys}, "greedy": o.normalized, "valid_share": 1.0 if o.valid else 0.0} for t, o in base.items()} for s in seeds
+    }
     arms["baseline"] = {"kind": "baseline", "per_seed_tasks": per_seed_base, "raw": {t: o.as_json() for t, o in base.items()}, "seconds": time.time() - started}
     confirmed = Confirmed(client)
     for spec in args.arms:
@@ -260,9 +298,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     for arm in arms.values():
         summarise_arm(arm, tasks, keys)
     result = {
-        "settings": {"url": args.url, "samples": args.samples, "seeds": seeds, "temperature": args.temperature, "guided": guided,
-                     "guided_engine": args.guided_engine, "max_new_tokens": args.max_new_tokens, "optuna": args.optuna,
-                     "from_transfer": args.from_transfer, "confirmations": confirmed.asked},
+        "settings": {
+            "url": args.url,
+            "samples": args.samples,
+            "seeds": seeds,
+            "temperature": args.temperature,
+            "guided": guided,
+            "guided_engine": args.guided_engine,
+            "max_new_tokens": args.max_new_tokens,
+            "optuna": args.optuna,
+            "from_transfer": args.from_transfer,
+            "confirmations": confirmed.asked,
+        },
         "tasks": tasks,
         "arms": arms,
         "notes": notes,

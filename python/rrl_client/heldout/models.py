@@ -76,7 +76,12 @@ class ModelArm:
         ids = tok.apply_chat_template(list(messages), add_generation_prompt=True, return_tensors="pt", return_dict=True)
         ids = {k: v.to(self.model.device) for k, v in ids.items()}
         procs = [self.guided.processor(schema)] if self.guided is not None and schema is not None else None
-        kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id, "logits_processor": procs}
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": self.max_new_tokens,
+            "pad_token_id": tok.pad_token_id,
+            "eos_token_id": tok.eos_token_id,
+            "logits_processor": procs,
+        }
         if seed is None:
             if n != 1:
                 raise ValueError("greedy decoding gives one completion")
@@ -87,7 +92,7 @@ class ModelArm:
         with torch.no_grad():
             out = self.model.generate(**ids, **kwargs)
         texts: list[str] = []
-        for seq in out[:, ids["input_ids"].shape[1]:]:
+        for seq in out[:, ids["input_ids"].shape[1] :]:
             hits = (seq == tok.eos_token_id).nonzero()
             end = int(hits[0]) if len(hits) else len(seq)
             texts.append(tok.decode(seq[:end], skip_special_tokens=True))

@@ -124,6 +124,7 @@ def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> 
 
 # -- writing -------------------------------------------------------------------------------------
 
+
 def _cell(s: dict[str, Any] | None, n_tasks: int, seeds: bool = True) -> str:
     if not s or s.get("mean") is None:
         return "–"
@@ -161,7 +162,13 @@ def markdown(result: dict[str, Any]) -> str:
         cells = [_cell(arm["summary"][k], len(tasks)) for k in keys]
         secs = arm.get("seconds")
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {'–' if secs is None else f'{secs:.1f}'} |")
-    lines += ["", "Per task (mean ± sd over seeds):", "", "| task | arm | " + " | ".join(heads) + " |", "| --- | --- | " + " | ".join("---:" for _ in heads) + " |"]
+    lines += [
+        "",
+        "Per task (mean ± sd over seeds):",
+        "",
+        "| task | arm | " + " | ".join(heads) + " |",
+        "| --- | --- | " + " | ".join("---:" for _ in heads) + " |",
+    ]
     for t in tasks:
         for name, arm in result["arms"].items():
             pt = arm["per_task"].get(t)

@@ -166,8 +166,15 @@ class RrlJobsTaskset(vf.Taskset[RrlJobTask, RrlJobsConfig]):
             rest = [m for m in messages if m["role"] != "system"]
             prompt: Any = rest[0]["content"] if len(rest) == 1 and rest[0]["role"] == "user" else [dict(m) for m in rest]
             data = RrlJobData(
-                idx=i, id=task_id, name=task_id, prompt=prompt, system_prompt="\n\n".join(system) if system else None,
-                family=str(row.get("family") or ""), split=str(row.get("split") or ""), form=cfg.form, example=answer["example"],
+                idx=i,
+                id=task_id,
+                name=task_id,
+                prompt=prompt,
+                system_prompt="\n\n".join(system) if system else None,
+                family=str(row.get("family") or ""),
+                split=str(row.get("split") or ""),
+                form=cfg.form,
+                example=answer["example"],
             )
             out.append(RrlJobTask(data, cfg.task))
         return out
@@ -207,8 +214,10 @@ def load_environment(
     task_cfg: dict[str, Any] = {"token_env": token_env, "timeout": timeout}
     if url is not None:
         task_cfg["url"] = url
-    config = vf.SingleAgentEnvConfig.model_validate({
-        "taskset": {"id": TASKSET_ID, "task": task_cfg, "tasks": tasks, "family": family, "split": split, "form": form},
-        "agent": {"harness": {"id": harness}, "runtime": {"type": runtime}},
-    })
+    config = vf.SingleAgentEnvConfig.model_validate(
+        {
+            "taskset": {"id": TASKSET_ID, "task": task_cfg, "tasks": tasks, "family": family, "split": split, "form": form},
+            "agent": {"harness": {"id": harness}, "runtime": {"type": runtime}},
+        }
+    )
     return vf.load_environment(config)
