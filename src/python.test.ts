@@ -6,34 +6,17 @@
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { skipWithoutPython } from './testing/python.js';
+import { skipWithoutPython, startPython } from './testing/python.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const python = join(root, '.venv', 'bin', 'python');
 const skip = skipWithoutPython('the Python tests (pytest and mypy in .venv)', ['pytest', 'mypy', 'gymnasium', 'torch'], python);
 
-/** Starts a module of the venv's Python in python/; resolves with its exit status and output. */
-function startPython(args: string[]): Promise<{ status: number | null; output: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn(python, args, { cwd: join(root, 'python'), env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
-    let output = '';
-    child.stdout.on('data', (b: Buffer) => (output += b));
-    child.stderr.on('data', (b: Buffer) => (output += b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 900_000);
-    child.once('error', fail);
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      done({ status, output });
-    });
-  });
-}
-
 // pytest and mypy are single-threaded and independent: both start at once, each test waits for its own.
-const pytest = skip ? null : startPython(['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests']);
-const mypy = skip ? null : startPython(['-m', 'mypy', '--cache-dir', join(root, '.venv', '.mypy_cache')]);
+const pytest = skip ? null : startPython(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', 'tests'], join(root, 'python'));
+const mypy = skip ? null : startPython(python, ['-m', 'mypy', '--cache-dir', join(root, '.venv', '.mypy_cache')], join(root, 'python'));
 
 test('python: pytest (client, TRL and verl rewards, the TRL, OpenEnv and verifiers adapters on a real rrl serve, GRPO smoke test with LoRA)', {
   skip,

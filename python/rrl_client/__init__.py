@@ -4,4 +4,16 @@ from .client import JobsAccepted, PromptResponse, RewardResult, RewardsResponse,
 from .rewards import TrlReward, compute_score, compute_score_batch
 from .shaping import FormatReward
 
-__all__ = ["JobsAccepted", "PromptResponse", "RrlTimeout", "RewardResult", "RewardsResponse", "RrlClient", "RrlError", "FormatReward", "TrlReward", "compute_score", "compute_score_batch"]
+__all__ = [
+    "FormatReward",
+    "JobsAccepted",
+    "PromptResponse",
+    "RewardResult",
+    "RewardsResponse",
+    "RrlClient",
+    "RrlError",
+    "RrlTimeout",
+    "TrlReward",
+    "compute_score",
+    "compute_score_batch",
+]

@@ -18,8 +18,10 @@ import argparse
 import json
 import sys
 import time
-from typing import Any, Optional, Sequence, cast
+from collections.abc import Sequence
+from typing import Any, cast
 
+from .extract import extract_json_object
 from .guided import ENGINES, GuidedDecoding, schema_errors
 
 PATCH_REQUEST = (
@@ -36,18 +38,7 @@ def patch_messages(messages: list[dict[str, str]]) -> list[dict[str, str]]:
     return out
 
 
-def first_json(text: str) -> Optional[Any]:
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch == "{":
-            try:
-                return decoder.raw_decode(text, i)[0]
-            except ValueError:
-                continue
-    return None
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m rrl_client.bench_guided", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True)
     p.add_argument("--inputs", required=True, help="bench/guided/inputs.json")
@@ -66,7 +57,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from .grpo import load_model
 
     torch.set_num_threads(args.threads)
-    inputs = cast(dict[str, Any], json.load(open(args.inputs)))
+    with open(args.inputs) as f:
+        inputs = cast(dict[str, Any], json.load(f))
     tasks = [t for t in args.tasks.split(",") if t] or list(inputs)
     model, tok = load_model(args.model, dtype=torch.float32)
     model.eval()
@@ -86,12 +78,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             torch.manual_seed(args.seed)
             began = time.perf_counter()
             with torch.no_grad():
-                out = model.generate(**ids, do_sample=True, temperature=args.temperature, top_p=1.0, top_k=0,
-                                     max_new_tokens=args.max_new_tokens, num_return_sequences=args.samples,
-                                     pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id,
-                                     logits_processor=procs or None)
+                out = model.generate(
+                    **ids,
+                    do_sample=True,
+                    temperature=args.temperature,
+                    top_p=1.0,
+                    top_k=0,
+                    max_new_tokens=args.max_new_tokens,
+                    num_return_sequences=args.samples,
+                    pad_token_id=tok.pad_token_id,
+                    eos_token_id=tok.eos_token_id,
+                    logits_processor=procs or None,
+                )
             gen_s = time.perf_counter() - began
-            gen = out[:, ids["input_ids"].shape[1]:]
+            gen = out[:, ids["input_ids"].shape[1] :]
             tokens = 0
             parsed = valid = 0
             distinct: set[str] = set()
@@ -104,7 +104,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 tokens += n
                 text = tok.decode(seq[:n], skip_special_tokens=True)
                 if guided is None:
-                    value = first_json(text)
+                    value = extract_json_object(text)
                 else:
                     try:
                         value = json.loads(text)
@@ -117,11 +117,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         distinct.add(json.dumps(value, sort_keys=True))
                         example = example or json.dumps(value)
             row = {
-                "engine": engine, "task": task, "samples": args.samples, "json": parsed / args.samples,
-                "schema_valid": valid / args.samples, "distinct_valid": len(distinct),
-                "mean_tokens": tokens / args.samples, "tokens_per_s": tokens / gen_s, "gen_s": gen_s,
-                "compile_s": compile_s, "tokenizer_s": guided.tokenizer_seconds if guided else None,
-                "mask_s": procs[0].mask_seconds if procs else None, "example": example[:160],
+                "engine": engine,
+                "task": task,
+                "samples": args.samples,
+                "json": parsed / args.samples,
+                "schema_valid": valid / args.samples,
+                "distinct_valid": len(distinct),
+                "mean_tokens": tokens / args.samples,
+                "tokens_per_s": tokens / gen_s,
+                "gen_s": gen_s,
+                "compile_s": compile_s,
+                "tokenizer_s": guided.tokenizer_seconds if guided else None,
+                "mask_s": procs[0].mask_seconds if procs else None,
+                "example": example[:160],
             }
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
@@ -130,8 +138,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for r in rows:
         comp = "–" if r["compile_s"] is None else f"{r['compile_s']:.2f} ({r['tokenizer_s']:.2f})"
         mask = "–" if r["mask_s"] is None else f"{r['mask_s']:.1f}"
-        print(f"| {r['engine']} | {r['task']} | {r['json']:.2f} | {r['schema_valid']:.2f} | {r['distinct_valid']} | "
-              f"{r['mean_tokens']:.1f} | {r['tokens_per_s']:.1f} | {mask} | {comp} |")
+        print(
+            f"| {r['engine']} | {r['task']} | {r['json']:.2f} | {r['schema_valid']:.2f} | {r['distinct_valid']} | "
+            f"{r['mean_tokens']:.1f} | {r['tokens_per_s']:.1f} | {mask} | {comp} |"
+        )
     for r in rows:
         print(f"{r['engine']} {r['task']}: {r['example']}")
     if args.json_out:

@@ -27,13 +27,51 @@ from __future__ import annotations
 import email.utils
 import http.client
 import json
-import socket
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Callable, Iterator, NotRequired, Optional, TypedDict, cast
+from collections.abc import Callable, Iterator
+from typing import Any, cast
 
+from .answers import (
+    Confirmation,
+    EpisodeClosed,
+    EpisodeOpened,
+    EpisodeState,
+    JobsAccepted,
+    Message,
+    PromptResponse,
+    RewardResult,
+    RewardsResponse,
+    RrlError,
+    SubmissionFeedback,
+    expect_fields,
+    reward_value,
+    rewards_response,
+    submission_feedback,
+)
+
+# The answer types are part of the client's API: it hands them on.
+__all__ = [
+    "MAX_EPISODE_SUBMISSIONS",
+    "PROMPT_FORMS",
+    "SCHEMA_FORMS",
+    "Confirmation",
+    "EpisodeClosed",
+    "EpisodeOpened",
+    "EpisodeState",
+    "JobsAccepted",
+    "Message",
+    "PromptResponse",
+    "RewardResult",
+    "RewardsResponse",
+    "RrlClient",
+    "RrlError",
+    "RrlTimeout",
+    "SubmissionFeedback",
+    "parse_retry_after",
+]
 
 PROMPT_FORMS = ("full", "compact", "patch")
 """``full``: the whole brief; ``compact``: a short prompt showing the baseline spec to send back edited;
@@ -43,158 +81,11 @@ MAX_EPISODE_SUBMISSIONS = 8
 """The most jobs one episode may send (``maxSubmissions`` of ``POST /v1/episodes``)."""
 
 
-class Message(TypedDict):
-    """One chat message of a task's prompt."""
-
-    role: str
-    content: str
-
-
-class Score(TypedDict):
-    """The hidden evaluation's normalised score of one job and its standard error."""
-
-    normalized: float
-    stderr: float
-
-
-class RewardResult(TypedDict):
-    """What the harness did with one completion."""
-
-    status: str
-    score: Optional[Score]
-    reason: Optional[str]
-    job: Optional[str]
-    unchanged: NotRequired[bool]
-    """True when the completion, applied to the task's baseline, changes nothing but the seed (a no-op patch)."""
-
-
-class RewardsResponse(TypedDict):
-    """The answer to ``POST /v1/rewards``: one reward and one result per completion, in order.
-
-    A reward is ``None`` when the harness could not score its completion (its result's reason says why)."""
-
-    rewards: list[Optional[float]]
-    results: list[RewardResult]
-
-
-class JobsAccepted(TypedDict):
-    """The answer to ``POST /v1/jobs``: the request and its job ids, given before any job runs."""
-
-    request: int
-    replayed: bool
-    status: str
-    jobs: list[int]
-    links: dict[str, str]
-
-
 class RrlTimeout(RuntimeError):
     """The rewards of a request did not come within the caller's wait."""
 
 
-class PromptResponse(TypedDict):
-    """``GET /v1/tasks/{id}/prompt``: chat messages and the example spec of the compact and patch forms (else None)."""
-
-    messages: list[Message]
-    example: Optional[dict[str, Any]]
-
-
-class Cost(TypedDict):
-    """What a job spent: environment steps (control), examples (supervised), wall-clock seconds; None when not known."""
-
-    envSteps: Optional[int]
-    examples: Optional[int]
-    wallSeconds: Optional[float]
-
-
-class Validation(TypedDict):
-    """The job's own figure on its training pool (control: the mean return of its last training episodes;
-    supervised: its validation metric on its own validation split), never the hidden evaluation."""
-
-    name: str
-    value: float
-
-
-class EpisodeOpened(TypedDict):
-    """``POST /v1/episodes``: the new episode."""
-
-    episode: int
-    task: str
-    maxSubmissions: int
-    submitted: int
-    status: str
-
-
-class SubmissionFeedback(TypedDict):
-    """``POST /v1/episodes/{id}/submissions``: what a practitioner would see of a finished job. Never a
-    hidden score, its uncertainty or a reward."""
-
-    episode: int
-    submission: int
-    job: int
-    status: str
-    """``succeeded``, ``invalid``, ``failed`` or ``unscorable`` (the harness's own failure)."""
-    reason: Optional[str]
-    unchanged: bool
-    cost: Cost
-    validation: Optional[Validation]
-    submissionsLeft: int
-
-
-class EpisodeState(TypedDict):
-    """``GET /v1/episodes/{id}``: the episode, its submissions' feedback and, once closed, its reward."""
-
-    episode: int
-    task: str
-    maxSubmissions: int
-    submitted: int
-    status: str
-    submissions: list[SubmissionFeedback]
-    reward: Optional[float]
-    reason: Optional[str]
-
-
-class EpisodeClosed(TypedDict):
-    """``POST /v1/episodes/{id}/close``: the episode's reward (None: no submission could be scored, the
-    harness's failure) and why, when that is not plain."""
-
-    episode: int
-    reward: Optional[float]
-    submitted: int
-    reason: Optional[str]
-
-
-class ConfirmedScore(TypedDict):
-    """A spec's score over the harness's confirmation seeds (which are never shown)."""
-
-    normalized: Optional[float]
-    """The mean normalised hidden score over the seeds, a failed seed counted as a failure; None when the harness lost every seed."""
-    uncertainty: Optional[float]
-    complete: bool
-    scored: int
-    seeds: int
-    failed: int
-    unscorable: int
-
-
-class Confirmation(TypedDict):
-    """``POST /v1/tasks/{id}/confirmations``: a completion's spec trained again on the harness's confirmation
-    seeds, for reports (never a reward). ``confirmed`` is None when the completion holds no valid spec."""
-
-    confirmed: Optional[ConfirmedScore]
-    status: str
-    """``succeeded`` (every seed scored), ``failed`` (some did not) or ``invalid`` (nothing trained)."""
-    reason: Optional[str]
-
-
-class RrlError(RuntimeError):
-    """A request to `rrl serve` that failed: an HTTP error, a bad answer, or the retry budget spent."""
-
-    def __init__(self, message: str, status: Optional[int] = None) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
+def parse_retry_after(value: str | None, now: float | None = None) -> float | None:
     """Seconds to wait from a ``Retry-After`` header (delta-seconds or an HTTP date); None if absent or unreadable."""
     if value is None:
         return None
@@ -223,7 +114,7 @@ class RrlClient:
     def __init__(
         self,
         base_url: str,
-        token: Optional[str] = None,
+        token: str | None = None,
         *,
         timeout: float = 1800.0,
         max_wait: float = 1800.0,
@@ -263,7 +154,7 @@ class RrlClient:
         body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/prompt" + ("" if form == "full" else f"?form={form}"))
         messages = body.get("messages") if isinstance(body, dict) else None
         if not isinstance(messages, list):
-            raise RrlError(f"GET /v1/tasks/{task_id}/prompt: expected {{\"messages\": [...]}}")
+            raise RrlError(f'GET /v1/tasks/{task_id}/prompt: expected {{"messages": [...]}}')
         example = body.get("example")
         return {"messages": cast(list[Message], messages), "example": example if isinstance(example, dict) else None}
 
@@ -283,7 +174,7 @@ class RrlClient:
         options, kind, range and log scale; ``rrl space --task ID`` prints the same)."""
         body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/space")
         if not isinstance(body, dict) or not isinstance(body.get("heads"), list):
-            raise RrlError(f"GET /v1/tasks/{task_id}/space: expected {{\"heads\": [...]}}")
+            raise RrlError(f'GET /v1/tasks/{task_id}/space: expected {{"heads": [...]}}')
         return cast(dict[str, Any], body)
 
     def rewards(self, task_id: str, completions: list[str]) -> RewardsResponse:
@@ -291,9 +182,9 @@ class RrlClient:
         if not all(isinstance(c, str) for c in completions):
             raise TypeError("completions must be a list of str")
         body = self._request("POST", "/v1/rewards", {"task": task_id, "completions": completions})
-        return _rewards_response("POST /v1/rewards", body, len(completions))
+        return rewards_response("POST /v1/rewards", body, len(completions))
 
-    def submit(self, task_id: str, completions: list[str], idempotency_key: Optional[str] = None) -> JobsAccepted:
+    def submit(self, task_id: str, completions: list[str], idempotency_key: str | None = None) -> JobsAccepted:
         """``POST /v1/jobs``: record completions as jobs; answers at once with the request and job ids.
 
         The same ``idempotency_key`` again is the same request (its jobs are not trained twice)."""
@@ -304,7 +195,7 @@ class RrlClient:
             payload["idempotencyKey"] = idempotency_key
         body = self._request("POST", "/v1/jobs", payload)
         if not isinstance(body, dict) or not isinstance(body.get("request"), int) or not isinstance(body.get("jobs"), list):
-            raise RrlError("POST /v1/jobs: expected {\"request\": N, \"jobs\": [...]}")
+            raise RrlError('POST /v1/jobs: expected {"request": N, "jobs": [...]}')
         return cast(JobsAccepted, body)
 
     def request(self, request_id: int) -> dict[str, Any]:
@@ -342,7 +233,7 @@ class RrlClient:
                 elif line.startswith("data:"):
                     data.append(line[5:].lstrip(" "))
 
-    def wait(self, request_id: int, timeout: Optional[float] = None, expected: Optional[int] = None) -> RewardsResponse:
+    def wait(self, request_id: int, timeout: float | None = None, expected: int | None = None) -> RewardsResponse:
         """The answer of a request once its jobs are done, read from its event stream.
 
         A stream cut (a proxy, a restarting server: ``interrupted``) is opened again after a pause,
@@ -357,7 +248,7 @@ class RrlClient:
             try:
                 for event, data in self.events(request_id, read_timeout=60.0 if left is None else max(1.0, min(60.0, left))):
                     if event == "rewards":
-                        return _rewards_response(f"request {request_id}", data, expected)
+                        return rewards_response(f"request {request_id}", data, expected)
                     if event == "interrupted":
                         break
                     if event == "error":
@@ -366,14 +257,12 @@ class RrlClient:
             except RrlError as err:
                 if err.status not in (None, 502, 503, 504) or str(err).startswith(f"request {request_id}: "):
                     raise
-            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, socket.timeout, TimeoutError, ValueError):
+            except (urllib.error.URLError, http.client.HTTPException, ConnectionError, TimeoutError, ValueError):
                 pass  # a cut stream or a server not back yet: open it again
             self._sleep(pause)
             pause = min(pause * 2, 10.0)
 
-    def score(
-        self, task_id: str, completions: list[str], idempotency_key: Optional[str] = None, timeout: Optional[float] = None
-    ) -> RewardsResponse:
+    def score(self, task_id: str, completions: list[str], idempotency_key: str | None = None, timeout: float | None = None) -> RewardsResponse:
         """Submit completions as jobs and wait for their rewards (``submit`` then ``wait``).
 
         Unlike ``rewards`` no connection stays silent while the jobs train; give an ``idempotency_key``
@@ -381,14 +270,14 @@ class RrlClient:
         accepted = self.submit(task_id, completions, idempotency_key)
         return self.wait(accepted["request"], timeout=timeout, expected=len(completions))
 
-    def open_episode(self, task_id: str, max_submissions: int = 1, idempotency_key: Optional[str] = None) -> EpisodeOpened:
+    def open_episode(self, task_id: str, max_submissions: int = 1, idempotency_key: str | None = None) -> EpisodeOpened:
         """``POST /v1/episodes``: open an episode of up to ``max_submissions`` jobs (1..8) of ``task_id``.
         The same ``idempotency_key`` again is the same episode."""
         body = self._request("POST", "/v1/episodes", {"task": task_id, "maxSubmissions": int(max_submissions)}, _key_header(idempotency_key))
-        _expect(body, "POST /v1/episodes", episode=int, task=str, maxSubmissions=int, submitted=int, status=str)
+        expect_fields(body, "POST /v1/episodes", episode=int, task=str, maxSubmissions=int, submitted=int, status=str)
         return cast(EpisodeOpened, body)
 
-    def submit_to_episode(self, episode_id: int, completion: str, idempotency_key: Optional[str] = None) -> SubmissionFeedback:
+    def submit_to_episode(self, episode_id: int, completion: str, idempotency_key: str | None = None) -> SubmissionFeedback:
         """``POST /v1/episodes/{id}/submissions``: one completion as the episode's next job; answers once the
         job is finished, with feedback only. The same ``idempotency_key`` again is the same submission.
         RrlError with status 409 when the episode is closed or has no submissions left."""
@@ -396,15 +285,15 @@ class RrlClient:
             raise TypeError("completion must be a str")
         what = f"POST /v1/episodes/{int(episode_id)}/submissions"
         body = self._request("POST", f"/v1/episodes/{int(episode_id)}/submissions", {"completion": completion}, _key_header(idempotency_key))
-        return _feedback(what, body)
+        return submission_feedback(what, body)
 
     def episode(self, episode_id: int) -> EpisodeState:
         """``GET /v1/episodes/{id}``: the episode, its feedback so far and, once closed, its reward."""
         what = f"GET /v1/episodes/{int(episode_id)}"
         body = self._request("GET", f"/v1/episodes/{int(episode_id)}")
-        _expect(body, what, episode=int, task=str, maxSubmissions=int, submitted=int, status=str, submissions=list)
-        body["submissions"] = [_feedback(what, f) for f in body["submissions"]]
-        body["reward"] = _reward(what, body.get("reward"))
+        expect_fields(body, what, episode=int, task=str, maxSubmissions=int, submitted=int, status=str, submissions=list)
+        body["submissions"] = [submission_feedback(what, f) for f in body["submissions"]]
+        body["reward"] = reward_value(what, body.get("reward"))
         return cast(EpisodeState, body)
 
     def close_episode(self, episode_id: int) -> EpisodeClosed:
@@ -412,8 +301,8 @@ class RrlClient:
         nothing in it could be scored, the harness's failure). Closing again gives the same answer."""
         what = f"POST /v1/episodes/{int(episode_id)}/close"
         body = self._request("POST", f"/v1/episodes/{int(episode_id)}/close", {})
-        _expect(body, what, episode=int, submitted=int)
-        body["reward"] = _reward(what, body.get("reward"))
+        expect_fields(body, what, episode=int, submitted=int)
+        body["reward"] = reward_value(what, body.get("reward"))
         return cast(EpisodeClosed, body)
 
     def confirm(self, task_id: str, completion: str) -> Confirmation:
@@ -424,11 +313,11 @@ class RrlClient:
             raise TypeError("completion must be a str")
         what = f"POST /v1/tasks/{task_id}/confirmations"
         body = self._request("POST", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/confirmations", {"completion": completion})
-        _expect(body, what, status=str)
+        expect_fields(body, what, status=str)
         confirmed = body.get("confirmed")
         if confirmed is not None:
-            _expect(confirmed, f"{what}: confirmed", complete=bool, scored=int, seeds=int, failed=int, unscorable=int)
-            confirmed["normalized"] = _reward(what, confirmed.get("normalized"))
+            expect_fields(confirmed, f"{what}: confirmed", complete=bool, scored=int, seeds=int, failed=int, unscorable=int)
+            confirmed["normalized"] = reward_value(what, confirmed.get("normalized"))
         return cast(Confirmation, body)
 
     def job(self, job_id: str) -> dict[str, Any]:
@@ -440,7 +329,7 @@ class RrlClient:
 
     # -- transport ---------------------------------------------------------------------------
 
-    def _request(self, method: str, path: str, payload: Any = None, extra_headers: Optional[dict[str, str]] = None) -> Any:
+    def _request(self, method: str, path: str, payload: Any = None, extra_headers: dict[str, str] | None = None) -> Any:
         data = None if payload is None else json.dumps(payload).encode("utf-8")
         headers = {"Accept": "application/json", **(extra_headers or {})}
         if data is not None:
@@ -478,66 +367,14 @@ class RrlClient:
                 raise RrlError(f"{method} {path}: the answer is not JSON: {raw[:200]!r}") from None
 
 
-def _rewards_response(what: str, body: Any, expected: Optional[int]) -> RewardsResponse:
-    """Checks an answer's shape: one reward (a number or None) and one result per completion."""
-    if not isinstance(body, dict):
-        raise RrlError(f"{what}: expected a JSON object")
-    rewards = body.get("rewards")
-    results = body.get("results")
-    n = len(rewards) if expected is None and isinstance(rewards, list) else expected
-    if not isinstance(rewards, list) or len(rewards) != n:
-        raise RrlError(f"{what}: expected {n} rewards, got {rewards!r:.200}")
-    if not isinstance(results, list) or len(results) != n:
-        raise RrlError(f"{what}: expected {n} results")
-    if not all(r is None or (isinstance(r, (int, float)) and not isinstance(r, bool)) for r in rewards):
-        raise RrlError(f"{what}: a reward is neither a number nor null")
-    return {"rewards": [None if r is None else float(r) for r in rewards], "results": cast(list[RewardResult], results)}
-
-
-def _key_header(key: Optional[str]) -> Optional[dict[str, str]]:
+def _key_header(key: str | None) -> dict[str, str] | None:
     return None if key is None else {"Idempotency-Key": key}
-
-
-def _is(value: Any, kind: type) -> bool:
-    return isinstance(value, kind) and not (kind in (int, float) and isinstance(value, bool))
-
-
-def _expect(body: Any, what: str, **fields: type) -> None:
-    """Checks that an answer is an object with these fields of these types (RrlError naming the first that is not)."""
-    if not isinstance(body, dict):
-        raise RrlError(f"{what}: expected a JSON object")
-    for name, kind in fields.items():
-        if not _is(body.get(name), kind):
-            raise RrlError(f"{what}: expected {name!r} to be {kind.__name__}, got {body.get(name)!r:.100}")
-
-
-def _reward(what: str, value: Any) -> Optional[float]:
-    if value is None:
-        return None
-    if not _is(value, int) and not _is(value, float):
-        raise RrlError(f"{what}: a reward is neither a number nor null: {value!r:.100}")
-    return float(value)
-
-
-def _feedback(what: str, body: Any) -> SubmissionFeedback:
-    """Checks one submission's feedback: its fields and types, and that it carries nothing hidden (a ``score``
-    or ``reward`` in it is an error of the server, refused here rather than shown to an agent)."""
-    _expect(body, what, episode=int, submission=int, job=int, status=str, unchanged=bool, cost=dict, submissionsLeft=int)
-    leaked = sorted({"score", "reward", "rewards", "uncertainty", "stderr", "normalized"} & set(body))
-    if leaked:
-        raise RrlError(f"{what}: the feedback carries hidden fields ({', '.join(leaked)}); refusing to pass it on")
-    validation = body.get("validation")
-    if validation is not None:
-        _expect(validation, f"{what}: validation", name=str)
-        if not (_is(validation.get("value"), int) or _is(validation.get("value"), float)):
-            raise RrlError(f"{what}: validation.value is not a number")
-    return cast(SubmissionFeedback, body)
 
 
 def _error_detail(err: urllib.error.HTTPError) -> str:
     try:
         raw = err.read()
-    except Exception:  # the body is only for the message
+    except Exception:  # noqa: BLE001  (the body is only for the message: whatever fails reading it, the status stands)
         return err.reason if isinstance(err.reason, str) else ""
     try:
         body = json.loads(raw)

@@ -27,15 +27,16 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from . import grpo, sft
 
 REPO_RRL = Path(__file__).resolve().parents[2] / "bin" / "rrl.js"
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command's flags."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.expert_iteration", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rounds", type=int, default=1)
@@ -59,13 +60,20 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--beta", type=float, default=0.1, help="GRPO's KL coefficient (the reference is the round's SFT adapter)")
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=32)
-    p.add_argument("--prompt-form", default="patch", choices=["compact", "full", "patch"],
-                   help="GRPO's prompt form (patch: the form rrl export sft writes its rows in)")
-    p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None,
-                   help="GRPO's guided decoding (default: rrl_client.grpo's, on for --prompt-form patch)")
+    p.add_argument(
+        "--prompt-form", default="patch", choices=["compact", "full", "patch"], help="GRPO's prompt form (patch: the form rrl export sft writes its rows in)"
+    )
+    p.add_argument(
+        "--guided", action=argparse.BooleanOptionalAction, default=None, help="GRPO's guided decoding (default: rrl_client.grpo's, on for --prompt-form patch)"
+    )
     p.add_argument("--format-weight", type=float, default=None, help="GRPO's format reward weight (default: rrl_client.grpo's for the prompt form)")
-    p.add_argument("--family", action="append", default=[], metavar="NAME[:COUNT]",
-                   help="family draws the rounds' own rrl serve registers (repeatable; as rrl serve --family); not with --url")
+    p.add_argument(
+        "--family",
+        action="append",
+        default=[],
+        metavar="NAME[:COUNT]",
+        help="family draws the rounds' own rrl serve registers (repeatable; as rrl serve --family); not with --url",
+    )
     p.add_argument("--family-seed", type=int, default=1, help="seed of the --family draws")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0)
@@ -80,7 +88,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
 def export_sft(args: argparse.Namespace, runs: Sequence[str], out: Path) -> int:
     """``rrl export sft RUNS --out OUT``; the number of rows it wrote (its summary lines go to stderr)."""
     cmd = [args.node, args.rrl, "export", "sft", *runs, "--out", str(out), "--per-task", str(args.per_task)]
-    done = subprocess.run(cmd, capture_output=True, text=True)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     sys.stderr.write(done.stderr)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
@@ -118,14 +126,40 @@ def serve_cmd(node: str, rrl: str, run: Path, draws: Sequence[str] = (), seed: i
     return [node, rrl, "serve", "--port", "0", "--run", str(run), *family_flags(draws, seed)]
 
 
-def grpo_argv(args: argparse.Namespace, url: str, out: Path, adapter: Optional[str]) -> list[str]:
+def grpo_argv(args: argparse.Namespace, url: str, out: Path, adapter: str | None) -> list[str]:
     """The flags of ``rrl_client.grpo`` for one round."""
-    argv = ["--url", url, "--model", args.model, "--output-dir", str(out), "--steps", str(args.steps),
-            "--num-generations", str(args.num_generations), "--prompts-per-step", str(args.prompts_per_step),
-            "--max-completion-length", str(args.max_completion_length), "--temperature", str(args.temperature),
-            "--learning-rate", str(args.learning_rate), "--beta", str(args.beta),
-            "--lora-r", str(args.lora_r), "--lora-alpha", str(args.lora_alpha), "--prompt-form", args.prompt_form,
-            "--seed", str(args.seed), "--threads", str(args.threads)]
+    argv = [
+        "--url",
+        url,
+        "--model",
+        args.model,
+        "--output-dir",
+        str(out),
+        "--steps",
+        str(args.steps),
+        "--num-generations",
+        str(args.num_generations),
+        "--prompts-per-step",
+        str(args.prompts_per_step),
+        "--max-completion-length",
+        str(args.max_completion_length),
+        "--temperature",
+        str(args.temperature),
+        "--learning-rate",
+        str(args.learning_rate),
+        "--beta",
+        str(args.beta),
+        "--lora-r",
+        str(args.lora_r),
+        "--lora-alpha",
+        str(args.lora_alpha),
+        "--prompt-form",
+        args.prompt_form,
+        "--seed",
+        str(args.seed),
+        "--threads",
+        str(args.threads),
+    ]
     if args.format_weight is not None:
         argv += ["--format-weight", str(args.format_weight)]
     if args.guided is not None:
@@ -143,7 +177,7 @@ def last_line(path: Path) -> dict[str, Any]:
     return dict(json.loads(lines[-1])) if lines else {}
 
 
-def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: Optional[str]) -> dict[str, Any]:
+def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: str | None) -> dict[str, Any]:
     """Round ``k``: export, SFT, GRPO; the round's summary (``adapter``: the one the next round may start from)."""
     began = time.time()
     here = Path(args.output_dir) / f"round-{k}"
@@ -152,10 +186,30 @@ def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: 
     rows = export_sft(args, runs, here / "sft.jsonl")
     summary: dict[str, Any] = {"round": k, "runs": runs, "sft_rows": rows, "sft": None}
     if rows:
-        sft_args = sft.parse_args(["--model", args.model, "--data", str(here / "sft.jsonl"), "--output-dir", str(here / "sft"),
-                                   "--epochs", str(args.sft_epochs), "--learning-rate", str(args.sft_learning_rate), "--max-length", str(args.sft_max_length),
-                                   "--lora-r", str(args.lora_r), "--lora-alpha", str(args.lora_alpha), "--seed", str(args.seed),
-                                   "--threads", str(args.threads)])
+        sft_args = sft.parse_args(
+            [
+                "--model",
+                args.model,
+                "--data",
+                str(here / "sft.jsonl"),
+                "--output-dir",
+                str(here / "sft"),
+                "--epochs",
+                str(args.sft_epochs),
+                "--learning-rate",
+                str(args.sft_learning_rate),
+                "--max-length",
+                str(args.sft_max_length),
+                "--lora-r",
+                str(args.lora_r),
+                "--lora-alpha",
+                str(args.lora_alpha),
+                "--seed",
+                str(args.seed),
+                "--threads",
+                str(args.threads),
+            ]
+        )
         summary["sft"] = sft.run(sft_args)
         adapter = summary["sft"]["adapter"]
     proc = None
@@ -172,17 +226,19 @@ def run_round(args: argparse.Namespace, k: int, serve_runs: list[str], adapter: 
             proc.wait()
     if code != 0:
         raise RuntimeError(f"round {k}: GRPO exited {code}")
-    summary.update(grpo_start=adapter, adapter=str(here / "grpo" / "adapter"), grpo=last_line(here / "grpo" / "log.jsonl"), seconds=round(time.time() - began, 1))
+    summary.update(
+        grpo_start=adapter, adapter=str(here / "grpo" / "adapter"), grpo=last_line(here / "grpo" / "log.jsonl"), seconds=round(time.time() - began, 1)
+    )
     return summary
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the rounds; each appends its summary to ``OUTPUT_DIR/rounds.jsonl``."""
     args = parse_args(argv)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     serve_runs: list[str] = []
-    adapter: Optional[str] = None
+    adapter: str | None = None
     for k in range(1, args.rounds + 1):
         try:
             summary = run_round(args, k, serve_runs, adapter)

@@ -18,19 +18,23 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, cast
+from typing import Any, cast
 
 from .chat import ensure_chat_template
 from .client import RrlClient
+from .contracts import DEFAULT_URL
+from .grpo_steps import run_frozen, step_line
+from .prompts import prompt_dataset
 from .rewards import TrlReward
 from .shaping import FormatReward
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The trainer's flags."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.grpo", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", default=os.environ.get("RRL_URL", "http://127.0.0.1:8377"), help="rrl serve's address (env RRL_URL)")
+    p.add_argument("--url", default=os.environ.get("RRL_URL", DEFAULT_URL), help="rrl serve's address (env RRL_URL)")
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding the bearer token, if any")
     p.add_argument("--tasks", default="", help="comma-separated task ids (default: every task of split 'train')")
     p.add_argument("--model", required=True, help="a Hugging Face model directory, or a .gguf file")
@@ -42,14 +46,39 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--max-completion-length", type=int, default=256, help="generation cap in tokens")
     p.add_argument("--temperature", type=float, default=1.0)
     p.add_argument("--learning-rate", type=float, default=2e-4, help="LoRA learning rate (2e-4: measured; 1e-3 collapsed)")
-    p.add_argument("--frozen", action="store_true", help="the control run: the same prompts, sampling and rewards from the model as loaded, never updated (no GRPOTrainer)")
-    p.add_argument("--prompt-form", default="compact", choices=["compact", "full", "patch"], help="the prompt's form (compact: a few hundred tokens and an example spec, for small models; patch: the same, answered with a JSON Merge Patch over it)")
-    p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None, help="constrain sampling to each task's answer schema (GET /v1/tasks/{id}/schema: form=patch for --prompt-form patch, else form=spec); default on for --prompt-form patch, off otherwise; not with --use-vllm")
-    p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)")
-    p.add_argument("--format-weight", type=float, default=None, help="weight of the trainer-side format reward beside the harness's reward (0: off; default 0.5 for --prompt-form compact, 0 for patch: it scores a completion by the example's fields, which would pull patches towards the example)")
-    p.add_argument("--beta", type=float, default=0.04, help="KL coefficient to the model as loaded (0: none; with LoRA the reference is the adapter switched off)")
+    p.add_argument(
+        "--frozen", action="store_true", help="the control run: the same prompts, sampling and rewards from the model as loaded, never updated (no GRPOTrainer)"
+    )
+    p.add_argument(
+        "--prompt-form",
+        default="compact",
+        choices=["compact", "full", "patch"],
+        help="the prompt's form (compact: a few hundred tokens and an example spec, for small models; patch: the same, answered with a JSON Merge Patch over it)",
+    )
+    p.add_argument(
+        "--guided",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="constrain sampling to each task's answer schema (GET /v1/tasks/{id}/schema: form=patch for --prompt-form patch, else form=spec); default on for --prompt-form patch, off otherwise; not with --use-vllm",
+    )
+    p.add_argument(
+        "--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)"
+    )
+    p.add_argument(
+        "--format-weight",
+        type=float,
+        default=None,
+        help="weight of the trainer-side format reward beside the harness's reward (0: off; default 0.5 for --prompt-form compact, 0 for patch: it scores a completion by the example's fields, which would pull patches towards the example)",
+    )
+    p.add_argument(
+        "--beta", type=float, default=0.04, help="KL coefficient to the model as loaded (0: none; with LoRA the reference is the adapter switched off)"
+    )
     p.add_argument("--adapter", default=None, help="start from this LoRA adapter (e.g. rrl_client.sft's OUTPUT_DIR/adapter) instead of a new one")
-    p.add_argument("--keep-flat-groups", action="store_true", help="train on groups whose rewards are all equal too (by default they are left out of the loss: no advantage, only KL drift); unscorable completions stay out either way")
+    p.add_argument(
+        "--keep-flat-groups",
+        action="store_true",
+        help="train on groups whose rewards are all equal too (by default they are left out of the loss: no advantage, only KL drift); unscorable completions stay out either way",
+    )
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=32)
     p.add_argument("--lora-targets", default="all-linear", help="LoRA target modules: 'all-linear' or a comma list")
@@ -73,7 +102,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
-def load_model(model: str, tokenizer: Optional[str] = None, dtype: Any = None) -> tuple[Any, Any]:
+def load_model(model: str, tokenizer: str | None = None, dtype: Any = None) -> tuple[Any, Any]:
     """Model and tokenizer from a directory or a .gguf file (``gguf_file=``, dequantised by transformers)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -111,13 +140,9 @@ def unmark_gguf(model: Any) -> None:
 
 
 def build_dataset(client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "compact") -> tuple[Any, dict[str, dict[str, Any]]]:
-    """A dataset of ``rows`` rows cycling over the tasks (``prompt``: chat messages from the server; ``task``), and each task's example spec (compact form)."""
-    from datasets import Dataset
-
-    answers = {t: client.prompt_response(t, form) for t in task_ids}
-    examples = {t: a["example"] for t, a in answers.items() if a["example"] is not None}
-    rows_ = [{"prompt": answers[task_ids[i % len(task_ids)]]["messages"], "task": task_ids[i % len(task_ids)]} for i in range(rows)]
-    return Dataset.from_list(rows_), examples
+    """The prompt dataset (:func:`rrl_client.prompts.prompt_dataset`), and each task's example spec (compact form)."""
+    dataset, answers = prompt_dataset(client, task_ids, rows, form)
+    return dataset, {t: a["example"] for t, a in answers.items() if a["example"] is not None}
 
 
 def prompt_router(tokenizer: Any, markers: dict[str, str]) -> Callable[[Sequence[int]], str]:
@@ -199,7 +224,9 @@ def grpo_config(args: argparse.Namespace, cpu: bool) -> Any:
     )
 
 
-def build_trainer(args: argparse.Namespace, client: RrlClient, model: Any, tokenizer: Any, task_ids: Sequence[str], **trainer_kwargs: Any) -> tuple[Any, TrlReward]:
+def build_trainer(
+    args: argparse.Namespace, client: RrlClient, model: Any, tokenizer: Any, task_ids: Sequence[str], **trainer_kwargs: Any
+) -> tuple[Any, TrlReward]:
     """The trainer (``RrlGRPOTrainer``, a LoRA adapter on ``model``) and the harness's reward function (then the
     format reward, when weighted); ``trainer_kwargs`` go to GRPOTrainer as they are (e.g. ``rollout_func``)."""
     import torch
@@ -295,7 +322,7 @@ class RrlGRPOTrainer(_GRPOTrainer):
         out = super()._generate_and_score_completions(inputs)
         n = out["advantages"].shape[0]
         start = self.accelerator.process_index * n
-        unscorable = self._unscorable[start:start + n].to(out["advantages"].device)
+        unscorable = self._unscorable[start : start + n].to(out["advantages"].device)
         out["advantages"] = out["advantages"].masked_fill(unscorable, 0.0)
         flat = flat_groups(out["advantages"], cast(int, self.num_generations))
         drop = unscorable | (torch.zeros_like(flat) if self.keep_flat_groups else flat)
@@ -309,109 +336,7 @@ class RrlGRPOTrainer(_GRPOTrainer):
         return out
 
 
-def generation_kwargs(args: argparse.Namespace, tokenizer: Any) -> dict[str, Any]:
-    """Sampling as GRPOTrainer does it without vLLM (its defaults: top_p 1, top_k off, no repetition penalty)."""
-    return {
-        "max_new_tokens": args.max_completion_length,
-        "do_sample": True,
-        "temperature": args.temperature,
-        "top_p": 1.0,
-        "top_k": 0,
-        "pad_token_id": tokenizer.pad_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-    }
-
-
-def run_frozen(args: argparse.Namespace, model: Any, tokenizer: Any, dataset: Any, funcs: Sequence[Any], log: Any) -> None:
-    """The control run of a GRPO measurement: for each step, the same prompts as the trainer's step, ``num_generations``
-    samples each from the unchanged model, the same reward calls; ``log(step, step_s, gen_s, logs)`` after each step."""
-    import torch
-
-    torch.manual_seed(args.seed)
-    model.eval()
-    kwargs = generation_kwargs(args, tokenizer)
-    weights = [1.0, args.format_weight][: len(funcs)]
-    for step in range(args.steps):
-        began = time.time()
-        rows = [dataset[i] for i in range(step * args.prompts_per_step, (step + 1) * args.prompts_per_step)]
-        prompts: list[Any] = []
-        completions: list[Any] = []
-        tasks: list[str] = []
-        lengths: list[int] = []
-        for row in rows:
-            ids = tokenizer.apply_chat_template(row["prompt"], add_generation_prompt=True, return_tensors="pt", return_dict=True)
-            with torch.no_grad():
-                out = model.generate(**ids, num_return_sequences=args.num_generations, **kwargs)
-            gen = out[:, ids["input_ids"].shape[1]:]
-            for seq in gen:
-                kept = seq[seq != tokenizer.pad_token_id]
-                lengths.append(int(kept.shape[0]))
-                completions.append([{"role": "assistant", "content": tokenizer.decode(kept, skip_special_tokens=True)}])
-                prompts.append(row["prompt"])
-                tasks.append(row["task"])
-        gen_s = time.time() - began
-        per_func = [f(prompts=prompts, completions=completions, task=tasks) for f in funcs]
-        # an unscorable completion (harness reward None) has no total, as in the trainer
-        total = [None if per_func[0][i] is None else sum(w * (r[i] or 0.0) for w, r in zip(weights, per_func)) for i in range(len(completions))]
-        logs = {"reward": _mean([t for t in total if t is not None]), "completions/mean_length": sum(lengths) / len(lengths)}
-        if len(per_func) > 1:
-            logs["rewards/format/mean"] = _mean([r for r in per_func[1] if r is not None])
-        log(step + 1, time.time() - began, gen_s, logs)
-
-
-def spec_key(text: str) -> str:
-    """What makes two accepted completions the same spec: the first JSON object's content (keys sorted), else the text."""
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(text):
-        if ch == "{":
-            try:
-                return json.dumps(decoder.raw_decode(text, i)[0], sort_keys=True)
-            except ValueError:
-                continue
-    return text.strip()
-
-
-def _mean(xs: Sequence[float]) -> Optional[float]:
-    """The mean, or None for no values (an unscorable reward is no value)."""
-    return sum(xs) / len(xs) if xs else None
-
-
-def step_line(step: int, wall_s: float, step_s: float, gen_s: Optional[float], logs: dict[str, Any], reward: TrlReward, best: list[float]) -> dict[str, Any]:
-    """One line of ``log.jsonl``: the harness's reward for this step's completions (not the shaped sum), the
-    share of valid specs, the best and mean hidden score this step, the best so far, the distinct accepted
-    specs per task (averaged over the step's tasks), and the step's timing."""
-    results = reward.last_results
-    scores = [r["score"]["normalized"] for r in results if r["score"] is not None]
-    best.extend(scores)
-    accepted: dict[str, set[str]] = {t: set() for t in reward.last_tasks}
-    for r, t, text in zip(results, reward.last_tasks, reward.last_texts):
-        if r["status"] != "invalid":
-            accepted[t].add(spec_key(text))
-    n = len(results)
-    mean_len = logs.get("completions/mean_length")
-    tokens = mean_len * n if isinstance(mean_len, (int, float)) else None
-    return {
-        "step": step,
-        "wall_s": round(wall_s, 2),
-        "step_s": round(step_s, 2),
-        "outer/reward": _mean([r for r in reward.last_rewards if r is not None]),
-        "outer/valid_share": (sum(r["status"] != "invalid" for r in results) / n) if n else None,
-        "outer/failed_share": (sum(r["status"] == "failed" for r in results) / n) if n else None,
-        "outer/score_best_step": max(scores, default=None),
-        "outer/score_best": max(best, default=None),
-        "outer/score_mean_step": (sum(scores) / len(scores)) if scores else None,
-        "outer/distinct_specs": (sum(len(v) for v in accepted.values()) / len(accepted)) if accepted else None,
-        "train/reward_total": logs.get("reward"),
-        "train/format_reward": logs.get("rewards/format/mean"),
-        "train/flat_group_share": logs.get("flat_group_share"),
-        "completion_length": mean_len,
-        "reward_call_s": round(reward.last_call_seconds, 2),
-        "generation_s": round(gen_s, 2) if gen_s else None,
-        "tokens_per_s": round(tokens / gen_s, 1) if tokens and gen_s else None,
-    }
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run GRPO; writes the adapter and ``log.jsonl`` (one line per step) under --output-dir."""
     args = parse_args(argv)
     import torch
@@ -433,7 +358,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     started = time.time()
     best: list[float] = []
 
-    def log(step: int, step_s: float, gen_s: Optional[float], logs: dict[str, Any]) -> None:
+    def log(step: int, step_s: float, gen_s: float | None, logs: dict[str, Any]) -> None:
         line = step_line(step, time.time() - started, step_s, gen_s, logs, reward, best)
         with log_path.open("a") as f:
             f.write(json.dumps(line) + "\n")
@@ -451,7 +376,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             step_started[0] = time.time()
 
         def on_log(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
-            logs: Optional[dict[str, Any]] = kwargs.get("logs")
+            logs: dict[str, Any] | None = kwargs.get("logs")
             if not logs or "reward" not in logs:
                 return
             # Generation ends where the reward call begins (TRL generates, then scores).

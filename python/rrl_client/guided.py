@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any, Callable, Literal, Optional, Protocol, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, Protocol
 
 Engine = Literal["llguidance", "xgrammar"]
 ENGINES: tuple[Engine, ...] = ("llguidance", "xgrammar")
@@ -48,8 +49,7 @@ def require_engine(engine: Engine = DEFAULT_ENGINE) -> None:
         __import__(engine)
     except ImportError as err:
         raise GuidedUnavailable(
-            f"guided decoding needs the {engine} package, which is not installed: {INSTALL[engine]} "
-            f"(pinned in python/requirements.txt) ({err})"
+            f"guided decoding needs the {engine} package, which is not installed: {INSTALL[engine]} (pinned in python/requirements.txt) ({err})"
         ) from err
 
 
@@ -126,7 +126,7 @@ class GuidedDecoding:
     length); default the tokenizer's length. ``compile_seconds`` records each schema's compile time.
     """
 
-    def __init__(self, tokenizer: Any, vocab_size: Optional[int] = None, engine: Engine = DEFAULT_ENGINE) -> None:
+    def __init__(self, tokenizer: Any, vocab_size: int | None = None, engine: Engine = DEFAULT_ENGINE) -> None:
         require_engine(engine)
         self.tokenizer = tokenizer
         self.engine: Engine = engine
@@ -183,7 +183,7 @@ class GuidedDecoding:
             return _LlgMatcher(self._tok, compiled)
         return _XgrMatcher(compiled)
 
-    def processor(self, schema: Union[Schema, Chooser]) -> "SchemaLogitsProcessor":
+    def processor(self, schema: Schema | Chooser) -> SchemaLogitsProcessor:
         """A logits processor for ``generate``: one schema for every row, or a function from a row's prompt ids to its schema."""
         if callable(schema):
             return SchemaLogitsProcessor(self, schema)
@@ -226,9 +226,8 @@ def schema_errors(value: Any, schema: Any, path: str = "$") -> list[str]:
             errors.append(f"{path}: {value} < minimum {schema['minimum']}")
         if "maximum" in schema and value > schema["maximum"]:
             errors.append(f"{path}: {value} > maximum {schema['maximum']}")
-    if isinstance(value, str):
-        if len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", len(value)):
-            errors.append(f"{path}: string length {len(value)} out of bounds")
+    if isinstance(value, str) and (len(value) < schema.get("minLength", 0) or len(value) > schema.get("maxLength", len(value))):
+        errors.append(f"{path}: string length {len(value)} out of bounds")
     if isinstance(value, list):
         if len(value) < schema.get("minItems", 0) or len(value) > schema.get("maxItems", len(value)):
             errors.append(f"{path}: {len(value)} items out of bounds")

@@ -32,14 +32,16 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from . import sft
+from .contracts import draw_task_ids
 from .expert_iteration import REPO_RRL, export_sft, family_flags, serve_cmd, start_serve
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The experiment's flags."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.llm_experiment", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="a Hugging Face model directory, or a .gguf file")
@@ -49,7 +51,9 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     p.add_argument("--python", default=sys.executable, help="the Python that runs the trainers")
     g = p.add_argument_group("1. the harness's records")
     g.add_argument("--runs", nargs="*", default=[], help="existing rrl train / rrl serve runs to export (default: run the search below)")
-    g.add_argument("--train-family", action="append", default=[], metavar="NAME[:COUNT]", help="train family draws (repeatable): searched, exported and served for GRPO")
+    g.add_argument(
+        "--train-family", action="append", default=[], metavar="NAME[:COUNT]", help="train family draws (repeatable): searched, exported and served for GRPO"
+    )
     g.add_argument("--family-seed", type=int, default=1, help="seed of every family draw (train and held-out)")
     g.add_argument("--search-iterations", type=int, default=3)
     g.add_argument("--search-group", type=int, default=8)
@@ -64,8 +68,12 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     g.add_argument("--prompts-per-step", type=int, default=1)
     g.add_argument("--max-completion-length", type=int, default=256, help="generation cap in tokens (GRPO and the held-out evaluation)")
     g.add_argument("--temperature", type=float, default=0.8, help="sampling temperature (GRPO and the held-out best-of-N)")
-    g.add_argument("--learning-rate", type=float, default=5e-5,
-                   help="GRPO's LoRA learning rate from the SFT adapter (5e-5 kept the SFT model's held-out gains; 2e-4 lost them: docs/llm-training.md §7)")
+    g.add_argument(
+        "--learning-rate",
+        type=float,
+        default=5e-5,
+        help="GRPO's LoRA learning rate from the SFT adapter (5e-5 kept the SFT model's held-out gains; 2e-4 lost them: docs/llm-training.md §7)",
+    )
     g.add_argument("--beta", type=float, default=0.1, help="GRPO's KL coefficient to the SFT model (0.1 with 5e-5, measured in §7)")
     g.add_argument("--no-frozen", dest="frozen", action="store_false", help="skip the frozen control arm")
     g = p.add_argument_group("4. held-out evaluation")
@@ -82,15 +90,6 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
-def draw_ids(draws: Sequence[str], seed: int) -> list[str]:
-    """The task ids of family draws ``NAME[:COUNT]`` (COUNT 10 by default, as rrl serve's): ``NAME-fam-SEED-INDEX``."""
-    ids: list[str] = []
-    for d in draws:
-        name, _, count = d.partition(":")
-        ids += [f"{name}-fam-{seed}-{i}" for i in range(int(count) if count else 10)]
-    return ids
-
-
 def say(msg: str) -> None:
     """A progress line on stderr."""
     print(f"llm experiment: {msg}", file=sys.stderr, flush=True)
@@ -101,8 +100,22 @@ def stage_search(args: argparse.Namespace, out: Path) -> list[str]:
     if args.runs:
         return list(args.runs)
     run = out / "search"
-    cmd = [args.node, args.rrl, "train", "--agent", "search", "--tasks", "train", *family_flags(args.train_family, args.family_seed),
-           "--iterations", str(args.search_iterations), "--group", str(args.search_group), "--seed", "1"]
+    cmd = [
+        args.node,
+        args.rrl,
+        "train",
+        "--agent",
+        "search",
+        "--tasks",
+        "train",
+        *family_flags(args.train_family, args.family_seed),
+        "--iterations",
+        str(args.search_iterations),
+        "--group",
+        str(args.search_group),
+        "--seed",
+        "1",
+    ]
     cmd += ["--resume", str(run)] if (run / "store.db").exists() else ["--run", str(run)]
     say(f"search on the train tasks: {' '.join(cmd[1:])}")
     subprocess.run(cmd, check=True)
@@ -121,8 +134,24 @@ def stage_sft(args: argparse.Namespace, out: Path, runs: Sequence[str]) -> dict[
     if rows == 0:
         raise RuntimeError("rrl export sft kept no row: no job of the runs beat its task's reference (run a longer search)")
     say(f"SFT on {rows} rows")
-    summary = sft.run(sft.parse_args(["--model", args.model, "--data", str(data), "--output-dir", str(out / "sft"), "--epochs", str(args.sft_epochs),
-                                      "--learning-rate", str(args.sft_learning_rate), "--threads", str(args.threads)]))
+    summary = sft.run(
+        sft.parse_args(
+            [
+                "--model",
+                args.model,
+                "--data",
+                str(data),
+                "--output-dir",
+                str(out / "sft"),
+                "--epochs",
+                str(args.sft_epochs),
+                "--learning-rate",
+                str(args.sft_learning_rate),
+                "--threads",
+                str(args.threads),
+            ]
+        )
+    )
     done.write_text(json.dumps(summary))
     return summary
 
@@ -143,11 +172,43 @@ def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
     procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
         for a in todo:
-            cmd = [args.python, "-m", "rrl_client.grpo", "--url", serves[a][1], "--model", args.model, "--adapter", adapter, "--tasks", args.grpo_tasks,
-                   "--steps", str(args.steps), "--num-generations", str(args.num_generations), "--prompts-per-step", str(args.prompts_per_step),
-                   "--max-completion-length", str(args.max_completion_length), "--temperature", str(args.temperature),
-                   "--learning-rate", str(args.learning_rate), "--beta", str(args.beta), "--prompt-form", "patch", "--guided",
-                   "--threads", "1", "--seed", "0", "--output-dir", str(out / a), *(["--frozen"] if a == "frozen" else [])]
+            cmd = [
+                args.python,
+                "-m",
+                "rrl_client.grpo",
+                "--url",
+                serves[a][1],
+                "--model",
+                args.model,
+                "--adapter",
+                adapter,
+                "--tasks",
+                args.grpo_tasks,
+                "--steps",
+                str(args.steps),
+                "--num-generations",
+                str(args.num_generations),
+                "--prompts-per-step",
+                str(args.prompts_per_step),
+                "--max-completion-length",
+                str(args.max_completion_length),
+                "--temperature",
+                str(args.temperature),
+                "--learning-rate",
+                str(args.learning_rate),
+                "--beta",
+                str(args.beta),
+                "--prompt-form",
+                "patch",
+                "--guided",
+                "--threads",
+                "1",
+                "--seed",
+                "0",
+                "--output-dir",
+                str(out / a),
+                *(["--frozen"] if a == "frozen" else []),
+            ]
             say(f"{a}: {' '.join(cmd[1:])}")
             procs[a] = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1])
         failed = [a for a, proc in procs.items() if proc.wait() != 0]
@@ -162,20 +223,26 @@ def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
             s.wait()
 
 
-def last_five(path: Path) -> dict[str, Optional[float]]:
+def last_five(path: Path) -> dict[str, float | None]:
     """One GRPO arm's figures over its last 5 steps (and its median seconds per step over all)."""
     lines = [json.loads(x) for x in path.read_text().splitlines() if x.strip()] if path.exists() else []
 
-    def mean(key: str, rows: Sequence[dict[str, Any]]) -> Optional[float]:
+    def mean(key: str, rows: Sequence[dict[str, Any]]) -> float | None:
         xs = [r[key] for r in rows if isinstance(r.get(key), (int, float))]
         return sum(xs) / len(xs) if xs else None
 
     steps = sorted(r["step_s"] for r in lines if isinstance(r.get("step_s"), (int, float)))
     last = lines[-5:]
-    return {"steps": len(lines), "reward_last5": mean("outer/reward", last), "valid_last5": mean("outer/valid_share", last),
-            "distinct_last5": mean("outer/distinct_specs", last), "score_mean_last5": mean("outer/score_mean_step", last),
-            "reward_first5": mean("outer/reward", lines[:5]), "tokens_per_s": mean("tokens_per_s", lines),
-            "step_s_median": steps[len(steps) // 2] if steps else None}
+    return {
+        "steps": len(lines),
+        "reward_last5": mean("outer/reward", last),
+        "valid_last5": mean("outer/valid_share", last),
+        "distinct_last5": mean("outer/distinct_specs", last),
+        "score_mean_last5": mean("outer/score_mean_step", last),
+        "reward_first5": mean("outer/reward", lines[:5]),
+        "tokens_per_s": mean("tokens_per_s", lines),
+        "step_s_median": steps[len(steps) // 2] if steps else None,
+    }
 
 
 def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_adapter: str) -> None:
@@ -190,11 +257,30 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
     try:
         from .heldout.cli import main as heldout_main
 
-        argv = ["--url", url, "--arm", f"base={args.model}", "--arm", f"sft={args.model}:{sft_adapter}", "--arm", f"grpo={args.model}:{grpo_adapter}",
-                "--seeds", str(args.seeds), "--samples", args.samples, "--threads", str(args.threads), "--out", str(out / "heldout"),
-                "--max-new-tokens", str(args.max_completion_length), "--temperature", str(args.temperature)]
+        argv = [
+            "--url",
+            url,
+            "--arm",
+            f"base={args.model}",
+            "--arm",
+            f"sft={args.model}:{sft_adapter}",
+            "--arm",
+            f"grpo={args.model}:{grpo_adapter}",
+            "--seeds",
+            str(args.seeds),
+            "--samples",
+            args.samples,
+            "--threads",
+            str(args.threads),
+            "--out",
+            str(out / "heldout"),
+            "--max-new-tokens",
+            str(args.max_completion_length),
+            "--temperature",
+            str(args.temperature),
+        ]
         # the held-out draws alone by default (the server also lists its built-in held-out tasks)
-        argv += ["--tasks", args.heldout_tasks or ",".join(draw_ids(args.heldout_family, args.family_seed))]
+        argv += ["--tasks", args.heldout_tasks or ",".join(draw_task_ids(args.heldout_family, args.family_seed))]
         argv += ["--optuna"] if args.optuna else []
         argv += ["--from-transfer", args.from_transfer] if args.from_transfer else []
         say(f"held-out evaluation: {' '.join(argv)}")
@@ -205,7 +291,7 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
         proc.wait()
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the stages (see the module comment); prints the summary as one JSON line."""
     args = parse_args(argv)
     out = Path(args.out).resolve()
@@ -229,8 +315,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except (RuntimeError, subprocess.CalledProcessError) as e:
         say(f"stopped: {e}")
         return 1
-    summary = {"runs": runs, "sft": sft_summary, "grpo": last_five(out / "grpo" / "log.jsonl"), "frozen": last_five(out / "frozen" / "log.jsonl"),
-               "heldout": str(out / "heldout" / "heldout.md"), "seconds": {k: round(v, 1) for k, v in seconds.items()}, "total_s": round(time.time() - began, 1)}
+    summary = {
+        "runs": runs,
+        "sft": sft_summary,
+        "grpo": last_five(out / "grpo" / "log.jsonl"),
+        "frozen": last_five(out / "frozen" / "log.jsonl"),
+        "heldout": str(out / "heldout" / "heldout.md"),
+        "seconds": {k: round(v, 1) for k, v in seconds.items()},
+        "total_s": round(time.time() - began, 1),
+    }
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
     print(json.dumps(summary), flush=True)
     return 0

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any, ClassVar, Optional
+from typing import Any, ClassVar
 
 from openenv.core.client_types import StepResult
 from openenv.core.env_client import EnvClient
@@ -41,19 +41,24 @@ class HarnessEnvClient(EnvClient[JobAction, JobObservation, JobState]):  # type:
     and be scored, so ``message_timeout_s`` is long by default (30 min). ``token``: the server's own
     bearer token, sent on the WebSocket handshake."""
 
-    def __init__(self, base_url: str, message_timeout_s: float = 1800.0, token: Optional[str] = None, **kwargs: Any) -> None:
+    def __init__(self, base_url: str, message_timeout_s: float = 1800.0, token: str | None = None, **kwargs: Any) -> None:
         super().__init__(base_url, message_timeout_s=message_timeout_s, **kwargs)
         self._token = token
 
-    async def connect(self) -> "HarnessEnvClient":
+    async def connect(self) -> HarnessEnvClient:
         """Opens the WebSocket, with the bearer token when there is one (the library's own connect sends no headers)."""
         if self._token is None:
             await super().connect()
             return self
         if getattr(self, "_ws", None) is None:
             try:
-                self._ws = await ws_connect(self._ws_url, open_timeout=self._connect_timeout, max_size=self._max_message_size,
-                                            additional_headers={"Authorization": f"Bearer {self._token}"}, proxy=None)
+                self._ws = await ws_connect(
+                    self._ws_url,
+                    open_timeout=self._connect_timeout,
+                    max_size=self._max_message_size,
+                    additional_headers={"Authorization": f"Bearer {self._token}"},
+                    proxy=None,
+                )
             except Exception as e:
                 raise ConnectionError(f"Failed to connect to {self._ws_url}: {e}") from e
         return self
@@ -77,8 +82,8 @@ class OpenEnvEnvironment(JobEpisode):
     WebSocket session per instance, opened on the first ``reset``); the episode is the server's, and
     ``environment_reward`` finishes it. Make one bound to a server with :func:`openenv_environment`."""
 
-    base_url: ClassVar[Optional[str]] = None
-    token: ClassVar[Optional[str]] = None
+    base_url: ClassVar[str | None] = None
+    token: ClassVar[str | None] = None
 
     def __init__(self) -> None:
         super().__init__()
@@ -86,7 +91,7 @@ class OpenEnvEnvironment(JobEpisode):
         self._token = self.token or os.environ.get("RRL_OPENENV_TOKEN") or None
         self._env: Any = None
         self._prompt = ""
-        self._done_reward: Optional[float] = None
+        self._done_reward: float | None = None
         self._done = False
 
     def _session(self) -> Any:
@@ -100,15 +105,15 @@ class OpenEnvEnvironment(JobEpisode):
         if env is not None:
             try:
                 env.close()
-            except Exception:  # the connection is already gone; a new one opens on the next reset
+            except Exception:  # noqa: BLE001, S110  (the connection is already gone, however it ended; a new one opens on the next reset)
                 pass
 
     def _start(self, task: str) -> None:
         self._done, self._done_reward = False, None
         try:
             first = self._session().reset(task=task, form=self.prompt_form)
-        except Exception:
-            self._drop_session()  # one retry on a fresh session (the server may have closed an idle one)
+        except Exception:  # noqa: BLE001  (whatever the failure, one retry on a fresh session: the server may have closed an idle one)
+            self._drop_session()
             first = self._session().reset(task=task, form=self.prompt_form)
         self._prompt = first.observation.text
 
@@ -118,7 +123,7 @@ class OpenEnvEnvironment(JobEpisode):
     def _submit(self, task: str, text: str) -> Reply:
         try:
             result = self._session().step(JobAction(spec=text))
-        except Exception as err:  # the environment server, not the job, failed: its episode is lost
+        except Exception as err:  # noqa: BLE001  (the environment server, not the job, failed, however: its episode is lost)
             log.warning("the OpenEnv server did not answer a job of %s: %s", task, err)
             self._drop_session()
             detail = " ".join(str(err).split())[:MAX_REASON_CHARS]
@@ -128,12 +133,20 @@ class OpenEnvEnvironment(JobEpisode):
             self._done, self._done_reward = True, result.reward
         if obs.status is None:
             return Reply(obs.text)
-        feedback = {"episode": 0, "submission": self.submitted, "job": obs.job, "status": obs.status, "reason": obs.reason,
-                    "unchanged": obs.unchanged, "cost": obs.cost or {}, "validation": obs.validation,
-                    "submissionsLeft": obs.submissions_left if obs.submissions_left is not None else 0}
+        feedback = {
+            "episode": 0,
+            "submission": self.submitted,
+            "job": obs.job,
+            "status": obs.status,
+            "reason": obs.reason,
+            "unchanged": obs.unchanged,
+            "cost": obs.cost or {},
+            "validation": obs.validation,
+            "submissionsLeft": obs.submissions_left if obs.submissions_left is not None else 0,
+        }
         return Reply(obs.text, feedback)  # type: ignore[arg-type]
 
-    def _close(self, task: str) -> Optional[float]:
+    def _close(self, task: str) -> float | None:
         if self._done:
             return self._done_reward
         if self._env is None:  # the session was lost with its episode: nothing to read
@@ -146,8 +159,9 @@ class OpenEnvEnvironment(JobEpisode):
         self._drop_session()
 
 
-def openenv_environment(base_url: Optional[str] = None, *, max_submissions: int = 1, prompt_form: str = "patch",
-                        token: Optional[str] = None) -> type[OpenEnvEnvironment]:
+def openenv_environment(
+    base_url: str | None = None, *, max_submissions: int = 1, prompt_form: str = "patch", token: str | None = None
+) -> type[OpenEnvEnvironment]:
     """An :class:`OpenEnvEnvironment` class bound to one OpenEnv server (None: ``RRL_OPENENV_URL``). Its
     ``max_submissions`` is only what the tool accepts: the server's ``--max-submissions`` bounds the episode."""
     if not 1 <= max_submissions <= MAX_EPISODE_SUBMISSIONS:

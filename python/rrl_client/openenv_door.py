@@ -19,7 +19,8 @@ import hashlib
 import hmac
 import json
 import re
-from typing import Any, Awaitable, Callable, Optional
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -32,7 +33,7 @@ def is_loopback(host: str) -> bool:
     return host == "localhost" or host == "::1" or re.fullmatch(r"127\.\d+\.\d+\.\d+", host) is not None
 
 
-def loopback_hosts(port: int, listen_host: Optional[str] = None) -> list[str]:
+def loopback_hosts(port: int, listen_host: str | None = None) -> list[str]:
     """The Host values a server without a token answers for: the loopback names with its port (and its own loopback address)."""
     hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
     if listen_host and is_loopback(listen_host):
@@ -42,7 +43,7 @@ def loopback_hosts(port: int, listen_host: Optional[str] = None) -> list[str]:
     return hosts
 
 
-def _header(scope: Scope, name: bytes) -> Optional[str]:
+def _header(scope: Scope, name: bytes) -> str | None:
     for key, value in scope.get("headers", []):
         if key.lower() == name:
             return bytes(value).decode("latin-1")
@@ -58,7 +59,7 @@ def _digest(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-def refusal(scope: Scope, token: Optional[str], listen_host: Optional[str] = None) -> Optional[tuple[int, str]]:
+def refusal(scope: Scope, token: str | None, listen_host: str | None = None) -> tuple[int, str] | None:
     """Why a request (HTTP or WebSocket handshake) is not served, as a status and a one-line reason, or None.
     ``token``: the server's own token (None: loopback only); ``listen_host``: the address it listens on."""
     host = (_header(scope, b"host") or "").lower()
@@ -82,7 +83,7 @@ def refusal(scope: Scope, token: Optional[str], listen_host: Optional[str] = Non
 class FrontDoor:
     """ASGI middleware: every HTTP request and WebSocket handshake passes :func:`refusal` before ``app`` sees it."""
 
-    def __init__(self, app: App, *, token: Optional[str] = None, listen_host: Optional[str] = None) -> None:
+    def __init__(self, app: App, *, token: str | None = None, listen_host: str | None = None) -> None:
         self.app = app
         self.token = token
         self.listen_host = listen_host

@@ -43,7 +43,8 @@ import os
 import socket
 import sys
 import uuid
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from openenv.core.env_server.http_server import create_fastapi_app
 from openenv.core.env_server.interfaces import Environment
@@ -51,8 +52,8 @@ from openenv.core.env_server.types import Action, EnvironmentMetadata, Observati
 from pydantic import Field
 
 from .client import MAX_EPISODE_SUBMISSIONS, PROMPT_FORMS, RrlClient, RrlError
+from .contracts import DEFAULT_URL
 from .openenv_door import FrontDoor, is_loopback
-from .rewards import DEFAULT_URL
 from .trl_env import MAX_REASON_CHARS, feedback_line
 
 log = logging.getLogger(__name__)
@@ -61,8 +62,11 @@ log = logging.getLogger(__name__)
 class JobAction(Action):  # type: ignore[misc]  # openenv-core ships no type information
     """One step of the episode: a job for the harness (the model's completion), or ``finish`` to end the episode."""
 
-    spec: Optional[str] = Field(default=None, description="The model's completion: a JSON job spec, or a JSON merge patch over the task's baseline spec (raw model text holding one is fine); none with finish")
-    task: Optional[str] = Field(default=None, description="The task id; only needed by the stateless HTTP /step (a WebSocket session has it from reset)")
+    spec: str | None = Field(
+        default=None,
+        description="The model's completion: a JSON job spec, or a JSON merge patch over the task's baseline spec (raw model text holding one is fine); none with finish",
+    )
+    task: str | None = Field(default=None, description="The task id; only needed by the stateless HTTP /step (a WebSocket session has it from reset)")
     finish: bool = Field(default=False, description="End the episode now (no job): the observation is done and carries the episode's reward")
 
 
@@ -70,27 +74,31 @@ class JobObservation(Observation):  # type: ignore[misc]
     """The task's prompt (reset) or the harness's feedback on a job (step): never a hidden score; ``reward``
     (the base's) is None until the episode is done, then the episode's reward."""
 
-    task: Optional[str] = Field(default=None, description="The episode's task id")
-    text: str = Field(default="", description="reset: the task's prompt as one text; step: the feedback as one line (status, reason, validation, cost, submissions left)")
+    task: str | None = Field(default=None, description="The episode's task id")
+    text: str = Field(
+        default="", description="reset: the task's prompt as one text; step: the feedback as one line (status, reason, validation, cost, submissions left)"
+    )
     messages: list[dict[str, str]] = Field(default_factory=list, description="reset: the task's prompt as chat messages")
-    status: Optional[str] = Field(default=None, description="step: succeeded, invalid, failed or unscorable (None: no job)")
-    reason: Optional[str] = Field(default=None, description="step: why the job was invalid, failed or not scored")
-    job: Optional[str] = Field(default=None, description="step: the harness's job id")
+    status: str | None = Field(default=None, description="step: succeeded, invalid, failed or unscorable (None: no job)")
+    reason: str | None = Field(default=None, description="step: why the job was invalid, failed or not scored")
+    job: str | None = Field(default=None, description="step: the harness's job id")
     unchanged: bool = Field(default=False, description="step: the job is the task's baseline job, seed aside")
-    cost: Optional[dict[str, Optional[float]]] = Field(default=None, description="step: the job's envSteps, examples and wallSeconds")
-    validation: Optional[dict[str, Any]] = Field(default=None, description="step: the job's own figure on its training pool ({name, value}), not the hidden evaluation")
-    submissions_left: Optional[int] = Field(default=None, description="step: jobs the episode may still send")
+    cost: dict[str, float | None] | None = Field(default=None, description="step: the job's envSteps, examples and wallSeconds")
+    validation: dict[str, Any] | None = Field(
+        default=None, description="step: the job's own figure on its training pool ({name, value}), not the hidden evaluation"
+    )
+    submissions_left: int | None = Field(default=None, description="step: jobs the episode may still send")
 
 
 class JobState(State):  # type: ignore[misc]
     """The episode: its task, its id on `rrl serve`, the jobs sent; ``reward`` only once it is closed."""
 
-    task: Optional[str] = None
-    episode: Optional[int] = None
+    task: str | None = None
+    episode: int | None = None
     submitted: int = 0
     closed: bool = False
-    reward: Optional[float] = None
-    status: Optional[str] = None
+    reward: float | None = None
+    status: str | None = None
 
 
 class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # type: ignore[misc]
@@ -107,8 +115,7 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
         self._max_submissions = max_submissions
         self._state = JobState(episode_id=str(uuid.uuid4()))
 
-    def reset(self, seed: Optional[int] = None, episode_id: Optional[str] = None, task: Optional[str] = None,
-              form: Optional[str] = None, **kwargs: Any) -> JobObservation:
+    def reset(self, seed: int | None = None, episode_id: str | None = None, task: str | None = None, form: str | None = None, **kwargs: Any) -> JobObservation:
         """Start an episode of ``task`` (an episode of the session left open is closed first); the observation
         is its prompt (``form``: patch, compact or full)."""
         if not task:
@@ -119,10 +126,11 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
         self.close()
         messages = self._client.prompt(task, form)
         self._state = JobState(episode_id=episode_id or str(uuid.uuid4()), task=task)
-        return JobObservation(task=task, messages=[dict(m) for m in messages],
-                              text="\n\n".join(m["content"] for m in messages if m.get("content")), reward=None, done=False)
+        return JobObservation(
+            task=task, messages=[dict(m) for m in messages], text="\n\n".join(m["content"] for m in messages if m.get("content")), reward=None, done=False
+        )
 
-    def step(self, action: JobAction, timeout_s: Optional[float] = None, **kwargs: Any) -> JobObservation:
+    def step(self, action: JobAction, timeout_s: float | None = None, **kwargs: Any) -> JobObservation:
         """Send the job (feedback only, not done) or, with ``finish`` or after the last allowed job, close the
         episode (done, with its reward). A stateless HTTP step (no reset, the task in the action) is an
         episode of one job."""
@@ -152,8 +160,11 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
         st.status = feedback["status"]
         line = feedback_line(feedback)
         fields = {
-            "status": feedback["status"], "reason": feedback.get("reason"), "job": str(feedback["job"]),
-            "unchanged": bool(feedback.get("unchanged")), "cost": dict(feedback["cost"]),
+            "status": feedback["status"],
+            "reason": feedback.get("reason"),
+            "job": str(feedback["job"]),
+            "unchanged": bool(feedback.get("unchanged")),
+            "cost": dict(feedback["cost"]),
             "validation": None if feedback.get("validation") is None else dict(feedback["validation"]),  # type: ignore[arg-type]
             "submissions_left": feedback["submissionsLeft"],
         }
@@ -161,7 +172,7 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
             return self._finish(task, line, fields)
         return JobObservation(task=task, text=line, reward=None, done=False, **fields)
 
-    def _open(self, task: str, max_submissions: int) -> Optional[int]:
+    def _open(self, task: str, max_submissions: int) -> int | None:
         """The episode's id on `rrl serve`, opened now if it is not yet (None: the harness did not answer)."""
         if self._state.episode is None:
             try:
@@ -172,11 +183,11 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
             self._state.episode = opened["episode"]
         return self._state.episode
 
-    def _finish(self, task: str, text: Optional[str] = None, fields: Optional[dict[str, Any]] = None) -> JobObservation:
+    def _finish(self, task: str, text: str | None = None, fields: dict[str, Any] | None = None) -> JobObservation:
         """Close the episode (opening it first when no job was sent: the harness pays that -1) and answer done
         with its reward. The reward is in ``reward`` only, never in the text the agent reads."""
-        reward: Optional[float] = None
-        reason: Optional[str] = None
+        reward: float | None = None
+        reason: str | None = None
         episode = self._open(task, self._max_submissions)
         if episode is not None:
             try:
@@ -210,14 +221,22 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
         return EnvironmentMetadata(
             name="rrl-harness",
             description="recursive-rl's harness as an environment: reset(task) gives the task's prompt; each step(spec) trains a "
-                        "job and answers with feedback only (status, reason, cost, the job's own validation figure); the done step "
-                        "carries the episode's reward (the mean of its jobs' rewards; -1 with no job; None: the harness's failure)",
+            "job and answers with feedback only (status, reason, cost, the job's own validation figure); the done step "
+            "carries the episode's reward (the mean of its jobs' rewards; -1 with no job; None: the harness's failure)",
             version="2.0.0",
         )
 
 
-def create_app(client: RrlClient, *, max_sessions: int = 64, form: str = "patch", max_submissions: int = 1,
-               session_timeout: Optional[float] = None, token: Optional[str] = None, listen_host: Optional[str] = None) -> Any:
+def create_app(
+    client: RrlClient,
+    *,
+    max_sessions: int = 64,
+    form: str = "patch",
+    max_submissions: int = 1,
+    session_timeout: float | None = None,
+    token: str | None = None,
+    listen_host: str | None = None,
+) -> Any:
     """The FastAPI app of the OpenEnv server (the library's routes), forwarding to ``client``'s `rrl serve`,
     behind the front door (rrl_client.openenv_door): loopback Host only without ``token``, the bearer
     ``token`` on every request with one, and no foreign Origin."""
@@ -230,7 +249,7 @@ def create_app(client: RrlClient, *, max_sessions: int = 64, form: str = "patch"
     return app
 
 
-def exposure_refusal(host: str, allow_remote: bool, own_token: Optional[str]) -> Optional[str]:
+def exposure_refusal(host: str, allow_remote: bool, own_token: str | None) -> str | None:
     """Why the server may not listen on ``host``, in one line, or None: beyond loopback it needs both the
     explicit ``--allow-remote`` and a token of its own (the harness's token it forwards with is not one)."""
     if is_loopback(host):
@@ -238,17 +257,21 @@ def exposure_refusal(host: str, allow_remote: bool, own_token: Optional[str]) ->
     if allow_remote and own_token:
         return None
     missing = [w for w, ok in (("--allow-remote", allow_remote), ("--own-token-env VAR (a token of its own)", own_token)) if not ok]
-    return (f"openenv_server: --host {host} is not loopback: it needs {' and '.join(missing)}; "
-            "else any page or host that reaches it drives the harness with rrl serve's token")
+    return (
+        f"openenv_server: --host {host} is not loopback: it needs {' and '.join(missing)}; "
+        "else any page or host that reaches it drives the harness with rrl serve's token"
+    )
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m rrl_client.openenv_server", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--rrl-url", default=os.environ.get("RRL_URL", DEFAULT_URL), help="rrl serve's address (env RRL_URL)")
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding rrl serve's bearer token, if any")
     p.add_argument("--host", default="127.0.0.1", help="loopback by default; any other host needs --allow-remote and --own-token-env")
     p.add_argument("--allow-remote", action="store_true", help="allow a --host beyond loopback (with --own-token-env)")
-    p.add_argument("--own-token-env", default=None, metavar="VAR", help="environment variable holding this server's own bearer token: every request must then carry it")
+    p.add_argument(
+        "--own-token-env", default=None, metavar="VAR", help="environment variable holding this server's own bearer token: every request must then carry it"
+    )
     p.add_argument("--port", type=int, default=8378, help="0: a free port")
     p.add_argument("--max-sessions", type=int, default=64, help="concurrent WebSocket sessions (environments) allowed; at least the trainer's generation batch")
     p.add_argument("--session-timeout", type=float, default=None, help="seconds after which an idle session is closed (default: never)")
@@ -261,7 +284,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     import uvicorn
 
     args = parse_args(argv)
@@ -279,8 +302,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except RrlError as err:
         print(f"openenv_server: rrl serve at {args.rrl_url} does not answer: {err}", file=sys.stderr)
         return 1
-    app = create_app(client, max_sessions=args.max_sessions, form=args.form, max_submissions=args.max_submissions,
-                     session_timeout=args.session_timeout, token=own_token, listen_host=args.host)
+    app = create_app(
+        client,
+        max_sessions=args.max_sessions,
+        form=args.form,
+        max_submissions=args.max_submissions,
+        session_timeout=args.session_timeout,
+        token=own_token,
+        listen_host=args.host,
+    )
     sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((args.host, args.port))

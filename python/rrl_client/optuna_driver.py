@@ -35,7 +35,7 @@ import json
 import math
 import sys
 from dataclasses import dataclass
-from typing import IO, Any, Optional
+from typing import IO, Any
 
 STARTUP = 4
 """TPE's random start-up trials: one round of four, as the harness's own model-based search."""
@@ -132,13 +132,13 @@ class Driver:
         for name, d in s.distributions.items():
             try:
                 internal = d.to_internal_repr(params[name])
-            except Exception as err:  # noqa: BLE001  Optuna raises ValueError, TypeError or others on a foreign value
+            except Exception as err:
                 raise RequestError(f"{name}: {one_line(str(err), 120)}") from err
             if not d._contains(internal):
                 raise RequestError(f"{name}: {json.dumps(params[name])[:40]} is outside its distribution")
         return dict(params)
 
-    def _value(self, req: dict[str, Any]) -> Optional[float]:
+    def _value(self, req: dict[str, Any]) -> float | None:
         value = req.get("value")
         return None if value is None else _number(value, "value")
 

@@ -21,15 +21,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any
 
 from .client import RewardResult, RrlClient
+from .contracts import DEFAULT_URL
 
-Completion = Union[str, Sequence[Mapping[str, Any]]]
+Completion = str | Sequence[Mapping[str, Any]]
 """A completion as TRL passes it: raw text, or (conversational datasets) a list of chat messages."""
-
-DEFAULT_URL = "http://127.0.0.1:8377"
 
 
 def completion_text(completion: Completion) -> str:
@@ -48,7 +48,7 @@ def completion_text(completion: Completion) -> str:
     return "".join(parts)
 
 
-def score_grouped(client: RrlClient, tasks: Sequence[str], texts: Sequence[str]) -> tuple[list[Optional[float]], list[RewardResult]]:
+def score_grouped(client: RrlClient, tasks: Sequence[str], texts: Sequence[str]) -> tuple[list[float | None], list[RewardResult]]:
     """Rewards for completions ``texts[i]`` of task ``tasks[i]``: one ``/v1/rewards`` call per distinct task, in parallel, order kept."""
     if len(tasks) != len(texts):
         raise ValueError(f"{len(tasks)} task ids for {len(texts)} completions")
@@ -57,8 +57,8 @@ def score_grouped(client: RrlClient, tasks: Sequence[str], texts: Sequence[str])
         if not isinstance(task, str) or not task:
             raise ValueError(f"completion {i}: the task id must be a non-empty string, got {task!r}")
         groups.setdefault(task, []).append(i)
-    rewards: list[Optional[float]] = [None] * len(texts)
-    results: list[Optional[RewardResult]] = [None] * len(texts)
+    rewards: list[float | None] = [None] * len(texts)
+    results: list[RewardResult | None] = [None] * len(texts)
 
     def one(task: str) -> None:
         idx = groups[task]
@@ -89,14 +89,14 @@ class TrlReward:
         self.task_column = task_column
         self.__name__ = name  # TRL names the reward's log columns after it
         self.last_results: list[RewardResult] = []
-        self.last_rewards: list[Optional[float]] = []
+        self.last_rewards: list[float | None] = []
         self.last_tasks: list[str] = []
         self.last_texts: list[str] = []
         self.last_call_started = 0.0
         self.last_call_seconds = 0.0
         self.totals: dict[str, int] = {}
 
-    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[Optional[float]]:
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[float | None]:
         """One reward per completion, in order; None where the harness could not score it (no advantage; RrlGRPOTrainer leaves it out of the loss)."""
         tasks = kwargs.get(self.task_column)
         if tasks is None:
@@ -115,7 +115,7 @@ class TrlReward:
 
 # -- verl -------------------------------------------------------------------------------------
 
-_clients: dict[tuple[str, Optional[str]], RrlClient] = {}
+_clients: dict[tuple[str, str | None], RrlClient] = {}
 
 
 def _env_client() -> RrlClient:
@@ -142,7 +142,7 @@ the completion's row, so it cannot hand the row's mean; any other number could p
 making the harness fail, so it hands the least a job is paid (a failed job's -1)."""
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Optional[Mapping[str, Any]] = None, **kwargs: Any) -> float:
+def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: Mapping[str, Any] | None = None, **kwargs: Any) -> float:
     """verl's per-sample custom reward function: one completion, one call (prefer :func:`compute_score_batch`).
 
     An unscorable completion (reward None) gets ``NULL_SINGLE`` (-1): this form cannot see the other
@@ -159,7 +159,7 @@ def _row_of(extra_info: Any, task: str) -> Any:
     return ("task", task)
 
 
-def row_means(rewards: Sequence[Optional[float]], rows: Sequence[Any]) -> list[float]:
+def row_means(rewards: Sequence[float | None], rows: Sequence[Any]) -> list[float]:
     """The rewards with each None replaced by the mean of the scored rewards of its row (0.0 when the
     row has none), so that under GRPO an unscorable completion's advantage is 0."""
     scored: dict[Any, list[float]] = {}
@@ -174,7 +174,7 @@ def compute_score_batch(
     data_sources: Sequence[str],
     solution_strs: Sequence[str],
     ground_truths: Sequence[Any],
-    extra_infos: Optional[Sequence[Any]] = None,
+    extra_infos: Sequence[Any] | None = None,
     **kwargs: Any,
 ) -> list[float]:
     """verl's batched custom reward function (``reward_model.reward_manager=batch``): one call per task in the batch.

@@ -17,13 +17,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
 from .grpo import load_model
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The fine-tuner's flags."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.sft", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--model", required=True, help="a Hugging Face model directory, or a .gguf file")
@@ -57,7 +58,11 @@ def read_rows(path: str) -> list[dict[str, Any]]:
             except json.JSONDecodeError as e:
                 raise ValueError(f"{path}:{n}: not JSON ({e.msg})") from None
             messages: Any = row.get("messages") if isinstance(row, dict) else None
-            ok = isinstance(messages, list) and len(messages) >= 2 and all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in messages)
+            ok = (
+                isinstance(messages, list)
+                and len(messages) >= 2
+                and all(isinstance(m, dict) and isinstance(m.get("role"), str) and isinstance(m.get("content"), str) for m in messages)
+            )
             if not ok or messages[-1]["role"] != "assistant":
                 raise ValueError(f"{path}:{n}: expected messages ending with an assistant turn, as `rrl export sft` writes")
             rows.append({"prompt": messages[:-1], "completion": messages[-1:], "task": str(row.get("task", ""))})
@@ -121,11 +126,17 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     steps = [h for h in trainer.state.log_history if "loss" in h]
     (out / "log.jsonl").write_text("".join(json.dumps({"step": h.get("step"), "loss": h["loss"], "epoch": h.get("epoch")}) + "\n" for h in steps))
     seen = losses(trainer)
-    return {"rows": len(rows), "tasks": sorted({r["task"] for r in rows}), "steps": trainer.state.global_step,
-            "loss_first": seen[0] if seen else None, "loss_last": seen[-1] if seen else None, "adapter": str(out / "adapter")}
+    return {
+        "rows": len(rows),
+        "tasks": sorted({r["task"] for r in rows}),
+        "steps": trainer.state.global_step,
+        "loss_first": seen[0] if seen else None,
+        "loss_last": seen[-1] if seen else None,
+        "adapter": str(out / "adapter"),
+    }
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Fine-tune and print the summary line; a bad --data file is a one-line error (exit 2)."""
     args = parse_args(argv)
     try:

@@ -21,34 +21,12 @@ measurements report.
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, Mapping, Optional, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
+from .extract import extract_json_object
 from .rewards import Completion, TrlReward, completion_text
-
-MAX_CANDIDATES = 32
-"""How many opening braces are tried as the start of the object (as the harness does)."""
-
-
-def first_json_object(text: str) -> Optional[dict[str, Any]]:
-    """The first JSON object in ``text`` (after a closed ``<think>`` block), or None."""
-    close = text.find("</think>")
-    if text.lstrip().startswith("<think>") and close >= 0:
-        text = text[close + len("</think>"):]
-    decoder = json.JSONDecoder()
-    start = text.find("{")
-    tried = 0
-    while start >= 0 and tried < MAX_CANDIDATES:
-        tried += 1
-        try:
-            value, _ = decoder.raw_decode(text, start)
-            if isinstance(value, dict):
-                return value
-        except (json.JSONDecodeError, RecursionError):
-            pass
-        start = text.find("{", start + 1)
-    return None
 
 
 def _kind(v: Any) -> str:
@@ -73,7 +51,7 @@ def leaf_paths(obj: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     return out
 
 
-def structure_score(obj: Optional[Mapping[str, Any]], example: Mapping[str, Any]) -> float:
+def structure_score(obj: Mapping[str, Any] | None, example: Mapping[str, Any]) -> float:
     """In [0, 1]: the share of ``example``'s leaves that ``obj`` has with the same kind, less half the share of extra leaves."""
     if obj is None:
         return 0.0
@@ -111,7 +89,7 @@ def written_key_paths(text: str) -> list[str]:
     the first closer that does not match its opener (``[...}``): from there on nothing parses."""
     stack: list[str] = []
     openers: list[str] = []
-    pending: Optional[str] = None
+    pending: str | None = None
     out: list[str] = []
     tokens = _TOKEN.findall(text)
     for i, tok in enumerate(tokens):
@@ -181,9 +159,9 @@ class FormatReward:
         self.examples = examples
         self.task_column = task_column
         self.__name__ = name
-        self.last_scores: list[Optional[float]] = []
+        self.last_scores: list[float | None] = []
 
-    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[Optional[float]]:
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[float | None]:
         """One format score per completion, in order."""
         tasks = kwargs.get(self.task_column)
         if tasks is None:
@@ -192,7 +170,7 @@ class FormatReward:
         rewards = self.outer.last_rewards
         if len(results) != len(completions) or len(rewards) != len(completions):
             raise RuntimeError("FormatReward must come after the TrlReward it reads in reward_funcs (it reuses that call's results)")
-        scores: list[Optional[float]] = []
+        scores: list[float | None] = []
         for task, completion, result, reward in zip(tasks, completions, results, rewards):
             if reward is None:
                 scores.append(None)  # unscorable: no number, from any reward function
@@ -201,7 +179,7 @@ class FormatReward:
             else:
                 example = self.examples.get(task)
                 text = completion_text(completion)
-                shape = max(structure_score(first_json_object(text), example), key_order_score(text, example)) if example else 0.0
+                shape = max(structure_score(extract_json_object(text), example), key_order_score(text, example)) if example else 0.0
                 scores.append(refused_score(shape))
         self.last_scores = scores
         return scores

@@ -45,11 +45,13 @@ from __future__ import annotations
 import logging
 import os
 import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, Optional, Sequence
+from typing import Any, ClassVar
 
 from .client import MAX_EPISODE_SUBMISSIONS, RrlClient, RrlError, RrlTimeout, SubmissionFeedback
-from .rewards import DEFAULT_URL
+from .contracts import DEFAULT_URL
+from .prompts import prompt_dataset
 
 log = logging.getLogger(__name__)
 
@@ -63,12 +65,12 @@ MAX_REASON_CHARS = 300
 class Outcome:
     """What one submission came to: the reward (None: unscored), the line the agent reads, the harness's result."""
 
-    reward: Optional[float]
+    reward: float | None
     message: str
-    result: Optional[dict[str, Any]] = None
+    result: dict[str, Any] | None = None
 
 
-def outcome_line(reward: Optional[float], result: Optional[Mapping[str, Any]]) -> str:
+def outcome_line(reward: float | None, result: Mapping[str, Any] | None) -> str:
     """The one line the agent reads about its job: ``succeeded: score 0.412 +/- 0.031; reward +0.120``,
     ``invalid: <reason>; reward -1``, ``... ; reward none (not scored)``. ASCII only, no newline."""
     status = str(result.get("status", "unknown")) if result else "unknown"
@@ -110,7 +112,7 @@ CONTENT_REFUSALS = (400, 413, 415)
 the job's own failure, -1, like an invalid spec. Anything else that stops an answer is the harness's: None."""
 
 
-def score_one(client: RrlClient, task: str, text: str, timeout: Optional[float] = None) -> Outcome:
+def score_one(client: RrlClient, task: str, text: str, timeout: float | None = None) -> Outcome:
     """One completion through the harness (``POST /v1/jobs``, then its event stream, under one idempotency
     key so a retry is the same job): its reward and result. ``None`` with the reason when the harness
     could not answer for its own reasons (unreachable, busy past the wait, a null reward, ``timeout``);
@@ -138,7 +140,7 @@ class Reply:
     the submission got no answer). Never a score or a reward."""
 
     message: str
-    feedback: Optional[SubmissionFeedback] = None
+    feedback: SubmissionFeedback | None = None
 
 
 def feedback_line(feedback: Mapping[str, Any]) -> str:
@@ -197,14 +199,14 @@ class JobEpisode:
     """The form of the task prompt that ``reset`` returns for a row without a ``prompt`` column."""
 
     def __init__(self) -> None:
-        self.task: Optional[str] = None
-        self.reward: Optional[float] = None
+        self.task: str | None = None
+        self.reward: float | None = None
         self.submitted = 0
-        self.feedback: Optional[SubmissionFeedback] = None
-        self.message: Optional[str] = None
+        self.feedback: SubmissionFeedback | None = None
+        self.message: str | None = None
         self._settled = False
 
-    def reset(self, task: Optional[str] = None, prompt: Any = None, **row: Any) -> Optional[str]:
+    def reset(self, task: str | None = None, prompt: Any = None, **row: Any) -> str | None:
         """Start an episode of ``task`` (the row's ``task`` column). Returns the text TRL appends to the
         row's last user message: the hint to answer with the tool when the row has a prompt, else the
         task's own prompt and the hint."""
@@ -245,7 +247,7 @@ class JobEpisode:
         self.message = reply.message
         return reply.message
 
-    def _close_reward(self) -> Optional[float]:
+    def _close_reward(self) -> float | None:
         """Closes the episode (once) and returns its reward, the harness's (None: its own failure). Private:
         TRL would make a public method a tool."""
         if self.task is None:
@@ -254,7 +256,7 @@ class JobEpisode:
             self._settled = True
             try:
                 self.reward = self._close(self.task)
-            except Exception as err:  # the reward function must not crash a training step: no answer is no signal
+            except Exception as err:  # noqa: BLE001  (the reward function must not crash a training step: no answer is no signal)
                 log.warning("could not close the episode of %s: %s", self.task, err)
                 self.reward = None
         return self.reward
@@ -270,12 +272,12 @@ class JobEpisode:
     def _submit(self, task: str, text: str) -> Reply:
         raise NotImplementedError
 
-    def _close(self, task: str) -> Optional[float]:
+    def _close(self, task: str) -> float | None:
         """Close the episode and return its reward."""
         raise NotImplementedError
 
 
-_prompts: dict[tuple[str, Optional[str], str, str], str] = {}
+_prompts: dict[tuple[str, str | None, str, str], str] = {}
 
 
 def prompt_text(client: RrlClient, task: str, form: str) -> str:
@@ -293,8 +295,8 @@ class RrlEnvironment(JobEpisode):
     instance is made.
     Make a class with other settings with :func:`rrl_environment`."""
 
-    url: ClassVar[Optional[str]] = None
-    token: ClassVar[Optional[str]] = None
+    url: ClassVar[str | None] = None
+    token: ClassVar[str | None] = None
     timeout: ClassVar[float] = 1800.0
     """Seconds to wait for a job's reward; past it the reward is None. Keep it well above the tasks' job
     time limits and the queue's wait: a job the agent made slow must get its real reward, not None."""
@@ -305,7 +307,7 @@ class RrlEnvironment(JobEpisode):
         token = self.token or os.environ.get("RRL_TOKEN") or None
         self._client = RrlClient(url, token, timeout=self.timeout)
 
-        self._episode: Optional[int] = None
+        self._episode: int | None = None
 
     def _task_prompt(self, task: str) -> str:
         return prompt_text(self._client, task, self.prompt_form)
@@ -314,7 +316,7 @@ class RrlEnvironment(JobEpisode):
         self._episode = None
         self._open(task)
 
-    def _open(self, task: str) -> Optional[int]:
+    def _open(self, task: str) -> int | None:
         """The episode's id on the server, opened now if it is not yet (None: the harness did not answer)."""
         if self._episode is None:
             try:
@@ -340,7 +342,7 @@ class RrlEnvironment(JobEpisode):
             return Reply(f"unscorable: the harness did not answer ({why})")
         return Reply(feedback_line(feedback), feedback)
 
-    def _close(self, task: str) -> Optional[float]:
+    def _close(self, task: str) -> float | None:
         episode = self._open(task)  # an episode that never opened is opened and closed: no job submitted
         if episode is None:
             return None
@@ -348,8 +350,8 @@ class RrlEnvironment(JobEpisode):
 
 
 def rrl_environment(
-    url: Optional[str] = None,
-    token: Optional[str] = None,
+    url: str | None = None,
+    token: str | None = None,
     *,
     max_submissions: int = 1,
     prompt_form: str = "patch",
@@ -363,7 +365,7 @@ def rrl_environment(
     return type("RrlEnvironment", (RrlEnvironment,), attrs)
 
 
-def environment_reward(environments: Optional[Sequence[Any]] = None, **kwargs: Any) -> list[Optional[float]]:
+def environment_reward(environments: Sequence[Any] | None = None, **kwargs: Any) -> list[float | None]:
     """TRL reward function: closes each rollout's episode and reads its reward, the harness's (the mean of
     its submissions' rewards; -1 when it sent none; ``None`` only for the harness's own failures).
 
@@ -374,7 +376,7 @@ def environment_reward(environments: Optional[Sequence[Any]] = None, **kwargs: A
     return [_reward_of(env) for env in environments]
 
 
-def _reward_of(env: Any) -> Optional[float]:
+def _reward_of(env: Any) -> float | None:
     close = getattr(env, "_close_reward", None)
     reward = close() if callable(close) else getattr(env, "reward", None)
     return None if reward is None else float(reward)
@@ -383,12 +385,7 @@ def _reward_of(env: Any) -> Optional[float]:
 def environment_dataset(client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "patch") -> Any:
     """A ``datasets.Dataset`` of ``rows`` rows cycling over the tasks: ``prompt`` (the task's chat messages
     from the server) and ``task``. ``reset`` adds the hint to answer with the tool."""
-    from datasets import Dataset
-
-    if not task_ids:
-        raise ValueError("environment_dataset: no task ids")
-    prompts = {t: client.prompt(t, form) for t in task_ids}
-    return Dataset.from_list([{"prompt": prompts[task_ids[i % len(task_ids)]], "task": task_ids[i % len(task_ids)]} for i in range(rows)])
+    return prompt_dataset(client, task_ids, rows, form)[0]
 
 
 __all__ = [

@@ -12,31 +12,33 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from .client import RrlClient
+from .contracts import DEFAULT_URL
+from .prompts import prompt_rows
 
 
 def rows(client: RrlClient, task_ids: Sequence[str], repeat: int) -> list[dict[str, Any]]:
-    """The rows for ``task_ids``, each task ``repeat`` times, interleaved."""
-    prompts = {t: client.prompt(t) for t in task_ids}
-    out: list[dict[str, Any]] = []
-    for r in range(repeat):
-        for t in task_ids:
-            out.append({
-                "data_source": "rrl",
-                "prompt": [dict(m) for m in prompts[t]],
-                "ability": "job-design",
-                "reward_model": {"style": "rule", "ground_truth": t},
-                "extra_info": {"task": t, "index": len(out)},
-            })
-    return out
+    """The rows for ``task_ids``, each task ``repeat`` times, interleaved (the prompt rows in verl's columns)."""
+    prompts, _ = prompt_rows(client, task_ids, repeat * len(task_ids))
+    return [
+        {
+            "data_source": "rrl",
+            "prompt": [dict(m) for m in row["prompt"]],
+            "ability": "job-design",
+            "reward_model": {"style": "rule", "ground_truth": row["task"]},
+            "extra_info": {"task": row["task"], "index": i},
+        }
+        for i, row in enumerate(prompts)
+    ]
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Write the parquet file."""
     p = argparse.ArgumentParser(prog="python -m rrl_client.verl_data", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", default=os.environ.get("RRL_URL", "http://127.0.0.1:8377"))
+    p.add_argument("--url", default=os.environ.get("RRL_URL", DEFAULT_URL))
     p.add_argument("--token-env", default="RRL_TOKEN")
     p.add_argument("--tasks", default="", help="comma-separated task ids (default: the train split)")
     p.add_argument("--split", default="train", help="split to take when --tasks is empty")

@@ -301,7 +301,7 @@ def serve(fd_in: int, fd_out: int, step_timeout: float = 60.0, idle_timeout: flo
             else:
                 raise BridgeError(f"unknown frame kind {kind}")
             dog.idle()
-    except Exception as err:  # every failure is one line for the other end
+    except Exception as err:  # noqa: BLE001  (every failure is one line for the other end)
         reason = str(err) if isinstance(err, BridgeError) else f"{type(err).__name__}: {one_line(str(err))}"
         try:
             write_all(fd_out, json_frame({"error": one_line(reason)}))

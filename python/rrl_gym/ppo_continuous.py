@@ -110,9 +110,18 @@ def policy_file(agent: Agent, obs_dim: int, low: list[float], high: list[float],
     for m in agent.actor_mean:
         if isinstance(m, nn.Linear):
             w = m.weight.detach().cpu().double().numpy()  # [out][in]
-            layers.append({"in": int(w.shape[1]), "out": int(w.shape[0]), "weights": w.T.reshape(-1).tolist(), "bias": m.bias.detach().cpu().double().numpy().tolist()})
+            layers.append(
+                {"in": int(w.shape[1]), "out": int(w.shape[0]), "weights": w.T.reshape(-1).tolist(), "bias": m.bias.detach().cpu().double().numpy().tolist()}
+            )
     obs_norm = None if norm is None else {"mean": norm.mean.tolist(), "std": np.sqrt(norm.var + 1e-8).tolist(), "clip": 10.0}
-    return {"format": "rrl-mlp-policy/1", "obsDim": obs_dim, "actionSpace": {"type": "box", "low": low, "high": high}, "activation": activation, "layers": layers, "obsNorm": obs_norm}
+    return {
+        "format": "rrl-mlp-policy/1",
+        "obsDim": obs_dim,
+        "actionSpace": {"type": "box", "low": low, "high": high},
+        "activation": activation,
+        "layers": layers,
+        "obsNorm": obs_norm,
+    }
 
 
 def train(spec: dict[str, Any], brief: dict[str, Any], out: Path) -> dict[str, Any]:
@@ -180,7 +189,7 @@ def train(spec: dict[str, Any], brief: dict[str, Any], out: Path) -> dict[str, A
     b_done = torch.zeros((num_steps, num_envs), device=device)
     b_val = torch.zeros((num_steps, num_envs), device=device)
 
-    curve = open(out / "curve.jsonl", "w")
+    curve = open(out / "curve.jsonl", "w")  # noqa: SIM115  (written through the whole run, closed at its end)
 
     def log(name: str, step: int, value: float) -> None:
         curve.write(json.dumps({"name": name, "step": step, "wallTime": time.perf_counter() - t0, "value": float(value)}) + "\n")
@@ -274,7 +283,13 @@ def train(spec: dict[str, Any], brief: dict[str, Any], out: Path) -> dict[str, A
     envs.close()
     (out / "policy.json").write_text(json.dumps(policy_file(agent, obs_dim, low, high, activation, obs_rms)))
     cost = {"envSteps": env_steps, "examples": 0, "wallSeconds": time.perf_counter() - t0, "cpuSeconds": time.process_time() - cpu0}
-    status = {"status": "succeeded", "stopReason": stop, "updates": done_updates, "trainReturn": float(np.mean(recent)) if recent else None, "backend": f"torch-{torch.__version__}-{device.type}"}
+    status = {
+        "status": "succeeded",
+        "stopReason": stop,
+        "updates": done_updates,
+        "trainReturn": float(np.mean(recent)) if recent else None,
+        "backend": f"torch-{torch.__version__}-{device.type}",
+    }
     return {"status": status, "cost": cost}
 
 
@@ -288,7 +303,7 @@ def main(argv: list[str]) -> int:
         spec = json.loads(Path(argv[0]).read_text())
         brief = json.loads((out / "brief.json").read_text())
         r = train(spec, brief, out)
-    except Exception as err:  # one line for the harness, never a stack trace
+    except Exception as err:  # noqa: BLE001  (any failure is one line for the harness, never a stack trace)
         line = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:400]
         (out / "status.json").write_text(json.dumps({"status": "failed", "error": line}))
         sys.stderr.write(f"ppo_continuous: {line}\n")

@@ -14,14 +14,14 @@ import shlex
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from fake_server import FakeRrl  # noqa: E402
-from real_serve import rrl_serve  # noqa: E402,F401  (a real `rrl serve`, one per session, for the adapter tests)
+from fake_server import FakeRrl
+from real_serve import rrl_serve  # noqa: F401  (a real `rrl serve`, one per session, for the adapter tests)
 
 
 @pytest.fixture
@@ -39,8 +39,7 @@ def server_url(fake: FakeRrl) -> Iterator[str]:
     if not cmd:
         yield fake.url
         return
-    proc = subprocess.Popen(shlex.split(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            cwd=Path(__file__).resolve().parents[2])
+    proc = subprocess.Popen(shlex.split(cmd), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=Path(__file__).resolve().parents[2])
     try:
         assert proc.stdout is not None
         url = None

@@ -15,7 +15,7 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -60,7 +60,7 @@ def script_tool_calls(model: Any, tokenizer: Any, plan: dict[int, str | list[str
 
     class Scripted(LogitsProcessor):  # type: ignore[misc]
         prompt_len = 0
-        forced: list[list[int] | None] = []
+        forced: ClassVar[list[list[int] | None]] = []
 
         def __call__(self, input_ids: Any, scores: Any) -> Any:
             step = input_ids.shape[1] - self.prompt_len
@@ -87,8 +87,16 @@ def script_tool_calls(model: Any, tokenizer: Any, plan: dict[int, str | list[str
     model.generate = generate
 
 
-def scripted_trainer(env_cls: type, tmp_path: Path, task: str, plan: dict[int, list[str]], groups: int, num_generations: int,
-                     max_completion_length: int = 192, max_positions: int = 2048) -> Any:
+def scripted_trainer(
+    env_cls: type,
+    tmp_path: Path,
+    task: str,
+    plan: dict[int, list[str]],
+    groups: int,
+    num_generations: int,
+    max_completion_length: int = 192,
+    max_positions: int = 2048,
+) -> Any:
     """An ``RrlGRPOTrainer`` of one step (not yet run) of a tiny random model with ``environment_factory=env_cls``:
     ``groups`` prompts of ``task`` x ``num_generations`` rollouts, in order; rollout ``i`` sends the jobs
     ``plan[i]`` (spec texts), one tool call a turn (see :func:`script_tool_calls`), and a rollout outside
@@ -110,13 +118,25 @@ def scripted_trainer(env_cls: type, tmp_path: Path, task: str, plan: dict[int, l
     dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": "Tune the job."}], "task": task}] * groups)
     most_calls = max((len(specs) for specs in plan.values()), default=1)
     args = GRPOConfig(
-        output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=groups * num_generations, num_generations=num_generations,
-        max_completion_length=max_completion_length, learning_rate=1e-3, beta=0.0, shuffle_dataset=False, seed=0,
-        use_cpu=True, bf16=False, fp16=False, logging_steps=1, save_strategy="no", report_to="none",
-        disable_tqdm=True, max_tool_calling_iterations=max(2, most_calls),
+        output_dir=str(tmp_path),
+        max_steps=1,
+        per_device_train_batch_size=groups * num_generations,
+        num_generations=num_generations,
+        max_completion_length=max_completion_length,
+        learning_rate=1e-3,
+        beta=0.0,
+        shuffle_dataset=False,
+        seed=0,
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        max_tool_calling_iterations=max(2, most_calls),
     )
-    return RrlGRPOTrainer(model=model, reward_funcs=[environment_reward], args=args, train_dataset=dataset,
-                          processing_class=tok, environment_factory=env_cls)
+    return RrlGRPOTrainer(model=model, reward_funcs=[environment_reward], args=args, train_dataset=dataset, processing_class=tok, environment_factory=env_cls)
 
 
 def grpo_step(env_cls: type, tmp_path: Path, task: str, calls: bool = True) -> tuple[Any, float]:

@@ -26,7 +26,9 @@ import re
 import threading
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Optional
+from typing import Any
+
+from rrl_client.extract import extract_json_object
 
 TASKS = [
     {"id": "cartpole-balance", "family": "cartpole", "kind": "control", "split": "train", "data": None},
@@ -42,14 +44,22 @@ CONFIRM_SEEDS = (5, 6, 7, 8, 9)
 PATCH_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "model": {"type": "object", "properties": {
-            "hidden": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 64}, "minItems": 1, "maxItems": 2},
-            "activation": {"type": "string", "enum": ["relu", "tanh"]},
-        }, "additionalProperties": False},
-        "algorithm": {"type": "object", "properties": {
-            "name": {"const": "ppo"},
-            "learningRate": {"type": "number", "minimum": 0.0001, "maximum": 0.1},
-        }, "additionalProperties": False},
+        "model": {
+            "type": "object",
+            "properties": {
+                "hidden": {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 64}, "minItems": 1, "maxItems": 2},
+                "activation": {"type": "string", "enum": ["relu", "tanh"]},
+            },
+            "additionalProperties": False,
+        },
+        "algorithm": {
+            "type": "object",
+            "properties": {
+                "name": {"const": "ppo"},
+                "learningRate": {"type": "number", "minimum": 0.0001, "maximum": 0.1},
+            },
+            "additionalProperties": False,
+        },
         "seed": {"type": "integer", "minimum": 0, "maximum": 9},
     },
     "additionalProperties": False,
@@ -60,14 +70,42 @@ PATCH_SCHEMA: dict[str, Any] = {
 # within PATCH_SCHEMA: two heads a patch sets as they are, and two written through a rule (left out of the Optuna arm).
 SPACE_HEADS: list[dict[str, Any]] = [
     {"name": "algorithm", "slot": "algorithm", "path": "algorithm.name", "algorithm": None, "writes": "option", "options": ["ppo"], "param": None},
-    {"name": "hidden", "slot": "control.hidden", "path": "model.hidden", "algorithm": None, "writes": "option", "options": [[16], [32, 32], [64, 64]],
-     "param": {"name": "hidden", "kind": "categorical", "choices": ["[16]", "[32,32]", "[64,64]"]}},
-    {"name": "rewardTerm", "slot": "rewardTerm", "path": "reward.expression", "algorithm": None, "writes": "derived", "options": ["none", "x"],
-     "param": {"name": "rewardTerm", "kind": "categorical", "choices": ["none", "x"]}},
-    {"name": "envSteps", "slot": "envSteps", "path": "budget.envSteps", "algorithm": None, "writes": "derived", "options": [2500, 50000],
-     "param": {"name": "envSteps", "kind": "int", "low": 2500, "high": 50000, "log": True}},
-    {"name": "ppo.learningRate", "slot": "ppo.learningRate", "path": "algorithm.learningRate", "algorithm": "ppo", "writes": "option",
-     "options": [1e-4, 3e-4, 1e-3, 3e-3, 1e-2], "param": {"name": "ppo.learningRate", "kind": "float", "low": 1e-4, "high": 1e-2, "log": True}},
+    {
+        "name": "hidden",
+        "slot": "control.hidden",
+        "path": "model.hidden",
+        "algorithm": None,
+        "writes": "option",
+        "options": [[16], [32, 32], [64, 64]],
+        "param": {"name": "hidden", "kind": "categorical", "choices": ["[16]", "[32,32]", "[64,64]"]},
+    },
+    {
+        "name": "rewardTerm",
+        "slot": "rewardTerm",
+        "path": "reward.expression",
+        "algorithm": None,
+        "writes": "derived",
+        "options": ["none", "x"],
+        "param": {"name": "rewardTerm", "kind": "categorical", "choices": ["none", "x"]},
+    },
+    {
+        "name": "envSteps",
+        "slot": "envSteps",
+        "path": "budget.envSteps",
+        "algorithm": None,
+        "writes": "derived",
+        "options": [2500, 50000],
+        "param": {"name": "envSteps", "kind": "int", "low": 2500, "high": 50000, "log": True},
+    },
+    {
+        "name": "ppo.learningRate",
+        "slot": "ppo.learningRate",
+        "path": "algorithm.learningRate",
+        "algorithm": "ppo",
+        "writes": "option",
+        "options": [1e-4, 3e-4, 1e-3, 3e-3, 1e-2],
+        "param": {"name": "ppo.learningRate", "kind": "float", "low": 1e-4, "high": 1e-2, "log": True},
+    },
 ]
 
 
@@ -79,18 +117,6 @@ def spec_schema(task: str) -> dict[str, Any]:
     props = dict(PATCH_SCHEMA["properties"])
     props["task"] = {"const": task}
     return {**PATCH_SCHEMA, "properties": props, "required": ["task", "seed"]}
-
-
-def first_json_object(text: str) -> Optional[Any]:
-    """The first complete JSON value that starts at a '{' in ``text``, or None."""
-    decoder = json.JSONDecoder()
-    for m in re.finditer(r"\{", text):
-        try:
-            value, _ = decoder.raw_decode(text, m.start())
-            return value
-        except ValueError:
-            continue
-    return None
 
 
 def baseline(task: str) -> dict[str, Any]:
@@ -114,7 +140,7 @@ def merge_patch(target: Any, patch: Any) -> Any:
 class FakeRrl:
     """The stand-in's state: calls received, jobs, an optional token, a bounded number of requests in flight."""
 
-    def __init__(self, token: Optional[str] = None, capacity: int = 64, retry_after: str = "1") -> None:
+    def __init__(self, token: str | None = None, capacity: int = 64, retry_after: str = "1") -> None:
         self.token = token
         self.capacity = capacity
         self.retry_after = retry_after
@@ -138,7 +164,7 @@ class FakeRrl:
         host, port = self.server.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def start(self) -> "FakeRrl":
+    def start(self) -> FakeRrl:
         self.thread.start()
         return self
 
@@ -148,7 +174,7 @@ class FakeRrl:
         self.server.server_close()
 
     def score(self, task: str, text: str) -> dict[str, Any]:
-        obj = first_json_object(text)
+        obj = extract_json_object(text)
         with self.lock:
             job = f"job-{len(self.jobs) + 1}"
         if not isinstance(obj, dict):
@@ -178,7 +204,7 @@ class FakeRrl:
         if not isinstance(body, dict) or not isinstance(body.get("completion"), str):
             return 400, {"error": "body: expected {completion}"}
         self.confirm_calls.append((task, body["completion"]))
-        obj = first_json_object(body["completion"])
+        obj = extract_json_object(body["completion"])
         scores = []
         for seed in CONFIRM_SEEDS:
             again = {**obj, "seed": seed} if isinstance(obj, dict) else None
@@ -197,7 +223,7 @@ class FakeRrl:
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 pass
 
-            def _send(self, code: int, body: Any, headers: Optional[dict[str, str]] = None) -> None:
+            def _send(self, code: int, body: Any, headers: dict[str, str] | None = None) -> None:
                 raw = json.dumps(body).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", "application/json")
@@ -229,13 +255,22 @@ class FakeRrl:
                     if form not in ("full", "compact", "patch"):
                         return self._send(400, {"error": f"form: expected full, compact or patch, got {form!r}"})
                     example = baseline(task) if form != "full" else None
-                    ask = {"full": "", "compact": f" Example: {json.dumps(example)}",
-                           "patch": f" Baseline: {json.dumps(example)} Reply with a JSON merge patch of it."}[form]
+                    ask = {
+                        "full": "",
+                        "compact": f" Example: {json.dumps(example)}",
+                        "patch": f" Baseline: {json.dumps(example)} Reply with a JSON merge patch of it.",
+                    }[form]
                     fake.prompt_forms.append(form)
-                    return self._send(200, {"messages": [
-                        {"role": "system", "content": "You write training jobs as one JSON object."},
-                        {"role": "user", "content": f"Task {task}: write a job spec." + ask},
-                    ], "example": example})
+                    return self._send(
+                        200,
+                        {
+                            "messages": [
+                                {"role": "system", "content": "You write training jobs as one JSON object."},
+                                {"role": "user", "content": f"Task {task}: write a job spec." + ask},
+                            ],
+                            "example": example,
+                        },
+                    )
                 m = re.fullmatch(r"/v1/tasks/([^/]+)/schema", path)
                 if m:
                     task = m.group(1)

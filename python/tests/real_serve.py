@@ -13,8 +13,8 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -25,8 +25,7 @@ TINY_TASK = "cartpole-short"
 """A task whose jobs train in a second or two (ARS on a short cart-pole budget)."""
 
 TINY_PATCH = (
-    '{"algorithm": {"name": "ars", "stepSize": 0.02, "directions": 8, "topDirections": 4, "noise": 0.03},'
-    ' "model": {"hidden": []}, "budget": {"envSteps": 500}}'
+    '{"algorithm": {"name": "ars", "stepSize": 0.02, "directions": 8, "topDirections": 4, "noise": 0.03}, "model": {"hidden": []}, "budget": {"envSteps": 500}}'
 )
 """A merge patch over the tiny task's baseline that makes a tiny job (ARS, 500 env steps)."""
 

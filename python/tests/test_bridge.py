@@ -6,14 +6,15 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
 import pytest
 
-from rrl_gym.frames import KIND_ACTIONS, KIND_JSON, KIND_STEP, frame, json_frame, read_frame, write_all
+from rrl_gym.frames import KIND_ACTIONS, KIND_JSON, KIND_STEP, BridgeClosed, frame, json_frame, read_frame, write_all
 
 HERE = Path(__file__).resolve().parent
 
@@ -23,7 +24,9 @@ class Bridge:
 
     def __init__(self, *args: str, env_extra: dict[str, str] | None = None) -> None:
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(HERE.parent), str(HERE)]), **(env_extra or {}))
-        self.p = subprocess.Popen([sys.executable, "-m", "rrl_gym.bridge", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        self.p = subprocess.Popen(
+            [sys.executable, "-m", "rrl_gym.bridge", *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+        )
         assert self.p.stdin is not None and self.p.stdout is not None
         self.fin, self.fout = self.p.stdin.fileno(), self.p.stdout.fileno()
 
@@ -43,7 +46,13 @@ class Bridge:
         assert len(body) == n * d * 16 + n * 10
         f = np.frombuffer(body, dtype="<f8", count=n * d * 2 + n)
         u = np.frombuffer(body, dtype=np.uint8, offset=(n * d * 2 + n) * 8)
-        return {"obs": f[: n * d].reshape(n, d), "final": f[n * d : 2 * n * d].reshape(n, d), "rewards": f[2 * n * d :], "terminated": u[:n], "truncated": u[n:]}
+        return {
+            "obs": f[: n * d].reshape(n, d),
+            "final": f[n * d : 2 * n * d].reshape(n, d),
+            "rewards": f[2 * n * d :],
+            "terminated": u[:n],
+            "truncated": u[n:],
+        }
 
     def step(self, actions: list[float], n: int, d: int) -> dict[str, np.ndarray]:
         write_all(self.fin, frame(KIND_ACTIONS, np.asarray(actions, dtype="<f8").tobytes()))
@@ -166,7 +175,7 @@ def test_a_step_that_hangs_ends_the_bridge() -> None:
     b.make("gym_test_envs:RrlSlow-v0", [0], allow_import=True)
     b.read_step(1, 2)
     write_all(b.fin, frame(KIND_ACTIONS, np.array([1.0]).tobytes()))
-    with pytest.raises(Exception):  # end of file: the bridge ended itself
+    with pytest.raises(BridgeClosed):  # end of file: the bridge ended itself
         read_frame(b.fout)
     assert b.p.wait(timeout=60) == 3
     assert b.p.stderr is not None and b"timeout: no answer within 1 s" in b.p.stderr.read()
@@ -183,7 +192,9 @@ def test_a_module_id_is_refused_without_allow_import_and_the_module_is_never_imp
     marker = tmp_path / "imported"
     b = Bridge(env_extra={"RRL_IMPORT_MARKER": str(marker)})
     out = b.make("gym_import_marker:RrlMarked-v0", [0])
-    assert out["error"] == 'env_id "gym_import_marker:RrlMarked-v0" names a module to import (gym_import_marker); the task must allow it (environment.allowImport)'
+    assert (
+        out["error"] == 'env_id "gym_import_marker:RrlMarked-v0" names a module to import (gym_import_marker); the task must allow it (environment.allowImport)'
+    )
     assert b.p.wait(timeout=60) == 1
     assert not marker.exists(), "the bridge imported the module it refused"
     for not_true in [1, "true"]:  # only JSON true allows it

@@ -15,16 +15,39 @@ from fake_server import FakeRrl
 from rrl_client.expert_iteration import REPO_RRL, main, start_serve
 from tiny_model import tiny_model, tiny_tokenizer
 
-needs_rrl = pytest.mark.skipif(shutil.which("node") is None or not (REPO_RRL.parents[1] / "dist" / "src" / "cli" / "index.js").exists(),
-                               reason="node or the built rrl (dist/) is missing: run npm run build")
+needs_rrl = pytest.mark.skipif(
+    shutil.which("node") is None or not (REPO_RRL.parents[1] / "dist" / "src" / "cli" / "index.js").exists(),
+    reason="node or the built rrl (dist/) is missing: run npm run build",
+)
 
 
 @pytest.fixture(scope="module")
 def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real `rrl train` run: random search on two-spirals, one iteration of 3 (about 45 s on 2 cores)."""
     run = tmp_path_factory.mktemp("rrl") / "run"
-    subprocess.run(["node", str(REPO_RRL), "train", "--tasks", "two-spirals", "--agent", "random", "--iterations", "1", "--group", "3",
-                    "--seed", "1", "--run", str(run), "--workers", "2"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            "node",
+            str(REPO_RRL),
+            "train",
+            "--tasks",
+            "two-spirals",
+            "--agent",
+            "random",
+            "--iterations",
+            "1",
+            "--group",
+            "3",
+            "--seed",
+            "1",
+            "--run",
+            str(run),
+            "--workers",
+            "2",
+        ],
+        check=True,
+        capture_output=True,
+    )
     return run
 
 
@@ -34,9 +57,38 @@ def test_one_round_exports_fine_tunes_and_runs_grpo_from_the_adapter(fake: FakeR
     tiny_model(tok).save_pretrained(str(tmp_path / "model"))
     tok.save_pretrained(str(tmp_path / "model"))
     out = tmp_path / "ei"
-    code = main(["--rounds", "1", "--runs", str(real_run), "--model", str(tmp_path / "model"), "--tasks", "iris-classify",
-                 "--output-dir", str(out), "--url", fake.url, "--steps", "1", "--num-generations", "2", "--prompts-per-step", "1",
-                 "--max-completion-length", "8", "--sft-epochs", "1", "--sft-max-length", "4096", "--lora-r", "4", "--lora-alpha", "8"])
+    code = main(
+        [
+            "--rounds",
+            "1",
+            "--runs",
+            str(real_run),
+            "--model",
+            str(tmp_path / "model"),
+            "--tasks",
+            "iris-classify",
+            "--output-dir",
+            str(out),
+            "--url",
+            fake.url,
+            "--steps",
+            "1",
+            "--num-generations",
+            "2",
+            "--prompts-per-step",
+            "1",
+            "--max-completion-length",
+            "8",
+            "--sft-epochs",
+            "1",
+            "--sft-max-length",
+            "4096",
+            "--lora-r",
+            "4",
+            "--lora-alpha",
+            "8",
+        ]
+    )
     assert code == 0
     rows = [json.loads(line) for line in (out / "round-1" / "sft.jsonl").read_text().splitlines()]
     assert rows and all(r["task"] == "two-spirals" and r["messages"][-1]["role"] == "assistant" for r in rows)

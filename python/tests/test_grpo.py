@@ -14,11 +14,31 @@ from tiny_model import tiny_model, tiny_tokenizer
 def test_two_grpo_steps_update_the_lora_adapter(fake: FakeRrl, tmp_path: pytest.TempPathFactory) -> None:
     tok = tiny_tokenizer()
     model = tiny_model(tok)
-    args = parse_args([
-        "--model", "unused", "--steps", "2", "--num-generations", "4", "--prompts-per-step", "2",
-        "--max-completion-length", "16", "--learning-rate", "0.05", "--lora-r", "4", "--lora-alpha", "8",
-        "--output-dir", str(tmp_path), "--cpu", "--seed", "1",
-    ])
+    args = parse_args(
+        [
+            "--model",
+            "unused",
+            "--steps",
+            "2",
+            "--num-generations",
+            "4",
+            "--prompts-per-step",
+            "2",
+            "--max-completion-length",
+            "16",
+            "--learning-rate",
+            "0.05",
+            "--lora-r",
+            "4",
+            "--lora-alpha",
+            "8",
+            "--output-dir",
+            str(tmp_path),
+            "--cpu",
+            "--seed",
+            "1",
+        ]
+    )
     client = RrlClient(fake.url)
     trainer, reward = build_trainer(args, client, model, tok, ["cartpole-balance", "iris-classify"])
     lora = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if "lora_" in n}
@@ -54,8 +74,23 @@ def test_a_gguf_model_loads_and_trains(fake: FakeRrl, tmp_path: pytest.TempPathF
     assert tok.eos_token == "<|im_end|>" and tok.eos_token_id == 260 and tok.convert_tokens_to_ids('{"') == 256
     text = tok.apply_chat_template([{"role": "user", "content": 'hi {"seed": 3}'}], add_generation_prompt=True, tokenize=False)
     assert text == '<|im_start|>user\nhi {"seed": 3}<|im_end|>\n<|im_start|>assistant\n'
-    args = parse_args(["--model", gguf_path, "--steps", "1", "--num-generations", "2", "--prompts-per-step", "1",
-                       "--max-completion-length", "8", "--output-dir", str(tmp_path), "--cpu"])
+    args = parse_args(
+        [
+            "--model",
+            gguf_path,
+            "--steps",
+            "1",
+            "--num-generations",
+            "2",
+            "--prompts-per-step",
+            "1",
+            "--max-completion-length",
+            "8",
+            "--output-dir",
+            str(tmp_path),
+            "--cpu",
+        ]
+    )
     trainer, reward = build_trainer(args, RrlClient(fake.url), model, tok, ["iris-classify"])
     trainer.train()
     assert trainer.state.global_step == 1 and sum(reward.totals.values()) == 2
@@ -63,14 +98,30 @@ def test_a_gguf_model_loads_and_trains(fake: FakeRrl, tmp_path: pytest.TempPathF
 
 
 def test_the_frozen_control_run_samples_the_same_prompts_and_never_updates(fake: FakeRrl, tmp_path: pytest.TempPathFactory) -> None:
-    from rrl_client.grpo import run_frozen
+    from rrl_client.grpo_steps import run_frozen
 
     tok = tiny_tokenizer()
     model = tiny_model(tok)
-    args = parse_args([
-        "--model", "unused", "--steps", "2", "--num-generations", "3", "--prompts-per-step", "2",
-        "--max-completion-length", "12", "--output-dir", str(tmp_path), "--cpu", "--seed", "2", "--frozen",
-    ])
+    args = parse_args(
+        [
+            "--model",
+            "unused",
+            "--steps",
+            "2",
+            "--num-generations",
+            "3",
+            "--prompts-per-step",
+            "2",
+            "--max-completion-length",
+            "12",
+            "--output-dir",
+            str(tmp_path),
+            "--cpu",
+            "--seed",
+            "2",
+            "--frozen",
+        ]
+    )
     trainer, reward = build_trainer(args, RrlClient(fake.url), model, tok, ["cartpole-balance", "iris-classify"])
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     lines: list[tuple[int, dict[str, float]]] = []

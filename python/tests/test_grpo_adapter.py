@@ -30,9 +30,30 @@ def sft_adapter(tmp_path: Path, tok: Any) -> Path:
 def test_grpo_trains_on_from_the_sft_adapter(fake: FakeRrl, tmp_path: Path) -> None:
     tok = tiny_tokenizer()
     adapter = sft_adapter(tmp_path, tok)
-    args = parse_args(["--model", "unused", "--adapter", str(adapter), "--steps", "1", "--num-generations", "4", "--prompts-per-step", "2",
-                       "--max-completion-length", "12", "--learning-rate", "0.05", "--output-dir", str(tmp_path / "grpo"), "--cpu", "--seed", "1",
-                       "--keep-flat-groups"])
+    args = parse_args(
+        [
+            "--model",
+            "unused",
+            "--adapter",
+            str(adapter),
+            "--steps",
+            "1",
+            "--num-generations",
+            "4",
+            "--prompts-per-step",
+            "2",
+            "--max-completion-length",
+            "12",
+            "--learning-rate",
+            "0.05",
+            "--output-dir",
+            str(tmp_path / "grpo"),
+            "--cpu",
+            "--seed",
+            "1",
+            "--keep-flat-groups",
+        ]
+    )
     trainer, _ = build_trainer(args, RrlClient(fake.url), tiny_model(tok), tok, ["cartpole-balance", "iris-classify"])
     params = dict(trainer.model.named_parameters())
     loaded = {n: p.detach().clone() for n, p in params.items() if "lora_B" in n and ".default." in n}
@@ -57,8 +78,29 @@ def test_a_step_of_flat_groups_moves_nothing(fake: FakeRrl, tmp_path: Path) -> N
     tok = tiny_tokenizer()
     # every completion gets the same reward: each group is flat
     fake.score = lambda task, text: {"reward": 0.0, "result": {"status": "invalid", "score": None, "reason": "x", "job": None}}  # type: ignore[method-assign]
-    common = ["--model", "unused", "--steps", "1", "--num-generations", "2", "--prompts-per-step", "1", "--max-completion-length", "8",
-              "--learning-rate", "0.05", "--output-dir", str(tmp_path), "--cpu", "--seed", "1", "--beta", "0.5", "--format-weight", "0"]
+    common = [
+        "--model",
+        "unused",
+        "--steps",
+        "1",
+        "--num-generations",
+        "2",
+        "--prompts-per-step",
+        "1",
+        "--max-completion-length",
+        "8",
+        "--learning-rate",
+        "0.05",
+        "--output-dir",
+        str(tmp_path),
+        "--cpu",
+        "--seed",
+        "1",
+        "--beta",
+        "0.5",
+        "--format-weight",
+        "0",
+    ]
     moved = {}
     for keep in (False, True):
         trainer, _ = build_trainer(parse_args(common + (["--keep-flat-groups"] if keep else [])), RrlClient(fake.url), tiny_model(tok), tok, ["iris-classify"])
@@ -83,7 +125,10 @@ def unscorable_every_third(fake: FakeRrl) -> None:
         i = next(calls)
         if i % 3 == 0:
             return {"reward": None, "result": {"status": "failed", "score": None, "reason": "unscorable: score-timeout", "job": f"job-{i}", "unchanged": False}}
-        return {"reward": 0.1 * i, "result": {"status": "ok", "score": {"normalized": 0.1 * i, "stderr": 0.01}, "reason": None, "job": f"job-{i}", "unchanged": False}}
+        return {
+            "reward": 0.1 * i,
+            "result": {"status": "ok", "score": {"normalized": 0.1 * i, "stderr": 0.01}, "reason": None, "job": f"job-{i}", "unchanged": False},
+        }
 
     fake.score = score  # type: ignore[method-assign]
 
@@ -94,8 +139,25 @@ def test_an_unscorable_completion_is_left_out_of_the_loss(fake: FakeRrl, tmp_pat
     tok = tiny_tokenizer()
     unscorable_every_third(fake)
     # the default compact form: the format reward is on (weight 0.5), as in the run of the issue
-    args = parse_args(["--model", "unused", "--steps", "1", "--num-generations", "4", "--prompts-per-step", "2", "--max-completion-length", "8",
-                       "--output-dir", str(tmp_path), "--cpu", "--seed", "1"])
+    args = parse_args(
+        [
+            "--model",
+            "unused",
+            "--steps",
+            "1",
+            "--num-generations",
+            "4",
+            "--prompts-per-step",
+            "2",
+            "--max-completion-length",
+            "8",
+            "--output-dir",
+            str(tmp_path),
+            "--cpu",
+            "--seed",
+            "1",
+        ]
+    )
     trainer, reward = build_trainer(args, RrlClient(fake.url), tiny_model(tok), tok, ["iris-classify"])
     seen: list[dict[str, Any]] = []
     plain = trainer._generate_and_score_completions
@@ -119,8 +181,28 @@ def test_an_unscorable_completion_is_left_out_of_the_loss(fake: FakeRrl, tmp_pat
 def test_a_null_is_left_out_whatever_another_reward_function_says(fake: FakeRrl, tmp_path: Path) -> None:
     tok = tiny_tokenizer()
     unscorable_every_third(fake)
-    args = parse_args(["--model", "unused", "--steps", "1", "--num-generations", "4", "--prompts-per-step", "2", "--max-completion-length", "8",
-                       "--output-dir", str(tmp_path), "--cpu", "--seed", "1", "--format-weight", "0", "--keep-flat-groups"])
+    args = parse_args(
+        [
+            "--model",
+            "unused",
+            "--steps",
+            "1",
+            "--num-generations",
+            "4",
+            "--prompts-per-step",
+            "2",
+            "--max-completion-length",
+            "8",
+            "--output-dir",
+            str(tmp_path),
+            "--cpu",
+            "--seed",
+            "1",
+            "--format-weight",
+            "0",
+            "--keep-flat-groups",
+        ]
+    )
 
     def length(prompts: Any, completions: Any, **kw: Any) -> list[float]:  # a user's own reward function: always a number
         return [float(len(str(c))) for c in completions]

@@ -50,9 +50,18 @@ def test_guided_samples_of_a_tiny_random_model_all_satisfy_the_schema(engine: st
     texts: list[str] = []
     for seed in range(2):  # the same processor serves several generate calls
         torch.manual_seed(seed)
-        out = model.generate(**ids, do_sample=True, temperature=1.0, top_k=0, max_new_tokens=120, num_return_sequences=12,
-                             logits_processor=[proc], pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
-        texts += [tok.decode(s, skip_special_tokens=True) for s in out[:, ids["input_ids"].shape[1]:]]
+        out = model.generate(
+            **ids,
+            do_sample=True,
+            temperature=1.0,
+            top_k=0,
+            max_new_tokens=120,
+            num_return_sequences=12,
+            logits_processor=[proc],
+            pad_token_id=tok.pad_token_id,
+            eos_token_id=tok.eos_token_id,
+        )
+        texts += [tok.decode(s, skip_special_tokens=True) for s in out[:, ids["input_ids"].shape[1] :]]
     assert proc.rejected == 0
     finished = [t for t in texts if t.endswith("}")]
     assert len(finished) >= len(texts) // 2, texts  # random weights: most close within the cap
@@ -65,9 +74,11 @@ def test_guided_samples_of_a_tiny_random_model_all_satisfy_the_schema(engine: st
 # Listed out of alphabetical order, as the harness's spec sections are (environment, reward, dataset, ...).
 ORDERED = {
     "type": "object",
-    "properties": {"reward": {"type": "object", "properties": {"objective": {"enum": ["focal"]}, "labelSmoothing": {"type": "number"}},
-                              "additionalProperties": False},
-                   "dataset": {"type": "integer"}, "seed": {"type": "integer"}},
+    "properties": {
+        "reward": {"type": "object", "properties": {"objective": {"enum": ["focal"]}, "labelSmoothing": {"type": "number"}}, "additionalProperties": False},
+        "dataset": {"type": "integer"},
+        "seed": {"type": "integer"},
+    },
     "additionalProperties": False,
 }
 
@@ -100,7 +111,7 @@ def test_a_row_may_have_its_own_schema() -> None:
     tok.padding_side = "left"
     enc = tok(prompts, return_tensors="pt", padding=True)
     out = model.generate(**enc, do_sample=True, max_new_tokens=12, logits_processor=[proc], pad_token_id=tok.pad_token_id, eos_token_id=tok.eos_token_id)
-    texts = [tok.decode(s, skip_special_tokens=True) for s in out[:, enc["input_ids"].shape[1]:]]
+    texts = [tok.decode(s, skip_special_tokens=True) for s in out[:, enc["input_ids"].shape[1] :]]
     assert texts == ['{"a":1}', '{"b":2}']
 
 
@@ -118,14 +129,37 @@ def test_client_fetches_the_schemas_and_the_patch_prompt(fake: FakeRrl) -> None:
 
 def test_grpo_with_guided_patch_form_trains_and_the_frozen_run_is_guided_too(fake: FakeRrl, tmp_path: pytest.TempPathFactory) -> None:
     engine_or_skip("xgrammar")
-    from rrl_client.grpo import build_trainer, parse_args, run_frozen, step_line
+    from rrl_client.grpo import build_trainer, parse_args
+    from rrl_client.grpo_steps import run_frozen, step_line
 
     torch.set_num_threads(1)
     tok = tiny_tokenizer()
     model = tiny_model(tok)
-    common = ["--model", "unused", "--steps", "1", "--num-generations", "3", "--prompts-per-step", "2",
-              "--max-completion-length", "48", "--learning-rate", "0.05", "--lora-r", "4", "--lora-alpha", "8",
-              "--output-dir", str(tmp_path), "--cpu", "--seed", "1", "--prompt-form", "patch"]
+    common = [
+        "--model",
+        "unused",
+        "--steps",
+        "1",
+        "--num-generations",
+        "3",
+        "--prompts-per-step",
+        "2",
+        "--max-completion-length",
+        "48",
+        "--learning-rate",
+        "0.05",
+        "--lora-r",
+        "4",
+        "--lora-alpha",
+        "8",
+        "--output-dir",
+        str(tmp_path),
+        "--cpu",
+        "--seed",
+        "1",
+        "--prompt-form",
+        "patch",
+    ]
     args = parse_args(common)
     assert args.guided and parse_args(common + ["--no-guided"]).guided is False and parse_args(common[:-2]).guided is False
     # the format reward scores by the example's fields: off by default for patches, which should not copy the example

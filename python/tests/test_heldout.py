@@ -73,7 +73,7 @@ def test_the_search_space_is_the_published_design_space_and_gives_valid_patches(
     task = inputs["penguins-species"]
     schema = task["patchSchema"]
     text = task["messages"][-1]["content"]
-    base = json.loads(text[text.index("{"): text.index("\n", text.index("{"))])
+    base = json.loads(text[text.index("{") : text.index("\n", text.index("{"))])
     space = from_description(description, base)
     by = {p.name: p for p in space.params}
     heads = {h["name"]: h for h in description["heads"]}
@@ -90,7 +90,9 @@ def test_the_search_space_is_the_published_design_space_and_gives_valid_patches(
     for _ in range(50):
         values: dict[str, Any] = {}
         for p in space.params:
-            values[p.name] = rng.choice(p.choices) if p.kind == "categorical" else (rng.randint(int(p.low), int(p.high)) if p.kind == "int" else rng.uniform(p.low, p.high))
+            values[p.name] = (
+                rng.choice(p.choices) if p.kind == "categorical" else (rng.randint(int(p.low), int(p.high)) if p.kind == "int" else rng.uniform(p.low, p.high))
+            )
         patch = space.to_patch(values)
         assert schema_errors(patch, schema) == [], patch
         for p in space.params:
@@ -125,8 +127,26 @@ def test_two_model_arms_one_task_two_seeds_end_to_end(fake: FakeRrl, tmp_path: P
     model_dir, adapter_dir = save_tiny(tmp_path)
     out = tmp_path / "out"
     optuna = importlib.util.find_spec("optuna") is not None
-    argv = ["--url", fake.url, "--tasks", TASK, "--arm", f"base={model_dir}", "--arm", f"lora={model_dir}:{adapter_dir}",
-            "--samples", "2,4", "--seeds", "2", "--max-new-tokens", "40", "--out", str(out), "--threads", "1"]
+    argv = [
+        "--url",
+        fake.url,
+        "--tasks",
+        TASK,
+        "--arm",
+        f"base={model_dir}",
+        "--arm",
+        f"lora={model_dir}:{adapter_dir}",
+        "--samples",
+        "2,4",
+        "--seeds",
+        "2",
+        "--max-new-tokens",
+        "40",
+        "--out",
+        str(out),
+        "--threads",
+        "1",
+    ]
     assert main(argv + (["--optuna"] if optuna else [])) == 0
     asked = list(fake.confirm_calls)
     result = json.loads((out / "heldout.json").read_text())
@@ -215,8 +235,18 @@ def test_best_of_n_on_a_real_serve_is_the_picks_score_on_the_harness_seeds(rrl_s
 def test_transfer_rows_join_the_tables(fake: FakeRrl, tmp_path: Path) -> None:
     transfer = tmp_path / "transfer"
     transfer.mkdir()
-    row = {"task": TASK, "zeroShot": 0.7, "controllerBest4": 0.75, "controllerBest16": 0.8, "controllerAdaptBest16": 0.8,
-           "randomBest4": 0.6, "randomBest16": 0.9, "searchBest4": 0.6, "searchBest16": 0.85, "baseline": 0.1}
+    row = {
+        "task": TASK,
+        "zeroShot": 0.7,
+        "controllerBest4": 0.75,
+        "controllerBest16": 0.8,
+        "controllerAdaptBest16": 0.8,
+        "randomBest4": 0.6,
+        "randomBest16": 0.9,
+        "searchBest4": 0.6,
+        "searchBest16": 0.85,
+        "baseline": 0.1,
+    }
     other = {**row, "task": "elsewhere"}
     per_seed = [{"seed": 1, "rows": [row, other]}, {"seed": 2, "rows": [{**row, "zeroShot": 0.5}]}]
     (transfer / "transfer.json").write_text(json.dumps({"rows": [row, other], "perSeed": per_seed}))

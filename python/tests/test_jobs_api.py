@@ -49,7 +49,7 @@ def test_wait_outlives_a_server_restart() -> None:
             def wait() -> None:
                 try:
                     got["answer"] = client.wait(accepted["request"], timeout=120)
-                except Exception as err:  # reported below
+                except Exception as err:  # noqa: BLE001  (any failure in the thread is reported below, in the test)
                     got["error"] = err
 
             waiter = threading.Thread(target=wait)

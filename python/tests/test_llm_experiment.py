@@ -10,24 +10,41 @@ from pathlib import Path
 import pytest
 
 from rrl_client.expert_iteration import family_flags, serve_cmd
-from rrl_client.llm_experiment import draw_ids, last_five, parse_args, stage_grpo, stage_heldout, stage_sft
+from rrl_client.llm_experiment import last_five, parse_args, stage_grpo, stage_heldout, stage_sft
 
 
 def test_family_flags_name_every_draw_and_the_seed_once() -> None:
     assert family_flags([], 1) == []
     assert family_flags(["rings:2", "acrobot"], 5) == ["--family", "rings:2", "--family", "acrobot", "--family-seed", "5"]
-    assert serve_cmd("node", "rrl.js", Path("r"), ["rings:2"], 5) == ["node", "rrl.js", "serve", "--port", "0", "--run", "r", "--family", "rings:2", "--family-seed", "5"]
-
-
-def test_the_held_out_draws_are_named_as_the_families_name_their_tasks() -> None:
-    assert draw_ids(["acrobot:2", "rings:1"], 1) == ["acrobot-fam-1-0", "acrobot-fam-1-1", "rings-fam-1-0"]
-    assert len(draw_ids(["vega-more"], 3)) == 10 and draw_ids(["vega-more"], 3)[0] == "vega-more-fam-3-0"
+    assert serve_cmd("node", "rrl.js", Path("r"), ["rings:2"], 5) == [
+        "node",
+        "rrl.js",
+        "serve",
+        "--port",
+        "0",
+        "--run",
+        "r",
+        "--family",
+        "rings:2",
+        "--family-seed",
+        "5",
+    ]
 
 
 def test_last_five_reads_the_last_five_steps(tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    lines = [{"step": i, "step_s": float(i), "outer/reward": i / 10, "outer/valid_share": 1.0, "outer/distinct_specs": 4 + i % 2,
-              "outer/score_mean_step": 0.5, "tokens_per_s": 20.0} for i in range(1, 9)]
+    lines = [
+        {
+            "step": i,
+            "step_s": float(i),
+            "outer/reward": i / 10,
+            "outer/valid_share": 1.0,
+            "outer/distinct_specs": 4 + i % 2,
+            "outer/score_mean_step": 0.5,
+            "tokens_per_s": 20.0,
+        }
+        for i in range(1, 9)
+    ]
     log.write_text("".join(json.dumps(x) + "\n" for x in lines))
     got = last_five(log)
     assert got["steps"] == 8
@@ -39,8 +56,9 @@ def test_last_five_reads_the_last_five_steps(tmp_path: Path) -> None:
 
 
 def test_finished_stages_are_kept_not_rerun(tmp_path: Path) -> None:
-    args = parse_args(["--model", "m.gguf", "--out", str(tmp_path), "--grpo-tasks", "a", "--heldout-family", "rings:1", "--steps", "2",
-                       "--node", "/nonexistent/node"])
+    args = parse_args(
+        ["--model", "m.gguf", "--out", str(tmp_path), "--grpo-tasks", "a", "--heldout-family", "rings:1", "--steps", "2", "--node", "/nonexistent/node"]
+    )
     (tmp_path / "sft").mkdir()
     (tmp_path / "sft" / "summary.json").write_text(json.dumps({"adapter": "A", "rows": 3}))
     for arm in ("grpo", "frozen"):

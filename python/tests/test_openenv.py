@@ -17,20 +17,23 @@ import socket
 import sys
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
-pytest.importorskip("openenv.core.env_server", reason="SKIPPED (OpenEnv): openenv-core is missing: run python/setup-venv.sh (requirements.txt pins openenv-core==0.3.0)")
+pytest.importorskip(
+    "openenv.core.env_server", reason="SKIPPED (OpenEnv): openenv-core is missing: run python/setup-venv.sh (requirements.txt pins openenv-core==0.3.0)"
+)
 
-from env_grpo import INVALID_PATCH, check_grpo_step, grpo_step  # noqa: E402
-from real_serve import TINY_PATCH, TINY_TASK, start_listening  # noqa: E402
-from rrl_client.client import RrlClient  # noqa: E402
-from rrl_client.openenv_client import HarnessEnvClient, openenv_environment  # noqa: E402
-from rrl_client.openenv_server import JobAction, exposure_refusal, main  # noqa: E402
-from rrl_client.trl_env import TOOL_HINT  # noqa: E402
-from test_trl_env import assert_no_hidden_numbers  # noqa: E402
+from env_grpo import INVALID_PATCH, check_grpo_step, grpo_step
+from real_serve import TINY_PATCH, TINY_TASK, start_listening
+from rrl_client.client import RrlClient
+from rrl_client.openenv_client import HarnessEnvClient, openenv_environment
+from rrl_client.openenv_server import JobAction, exposure_refusal, main
+from rrl_client.trl_env import TOOL_HINT
+from test_trl_env import assert_no_hidden_numbers
 
 PYTHON_DIR = Path(__file__).resolve().parents[1]
 
@@ -54,8 +57,7 @@ def openenv_url(rrl_serve: str) -> Iterator[str]:
 
 def http(url: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST",
-                                 headers={"Content-Type": "application/json", **(headers or {})})
+    req = urllib.request.Request(url, data=data, method="GET" if body is None else "POST", headers={"Content-Type": "application/json", **(headers or {})})
     with urllib.request.urlopen(req, timeout=120) as resp:
         return json.loads(resp.read())
 
@@ -204,5 +206,4 @@ def test_a_token_of_its_own_is_asked_on_every_request(rrl_serve: str) -> None:
 def test_a_grpo_step_runs_through_the_openenv_adapter(openenv_url: str, tmp_path: Path) -> None:
     trainer, seconds = grpo_step(openenv_environment(openenv_url), tmp_path, TINY_TASK)
     logs = check_grpo_step(trainer)
-    print(f"GRPO step through OpenEnvEnvironment: {seconds:.1f} s; rewards {[e.reward for e in trainer.environments]}; "
-          f"logged reward mean {logs['reward']:.3f}")
+    print(f"GRPO step through OpenEnvEnvironment: {seconds:.1f} s; rewards {[e.reward for e in trainer.environments]}; logged reward mean {logs['reward']:.3f}")

@@ -147,10 +147,22 @@ def test_a_history_given_again_is_the_study_s_own(pipe: Pipe) -> None:
         ("[1, 2]", "one JSON object"),
         ('{"id": 1, "op": "fly"}', "unknown op"),
         ('{"id": 1, "op": "ask", "study": "nope"}', "no study"),
-        ('{"id": 1, "op": "init", "study": "s", "sampler": "grid", "seed": 1, "space": [{"name": "a", "kind": "categorical", "choices": [1, 2]}]}', "unknown sampler"),
-        ('{"id": 1, "op": "init", "study": "s", "sampler": "tpe", "seed": 1, "space": [{"name": "a", "kind": "float", "low": 0, "high": 1, "log": true}]}', "low > 0"),
-        ('{"id": 1, "op": "init", "study": "s", "sampler": "tpe", "seed": 1, "space": [{"name": "a", "kind": "categorical", "choices": [[1], [2]]}]}', "plain values"),
-        ('{"id": 1, "op": "init", "study": "s", "sampler": "tpe", "seed": 1, "space": [{"name": "a", "kind": "int", "low": 1, "high": 9}], "enqueue": {"a": 12}}', "outside"),
+        (
+            '{"id": 1, "op": "init", "study": "s", "sampler": "grid", "seed": 1, "space": [{"name": "a", "kind": "categorical", "choices": [1, 2]}]}',
+            "unknown sampler",
+        ),
+        (
+            '{"id": 1, "op": "init", "study": "s", "sampler": "tpe", "seed": 1, "space": [{"name": "a", "kind": "float", "low": 0, "high": 1, "log": true}]}',
+            "low > 0",
+        ),
+        (
+            '{"id": 1, "op": "init", "study": "s", "sampler": "tpe", "seed": 1, "space": [{"name": "a", "kind": "categorical", "choices": [[1], [2]]}]}',
+            "plain values",
+        ),
+        (
+            '{"id": 1, "op": "init", "study": "s", "sampler": "tpe", "seed": 1, "space": [{"name": "a", "kind": "int", "low": 1, "high": 9}], "enqueue": {"a": 12}}',
+            "outside",
+        ),
     ],
 )
 def test_a_bad_request_is_refused_in_one_line_and_the_driver_goes_on(pipe: Pipe, line: str, error: str) -> None:

@@ -11,10 +11,18 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rrl_gym"))
-import ppo_continuous as ppo  # noqa: E402
+import ppo_continuous as ppo
 
 BRIEF: dict[str, Any] = {
-    "environment": {"gymnasium": {"id": "InvertedPendulum-v5", "kwargs": {}, "obsDim": 4, "actionSpace": {"type": "box", "low": [-3.0], "high": [3.0]}, "maxEpisodeSteps": 1000}},
+    "environment": {
+        "gymnasium": {
+            "id": "InvertedPendulum-v5",
+            "kwargs": {},
+            "obsDim": 4,
+            "actionSpace": {"type": "box", "low": [-3.0], "high": [3.0]},
+            "maxEpisodeSteps": 1000,
+        }
+    },
     "budget": {"maxEnvSteps": 512, "maxWallSeconds": 120},
 }
 
@@ -25,7 +33,19 @@ def spec(**algo: Any) -> dict[str, Any]:
         "environment": {"params": {}, "wrappers": ["normalize-observation"], "numEnvs": 2},
         "reward": {"expression": "r"},
         "model": {"hidden": [8], "activation": "tanh"},
-        "algorithm": {"name": "ppo", "learningRate": 3e-4, "annealLr": True, "gamma": 0.99, "gaeLambda": 0.95, "clip": 0.2, "epochs": 2, "minibatches": 4, "rolloutSteps": 64, "entropyCoef": 0.0, **algo},
+        "algorithm": {
+            "name": "ppo",
+            "learningRate": 3e-4,
+            "annealLr": True,
+            "gamma": 0.99,
+            "gaeLambda": 0.95,
+            "clip": 0.2,
+            "epochs": 2,
+            "minibatches": 4,
+            "rolloutSteps": 64,
+            "entropyCoef": 0.0,
+            **algo,
+        },
         "budget": {"envSteps": 100_000, "targetReturn": None},
         "seed": 3,
     }
@@ -79,4 +99,7 @@ def test_a_brief_naming_a_module_to_import_without_allowing_it_fails_in_one_line
     g = dict(BRIEF["environment"]["gymnasium"], id="os:InvertedPendulum-v5")
     assert run(tmp_path, spec(), dict(BRIEF, environment={"gymnasium": g})) == 1
     status = json.loads((tmp_path / "status.json").read_text())
-    assert status == {"status": "failed", "error": 'ValueError: brief.environment.gymnasium.id: "os:InvertedPendulum-v5" names a module to import; the task must allow it (allowImport)'}
+    assert status == {
+        "status": "failed",
+        "error": 'ValueError: brief.environment.gymnasium.id: "os:InvertedPendulum-v5" names a module to import; the task must allow it (allowImport)',
+    }

@@ -23,8 +23,7 @@ def test_trl_reward_one_call_per_task_order_kept(fake: FakeRrl) -> None:
     reward = TrlReward(RrlClient(fake.url))
     completions = [[{"role": "assistant", "content": c}] for c in ['{"seed": 3}', "none", '{"seed": 4}', '{"seed": 1}']]
     tasks = ["cartpole-balance", "iris-classify", "cartpole-balance", "iris-classify"]
-    out = reward(prompts=[[{"role": "user", "content": "p"}]] * 4, completions=completions, task=tasks,
-                 completion_ids=[[1]] * 4, trainer_state=None)
+    out = reward(prompts=[[{"role": "user", "content": "p"}]] * 4, completions=completions, task=tasks, completion_ids=[[1]] * 4, trainer_state=None)
     assert out == [1.0, -1.0, 0.5, pytest.approx(1 / 3)]
     calls = sorted(fake.reward_calls, key=lambda c: c["task"])
     assert calls == [

@@ -28,8 +28,28 @@ def test_sft_moves_the_lora_adapter_only_and_the_loss_falls(tmp_path: Path) -> N
     model = tiny_model(tok)
     with torch.no_grad():  # random 0.02-scale tied embeddings bound every logit near 0; give the head some range to learn with
         model.get_input_embeddings().weight.mul_(50)
-    args = parse_args(["--model", "unused", "--data", str(data), "--output-dir", str(tmp_path / "out"), "--epochs", "8",
-                       "--learning-rate", "0.05", "--lora-r", "4", "--lora-alpha", "8", "--batch-size", "3", "--max-length", "256"])
+    args = parse_args(
+        [
+            "--model",
+            "unused",
+            "--data",
+            str(data),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--epochs",
+            "8",
+            "--learning-rate",
+            "0.05",
+            "--lora-r",
+            "4",
+            "--lora-alpha",
+            "8",
+            "--batch-size",
+            "3",
+            "--max-length",
+            "256",
+        ]
+    )
     trainer = build_trainer(args, model, tok, read_rows(str(data)))
     # the loss counts the assistant turn only: the prompt's tokens are masked out
     first = trainer.train_dataset[0]
@@ -72,4 +92,4 @@ def test_a_tokenizer_without_a_chat_template_gets_the_plain_one() -> None:
     head = tok.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
     full = tok.apply_chat_template(prompt + [{"role": "assistant", "content": "{}"}], tokenize=False)
     assert head == "### system\nS\n\n### user\nU\n\n### assistant\n"
-    assert full.startswith(head) and full[len(head):] == "{}<|im_end|>\n", "the answer follows the prompt and ends with end of sequence"
+    assert full.startswith(head) and full[len(head) :] == "{}<|im_end|>\n", "the answer follows the prompt and ends with end of sequence"

@@ -9,21 +9,20 @@ import pytest
 
 from rrl_client.client import RewardResult
 from rrl_client.rewards import TrlReward
-from rrl_client.shaping import FormatReward, first_json_object, key_order_score, key_paths, leaf_paths, structure_score, written_key_paths
+from rrl_client.shaping import FormatReward, key_order_score, key_paths, leaf_paths, structure_score, written_key_paths
 
 EXAMPLE: dict[str, Any] = {"task": "t", "model": {"hidden": [64, 64], "activation": "tanh"}, "budget": {"envSteps": 1000, "targetReturn": None}, "seed": 1}
 
 
-def test_first_json_object_skips_prose_fences_and_think() -> None:
-    assert first_json_object('Sure! ```json\n{"a": {"b": 1}}\n``` and {"c": 2}') == {"a": {"b": 1}}
-    assert first_json_object('<think>{"draft": 1}</think> {"final": 2}') == {"final": 2}
-    assert first_json_object("no braces at all") is None
-    assert first_json_object('{"broken": 1, {"inner": 2}') == {"inner": 2}
-    assert first_json_object("[1, 2]") is None
-
-
 def test_leaf_paths_and_structure_score() -> None:
-    assert leaf_paths(EXAMPLE) == {"task": "str", "model.hidden": "list", "model.activation": "str", "budget.envSteps": "number", "budget.targetReturn": "null", "seed": "number"}
+    assert leaf_paths(EXAMPLE) == {
+        "task": "str",
+        "model.hidden": "list",
+        "model.activation": "str",
+        "budget.envSteps": "number",
+        "budget.targetReturn": "null",
+        "seed": "number",
+    }
     assert structure_score(EXAMPLE, EXAMPLE) == 1.0
     assert structure_score(None, EXAMPLE) == 0.0
     # Values may change; kinds and places may not.

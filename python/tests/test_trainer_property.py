@@ -36,9 +36,10 @@ import math
 import os
 import sys
 import tempfile
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 import pytest
 
@@ -125,8 +126,25 @@ def test_trl_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: tuple
     batch = groups(agents)
     size = len(batch[0][1])
     tok = tiny_tokenizer()
-    args = parse_args(["--model", "unused", "--steps", "1", "--num-generations", str(size), "--prompts-per-step", str(len(batch)),
-                       "--max-completion-length", "128", "--output-dir", str(tmp_path), "--cpu", "--seed", "1"])
+    args = parse_args(
+        [
+            "--model",
+            "unused",
+            "--steps",
+            "1",
+            "--num-generations",
+            str(size),
+            "--prompts-per-step",
+            str(len(batch)),
+            "--max-completion-length",
+            "128",
+            "--output-dir",
+            str(tmp_path),
+            "--cpu",
+            "--seed",
+            "1",
+        ]
+    )
     texts = [t for _, group in batch for t in group]
 
     def rollout(prompts: list[Any], trainer: Any) -> dict[str, Any]:
@@ -150,7 +168,7 @@ def test_trl_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: tuple
     for k, (name, _) in enumerate(batch):
         rows = slice(k * size, (k + 1) * size)
         lines.append(check_property(handed[rows], reward.last_rewards[rows], name, "TRL"))
-    nulls = [r is None for r in reward.last_rewards[batch_index(batch, NULL_SEEKING) * size:][:size]]
+    nulls = [r is None for r in reward.last_rewards[batch_index(batch, NULL_SEEKING) * size :][:size]]
     assert nulls[HONEST_PER_GROUP:] == [True] * (size - HONEST_PER_GROUP), "the null-seeker's jobs were unscorable"
     assert_none_failed(lines)
 
@@ -186,7 +204,7 @@ def test_verl_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: tupl
     scores = rw.compute_score_batch(["rrl"] * len(texts), texts, [TINY_TASK] * len(texts), [{"task": TINY_TASK, "index": r} for r in rows])
     handed = verl_grpo_advantages(scores, rows)
     size = len(batch[0][1])
-    lines = [check_property(handed[k * size:(k + 1) * size], scores[k * size:(k + 1) * size], name, "verl") for k, (name, _) in enumerate(batch)]
+    lines = [check_property(handed[k * size : (k + 1) * size], scores[k * size : (k + 1) * size], name, "verl") for k, (name, _) in enumerate(batch)]
     assert_none_failed(lines)
 
 
@@ -206,8 +224,10 @@ def check_retreats(handed: Sequence[float], rewards: Sequence[Any], adapter: str
     for retreat, alone in RETREATS.items():
         got, first = handed[names.index(retreat)], handed[names.index(alone)]
         parts = (first + honest) / 2
-        line = (f"{adapter} {retreat}: reward {rewards[names.index(retreat)]} ({alone} {rewards[names.index(alone)]}, honest "
-                f"{rewards[:HONEST_PER_GROUP]}); handed {got:.3f} vs honest {honest:.3f}, its jobs alone {parts:.3f}")
+        line = (
+            f"{adapter} {retreat}: reward {rewards[names.index(retreat)]} ({alone} {rewards[names.index(alone)]}, honest "
+            f"{rewards[:HONEST_PER_GROUP]}); handed {got:.3f} vs honest {honest:.3f}, its jobs alone {parts:.3f}"
+        )
         if got > honest + 1e-4:
             line = f"FAIL (handed more than the honest episode) {line}"
         elif got > parts + 1e-4:
@@ -226,7 +246,7 @@ def check_episode_adapter(handed: Sequence[float], rewards: Sequence[Any], batch
             lines += check_retreats(handed[rows], rewards[rows], adapter)
         else:
             lines.append(check_property(handed[rows], rewards[rows], name, adapter))
-    nulls = rewards[batch_index(batch, NULL_SEEKING) * size:][HONEST_PER_GROUP:size]
+    nulls = rewards[batch_index(batch, NULL_SEEKING) * size :][HONEST_PER_GROUP:size]
     assert nulls == [None] * (size - HONEST_PER_GROUP), f"{adapter}: the null-seeker's episodes were unscorable, got {nulls}"
     assert_none_failed(lines)
 
@@ -237,8 +257,16 @@ def test_trl_environment_no_agent_is_handed_more_than_the_honest_baseline_copy(s
     url, agents = serves
     batch = episode_groups(agents)
     scripts = [jobs for _, episodes in batch for jobs in episodes]
-    trainer = scripted_trainer(rrl_environment(url, max_submissions=2), tmp_path, TINY_TASK, dict(enumerate(scripts)),
-                               groups=len(batch), num_generations=len(batch[0][1]), max_completion_length=1024, max_positions=4096)
+    trainer = scripted_trainer(
+        rrl_environment(url, max_submissions=2),
+        tmp_path,
+        TINY_TASK,
+        dict(enumerate(scripts)),
+        groups=len(batch),
+        num_generations=len(batch[0][1]),
+        max_completion_length=1024,
+        max_positions=4096,
+    )
     seen: list[dict[str, Any]] = []
     plain = trainer._generate_and_score_completions
     trainer._generate_and_score_completions = lambda inputs: seen.append(plain(inputs)) or seen[-1]
@@ -250,7 +278,7 @@ def test_trl_environment_no_agent_is_handed_more_than_the_honest_baseline_copy(s
     check_episode_adapter((out["advantages"] * kept).tolist(), [e.reward for e in envs], batch, "TRL environment")
 
 
-def trl_group_advantages(rewards: Sequence[Optional[float]], size: int) -> list[float]:
+def trl_group_advantages(rewards: Sequence[float | None], size: int) -> list[float]:
     """GRPOTrainer's advantages of rewards in groups of ``size`` (its defaults: group mean and standard
     deviation, TRL's own nan-aware ones): a None is left out of its group and handed 0."""
     import torch
@@ -295,7 +323,7 @@ def test_openenv_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: t
     _, agents = serves
     batch = episode_groups(agents)
     sessions = {jobs: HarnessEnvClient(url).sync() for jobs, url in openenv_urls.items()}
-    rewards: list[Optional[float]] = []
+    rewards: list[float | None] = []
     try:
         for session in sessions.values():
             session.connect()

@@ -129,8 +129,7 @@ def test_a_grpo_step_runs_through_the_trl_environment(rrl_serve: str, tmp_path: 
     logs = check_grpo_step(trainer)
     # the agent read the harness's feedback as the tool's answer, and nothing hidden
     assert trainer.environments[0].message.startswith("succeeded: ") and "score" not in trainer.environments[0].message
-    print(f"GRPO step through RrlEnvironment: {seconds:.1f} s; rewards {[e.reward for e in trainer.environments]}; "
-          f"logged reward mean {logs['reward']:.3f}")
+    print(f"GRPO step through RrlEnvironment: {seconds:.1f} s; rewards {[e.reward for e in trainer.environments]}; logged reward mean {logs['reward']:.3f}")
 
 
 def test_a_grpo_step_where_no_rollout_submits_runs_and_learns_nothing(rrl_serve: str, tmp_path: Path) -> None:

@@ -81,7 +81,7 @@ def test_an_unscorable_completion_has_no_reward_and_fails_its_trace(fake: FakeRr
     # the stand-in answers a null reward, as `rrl serve` does when it could not score for its own reasons
     fake.score = lambda task, text: {"reward": None, "result": {"status": "failed", "score": None, "reason": "unscorable: worker lost", "job": None}}  # type: ignore[method-assign]
     env = rrl_jobs.load_environment(url=fake.url, tasks=["cartpole-balance"])
-    (trace,) = asyncio.run(_score(list(env.taskset)[0], ['{"seed": 3}']))
+    (trace,) = asyncio.run(_score(next(iter(env.taskset)), ['{"seed": 3}']))
     assert trace.rewards == {rrl_jobs.REWARD: None}, "a reward that did not run is None, never -1"
     assert not trace.ok and trace.errors and rrl_jobs.trace_reward(trace) is None
     # the TRL bridge passes it on as None (TRL: no reward from this function for that completion)
@@ -103,9 +103,21 @@ def test_a_grpo_step_of_a_tiny_model_runs_through_the_environment(rrl_serve: str
     reward = rrl_jobs.TrlReward(env)
     tok = tiny_tokenizer()
     args = GRPOConfig(
-        output_dir=str(tmp_path), max_steps=1, per_device_train_batch_size=2, num_generations=2, max_completion_length=16,
-        learning_rate=0.05, beta=0.0, seed=GRPO_SEED, use_cpu=True, bf16=False, fp16=False, logging_steps=1,
-        save_strategy="no", report_to="none", disable_tqdm=True,
+        output_dir=str(tmp_path),
+        max_steps=1,
+        per_device_train_batch_size=2,
+        num_generations=2,
+        max_completion_length=16,
+        learning_rate=0.05,
+        beta=0.0,
+        seed=GRPO_SEED,
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
     )
     trainer = GRPOTrainer(model=tiny_model(tok), reward_funcs=[reward], args=args, train_dataset=Dataset.from_list(rows), processing_class=tok)
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
@@ -115,8 +127,10 @@ def test_a_grpo_step_of_a_tiny_model_runs_through_the_environment(rrl_serve: str
 
     traces = reward.last_traces
     rewards = [rrl_jobs.trace_reward(t) for t in traces]
-    print(f"\nGRPO step through the verifiers environment: {seconds:.1f} s; rewards {rewards}; "
-          f"replies {[t.last_reply for t in traces]}; statuses {[t.info['rrl']['status'] for t in traces]}")
+    print(
+        f"\nGRPO step through the verifiers environment: {seconds:.1f} s; rewards {rewards}; "
+        f"replies {[t.last_reply for t in traces]}; statuses {[t.info['rrl']['status'] for t in traces]}"
+    )
     assert trainer.state.global_step == 1 and len(traces) == 2
     assert all(t.ok and t.info["rrl"]["job"] is not None for t in traces), "every completion was scored by the harness"
     assert -1.0 in rewards and any(r is not None and r > -1.0 for r in rewards), f"expected one invalid and one scored completion, got {rewards}"

@@ -35,6 +35,9 @@ import { KEEPALIVE_SECONDS, requestEvents } from './events.js';
 /** True for the loopback addresses, where a token is optional (from auth.ts). */
 export { isLoopback };
 
+/** The port `rrl serve` listens on unless told otherwise; the Python client's default address reads it (python/rrl_client/contracts.json). */
+export const DEFAULT_SERVE_PORT = 8377;
+
 /** Largest request body (bytes): a full group of completions at the reply limit fits. */
 export const MAX_BODY_BYTES = 8 << 20;
 
@@ -176,7 +179,7 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
   // The request must arrive within the body timeout; the answer to a rewards request may take minutes (its jobs).
   const server = createDoorServer(o, (message) => ({ type: JSON_TYPE, text: JSON.stringify({ error: message }) }), nodeListener(app), gate);
   warmIntake();
-  return listen(server, host, o.port ?? 8377).then((listening) => ({
+  return listen(server, host, o.port ?? DEFAULT_SERVE_PORT).then((listening) => ({
     ...listening,
     // Event streams get a second to end (a stopped service makes them say `interrupted`) before connections are cut.
     close: async () => {

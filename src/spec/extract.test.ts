@@ -1,5 +1,8 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { MAX_CANDIDATES, extractJsonObject } from './extract.js';
 
 const spec = { task: 't', budget: { envSteps: 10 }, reward: { expression: 'r > 0 ? 1 : 0' }, note: 'a } and a { in a "string"' };
@@ -45,4 +48,25 @@ test('only a bounded number of opening braces is tried', () => {
   assert.equal(r.ok, false, 'the spec past the last candidate is not reached');
   const r2 = extractJsonObject(`${'{x '.repeat(MAX_CANDIDATES - 1)}${text}`);
   assert.ok(r2.ok);
+});
+
+/** The shared cases (src/spec/extract.cases.json): what the harness extracts from each completion, null for a refusal. */
+interface ExtractionCase {
+  why: string;
+  completion: string;
+  extracted: Record<string, unknown> | null;
+}
+
+const CASES_FILE = join(resolve(fileURLToPath(import.meta.url), '../../../..'), 'src', 'spec', 'extract.cases.json');
+
+test('the shared extraction cases (read by python/tests/test_extract.py) are what extractJsonObject does', () => {
+  const file = JSON.parse(readFileSync(CASES_FILE, 'utf8')) as { $comment: string; cases: ExtractionCase[] };
+  const cases = file.cases.map((c) => {
+    const r = extractJsonObject(c.completion);
+    return { ...c, extracted: r.ok ? r.value : null };
+  });
+  const write = process.env.RRL_WRITE_CONTRACTS === '1';
+  if (write) writeFileSync(CASES_FILE, `${JSON.stringify({ ...file, cases }, null, 2)}\n`);
+  assert.ok(cases.length >= 10, `${cases.length} cases`);
+  assert.deepEqual(write ? cases : file.cases, cases, `${CASES_FILE}: rerun with RRL_WRITE_CONTRACTS=1 after changing extract.ts, and commit the file`);
 });

@@ -5,7 +5,7 @@
  * (`python/setup-venv.sh`); with `RRL_REQUIRE_PYTHON=1` (CI, .ci/run) a missing Python side
  * fails the file instead.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { bridgePython } from '../inner/envs/gym-bridge.js';
 
 const checked = new Map<string, string | null>();
@@ -40,4 +40,23 @@ export function skipWithoutPython(what: string, modules: string[] = ['gymnasium'
   const reason = `${why}; run python/setup-venv.sh to enable them`;
   process.stderr.write(`!! SKIPPED ${what}: ${reason}\n`);
   return reason;
+}
+
+/**
+ * Starts `python` with `args` in `cwd` (without writing bytecode); resolves with its exit status and
+ * its stdout and stderr together. Killed after `timeoutMs`.
+ */
+export function startPython(python: string, args: string[], cwd: string, timeoutMs = 900_000): Promise<{ status: number | null; output: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(python, args, { cwd, env: { ...process.env, PYTHONDONTWRITEBYTECODE: '1' } });
+    let output = '';
+    child.stdout.on('data', (b: Buffer) => (output += b));
+    child.stderr.on('data', (b: Buffer) => (output += b));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', fail);
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      done({ status, output });
+    });
+  });
 }

@@ -21,33 +21,58 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from ..client import RrlClient
+from ..contracts import DEFAULT_URL
 from .harness import Confirmed, Outcome, best_of, post, valid_share
 from .models import ArmSpec, ModelArm, guided_unavailable, load_arm, parse_arm, warn
-from .report import Metrics, metric_keys, read_transfer, summarise, transfer_tasks, write
+from .report import TRANSFER_FILE, Metrics, metric_keys, read_transfer, summarise, transfer_tasks, write
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m rrl_client.heldout", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--url", default=os.environ.get("RRL_URL", "http://127.0.0.1:8377"), help="rrl serve's address (env RRL_URL)")
+    p.add_argument("--url", default=os.environ.get("RRL_URL", DEFAULT_URL), help="rrl serve's address (env RRL_URL)")
     p.add_argument("--token-env", default="RRL_TOKEN", help="environment variable holding the bearer token, if any")
-    p.add_argument("--tasks", default="", help="comma-separated task ids (default: the held-out tasks of --from-transfer that the server lists, else every task of split 'held-out' in GET /v1/tasks)")
-    p.add_argument("--arm", action="append", default=[], metavar="NAME=MODEL[:ADAPTER]", help="a model arm (repeatable): a model directory or .gguf file, and optionally a PEFT adapter directory")
+    p.add_argument(
+        "--tasks",
+        default="",
+        help="comma-separated task ids (default: the held-out tasks of --from-transfer that the server lists, else every task of split 'held-out' in GET /v1/tasks)",
+    )
+    p.add_argument(
+        "--arm",
+        action="append",
+        default=[],
+        metavar="NAME=MODEL[:ADAPTER]",
+        help="a model arm (repeatable): a model directory or .gguf file, and optionally a PEFT adapter directory",
+    )
     p.add_argument("--samples", default="4,16", help="the N of the best-of-N columns, comma-separated (sampled once at the largest)")
     p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature of the best-of-N completions")
     p.add_argument("--seeds", type=int, default=2, help="repetitions (at least 2): seeds --seed, --seed+1, ...; they change sampling and Optuna's sampler seed")
     p.add_argument("--seed", type=int, default=1, help="the first seed")
     p.add_argument("--max-new-tokens", type=int, default=160, help="generation cap per completion")
-    p.add_argument("--guided", action=argparse.BooleanOptionalAction, default=None, help="constrain generation to each task's patch schema (default: on when the engine is installed)")
+    p.add_argument(
+        "--guided",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="constrain generation to each task's patch schema (default: on when the engine is installed)",
+    )
     p.add_argument("--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"])
     p.add_argument("--optuna", action="store_true", help="also an Optuna TPE study per task (no model), its best of N over N trials")
     p.add_argument("--optuna-batch", type=int, default=4, help="trials asked, posted and told together")
-    p.add_argument("--space", default=None, metavar="FILE", help="the Optuna arm's design spaces from `rrl space --out FILE` (default: GET /v1/tasks/{id}/space)")
+    p.add_argument(
+        "--space", default=None, metavar="FILE", help="the Optuna arm's design spaces from `rrl space --out FILE` (default: GET /v1/tasks/{id}/space)"
+    )
     p.add_argument("--from-transfer", default=None, metavar="DIR", help="add the rows of `rrl experiment transfer`'s DIR/transfer.json for the same tasks")
-    p.add_argument("--add-transfer", default=None, metavar="OUT", help="with --from-transfer: add its rows to the evaluation already in OUT (heldout.json), running nothing")
+    p.add_argument(
+        "--add-transfer",
+        default=None,
+        metavar="OUT",
+        help="with --from-transfer: add its rows to the evaluation already in OUT (heldout.json), running nothing",
+    )
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
     p.add_argument("--out", default="runs/heldout", help="where heldout.json and heldout.md go")
     args = p.parse_args(argv)
@@ -78,8 +103,9 @@ def held_out_tasks(rows: Sequence[dict[str, Any]]) -> list[str]:
     return [str(r["id"]) for r in rows if r.get("split") == "held-out"]
 
 
-def cell(greedy: Optional[Outcome], sampled: Sequence[Outcome], texts: Sequence[str], samples: Sequence[int],
-         confirmed: Callable[[str], Optional[float]]) -> tuple[Metrics, dict[str, Any]]:
+def cell(
+    greedy: Outcome | None, sampled: Sequence[Outcome], texts: Sequence[str], samples: Sequence[int], confirmed: Callable[[str], float | None]
+) -> tuple[Metrics, dict[str, Any]]:
     """One task's metrics for one arm and seed (best of N: the confirmed score of the best single score's
     completion among the first N), and the picks behind them (index, single and confirmed score)."""
     m: Metrics = {"greedy": greedy.normalized if greedy is not None else None}
@@ -93,12 +119,13 @@ def cell(greedy: Optional[Outcome], sampled: Sequence[Outcome], texts: Sequence[
     return m, picks
 
 
-def _unchanged(outcomes: Sequence[Outcome]) -> Optional[float]:
+def _unchanged(outcomes: Sequence[Outcome]) -> float | None:
     return sum(bool(o.unchanged) for o in outcomes) / len(outcomes) if outcomes else None
 
 
-def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], guided: bool,
-                  confirmed: Confirmed) -> dict[str, Any]:
+def run_model_arm(
+    client: RrlClient, spec: ArmSpec, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], guided: bool, confirmed: Confirmed
+) -> dict[str, Any]:
     """One model arm over every task and seed: the greedy completion once per task (it does not depend
     on the seed), ``max(samples)`` sampled completions per task and seed."""
     started = time.time()
@@ -115,15 +142,25 @@ def run_model_arm(client: RrlClient, spec: ArmSpec, args: argparse.Namespace, se
         for seed in seeds:
             texts = arm.generate(inp["messages"], schema, n, seed)
             outs = post(client, task, texts)
-            per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, lambda text: confirmed(task, text))
-            raw[task]["seeds"][str(seed)] = {"unchanged_share": _unchanged(outs), "picks": picks,
-                                             "results": [{"completion": t, **o.as_json()} for t, o in zip(texts, outs)]}
+            per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, partial(confirmed, task))
+            raw[task]["seeds"][str(seed)] = {
+                "unchanged_share": _unchanged(outs),
+                "picks": picks,
+                "results": [{"completion": t, **o.as_json()} for t, o in zip(texts, outs)],
+            }
         print(json.dumps({"arm": spec.name, "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
-    return {"kind": "model", "model": _relative(spec.model), "adapter": _relative(spec.adapter), "guided": arm.guided is not None,
-            "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
+    return {
+        "kind": "model",
+        "model": _relative(spec.model),
+        "adapter": _relative(spec.adapter),
+        "guided": arm.guided is not None,
+        "per_seed_tasks": per_seed,
+        "raw": raw,
+        "seconds": time.time() - started,
+    }
 
 
-def _relative(path: Optional[str]) -> Optional[str]:
+def _relative(path: str | None) -> str | None:
     """A path under the working directory as relative to it, so a written report names no path of this machine."""
     if path is None or not os.path.isabs(path) or os.path.commonpath([os.getcwd(), path]) != os.getcwd():
         return path
@@ -146,7 +183,7 @@ def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int]
         for seed in seeds:
             res = run_study(client, task, space, n, seed, args.optuna_batch)
             texts = [json.dumps(t.patch) for t in res.trials]
-            per_seed[seed][task], picks = cell(None, res.outcomes, texts, args.samples, lambda text: confirmed(task, text))
+            per_seed[seed][task], picks = cell(None, res.outcomes, texts, args.samples, partial(confirmed, task))
             raw[task]["seeds"][str(seed)] = [{**t.as_json(), "picked_for": [k for k, p in picks.items() if p["index"] == i]} for i, t in enumerate(res.trials)]
         print(json.dumps({"arm": "optuna", "task": task, **{str(s): per_seed[s][task] for s in seeds}}), flush=True)
     return {"kind": "optuna", "trials": n, "batch": args.optuna_batch, "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
@@ -154,7 +191,7 @@ def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int]
 
 def transfer_ready(directory: str) -> bool:
     """Whether ``rrl experiment transfer`` has written its ``transfer.json`` in ``directory``."""
-    return (Path(directory) / "transfer.json").is_file()
+    return (Path(directory) / TRANSFER_FILE).is_file()
 
 
 def add_transfer_rows(arms: dict[str, dict[str, Any]], notes: list[str], directory: str, tasks: Sequence[str], keys: Sequence[str]) -> None:
@@ -200,15 +237,17 @@ def attach_transfer(out: str, directory: str) -> int:
     return 0
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.add_transfer:
         return attach_transfer(args.add_transfer, args.from_transfer)
     client = RrlClient(args.url, os.environ.get(args.token_env) or None)
     tasks = [t for t in args.tasks.split(",") if t]
     if args.from_transfer and not transfer_ready(args.from_transfer):
-        warn(f"no transfer.json in {args.from_transfer} yet (is `rrl experiment transfer` still running?): its rows are left out unless it is there "
-             f"when the models are done; add them later with --add-transfer {args.out}")
+        warn(
+            f"no transfer.json in {args.from_transfer} yet (is `rrl experiment transfer` still running?): its rows are left out unless it is there "
+            f"when the models are done; add them later with --add-transfer {args.out}"
+        )
     if not tasks and args.from_transfer and transfer_ready(args.from_transfer):
         served = {str(r["id"]) for r in client.tasks()}
         theirs = transfer_tasks(args.from_transfer)
@@ -237,13 +276,17 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             warn(f"UNGUIDED: {reason}")
             guided = False
             notes.append(f"generation unguided: {reason}")
-    inputs = {t: {"messages": client.prompt(t, "patch"), "schema": client.schema(t, "patch"),
-                  "baseline": client.prompt_response(t, "compact")["example"] or {}} for t in tasks}
+    inputs = {
+        t: {"messages": client.prompt(t, "patch"), "schema": client.schema(t, "patch"), "baseline": client.prompt_response(t, "compact")["example"] or {}}
+        for t in tasks
+    }
 
     arms: dict[str, dict[str, Any]] = {}
     started = time.time()
     base = {t: post(client, t, ["{}"])[0] for t in tasks}
-    per_seed_base: dict[int, dict[str, Metrics]] = {s: {t: {**{k: None for k in keys}, "greedy": o.normalized, "valid_share": 1.0 if o.valid else 0.0} for t, o in base.items()} for s in seeds}
+    per_seed_base: dict[int, dict[str, Metrics]] = {
+        s: {t: {**{k: None for k in keys}, "greedy": o.normalized, "valid_share": 1.0 if o.valid else 0.0} for t, o in base.items()} for s in seeds
+    }
     arms["baseline"] = {"kind": "baseline", "per_seed_tasks": per_seed_base, "raw": {t: o.as_json() for t, o in base.items()}, "seconds": time.time() - started}
     confirmed = Confirmed(client)
     for spec in args.arms:
@@ -267,9 +310,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     for arm in arms.values():
         summarise_arm(arm, tasks, keys)
     result = {
-        "settings": {"url": args.url, "samples": args.samples, "seeds": seeds, "temperature": args.temperature, "guided": guided,
-                     "guided_engine": args.guided_engine, "max_new_tokens": args.max_new_tokens, "optuna": args.optuna,
-                     "from_transfer": args.from_transfer, "confirmations": confirmed.asked},
+        "settings": {
+            "url": args.url,
+            "samples": args.samples,
+            "seeds": seeds,
+            "temperature": args.temperature,
+            "guided": guided,
+            "guided_engine": args.guided_engine,
+            "max_new_tokens": args.max_new_tokens,
+            "optuna": args.optuna,
+            "from_transfer": args.from_transfer,
+            "confirmations": confirmed.asked,
+        },
         "tasks": tasks,
         "arms": arms,
         "notes": notes,

@@ -16,8 +16,9 @@ would train 5 jobs per sample; the pick costs 5 jobs per N, fewer when two N pic
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from ..client import RrlClient
 
@@ -29,10 +30,10 @@ class Outcome:
     """One completion's result: its status, hidden normalised score (None when not scored), and more."""
 
     status: str
-    normalized: Optional[float]
-    unchanged: Optional[bool] = None
-    job: Optional[str] = None
-    reason: Optional[str] = None
+    normalized: float | None
+    unchanged: bool | None = None
+    job: str | None = None
+    reason: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -69,7 +70,7 @@ def post(client: RrlClient, task: str, completions: Sequence[str]) -> list[Outco
     return [outcome(r) for r in answer["results"]]
 
 
-def pick(outcomes: Sequence[Outcome], n: int) -> Optional[int]:
+def pick(outcomes: Sequence[Outcome], n: int) -> int | None:
     """The index of the best single score among the first ``n`` outcomes (the first on a tie); None when none was scored."""
     scored = [(o.normalized, -i) for i, o in enumerate(outcomes[:n]) if o.normalized is not None]
     return -max(scored)[1] if scored else None
@@ -81,11 +82,11 @@ class Confirmed:
 
     def __init__(self, client: RrlClient) -> None:
         self._client = client
-        self._known: dict[tuple[str, str], Optional[float]] = {}
+        self._known: dict[tuple[str, str], float | None] = {}
         self.asked = 0
         """Confirmations requested from the server (for the report's cost)."""
 
-    def __call__(self, task: str, completion: str) -> Optional[float]:
+    def __call__(self, task: str, completion: str) -> float | None:
         key = (task, completion)
         if key not in self._known:
             self.asked += 1
@@ -94,13 +95,13 @@ class Confirmed:
         return self._known[key]
 
 
-def best_of(outcomes: Sequence[Outcome], texts: Sequence[str], n: int, confirmed: Callable[[str], Optional[float]]) -> tuple[Optional[float], Optional[int]]:
+def best_of(outcomes: Sequence[Outcome], texts: Sequence[str], n: int, confirmed: Callable[[str], float | None]) -> tuple[float | None, int | None]:
     """Best of the first ``n``: the confirmed score of the completion with the best single score among
     them, and its index; (None, None) when none was scored."""
     i = pick(outcomes, n)
     return (None, None) if i is None else (confirmed(texts[i]), i)
 
 
-def valid_share(outcomes: Sequence[Outcome]) -> Optional[float]:
+def valid_share(outcomes: Sequence[Outcome]) -> float | None:
     """The share of outcomes that were scored (None for none)."""
     return sum(o.valid for o in outcomes) / len(outcomes) if outcomes else None

@@ -8,8 +8,9 @@ in one ``generate`` call; both constrained to the task's patch schema
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, cast
+from typing import Any, cast
 
 from ..client import Message
 
@@ -22,7 +23,7 @@ class ArmSpec:
 
     name: str
     model: str
-    adapter: Optional[str] = None
+    adapter: str | None = None
 
 
 def parse_arm(text: str) -> ArmSpec:
@@ -67,7 +68,7 @@ class ModelArm:
         if guided:
             self.guided = guided_decoding(tokenizer, model, engine)
 
-    def generate(self, messages: Sequence[Message], schema: Optional[Schema], n: int, seed: Optional[int]) -> list[str]:
+    def generate(self, messages: Sequence[Message], schema: Schema | None, n: int, seed: int | None) -> list[str]:
         """``n`` completions: greedy when ``seed`` is None (then ``n`` must be 1), else sampled with ``seed``."""
         import torch
 
@@ -75,7 +76,12 @@ class ModelArm:
         ids = tok.apply_chat_template(list(messages), add_generation_prompt=True, return_tensors="pt", return_dict=True)
         ids = {k: v.to(self.model.device) for k, v in ids.items()}
         procs = [self.guided.processor(schema)] if self.guided is not None and schema is not None else None
-        kwargs: dict[str, Any] = {"max_new_tokens": self.max_new_tokens, "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id, "logits_processor": procs}
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": self.max_new_tokens,
+            "pad_token_id": tok.pad_token_id,
+            "eos_token_id": tok.eos_token_id,
+            "logits_processor": procs,
+        }
         if seed is None:
             if n != 1:
                 raise ValueError("greedy decoding gives one completion")
@@ -86,14 +92,14 @@ class ModelArm:
         with torch.no_grad():
             out = self.model.generate(**ids, **kwargs)
         texts: list[str] = []
-        for seq in out[:, ids["input_ids"].shape[1]:]:
+        for seq in out[:, ids["input_ids"].shape[1] :]:
             hits = (seq == tok.eos_token_id).nonzero()
             end = int(hits[0]) if len(hits) else len(seq)
             texts.append(tok.decode(seq[:end], skip_special_tokens=True))
         return texts
 
 
-def guided_unavailable(engine: str) -> Optional[str]:
+def guided_unavailable(engine: str) -> str | None:
     """None when the grammar ``engine`` can be imported, else why not (with the install command)."""
     from ..guided import GuidedUnavailable, require_engine
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any
 
-Metrics = dict[str, Optional[float]]
+Metrics = dict[str, float | None]
 """One task's numbers for one arm and seed: ``greedy``, ``best_N`` per N, ``valid_share``."""
 
 
@@ -27,7 +28,7 @@ def _sd(xs: Sequence[float]) -> float:
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
-def spread(values: Sequence[Optional[float]]) -> dict[str, Any]:
+def spread(values: Sequence[float | None]) -> dict[str, Any]:
     """``{"mean", "sd", "n"}`` of the values that are not None (mean and sd None when none is)."""
     xs = [v for v in values if v is not None]
     return {"mean": _mean(xs) if xs else None, "sd": _sd(xs) if xs else None, "n": len(xs)}
@@ -65,6 +66,25 @@ TRANSFER_ROWS: dict[str, dict[str, str]] = {
 }
 """The rows `rrl experiment transfer` measured (its zero-shot job is the controller's mode, its greedy answer)."""
 
+TRANSFER_FILE = "transfer.json"
+RESULT_ROWS = "rows"
+"""``transfer.json``'s held-out rows (means over repetitions), and each repetition's own."""
+RESULT_REPETITIONS = "perSeed"
+"""``transfer.json``'s repetitions (one seed under one evaluation secret)."""
+REPETITION_SEED = "seed"
+REPETITION_SECRET = "secret"
+ROW_TASK = "task"
+
+
+def transfer_fields_read() -> dict[str, set[str]]:
+    """The fields of ``transfer.json`` this module reads, per level (``result``, ``repetition``, ``row``): the
+    TypeScript writes them, and ``tests/test_contracts.py`` checks each is among the fields it exports."""
+    return {
+        "result": {RESULT_ROWS, RESULT_REPETITIONS},
+        "repetition": {REPETITION_SEED, REPETITION_SECRET, RESULT_ROWS},
+        "row": {ROW_TASK, *(field for fields in TRANSFER_ROWS.values() for field in fields.values())},
+    }
+
 
 REPETITION_STRIDE = 1_000_000
 """Key of a transfer repetition: its seed + this × its secret's index (seeds stay below it)."""
@@ -72,8 +92,8 @@ REPETITION_STRIDE = 1_000_000
 
 def transfer_tasks(directory: str) -> list[str]:
     """The held-out task ids of the transfer experiment in ``directory`` (its ``rows``, in order)."""
-    data = json.loads((Path(directory) / "transfer.json").read_text())
-    return [str(r["task"]) for r in data.get("rows", []) if isinstance(r, dict) and "task" in r]
+    data = json.loads((Path(directory) / TRANSFER_FILE).read_text())
+    return [str(r[ROW_TASK]) for r in data.get(RESULT_ROWS, []) if isinstance(r, dict) and ROW_TASK in r]
 
 
 def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> tuple[dict[str, dict[int, dict[str, Metrics]]], list[str]]:
@@ -81,14 +101,14 @@ def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> 
     seeds), and the tasks it has no row for. Only best of 4 and 16 exist there (and failed jobs scored 0).
     Under several evaluation secrets (``--secrets``) each repetition is its own key: the seed plus
     ``REPETITION_STRIDE`` times the secret's index."""
-    data = json.loads((Path(directory) / "transfer.json").read_text())
-    per_seed = data.get("perSeed") or [{"seed": 0, "rows": data.get("rows", [])}]
+    data = json.loads((Path(directory) / TRANSFER_FILE).read_text())
+    per_seed = data.get(RESULT_REPETITIONS) or [{REPETITION_SEED: 0, RESULT_ROWS: data.get(RESULT_ROWS, [])}]
     arms: dict[str, dict[int, dict[str, Metrics]]] = {name: {} for name in TRANSFER_ROWS}
     seen: set[str] = set()
     for entry in per_seed:
-        seed = int(entry.get("seed", 0)) + REPETITION_STRIDE * int(entry.get("secret", 0))
-        for row in entry.get("rows", []):
-            task = row.get("task")
+        seed = int(entry.get(REPETITION_SEED, 0)) + REPETITION_STRIDE * int(entry.get(REPETITION_SECRET, 0))
+        for row in entry.get(RESULT_ROWS, []):
+            task = row.get(ROW_TASK)
             if task not in tasks:
                 continue
             seen.add(task)
@@ -104,7 +124,8 @@ def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> 
 
 # -- writing -------------------------------------------------------------------------------------
 
-def _cell(s: Optional[dict[str, Any]], n_tasks: int, seeds: bool = True) -> str:
+
+def _cell(s: dict[str, Any] | None, n_tasks: int, seeds: bool = True) -> str:
     if not s or s.get("mean") is None:
         return "–"
     text = f"{s['mean']:.3f}"
@@ -125,12 +146,14 @@ def markdown(result: dict[str, Any]) -> str:
     lines = [
         "# Held-out evaluation",
         "",
-        f"Tasks ({len(tasks)}): {', '.join(f'`{t}`' for t in tasks)}. Seeds: {', '.join(map(str, result['settings']['seeds']))}; "
-        f"temperature {result['settings']['temperature']}; guided: {result['settings']['guided']}. "
-        "Hidden normalised score (0: the random/trivial reference, 1: the solved one), mean over tasks, then mean ± sd over seeds; "
-        "an invalid or failed job has no score (missing from best-of; see valid share). "
-        "Best of N: the completion with the best single score among the first N, reported by its confirmed score "
-        "(the mean over the harness's confirmation seeds, every seed counted), not the largest single score.",
+        (
+            f"Tasks ({len(tasks)}): {', '.join(f'`{t}`' for t in tasks)}. Seeds: {', '.join(map(str, result['settings']['seeds']))}; "
+            f"temperature {result['settings']['temperature']}; guided: {result['settings']['guided']}. "
+            "Hidden normalised score (0: the random/trivial reference, 1: the solved one), mean over tasks, then mean ± sd over seeds; "
+            "an invalid or failed job has no score (missing from best-of; see valid share). "
+            "Best of N: the completion with the best single score among the first N, reported by its confirmed score "
+            "(the mean over the harness's confirmation seeds, every seed counted), not the largest single score."
+        ),
         "",
         "| arm | " + " | ".join(heads) + " | seconds |",
         "| --- | " + " | ".join("---:" for _ in heads) + " | ---: |",
@@ -139,7 +162,13 @@ def markdown(result: dict[str, Any]) -> str:
         cells = [_cell(arm["summary"][k], len(tasks)) for k in keys]
         secs = arm.get("seconds")
         lines.append(f"| {name} | " + " | ".join(cells) + f" | {'–' if secs is None else f'{secs:.1f}'} |")
-    lines += ["", "Per task (mean ± sd over seeds):", "", "| task | arm | " + " | ".join(heads) + " |", "| --- | --- | " + " | ".join("---:" for _ in heads) + " |"]
+    lines += [
+        "",
+        "Per task (mean ± sd over seeds):",
+        "",
+        "| task | arm | " + " | ".join(heads) + " |",
+        "| --- | --- | " + " | ".join("---:" for _ in heads) + " |",
+    ]
     for t in tasks:
         for name, arm in result["arms"].items():
             pt = arm["per_task"].get(t)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 from ..client import RrlClient
 from .harness import Outcome, post
@@ -21,7 +21,7 @@ FAILED_VALUE = -1.0
 """What the study is told for a job without a score (a low value; best-of counts it as missing)."""
 
 
-def optuna_missing() -> Optional[str]:
+def optuna_missing() -> str | None:
     """None when optuna imports, else why not."""
     try:
         import optuna  # noqa: F401

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import { REWARD_RULES } from '../../outer/reward.js';
 import { makeExecutor } from '../../run/config.js';
 import { RewardService, type ServeConfig } from '../../serve/service.js';
-import { startServer } from '../../serve/server.js';
+import { DEFAULT_SERVE_PORT, startServer } from '../../serve/server.js';
 import { tokenFromEnv } from '../../serve/auth.js';
 import { DOOR_DEFAULTS } from '../../serve/front-door.js';
 import { INTAKE_DEFAULTS } from '../../serve/intake.js';
@@ -22,7 +22,7 @@ const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL('../../../../package.js
 
 /** `rrl serve`'s flags, in the order of its help (the executor's last). */
 const SERVE_FLAGS = flagTable({
-  ...listenFlags(8377),
+  ...listenFlags(DEFAULT_SERVE_PORT),
   run: { flag: '--run <dir>', help: 'run directory (default: runs/serve-<timestamp>)' },
   resume: { flag: '--resume', help: 'continue the serve run in --run: keep its finished jobs, run its unfinished ones again' },
   tokenEnv: { flag: '--token-env <var>', help: 'environment variable holding the bearer token every request must carry' },

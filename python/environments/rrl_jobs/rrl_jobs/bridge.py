@@ -16,14 +16,15 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import time
-from typing import Any, Mapping, Optional, Sequence, Union
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pydantic
 import verifiers.v1 as vf
 
 from .taskset import prompt_messages
 
-Completion = Union[str, Sequence[Mapping[str, Any]]]
+Completion = str | Sequence[Mapping[str, Any]]
 
 
 def completion_text(completion: Completion) -> str:
@@ -59,12 +60,12 @@ async def score_completion(task: Any, text: str) -> Any:
     trace = completion_trace(task, text)
     try:
         await task.score(trace)
-    except Exception as err:  # the rollout's rule: a scoring failure is the trace's error, its reward stays None
+    except Exception as err:  # noqa: BLE001  (the rollout's rule: any scoring failure is the trace's error, its reward stays None)
         trace.record_error(err)
     return trace
 
 
-def trace_reward(trace: Any) -> Optional[float]:
+def trace_reward(trace: Any) -> float | None:
     """The trace's reward, or None when a reward did not run (an error, an unscorable completion)."""
     if not trace.ok or any(r is None for r in trace.rewards.values()):
         return None
@@ -100,7 +101,7 @@ class TrlReward:
             raise KeyError(f"no task {unknown} in this environment")
         return list(await asyncio.gather(*(score_completion(self.tasks[t], x) for t, x in zip(task_ids, texts))))
 
-    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[Optional[float]]:
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Completion], **kwargs: Any) -> list[float | None]:
         tasks = kwargs.get(self.task_column)
         if tasks is None:
             raise KeyError(f"the dataset has no {self.task_column!r} column (the task id of each prompt)")

@@ -23,16 +23,16 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from typing import Any, Literal, Optional, cast
+from typing import Any, Literal, cast
 
 import verifiers.v1 as vf
 from pydantic import Field
 from verifiers.v1.types import content_text
 
 from rrl_client.client import RewardResult, RrlClient
+from rrl_client.contracts import DEFAULT_URL
 from rrl_client.trl_env import score_one
 
-DEFAULT_URL = "http://127.0.0.1:8377"
 TASKSET_ID = "rrl-jobs"
 REWARD = "outer_reward"
 """The name of the reward on the trace (``trace.rewards["outer_reward"]``)."""
@@ -60,11 +60,11 @@ class RrlJobData(vf.TaskData):
     family: str = ""
     split: str = ""
     form: str = "patch"
-    example: Optional[dict[str, Any]] = None
+    example: dict[str, Any] | None = None
     """The example answer the compact and patch prompts show (None for the full form)."""
 
 
-_clients: dict[tuple[str, Optional[str], float], RrlClient] = {}
+_clients: dict[tuple[str, str | None, float], RrlClient] = {}
 _clients_lock = threading.Lock()
 
 
@@ -78,7 +78,7 @@ def client_for(config: RrlTaskConfig) -> RrlClient:
         return _clients[key]
 
 
-def _record(trace: Any, reward: Optional[float], result: RewardResult) -> None:
+def _record(trace: Any, reward: float | None, result: RewardResult) -> None:
     info = {k: result.get(k) for k in ("status", "reason", "job", "score", "patch", "unchanged")}
     info["reward"] = reward
     trace.info["rrl"] = info
@@ -119,18 +119,18 @@ class RrlJobsConfig(vf.TasksetConfig):
     """Which harness tasks, and which prompt form (``[env.taskset]``)."""
 
     task: RrlTaskConfig = Field(default_factory=RrlTaskConfig)
-    tasks: Optional[list[str]] = None
+    tasks: list[str] | None = None
     """Task ids, in order; None: every task of ``family`` / ``split``."""
-    family: Optional[str] = None
+    family: str | None = None
     """Only the tasks of this family."""
-    split: Optional[str] = None
+    split: str | None = None
     """Only the tasks of this split (``train``, ``held-out``, ``example``); when neither it nor ``tasks`` is given, ``train``."""
     form: Literal["full", "compact", "patch"] = "patch"
     """The prompt form: ``patch`` asks for a JSON merge patch over the baseline spec (about 350 tokens), ``compact`` for the
     edited baseline spec, ``full`` the whole brief."""
 
 
-def select_tasks(rows: list[dict[str, Any]], tasks: Optional[list[str]], family: Optional[str], split: Optional[str]) -> list[dict[str, Any]]:
+def select_tasks(rows: list[dict[str, Any]], tasks: list[str] | None, family: str | None, split: str | None) -> list[dict[str, Any]]:
     """The task rows of ``GET /v1/tasks`` chosen by ids (in their order) and/or family and split; raises when none is left."""
     by_id = {str(r.get("id")): r for r in rows}
     if tasks is not None:
@@ -166,8 +166,15 @@ class RrlJobsTaskset(vf.Taskset[RrlJobTask, RrlJobsConfig]):
             rest = [m for m in messages if m["role"] != "system"]
             prompt: Any = rest[0]["content"] if len(rest) == 1 and rest[0]["role"] == "user" else [dict(m) for m in rest]
             data = RrlJobData(
-                idx=i, id=task_id, name=task_id, prompt=prompt, system_prompt="\n\n".join(system) if system else None,
-                family=str(row.get("family") or ""), split=str(row.get("split") or ""), form=cfg.form, example=answer["example"],
+                idx=i,
+                id=task_id,
+                name=task_id,
+                prompt=prompt,
+                system_prompt="\n\n".join(system) if system else None,
+                family=str(row.get("family") or ""),
+                split=str(row.get("split") or ""),
+                form=cfg.form,
+                example=answer["example"],
             )
             out.append(RrlJobTask(data, cfg.task))
         return out
@@ -186,10 +193,10 @@ def prompt_messages(data: Any) -> list[dict[str, str]]:
 
 
 def load_environment(
-    url: Optional[str] = None,
-    tasks: Optional[list[str]] = None,
-    family: Optional[str] = None,
-    split: Optional[str] = None,
+    url: str | None = None,
+    tasks: list[str] | None = None,
+    family: str | None = None,
+    split: str | None = None,
     form: str = "patch",
     *,
     token_env: str = "RRL_TOKEN",
@@ -207,8 +214,10 @@ def load_environment(
     task_cfg: dict[str, Any] = {"token_env": token_env, "timeout": timeout}
     if url is not None:
         task_cfg["url"] = url
-    config = vf.SingleAgentEnvConfig.model_validate({
-        "taskset": {"id": TASKSET_ID, "task": task_cfg, "tasks": tasks, "family": family, "split": split, "form": form},
-        "agent": {"harness": {"id": harness}, "runtime": {"type": runtime}},
-    })
+    config = vf.SingleAgentEnvConfig.model_validate(
+        {
+            "taskset": {"id": TASKSET_ID, "task": task_cfg, "tasks": tasks, "family": family, "split": split, "form": form},
+            "agent": {"harness": {"id": harness}, "runtime": {"type": runtime}},
+        }
+    )
     return vf.load_environment(config)
