@@ -8,7 +8,10 @@ import { SCHEMA } from './schema.js';
 /** The time of a write, as stored. */
 export const now = (): string => new Date().toISOString();
 
-/** The record of a run in SQLite (WAL mode, every write in a transaction): the run, its iterations, jobs and checkpoints. */
+/**
+ * The record of a run in SQLite (WAL mode, every write in a transaction): the run, its iterations,
+ * jobs and checkpoints. Readers open it as `Store` (store/store.ts), which adds `rrl serve`'s records.
+ */
 export class JobStore {
   readonly db: Database.Database;
   readonly path: string;

@@ -1,7 +1,8 @@
 /**
- * The store's SQLite schema: every table and index, created if missing (later columns are added by
- * Store's migrations; later tables, such as the episodes of `rrl serve`, are created here in stores
- * written before them).
+ * The store's SQLite schema: every table and index, created if missing (later columns are added,
+ * and renamed ones renamed, by store/migrate.ts; later tables, such as the episodes of `rrl serve`,
+ * are created here in stores written before them). A job's `round` is the iteration of `rrl train`
+ * that proposed it, or the request of `rrl serve` it belongs to.
  */
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS runs (

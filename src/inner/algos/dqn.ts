@@ -37,6 +37,9 @@ import type { TrainingEnv } from '../envs/wrappers.js';
 /** Env steps between curve points (losses, epsilon) and progress calls. */
 const LOG_EVERY = 1000;
 
+/** What a vector step gives the buffer: the observations it ended on, its rewards and termination flags. */
+type VectorStep = Pick<TrainingEnv, 'nextObs' | 'rewards' | 'terminated'>;
+
 /** Fixed-capacity ring buffer of transitions; the oldest is overwritten when full. */
 class ReplayBuffer {
   readonly obs: Float32Array;
@@ -58,16 +61,17 @@ class ReplayBuffer {
     this.term = new Uint8Array(capacity);
   }
 
-  /** Stores row `i` of the vectors `obs` / `next` with its action, reward and termination flag. */
-  add(obs: Float64Array, next: Float64Array, i: number, action: number, reward: number, terminated: number): void {
+  /** Stores env `i`'s transition of the last vector step: row `i` of `obs` (before the step), its action and what the step gave. */
+  add(obs: Float64Array, i: number, action: number, step: VectorStep): void {
     const d = this.dim;
+    const next = step.nextObs;
     for (let k = 0; k < d; k++) {
       this.obs[this.pos * d + k] = obs[i * d + k];
       this.next[this.pos * d + k] = next[i * d + k];
     }
     this.act[this.pos] = action;
-    this.rew[this.pos] = reward;
-    this.term[this.pos] = terminated;
+    this.rew[this.pos] = step.rewards[i];
+    this.term[this.pos] = step.terminated[i];
     this.pos = (this.pos + 1) % this.capacity;
     this.size = Math.min(this.size + 1, this.capacity);
   }
@@ -188,7 +192,7 @@ function collectStep(p: Dqn): boolean {
   p.obsBefore.set(env.obs.subarray(0, numEnvs * p.d)); // raw: the buffer normalises when it samples
   env.step(actions);
   p.vecSteps += 1;
-  for (let i = 0; i < numEnvs; i++) p.buffer.add(p.obsBefore, env.nextObs, i, actions[i], env.rewards[i], env.terminated[i]);
+  for (let i = 0; i < numEnvs; i++) p.buffer.add(p.obsBefore, i, actions[i], env);
   return reportEpisodes(ctx, env);
 }
 

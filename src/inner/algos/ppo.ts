@@ -19,7 +19,7 @@ import { type AlgoResult, type TrainContext, reportEpisodes } from '../context.j
 import type { TrainingEnv } from '../envs/wrappers.js';
 import { NaNError } from '../errors.js';
 import { type PolicyFile, assertFinitePolicy, policyFile } from '../policy.js';
-import { CategoricalHead, DiagGaussianHead, type PolicyHead } from '../nn/distributions.js';
+import { type ActionSlots, CategoricalHead, DiagGaussianHead, type PolicyHead } from '../nn/distributions.js';
 import { type FusedMlp, TFJS_ADAM_EPS } from '../nn/mlp.js';
 import { initMlp } from '../nn/init.js';
 
@@ -135,6 +135,7 @@ function collectRollout(p: Ppo): boolean {
   const as = actor.outStride;
   const k = head.actionSize;
   head.begin();
+  const slots: ActionSlots = { stored: p.actions, so: 0, env: p.envActions, eo: 0 };
   let reached = false;
   for (let s = 0; s < p.steps; s++) {
     const x = env.observe();
@@ -145,7 +146,9 @@ function collectRollout(p: Ppo): boolean {
       const row = s * numEnvs + i;
       for (let q = 0; q < d; q++) p.obs[row * d + q] = x[i * d + q];
       p.values[row] = p.vNext[i];
-      p.logprobs[row] = head.sample(out, i * as, ctx.rng, p.actions, row * k, p.envActions, i * k);
+      slots.so = row * k;
+      slots.eo = i * k;
+      p.logprobs[row] = head.sample(out, i * as, ctx.rng, slots);
     }
     env.step(p.envActions, k);
     let anyTruncated = false;

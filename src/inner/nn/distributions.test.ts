@@ -51,7 +51,7 @@ test('categorical: draws follow the softmax and sample returns the drawn action 
   for (let j = 0; j < 3; j++) close(counts[j] / n, head.p[j], 0.02, `frequency of ${j}`);
   const stored = new Float32Array(1);
   const env = new Float64Array(1);
-  const lp = head.sample(x, 0, new Rng(5), stored, 0, env, 0);
+  const lp = head.sample(x, 0, new Rng(5), { stored, so: 0, env, eo: 0 });
   assert.equal(stored[0], env[0]);
   assert.equal(lp, head.set(x, 0).logp[env[0]]);
 });
@@ -99,7 +99,7 @@ test('diagonal Gaussian: samples are mean + σ·z, clipped for the environment o
   const env = new Float64Array(1);
   const rng = new Rng(9);
   const z = new Rng(9).normal();
-  const lp = head.sample([0.5], 0, rng, stored, 0, env, 0);
+  const lp = head.sample([0.5], 0, rng, { stored, so: 0, env, eo: 0 });
   close(stored[0], 0.5 + 2 * z, 1e-6, 'stored action');
   assert.equal(env[0], Math.min(1, Math.max(-1, 0.5 + 2 * z)));
   close(lp, -0.5 * z * z - Math.log(2) - 0.5 * Math.log(2 * Math.PI), 1e-12, 'log-prob of the draw');

@@ -22,6 +22,14 @@ const HALF_LOG_2PI_E = 0.5 * Math.log(2 * Math.PI * Math.E);
 /** A flat array of numbers that can be written (typed arrays and number[]). */
 type Writable = { [index: number]: number };
 
+/** Where a drawn action goes: `stored[so…]` the action learnt from, `env[eo…]` what the environment is given. */
+export interface ActionSlots {
+  stored: Writable;
+  so: number;
+  env: Writable;
+  eo: number;
+}
+
 /**
  * An action distribution over rows of network outputs, as a policy-gradient learner uses it: sample
  * while acting, then per minibatch row `logProb`, `rowEntropy` and `backward`, and once per
@@ -34,11 +42,8 @@ export interface PolicyHead {
   readonly actionSize: number;
   /** Call before acting or evaluating with parameters that may have moved; zeroes the head's own gradients. */
   begin(): void;
-  /**
-   * Draws an action from the distribution of the outputs at `out[o…]`: `stored[so…]` gets the action
-   * learnt from, `env[eo…]` what the environment is given; returns log π of the drawn action.
-   */
-  sample(out: ArrayLike<number>, o: number, rng: Rng, stored: Writable, so: number, env: Writable, eo: number): number;
+  /** Draws an action from the distribution of the outputs at `out[o…]` into `into`; returns log π of the drawn action. */
+  sample(out: ArrayLike<number>, o: number, rng: Rng, into: ActionSlots): number;
   /** log π(a) of the stored action `stored[so…]` under the outputs at `out[o…]`; that row stays set for `rowEntropy` and `backward`. */
   logProb(out: ArrayLike<number>, o: number, stored: ArrayLike<number>, so: number): number;
   /** The entropy of the row last set (what `entropy` sums over a minibatch). */
@@ -124,10 +129,10 @@ export class CategoricalHead implements PolicyHead {
 
   begin(): void {}
 
-  sample(out: ArrayLike<number>, o: number, rng: Rng, stored: Writable, so: number, env: Writable, eo: number): number {
+  sample(out: ArrayLike<number>, o: number, rng: Rng, into: ActionSlots): number {
     const a = this.draw(out, o, rng);
-    stored[so] = a;
-    env[eo] = a;
+    into.stored[into.so] = a;
+    into.env[into.eo] = a;
     return this.set(out, o).logp[a];
   }
 
@@ -197,7 +202,8 @@ export class DiagGaussianHead implements PolicyHead {
     this.logStdGrad.fill(0);
   }
 
-  sample(out: ArrayLike<number>, o: number, rng: Rng, stored: Writable, so: number, env: Writable, eo: number): number {
+  sample(out: ArrayLike<number>, o: number, rng: Rng, into: ActionSlots): number {
+    const { stored, so, env, eo } = into;
     let lp = 0;
     for (let j = 0; j < this.n; j++) {
       const z = rng.normal();

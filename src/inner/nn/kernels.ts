@@ -51,8 +51,16 @@ export interface Kernels {
   ): void;
 }
 
+/** The locals one register block works in: its accumulators, the B vectors and the A row pointers. */
+interface BlockRegisters {
+  acc: number[];
+  bv: number[];
+  aP: number[];
+}
+
 /** Emits one register block: R rows × V vectors of C, accumulating over Q. */
-function gemmBlock(f: Fn, L: Record<string, number>, acc: number[], bv: number[], aP: number[], R: number, V: number): void {
+function gemmBlock(f: Fn, L: Record<string, number>, regs: BlockRegisters, R: number, V: number): void {
+  const { acc, bv, aP } = regs;
   // Row pointers into A and the column pointer into B.
   for (let r = 0; r < R; r++) f.get(L.a).get(L.p).i32(r).add().get(L.sapB).mul().add().set(aP[r]);
   f.get(L.b).get(L.jB).add().set(L.bP);
@@ -140,14 +148,14 @@ function gemm(): Fn {
       () => f.i32(0),
       L.MB,
       32,
-      () => gemmBlock(f, L, acc, bv, aP, R, 2),
+      () => gemmBlock(f, L, { acc, bv, aP }, R, 2),
     );
     f.forStep(
       L.jB,
       () => f.get(L.jB),
       L.MB,
       16,
-      () => gemmBlock(f, L, acc, bv, aP, R, 1),
+      () => gemmBlock(f, L, { acc, bv, aP }, R, 1),
     );
   };
   f.forStep(
