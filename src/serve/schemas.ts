@@ -4,7 +4,6 @@
  * server cannot drift apart.
  */
 import { z } from 'zod';
-import { episodePaths, rewardPaths, taskPaths } from './openapi-paths.js';
 
 /** Most completions in one request (a GRPO group, or a few). */
 export const MAX_COMPLETIONS = 256;
@@ -290,7 +289,8 @@ export const ConfirmationResponse = z
 /** Every error answer: one line. */
 export const ErrorResponse = z.object({ error: z.string().describe('one line saying what was wrong') });
 
-const SCHEMAS = {
+/** The component schemas of the OpenAPI document (serve/openapi.ts), by id. */
+export const SCHEMAS = {
   RewardsRequest,
   RewardsResponse,
   RewardResult,
@@ -313,36 +313,3 @@ const SCHEMAS = {
 
 /** The id of one of the document's component schemas. */
 export type SchemaId = keyof typeof SCHEMAS;
-
-/** The OpenAPI 3.1 document of the API, generated from the zod schemas above. */
-export function openApiDocument(version: string): Record<string, unknown> {
-  return {
-    openapi: '3.1.0',
-    info: { title: 'rrl serve', version, description: 'recursive-rl as the environment and reward of an LLM RL framework: completions in, outer rewards out.' },
-    components: {
-      schemas: componentSchemas(),
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'required when the server listens beyond loopback or was given --token-env' } },
-    },
-    security: [{ bearer: [] }, {}],
-    paths: {
-      ...taskPaths(),
-      ...rewardPaths(),
-      ...episodePaths(),
-      '/openapi.json': { get: { operationId: 'openapi', summary: 'this document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
-    },
-  };
-}
-
-/** The zod schemas as JSON Schemas, referring to one another by component path. */
-function componentSchemas(): Record<string, Record<string, unknown>> {
-  const registry = z.registry<{ id: string }>();
-  for (const [id, schema] of Object.entries(SCHEMAS)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', uri: (id) => `#/components/schemas/${id}` }) as {
-    schemas: Record<string, Record<string, unknown>>;
-  };
-  for (const s of Object.values(schemas)) {
-    delete s.$schema;
-    delete s.$id;
-  }
-  return schemas;
-}

@@ -6,7 +6,8 @@
  */
 import { oneLine } from '../spec/bounds.js';
 import type { RewardService } from './service.js';
-import { ConfirmationRequest, EpisodeRequest, RewardsRequest, SubmissionRequest, openApiDocument } from './schemas.js';
+import { ConfirmationRequest, EpisodeRequest, RewardsRequest, SubmissionRequest } from './schemas.js';
+import { openApiDocument } from './openapi.js';
 import { isLoopback } from './auth.js';
 import { type DoorLimits, StreamGate, type StreamLimits, createDoorServer } from './front-door.js';
 import {

@@ -1,8 +1,10 @@
 /**
- * The paths of the OpenAPI document of `rrl serve` (serve/schemas.ts `openApiDocument`), one
- * function per resource: the tasks, the rewards with their jobs and requests, and the episodes.
+ * The OpenAPI document of `rrl serve` (`openApiDocument`): the component schemas from the zod
+ * schemas of serve/schemas.ts, and the paths, one function per resource: the tasks, the rewards
+ * with their jobs and requests, and the episodes.
  */
-import type { SchemaId } from './schemas.js';
+import { z } from 'zod';
+import { SCHEMAS, type SchemaId } from './schemas.js';
 
 /** A reference to one of the document's component schemas. */
 const ref = (id: SchemaId) => ({ $ref: `#/components/schemas/${id}` });
@@ -249,4 +251,37 @@ export function episodePaths(): Record<string, unknown> {
       },
     },
   };
+}
+
+/** The OpenAPI 3.1 document of the API, generated from the zod schemas of serve/schemas.ts. */
+export function openApiDocument(version: string): Record<string, unknown> {
+  return {
+    openapi: '3.1.0',
+    info: { title: 'rrl serve', version, description: 'recursive-rl as the environment and reward of an LLM RL framework: completions in, outer rewards out.' },
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'required when the server listens beyond loopback or was given --token-env' } },
+    },
+    security: [{ bearer: [] }, {}],
+    paths: {
+      ...taskPaths(),
+      ...rewardPaths(),
+      ...episodePaths(),
+      '/openapi.json': { get: { operationId: 'openapi', summary: 'this document', responses: { '200': { description: 'OpenAPI 3.1' } } } },
+    },
+  };
+}
+
+/** The zod schemas as JSON Schemas, referring to one another by component path. */
+function componentSchemas(): Record<string, Record<string, unknown>> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(SCHEMAS)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, { target: 'draft-2020-12', uri: (id) => `#/components/schemas/${id}` }) as {
+    schemas: Record<string, Record<string, unknown>>;
+  };
+  for (const s of Object.values(schemas)) {
+    delete s.$schema;
+    delete s.$id;
+  }
+  return schemas;
 }
