@@ -18,7 +18,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { train } from '../src/outer/loop.js';
+import { trainAgent } from '../src/outer/loop.js';
 import type { FidelityConfig } from '../src/outer/fidelity.js';
 import type { ComputeReport } from '../src/outer/compute-report.js';
 import { LocalExecutor } from '../src/run/local.js';
@@ -67,7 +67,7 @@ export async function fidelity(): Promise<Record<string, unknown>> {
     for (const seed of seeds) {
       for (const [i, arm] of arms.entries()) {
         const t0 = performance.now();
-        const summary = await train(
+        const summary = await trainAgent(
           join(tmp, `seed-${seed}-arm-${i}`),
           { tasks, agent: 'controller', iterations, group, seed, ...(arm.fidelity ? { fidelity: arm.fidelity } : {}) },
           executor,

@@ -16,7 +16,7 @@ import { VecEnv } from '../src/inner/envs/vector.js';
 import { runJob } from '../src/inner/train.js';
 import type { PolicyFile } from '../src/inner/policy.js';
 import { dataForJob, scoreArtifact, scorePolicy } from '../src/outer/scoring/hidden-score.js';
-import { train } from '../src/outer/loop.js';
+import { trainAgent } from '../src/outer/loop.js';
 import { LocalExecutor } from '../src/run/local.js';
 import { getPublicTask, listTasks } from '../src/tasks/briefs.js';
 import { REFERENCE_SPECS } from '../src/tasks/reference-specs.js';
@@ -101,7 +101,7 @@ async function cartpole(): Promise<Record<string, unknown>> {
   const executor = new LocalExecutor();
   let overhead;
   try {
-    overhead = await train(join(tmp, 'train'), { tasks: ['cartpole-short'], agent: 'controller', iterations: 3, group: 4, seed: 1 }, executor);
+    overhead = await trainAgent(join(tmp, 'train'), { tasks: ['cartpole-short'], agent: 'controller', iterations: 3, group: 4, seed: 1 }, executor);
   } finally {
     await executor.close();
   }

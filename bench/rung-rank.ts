@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { num, table } from '../src/cli/format.js';
 import { validateSpec } from '../src/inner/spec-check.js';
 import { rungSpec } from '../src/outer/fidelity.js';
-import { train } from '../src/outer/loop.js';
+import { trainAgent } from '../src/outer/loop.js';
 import { LocalExecutor } from '../src/run/local.js';
 import { Store } from '../src/store/store.js';
 import { getPublicTask } from '../src/tasks/briefs.js';
@@ -57,7 +57,7 @@ function proposalsOf(dir: string): { spec: unknown; group: number; full: number 
 /** Scores of `specs` trained as given (one group of the scripted agent), in order; null: not succeeded. */
 async function scoresOf(dir: string, task: string, specs: unknown[], executor: LocalExecutor): Promise<(number | null)[]> {
   const script = specs.map((s) => () => s);
-  await train(dir, { tasks: [task], agent: 'random', iterations: 1, group: specs.length, seed: 1, confirm: false }, executor, {
+  await trainAgent(dir, { tasks: [task], agent: 'random', iterations: 1, group: specs.length, seed: 1, confirm: false }, executor, {
     agent: new ScriptedAgent(script),
     cache: null,
   });
@@ -86,7 +86,7 @@ export async function rungRank(): Promise<Record<string, unknown>> {
     for (const task of tasks) {
       const brief = getPublicTask(task).brief;
       const runDir = join(tmp, `${task}-full`);
-      await train(runDir, { tasks: [task], agent: 'controller', iterations, group, seed }, executor, { cache: null });
+      await trainAgent(runDir, { tasks: [task], agent: 'controller', iterations, group, seed }, executor, { cache: null });
       const proposals = proposalsOf(runDir);
       const full = proposals.map((p) => p.full);
       log(`rung-rank: ${task}: ${proposals.length} proposals at the full budget, best ${num(Math.max(...full))}`);

@@ -26,7 +26,7 @@ import type { Agent } from '../src/outer/agents/types.js';
 import { HeldOut, readRun } from '../src/outer/experiment.js';
 import { repetitionArgs, repetitionCache } from './repetition.js';
 import { familyOf } from '../src/outer/transfer-summary.js';
-import { train } from '../src/outer/loop.js';
+import { trainAgent } from '../src/outer/loop.js';
 import { Scorer } from '../src/outer/scoring/scorer-pool.js';
 import { LocalExecutor } from '../src/run/local.js';
 import { Store } from '../src/store/store.js';
@@ -130,7 +130,7 @@ export async function zeroShot(): Promise<Record<string, unknown>> {
       for (const [i, task] of options.heldOutTasks.entries()) {
         const run = join(tmp, `entry-${e}`, task);
         const config = { tasks: [task], agent: 'controller' as const, iterations: 1, group: 1, seed: seed * 1000 + i, confirm: false };
-        await train(run, config, executor, { agent, cache, scorer });
+        await trainAgent(run, config, executor, { agent, cache, scorer });
         scores.push({ task, v: readRunIfAny(run)?.proposals[0] ?? null });
       }
       const means = perFamily(scores);

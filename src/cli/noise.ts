@@ -10,7 +10,7 @@ import { LocalExecutor } from '../run/local.js';
 import { engineIdentity } from '../store/cache.js';
 import { NoiseStore, type NoiseRecord, noiseFile } from '../store/noise.js';
 import { evalIdentity } from '../tasks/secret.js';
-import { train } from '../outer/loop.js';
+import { trainAgent } from '../outer/loop.js';
 import { BASELINE_SEEDS } from '../outer/noise.js';
 import { num } from './format.js';
 
@@ -43,7 +43,7 @@ export async function measureNoise(tasks: string[], workers: number | undefined,
   let done = 0;
   try {
     log(`measuring the training noise of ${tasks.length} task(s): the baseline spec on ${BASELINE_SEEDS} harness seeds each`);
-    await train(dir, { tasks, agent: 'baseline', iterations: 0, group: 1, seed: 0 }, executor, {
+    await trainAgent(dir, { tasks, agent: 'baseline', iterations: 0, group: 1, seed: 0 }, executor, {
       onEvent: (e) => {
         if (e.type === 'job') {
           const result = e.job.status === 'succeeded' ? num(e.job.normalized, 3) : `${e.job.status} (${e.job.error ?? e.job.failureKind})`;

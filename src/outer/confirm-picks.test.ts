@@ -9,7 +9,7 @@ import { getPublicTask } from '../tasks/briefs.js';
 import { evalSecret } from '../tasks/secret.js';
 import { ScriptedAgent } from '../testing/scripted-agent.js';
 import { confirmPicks, pickOf, readHeldOutRun } from './confirm-picks.js';
-import { train } from './loop.js';
+import { trainAgent } from './loop.js';
 import { seedlessKey } from './identity.js';
 import { CONFIRM_SEEDS, harnessSeeds, taskReference } from './noise.js';
 import { Scorer } from './scoring/scorer-pool.js';
@@ -39,7 +39,7 @@ test("each row's pick is trained again on the harness's confirmation seeds, each
       ['random', 1],
     ] as const) {
       const script = Array.from({ length: 16 }, (_, i) => () => spec(lrs[(i + offset) % lrs.length], 100 + i));
-      await train(join(dir, task, run), { tasks: [task], agent: 'random', iterations: 1, group: 16, seed: 7, confirm: false }, executor, {
+      await trainAgent(join(dir, task, run), { tasks: [task], agent: 'random', iterations: 1, group: 16, seed: 7, confirm: false }, executor, {
         agent: new ScriptedAgent(script),
         cache,
         scorer,

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import type { Executor } from '../run/executor.js';
 import { type JobRow, Store } from '../store/store.js';
 import type { Agent, Proposal } from './agents/types.js';
-import { type LoopEvent, train } from './loop.js';
+import { type LoopEvent, trainAgent } from './loop.js';
 import { seedlessKey } from './identity.js';
 import { CONFIRM_SEEDS, confirmation, taskReference, withSeed } from './noise.js';
 import type { Scorer } from './scoring/scorer-pool.js';
@@ -155,7 +155,7 @@ export async function confirmPicks(taskDir: string, task: string, ctx: ConfirmPi
   const script = specs.flatMap(([, spec]) => seeds.map((s) => withSeed(spec, s)));
   const dir = join(taskDir, 'confirm-picks');
   const config = { tasks: [task], agent: 'random' as const, iterations: 1, group: script.length, seed: ctx.seed, confirm: false };
-  await train(dir, config, ctx.executor, { agent: new FixedSpecs(script), cache: ctx.cache, scorer: ctx.scorer, onEvent: ctx.onEvent });
+  await trainAgent(dir, config, ctx.executor, { agent: new FixedSpecs(script), cache: ctx.cache, scorer: ctx.scorer, onEvent: ctx.onEvent });
   const { proposals, baselines } = confirmationRows(dir);
   const ref = taskReference(baselines);
   // The harness's one confirmation rule: every seed counts, a failed one as the failure it is.

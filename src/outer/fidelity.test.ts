@@ -10,7 +10,7 @@ import { Rng } from '../util/rng.js';
 import { outerReward } from './reward.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { validateSpec } from '../inner/spec-check.js';
-import { train } from './loop.js';
+import { trainAgent } from './loop.js';
 import { LocalExecutor } from '../run/local.js';
 import { Store } from '../store/store.js';
 import { ScriptedAgent } from '../testing/scripted-agent.js';
@@ -290,7 +290,7 @@ test('a real run with successive halving: every rung stored, the best promoted, 
   );
   const executor = new LocalExecutor({ workers: 2 });
   try {
-    const summary = await train(
+    const summary = await trainAgent(
       dir,
       { tasks: [task], agent: 'random', iterations: 1, group: 4, seed: 3, fidelity: { mode: 'asha', eta: 2, minShare: 0.25 } },
       executor,

@@ -12,7 +12,7 @@ import { taskFingerprint } from '../tasks/fingerprint.js';
 import { ScriptedAgent } from '../testing/scripted-agent.js';
 import { classificationTask, syntheticRows, taskDir, toCsv, writeTask } from '../testing/task-files.js';
 import { TaskChangedError, pinTaskFingerprints } from './fingerprints.js';
-import { train } from './loop.js';
+import { trainAgent } from './loop.js';
 import { dataForJob } from './scoring/hidden-score.js';
 import { Scorer } from './scoring/scorer-pool.js';
 
@@ -81,17 +81,17 @@ test("a run records its tasks' fingerprints; resuming after a used task file cha
   await reload();
   const run = join(dir, 'run-train');
   const config = { tasks: ['pin-own', 'cartpole-short'], agent: 'random' as const, iterations: 1, group: 1, seed: 2, taskDir: dir };
-  const summary = await train(run, config, failing, { cache: null, agent: new ScriptedAgent([() => getPublicTask('pin-own').baseline]) });
+  const summary = await trainAgent(run, config, failing, { cache: null, agent: new ScriptedAgent([() => getPublicTask('pin-own').baseline]) });
   const store = new Store(run);
   const recorded = store.taskFingerprints(summary.run);
   store.close();
   assert.deepEqual([...recorded.keys()].sort(), ['cartpole-short', 'pin-own']);
   assert.equal(recorded.get('pin-own')?.fingerprint, taskFingerprint('pin-own'));
-  await train(run, null, failing, { cache: null }); // unchanged: resumes
+  await trainAgent(run, null, failing, { cache: null }); // unchanged: resumes
   writeFileSync(join(dir, 'data.csv'), changed);
   await reload();
   await assert.rejects(
-    train(run, null, failing, { cache: null }),
+    trainAgent(run, null, failing, { cache: null }),
     (err: Error) =>
       err instanceof TaskChangedError &&
       /^task pin-own: data file \S*data\.csv changed since the run started \(sha256 [0-9a-f]{12} → [0-9a-f]{12}[^)]*\); restore it to resume this run, or start a new run in another directory$/.test(
@@ -100,7 +100,7 @@ test("a run records its tasks' fingerprints; resuming after a used task file cha
   );
   writeFileSync(join(dir, 'data.csv'), original);
   await reload();
-  await train(run, null, failing, { cache: null }); // restored: resumes again
+  await trainAgent(run, null, failing, { cache: null }); // restored: resumes again
 });
 
 test('a task the run has no job on takes its new fingerprint; a serve run refuses a used task that changed', async () => {

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { train } from './loop.js';
+import { trainAgent } from './loop.js';
 import { LocalExecutor } from '../run/local.js';
 import { Store } from '../store/store.js';
 import { getPublicTask } from '../tasks/briefs.js';
@@ -49,7 +49,7 @@ test('attack 2: an LLM reply nested 6,000 levels deep is an invalid job with a s
   const executor = new LocalExecutor({ workers: 1 });
   try {
     const config = { tasks: [IRIS], agent: 'llm' as const, iterations: 1, group: 2, seed: 3, llm: { baseUrl, model: MODEL, backoffMs: 1 } };
-    const summary = await train(dir, config, executor);
+    const summary = await trainAgent(dir, config, executor);
     assert.equal(summary.iterations.length, 1);
     // The repair turn quoted a short error, not the reply.
     const repair = server.chatRequests()[2].messages.at(-1)!.content;
@@ -71,7 +71,7 @@ test('attack 2: an LLM reply nested 6,000 levels deep is an invalid job with a s
 
     // Resume: the finished run reads back and nothing is asked again.
     const asked = server.chatRequests().length;
-    const again = await train(dir, null, executor);
+    const again = await trainAgent(dir, null, executor);
     assert.equal(again.run, summary.run);
     assert.equal(server.chatRequests().length, asked);
   } finally {
@@ -115,7 +115,7 @@ test('an agent that bypasses the reply checks cannot crash the loop: deep, cycli
   const dir = mkdtempSync(join(tmpdir(), 'rrl-hostile-raw-'));
   const executor = new LocalExecutor({ workers: 1 });
   try {
-    const summary = await train(dir, { tasks: [IRIS], agent: 'random', iterations: 1, group: script.length, seed: 5 }, executor, {
+    const summary = await trainAgent(dir, { tasks: [IRIS], agent: 'random', iterations: 1, group: script.length, seed: 5 }, executor, {
       agent: new RawAgent(script),
     });
     assert.equal(summary.iterations.length, 1);
@@ -138,7 +138,7 @@ test('an agent that bypasses the reply checks cannot crash the loop: deep, cycli
     assert.match(jobs[4].error!, /^line one line two x+…$/);
     assert.equal(jobs[5].failureKind, 'agent-error');
     assert.equal(jobs[5].error, 'the agent failed to propose: null');
-    const again = await train(dir, null, executor, { agent: new RawAgent(script) });
+    const again = await trainAgent(dir, null, executor, { agent: new RawAgent(script) });
     assert.equal(again.jobs, script.length);
   } finally {
     await executor.close();

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { train } from './loop.js';
+import { trainAgent } from './loop.js';
 import { LocalExecutor } from '../run/local.js';
 import { Store } from '../store/store.js';
 import { arsSpec } from '../testing/specs.js';
@@ -21,7 +21,7 @@ test('invalid specs and crashing jobs are recorded with a penalty while the loop
   ]);
   const executor = new LocalExecutor({ workers: 2 });
   try {
-    const summary = await train(dir, { tasks: [task], agent: 'random', iterations: 2, group: 4, seed: 7 }, executor, { agent });
+    const summary = await trainAgent(dir, { tasks: [task], agent: 'random', iterations: 2, group: 4, seed: 7 }, executor, { agent });
     assert.equal(summary.iterations.length, 2);
     assert.equal(summary.jobs, 8);
     const store = new Store(dir);
@@ -69,7 +69,7 @@ test('confirm: false trains no confirmation job and pays no bonus, and changes n
     const executor = new LocalExecutor({ workers: 2 });
     try {
       const config = { tasks: [task], agent: 'random' as const, iterations: 1, group: 2, seed: 3, ...(confirm === undefined ? {} : { confirm }) };
-      await train(dir, config, executor, { agent: new ScriptedAgent(specs.map((s) => () => s)), cache: null, noiseFile: null });
+      await trainAgent(dir, config, executor, { agent: new ScriptedAgent(specs.map((s) => () => s)), cache: null, noiseFile: null });
     } finally {
       await executor.close();
     }

@@ -183,7 +183,7 @@ interface LoopRun {
 }
 
 /** Runs (or resumes) a training run in `dir` with `executor`: the agent proposes, the round settles, the agent learns. */
-export async function train(dir: string, config: TrainConfig | null, executor: Executor, options: TrainOptions = {}): Promise<TrainSummary> {
+export async function trainAgent(dir: string, config: TrainConfig | null, executor: Executor, options: TrainOptions = {}): Promise<TrainSummary> {
   const emit = options.onEvent ?? (() => {});
   const store = new Store(dir);
   const wall0 = performance.now();

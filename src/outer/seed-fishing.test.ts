@@ -16,7 +16,7 @@ import { FAMILIES, generateFamilyTasks } from '../tasks/families/index.js';
 import { LocalExecutor } from '../run/local.js';
 import { Store } from '../store/store.js';
 import { type Proposal, type ProposalContext, StatelessAgent } from './agents/types.js';
-import { type TrainConfig, train } from './loop.js';
+import { type TrainConfig, trainAgent } from './loop.js';
 
 /** The baseline spec with a fresh seed: nothing else changes. */
 class SeedFisher extends StatelessAgent {
@@ -72,7 +72,7 @@ async function fish(agent: StatelessAgent, tasks: string[], group: number, cache
   const dir = mkdtempSync(join(tmpdir(), `rrl-fishing-${agent.name}-`));
   const executor = new LocalExecutor({ workers: 2 });
   try {
-    await train(dir, config, executor, { agent, cache, noiseFile: null });
+    await trainAgent(dir, config, executor, { agent, cache, noiseFile: null });
   } finally {
     await executor.close();
   }

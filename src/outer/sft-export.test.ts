@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { spawnSync } from 'node:child_process';
-import { train } from './loop.js';
+import { trainAgent } from './loop.js';
 import { LocalExecutor } from '../run/local.js';
 import { validateSpec } from '../inner/spec-check.js';
 import { readAnswer } from './answer.js';
@@ -58,10 +58,15 @@ const seedless = (spec: unknown, brief: TaskBrief): unknown => {
 test('rrl export sft: the best distinct patches of train tasks only, best first, each giving back its job', { timeout: 600_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-sft-'));
   const run = join(dir, 'run');
-  const summary = await train(run, { tasks: [TRAIN_TASK, HELD_OUT], agent: 'random', iterations: 1, group: 4, seed: 1 }, new LocalExecutor({ workers: 2 }), {
-    agent: new PlanAgent(),
-    cache: null,
-  });
+  const summary = await trainAgent(
+    run,
+    { tasks: [TRAIN_TASK, HELD_OUT], agent: 'random', iterations: 1, group: 4, seed: 1 },
+    new LocalExecutor({ workers: 2 }),
+    {
+      agent: new PlanAgent(),
+      cache: null,
+    },
+  );
   const out = join(dir, 'sft.jsonl');
   const r = exportSft([run], { out });
   const rows = readFileSync(out, 'utf8')

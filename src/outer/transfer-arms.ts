@@ -11,7 +11,7 @@ import { Controller, type ControllerOptions } from './agents/controller.js';
 import { OptunaAgent } from './agents/optuna.js';
 import type { Agent } from './agents/types.js';
 import { confirmPicks, readHeldOutRun } from './confirm-picks.js';
-import { type AgentName, type LoopEvent, train } from './loop.js';
+import { type AgentName, type LoopEvent, trainAgent } from './loop.js';
 import { CONFIRM_SEEDS } from './noise.js';
 import type { Scorer } from './scoring/scorer-pool.js';
 import type { TransferListener, TransferOptions } from './transfer-options.js';
@@ -118,7 +118,7 @@ function announce(ctx: ComparisonContext, t: HeldOutTask): void {
 /** The frozen controller's run, first and alone: it trains the task's baseline once, which every other run then takes from the cache. */
 async function runFrozen(ctx: ComparisonContext, t: HeldOutTask): Promise<void> {
   const frozen = { agent: new HeldOut(t.controller, false), cache: ctx.cache, scorer: ctx.scorer, onEvent: taskEvents(ctx, t) };
-  await train(join(t.dir, t.task, 'controller'), { ...taskConfig(t), agent: 'controller', iterations: 1, group: 16 }, ctx.executor, frozen);
+  await trainAgent(join(t.dir, t.task, 'controller'), { ...taskConfig(t), agent: 'controller', iterations: 1, group: 16 }, ctx.executor, frozen);
 }
 
 /** A listener for one run's end: the phase event that says it is done. */
@@ -132,16 +132,16 @@ async function startSearches(ctx: ComparisonContext, t: HeldOutTask): Promise<Pr
   const done = doneEvent(ctx, t);
   const quiet = { cache: ctx.cache, scorer: ctx.scorer };
   const runs: Promise<void>[] = [];
-  runs.push(train(join(t.dir, t.task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, ctx.executor, quiet).then(done('random search')));
+  runs.push(trainAgent(join(t.dir, t.task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, ctx.executor, quiet).then(done('random search')));
   if (!comparesEveryMethod(ctx.options)) return runs;
   // Adapting: a copy of the meta-trained controller (every task starts from the same weights) in rounds like the search's.
   const copy = new Controller(t.settings);
   await copy.load(await t.controller.state());
   const adapting = { agent: new HeldOut(copy, true), ...quiet };
   const adaptConfig = { ...base, agent: 'controller' as const, iterations: 4, group: 4 };
-  runs.push(train(join(t.dir, t.task, 'controller-adapt'), adaptConfig, ctx.executor, adapting).then(done('controller, adapting')));
+  runs.push(trainAgent(join(t.dir, t.task, 'controller-adapt'), adaptConfig, ctx.executor, adapting).then(done('controller, adapting')));
   const searchConfig = { ...base, agent: 'search' as const, iterations: 4, group: 4 };
-  runs.push(train(join(t.dir, t.task, 'search'), searchConfig, ctx.executor, quiet).then(done('model-based search')));
+  runs.push(trainAgent(join(t.dir, t.task, 'search'), searchConfig, ctx.executor, quiet).then(done('model-based search')));
   return runs;
 }
 
@@ -161,7 +161,7 @@ function startOptuna(ctx: ComparisonContext, t: HeldOutTask, cells: OptunaCells)
     const run = join(t.dir, t.task, agent.name);
     const config = { ...taskConfig(t), agent: agent.name as AgentName, iterations: 4, group: 4 };
     runs.push(
-      train(run, config, ctx.executor, { agent, cache: ctx.cache, scorer: ctx.scorer })
+      trainAgent(run, config, ctx.executor, { agent, cache: ctx.cache, scorer: ctx.scorer })
         .then(() => {
           const o = readRun(run);
           cells.rows[arm.best4] = best(o.proposals.slice(0, 4));

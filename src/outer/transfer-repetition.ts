@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { FAMILIES } from '../tasks/families/index.js';
 import { Controller, type ControllerOptions } from './agents/controller.js';
 import { type ControllerPrior, controllerFromPrior, priorFromRun, writePrior } from './agents/prior.js';
-import { type TrainConfig, train } from './loop.js';
+import { type TrainConfig, trainAgent } from './loop.js';
 import { type ComparisonContext, compareOnTask } from './transfer-arms.js';
 import type { TransferOptions, TransferResult } from './transfer-options.js';
 import { type HeldOutRow, methodMeans } from './transfer-summary.js';
@@ -101,7 +101,7 @@ async function metaTrain(
   };
   const per = options.tasksPerIteration ? `, ${Math.min(options.tasksPerIteration, options.trainTasks.length)} per iteration` : '';
   onEvent?.({ type: 'phase', message: `${tag}meta-training the controller on ${options.trainTasks.length} train tasks${per}`, stage: 'meta' });
-  const meta = await train(join(dir, 'meta'), metaConfig, ctx.executor, {
+  const meta = await trainAgent(join(dir, 'meta'), metaConfig, ctx.executor, {
     agent: controller,
     cache: ctx.cache,
     scorer: ctx.scorer,

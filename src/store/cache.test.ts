@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { ResultCache, type CachedResult, engineIdentity, specKey } from './cache.js';
 import { evalIdentity } from '../tasks/secret.js';
 import { Store } from './store.js';
-import { train } from '../outer/loop.js';
+import { trainAgent } from '../outer/loop.js';
 import { LocalExecutor } from '../run/local.js';
 import type { Executor } from '../run/executor.js';
 import { assertSpec } from '../spec/validate.js';
@@ -128,10 +128,10 @@ test('a cache hit returns the recorded result without training, and is recorded 
   const config = { tasks: ['cartpole-short'], agent: 'random' as const, iterations: 1, group: 3, seed: 11 };
   const ex = counting(new LocalExecutor({ workers: 2 }));
   try {
-    const first = await train(join(tmp, 'a'), config, ex, { cache: shared });
+    const first = await trainAgent(join(tmp, 'a'), config, ex, { cache: shared });
     const trained = ex.calls;
     assert.ok(trained >= 3, 'the first run trains its jobs');
-    const second = await train(join(tmp, 'b'), config, ex, { cache: shared });
+    const second = await trainAgent(join(tmp, 'b'), config, ex, { cache: shared });
     assert.equal(ex.calls, trained, 'the second run trains nothing');
     assert.deepEqual(second.iterations, first.iterations);
     const store = new Store(join(tmp, 'b'));
@@ -145,7 +145,7 @@ test('a cache hit returns the recorded result without training, and is recorded 
     assert.ok(c.get(keyOf(assertSpec(jobs[0].spec))));
     c.close();
     // Without the cache the same run trains again.
-    await train(join(tmp, 'c'), config, ex, { cache: null });
+    await trainAgent(join(tmp, 'c'), config, ex, { cache: null });
     assert.ok(ex.calls > trained);
   } finally {
     await ex.close();
@@ -169,7 +169,7 @@ test('the key holds the task fingerprint: a task file whose data changed misses 
   const run = async (name: string): Promise<{ normalized: number | null; cacheHit: string | null }> => {
     forgetTaskDirs(); // each run loads the files again, as a new process does
     await registerTaskDir(dir);
-    const summary = await train(join(dir, name), config, ex, { cache: shared, agent: new ScriptedAgent([() => getPublicTask('cache-own').baseline]) });
+    const summary = await trainAgent(join(dir, name), config, ex, { cache: shared, agent: new ScriptedAgent([() => getPublicTask('cache-own').baseline]) });
     const store = new Store(join(dir, name));
     const job = store.jobs(summary.run, { kind: 'proposal' })[0];
     store.close();

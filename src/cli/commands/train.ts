@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { getPublicTask, listTasks } from '../../tasks/briefs.js';
 import { registerFamilyTasks } from '../../tasks/families/index.js';
-import { AGENTS, type LoopEvent, type TrainConfig, priorAgent, train } from '../../outer/loop.js';
+import { AGENTS, type LoopEvent, type TrainConfig, priorAgent, trainAgent } from '../../outer/loop.js';
 import { REWARD_RULES } from '../../outer/reward.js';
 import { makeExecutor } from '../../run/config.js';
 import { num, progressBar, table } from '../format.js';
@@ -75,7 +75,7 @@ const TRAIN_FLAGS = flagTable({
 type TrainFlags = FlagValues<typeof TRAIN_FLAGS>;
 
 /** One line on what a run's proposals cost and gained (see outer/compute-report.ts). */
-function computeLine(summary: Awaited<ReturnType<typeof train>>): string {
+function computeLine(summary: Awaited<ReturnType<typeof trainAgent>>): string {
   const c = summary.compute;
   const how = summary.fidelity
     ? `successive halving (eta ${summary.fidelity.eta}, rung 0 at ${num(summary.fidelity.minShare, 3)} of the budget)`
@@ -141,7 +141,7 @@ function progressPrinter(): (e: LoopEvent) => void {
 }
 
 /** Prints a finished run: one JSON object, or the table of its iterations and what it learnt and cost. */
-function printSummary(summary: Awaited<ReturnType<typeof train>>, dir: string, json: boolean): void {
+function printSummary(summary: Awaited<ReturnType<typeof trainAgent>>, dir: string, json: boolean): void {
   if (json) {
     const iterations = summary.iterations.map((i) => ({ meanReward: i.meanReward, bestNormalized: i.bestNormalized, meanNormalized: i.meanNormalized }));
     console.log(JSON.stringify({ ...summary, iterations }));
@@ -215,7 +215,7 @@ async function runTraining(o: TrainFlags, cmd: Command): Promise<void> {
     let summary;
     try {
       const timeoutMs = o.jobTimeout ? o.jobTimeout * 1000 : undefined;
-      summary = await train(dir, config, executor, {
+      summary = await trainAgent(dir, config, executor, {
         onEvent: progressPrinter(),
         signal: abort.signal,
         timeoutMs,

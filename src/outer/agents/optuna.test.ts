@@ -152,14 +152,14 @@ test('a driver that cannot start, crashes, writes garbage or hangs fails the pro
 });
 
 test('in a run, a driver that hangs is a recorded failure of each proposal, never a crash or a hang of the run', async () => {
-  const { train } = await import('../loop.js');
+  const { trainAgent } = await import('../loop.js');
   const { LocalExecutor } = await import('../../run/local.js');
   const { Store } = await import('../../store/store.js');
   const dir = mkdtempSync(join(tmpdir(), 'rrl-optuna-run-'));
   const ex = new LocalExecutor({ workers: 2 });
   const agent = new OptunaAgent({ sampler: 'cmaes', seed: 1, python: fakePython('echo \'{"ready": true}\'; sleep 30'), timeoutMs: 500 });
   try {
-    await train(dir, { tasks: ['iris-species'], agent: 'optuna-cmaes', iterations: 1, group: 2, seed: 1 }, ex, { agent, noiseFile: null });
+    await trainAgent(dir, { tasks: ['iris-species'], agent: 'optuna-cmaes', iterations: 1, group: 2, seed: 1 }, ex, { agent, noiseFile: null });
     const store = new Store(dir);
     try {
       const jobs = store.jobs(store.getRun()!.id, { kind: 'proposal' });

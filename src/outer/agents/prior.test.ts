@@ -11,7 +11,7 @@ import { initTf } from '../../util/tf.js';
 import { CHECKPOINT_VERSION, Controller, proposalFrom } from './controller.js';
 import { type ControllerPrior, PRIOR_FORMAT, SHIPPED_PRIOR, controllerFromPrior, readPrior, writePrior } from './prior.js';
 import { activeHeads, buildHeads } from './space.js';
-import { train } from '../loop.js';
+import { trainAgent } from '../loop.js';
 import { LocalExecutor } from '../../run/local.js';
 import { Store } from '../../store/store.js';
 
@@ -93,7 +93,7 @@ test('rrl train from a prior: the controller’s first proposals are sampled fro
     });
     const brief = getPublicTask('iris-species').brief;
     const probs = await source.probabilities(brief);
-    await train(join(dir, 'run'), { tasks: ['iris-species'], agent: 'controller', iterations: 1, group: 2, seed: 5, prior: path }, ex);
+    await trainAgent(join(dir, 'run'), { tasks: ['iris-species'], agent: 'controller', iterations: 1, group: 2, seed: 5, prior: path }, ex);
     const store = new Store(join(dir, 'run'));
     try {
       const proposals = store.jobs(store.getRun()!.id).filter((j) => j.kind === 'proposal');
@@ -108,7 +108,7 @@ test('rrl train from a prior: the controller’s first proposals are sampled fro
       store.close();
     }
     await assert.rejects(
-      train(join(dir, 'other'), { tasks: ['iris-species'], agent: 'random', iterations: 1, group: 2, seed: 5, prior: path }, ex),
+      trainAgent(join(dir, 'other'), { tasks: ['iris-species'], agent: 'random', iterations: 1, group: 2, seed: 5, prior: path }, ex),
       /a prior sets the controller's weights; agent "random" takes none/,
     );
   } finally {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { train } from '../loop.js';
+import { trainAgent } from '../loop.js';
 import { LocalExecutor } from '../../run/local.js';
 import { Store } from '../../store/store.js';
 import { ResultCache, specKey } from '../../store/cache.js';
@@ -21,7 +21,7 @@ test('a run whose scoring fails records each job as a score failure, finishes, c
   const ex = new LocalExecutor({ workers: 1 });
   try {
     // A 1 ms scoring limit: no hidden evaluation finishes in it, so every scoring fails.
-    const first = await train(join(tmp, 'a'), config, ex, { cache, scoring: { timeoutMs: 1, workers: 1 } });
+    const first = await trainAgent(join(tmp, 'a'), config, ex, { cache, scoring: { timeoutMs: 1, workers: 1 } });
     const store = new Store(join(tmp, 'a'));
     const jobs = store.jobs(first.run);
     assert.equal(store.getRun()?.status, 'finished');
@@ -47,7 +47,7 @@ test('a run whose scoring fails records each job as a score failure, finishes, c
     c.close();
 
     // With the default limits the same jobs train again and score, with standard errors.
-    const second = await train(join(tmp, 'b'), config, ex, { cache });
+    const second = await trainAgent(join(tmp, 'b'), config, ex, { cache });
     const s2 = new Store(join(tmp, 'b'));
     const again = s2.jobs(second.run);
     s2.close();
@@ -68,7 +68,7 @@ test('resuming a run under another evaluation secret fails with one line naming 
   store.close();
   const ex = new LocalExecutor({ workers: 1 });
   try {
-    await assert.rejects(train(dir, null, ex), (err: Error) => {
+    await assert.rejects(trainAgent(dir, null, ex), (err: Error) => {
       assert.equal(err.message.split('\n').length, 1);
       assert.match(
         err.message,

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { registerTaskDir } from './register.js';
 import { getPublicTask } from '../briefs.js';
-import { train } from '../../outer/loop.js';
+import { trainAgent } from '../../outer/loop.js';
 import { LocalExecutor } from '../../run/local.js';
 import { Store } from '../../store/store.js';
 import { ScriptedAgent } from '../../testing/scripted-agent.js';
@@ -67,7 +67,7 @@ test('a user task trains for real through the executor and is scored in the scor
   const run = join(dir, 'run');
   const executor = new LocalExecutor({ workers: 1 });
   try {
-    const summary = await train(run, { tasks: ['points-own'], agent: 'random', iterations: 1, group: 2, seed: 1, taskDir: dir }, executor, {
+    const summary = await trainAgent(run, { tasks: ['points-own'], agent: 'random', iterations: 1, group: 2, seed: 1, taskDir: dir }, executor, {
       // the baseline on both of the task's sources, then a source the task does not have
       agent: new ScriptedAgent([
         () =>
@@ -158,9 +158,14 @@ test('random labels and a rounded copy of the main file as a source: a job train
   memorise.budget.examples = 200_000;
   const executor = new LocalExecutor({ workers: 1 });
   try {
-    const summary = await train(join(noise, 'run'), { tasks: ['noise-own'], agent: 'random', iterations: 1, group: 1, seed: 1, taskDir: noise }, executor, {
-      agent: new ScriptedAgent([() => memorise]),
-    });
+    const summary = await trainAgent(
+      join(noise, 'run'),
+      { tasks: ['noise-own'], agent: 'random', iterations: 1, group: 1, seed: 1, taskDir: noise },
+      executor,
+      {
+        agent: new ScriptedAgent([() => memorise]),
+      },
+    );
     const store = new Store(join(noise, 'run'));
     const job = store.jobs(summary.run).find((j) => j.kind === 'proposal')!;
     store.close();
