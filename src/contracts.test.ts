@@ -3,7 +3,9 @@
  * Python needs at run time are written from the TypeScript that owns them into
  * python/rrl_client/contracts.json, which `rrl_client.contracts` reads; this test fails when the
  * file and the TypeScript differ. `RRL_WRITE_CONTRACTS=1` writes the file instead (then commit it).
- * The extraction rule's cases are in src/spec/extract.cases.json (src/spec/extract.test.ts).
+ * The extraction rule's cases are in src/spec/extract.cases.json (src/spec/extract.test.ts); the
+ * server's answers are the OpenAPI document's component schemas (serve/openapi.ts), whose fields the
+ * file lists for rrl_client/answers.py's types to be checked against.
  */
 import test from 'node:test';
 import assert from 'node:assert/strict';
@@ -14,6 +16,7 @@ import { familyDraws } from './cli/flags/parse.js';
 import { listenFlags } from './cli/flags/shared.js';
 import type { TransferResult } from './outer/experiment.js';
 import type { HeldOutRow } from './outer/transfer-summary.js';
+import { openApiDocument } from './serve/openapi.js';
 import { DEFAULT_SERVE_PORT } from './serve/server.js';
 import { MAX_CANDIDATES, MAX_DEPTH } from './spec/extract.js';
 import { FAMILIES } from './tasks/families/index.js';
@@ -83,6 +86,27 @@ function familyTaskIdTemplate(): string {
   return familyTaskId('{family}', seed, index).replace(String(seed), '{seed}').replace(String(index), '{index}');
 }
 
+/** A JSON Schema node as the OpenAPI document writes it. */
+interface SchemaNode {
+  properties?: Record<string, SchemaNode>;
+  required?: string[];
+  anyOf?: SchemaNode[];
+}
+
+/** The fields of the server's answers: each component schema's properties and required ones, and each object nested in one as `Schema.field`. */
+function answerFields(): Record<string, { properties: string[]; required: string[] }> {
+  const components = (openApiDocument('contracts') as { components: { schemas: Record<string, SchemaNode> } }).components.schemas;
+  const out: Record<string, { properties: string[]; required: string[] }> = {};
+  const visit = (name: string, node: SchemaNode): void => {
+    const object = node.properties ? node : node.anyOf?.find((n) => n.properties);
+    if (!object?.properties) return;
+    out[name] = { properties: Object.keys(object.properties), required: object.required ?? [] };
+    for (const [field, sub] of Object.entries(object.properties)) visit(`${name}.${field}`, sub);
+  };
+  for (const [id, node] of Object.entries(components)) visit(id, node);
+  return out;
+}
+
 /** The contracts as the TypeScript owns them (the content of python/rrl_client/contracts.json). */
 function contracts(): Record<string, unknown> {
   const listen = listenFlags(DEFAULT_SERVE_PORT);
@@ -92,6 +116,7 @@ function contracts(): Record<string, unknown> {
     extraction: { maxCandidates: MAX_CANDIDATES, maxDepth: MAX_DEPTH },
     familyTask: { idTemplate: familyTaskIdTemplate(), defaultDrawCount: familyDraws(Object.keys(FAMILIES)[0])[0].count },
     transfer: { resultFields: Object.keys(RESULT_FIELDS), repetitionFields: Object.keys(REPETITION_FIELDS), rowFields: Object.keys(ROW_FIELDS) },
+    answers: answerFields(),
   };
 }
 

@@ -145,6 +145,24 @@ class Confirmation(TypedDict):
     reason: str | None
 
 
+ANSWER_SCHEMAS: dict[str, Any] = {
+    "RewardsResponse": RewardsResponse,
+    "RewardResult": RewardResult,
+    "Score": Score,
+    "JobsAccepted": JobsAccepted,
+    "PromptResponse": PromptResponse,
+    "EpisodeCreated": EpisodeOpened,
+    "Feedback": SubmissionFeedback,
+    "Feedback.cost": Cost,
+    "Feedback.validation": Validation,
+    "EpisodeStatus": EpisodeState,
+    "EpisodeClosed": EpisodeClosed,
+    "ConfirmationResponse": Confirmation,
+    "ConfirmationResponse.confirmed": ConfirmedScore,
+}
+"""Each answer type here by the server's schema it reads (``contracts.ANSWER_FIELDS``, from the OpenAPI document)."""
+
+
 class RrlError(RuntimeError):
     """A request to `rrl serve` that failed: an HTTP error, a bad answer, or the retry budget spent."""
 

@@ -2,7 +2,8 @@
 
 ``src/contracts.test.ts`` writes that file from the TypeScript that owns each value and fails when they
 differ, so nothing here is typed by hand: the server's default address, the extraction rule's bounds,
-the family task-id format and the field names of ``rrl experiment transfer``'s ``transfer.json``.
+the family task-id format, the field names of ``rrl experiment transfer``'s ``transfer.json`` and the
+fields of the server's answers (its OpenAPI document's component schemas).
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ TRANSFER_REPETITION_FIELDS: frozenset[str] = frozenset(CONTRACTS["transfer"]["re
 """The fields of one repetition (one seed under one secret) in ``transfer.json``'s ``perSeed``."""
 TRANSFER_ROW_FIELDS: frozenset[str] = frozenset(CONTRACTS["transfer"]["rowFields"])
 """The fields of one held-out task's row in ``transfer.json``'s ``rows``."""
+ANSWER_FIELDS: dict[str, dict[str, frozenset[str]]] = {
+    name: {"properties": frozenset(spec["properties"]), "required": frozenset(spec["required"])} for name, spec in CONTRACTS["answers"].items()
+}
+"""The fields of each answer schema of `rrl serve` (``Schema`` or ``Schema.field`` for an object nested in one): all, and the required ones."""
 
 
 def family_task_id(family: str, seed: int, index: int) -> str:

@@ -45,7 +45,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--prompts-per-step", type=int, default=2, help="prompts (groups) per step")
     p.add_argument("--max-completion-length", type=int, default=256, help="generation cap in tokens")
     p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--learning-rate", type=float, default=2e-4, help="LoRA learning rate (2e-4: measured; 1e-3 collapsed)")
+    p.add_argument("--learning-rate", type=float, default=2e-4, help="LoRA learning rate (results/llm-training.md has the learning rates tried)")
     p.add_argument(
         "--frozen", action="store_true", help="the control run: the same prompts, sampling and rewards from the model as loaded, never updated (no GRPOTrainer)"
     )

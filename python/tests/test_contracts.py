@@ -4,7 +4,16 @@ written and checked by ``src/contracts.test.ts``): the readers use it, and read 
 from __future__ import annotations
 
 from rrl_client import contracts
-from rrl_client.contracts import DEFAULT_URL, TRANSFER_REPETITION_FIELDS, TRANSFER_RESULT_FIELDS, TRANSFER_ROW_FIELDS, draw_task_ids, family_task_id
+from rrl_client.answers import ANSWER_SCHEMAS
+from rrl_client.contracts import (
+    ANSWER_FIELDS,
+    DEFAULT_URL,
+    TRANSFER_REPETITION_FIELDS,
+    TRANSFER_RESULT_FIELDS,
+    TRANSFER_ROW_FIELDS,
+    draw_task_ids,
+    family_task_id,
+)
 from rrl_client.heldout.report import transfer_fields_read
 
 
@@ -24,3 +33,11 @@ def test_the_transfer_report_reads_only_fields_the_typescript_writes() -> None:
     assert read["result"] <= TRANSFER_RESULT_FIELDS, read["result"] - TRANSFER_RESULT_FIELDS
     assert read["repetition"] <= TRANSFER_REPETITION_FIELDS, read["repetition"] - TRANSFER_REPETITION_FIELDS
     assert read["row"] <= TRANSFER_ROW_FIELDS, read["row"] - TRANSFER_ROW_FIELDS
+
+
+def test_the_answer_types_read_only_fields_the_server_answers() -> None:
+    for schema, answer in ANSWER_SCHEMAS.items():
+        fields = ANSWER_FIELDS[schema]
+        read = answer.__required_keys__ | answer.__optional_keys__
+        assert read <= fields["properties"], (answer.__name__, read - fields["properties"])
+        assert answer.__required_keys__ <= fields["required"], (answer.__name__, answer.__required_keys__ - fields["required"])

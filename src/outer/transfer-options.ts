@@ -111,7 +111,7 @@ export function transferPreset(name: 'quick' | 'full'): TransferOptions {
       .map((t) => t.brief.id);
   const draws = PRESET_DRAWS[name];
   const families = Object.values(FAMILIES).map((f) => ({ family: f.name, count: f.split === 'train' ? draws.train : draws.heldOut, seed: 1 }));
-  // Scored on the hidden score alone: the cost-aware rule (λ 0.5) taught cheap jobs that scored half as well zero-shot (docs/transfer.md).
+  // Scored on the hidden score alone: the cost-aware rule taught cheap jobs that scored worse zero-shot (results/transfer.md).
   const reward = { rule: 'improvement' as const, lambda: 0.5 };
   const common = { trainTasks: own('train'), heldOutTasks: own('held-out'), families, seed: 1, reward, group: 4 };
   return name === 'full'
