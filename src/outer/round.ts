@@ -226,7 +226,11 @@ export class Rounds {
     const confirmRows = this.confirmRows(options);
     return groups.map((g) => ({
       brief: g.brief,
-      rewards: rewardGroup(this.current(g), g.brief, this.standing(g, options), confirmRows, g.groupId, options.reward, paid?.get(g.groupId)),
+      rewards: rewardGroup(this.current(g), g.brief, this.standing(g, options), confirmRows, {
+        groupId: g.groupId,
+        reward: options.reward,
+        paid: paid?.get(g.groupId),
+      }),
     }));
   }
 

@@ -67,7 +67,7 @@ test('without a reference nothing but failures is paid, and no candidate is conf
   const standing = taskStanding([row('baseline', { status: 'failed', failureKind: 'out-of-memory', normalized: null })], [], []);
   const rows = [row('proposal', { normalized: 0.9 }), row('proposal', { status: 'invalid', normalized: null })];
   assert.deepEqual(bonusCandidates(rows, standing, []), []);
-  const g = rewardGroup(rows, brief, standing, [], 'g');
+  const g = rewardGroup(rows, brief, standing, [], { groupId: 'g' });
   assert.deepEqual(
     g.map((r) => r.reward),
     [0, -1],
@@ -102,7 +102,7 @@ test('a candidate is paid from its confirmation: the bonus only when the confirm
     ...[0.5, 0.49, 0.51, 0.5, 0.5].map((normalized, slot) => row('confirm', { parentId: lucky.id, slot, normalized, spec: { lr: 1, seed: 100 + slot } })),
     ...[0.79, 0.8, 0.81, 0.8, 0.8].map((normalized, slot) => row('confirm', { parentId: good.id, slot, normalized, spec: { lr: 2, seed: 100 + slot } })),
   ];
-  const g = rewardGroup([lucky, good, plain], brief, standing, confirm, 'g');
+  const g = rewardGroup([lucky, good, plain], brief, standing, confirm, { groupId: 'g' });
   assert.equal(g[0].bonus, 0, 'seed luck earns nothing');
   assert.ok(Math.abs(g[0].improvement!) < 1e-9, 'and is paid the confirmed mean, not the lucky seed');
   assert.equal(g[1].bonus, 0.5);
@@ -112,7 +112,7 @@ test('a candidate is paid from its confirmation: the bonus only when the confirm
   const broken = confirm.map((r) =>
     r.parentId === good.id && r.slot === 2 ? { ...r, status: 'failed' as const, failureKind: 'timeout', normalized: null } : r,
   );
-  assert.equal(rewardGroup([good], brief, standing, broken, 'g')[0].bonus, 0);
+  assert.equal(rewardGroup([good], brief, standing, broken, { groupId: 'g' })[0].bonus, 0);
   // Later groups are compared with the confirmed best, not with the reference.
   const later = taskStanding(baselines([0.5, 0.52, 0.48, 0.5, 0.5]), [lucky, good, plain], confirm);
   assert.equal(later.best.jobId, good.id);
@@ -120,7 +120,7 @@ test('a candidate is paid from its confirmation: the bonus only when the confirm
   // The lucky spec again with another lucky seed: its quality is known, so it is paid that, and not confirmed again.
   const again = row('proposal', { normalized: 0.85, spec: { ...(lucky.spec as object), seed: 99 } });
   assert.deepEqual(bonusCandidates([again], later, confirm), []);
-  assert.ok(Math.abs(rewardGroup([again], brief, later, confirm, 'g')[0].improvement!) < 1e-9);
+  assert.ok(Math.abs(rewardGroup([again], brief, later, confirm, { groupId: 'g' })[0].improvement!) < 1e-9);
 });
 
 test("property: scores drawn from the baseline's own noise earn no bonus and a mean improvement near 0", () => {
@@ -142,7 +142,7 @@ test("property: scores drawn from the baseline's own noise earn no bonus and a m
             row('confirm', { parentId: c.id, slot, normalized: draw(), stderr: 0.01, spec: { lr: 1, seed: 100 + slot } }),
           ),
         );
-        const g = rewardGroup(rows, brief, standing, confirm, 'g');
+        const g = rewardGroup(rows, brief, standing, confirm, { groupId: 'g' });
         const bonuses = g.filter((r) => r.bonus > 0).length;
         assert.ok(bonuses <= 2, `${bonuses} of 40 noise draws earned the bonus`);
         const mean = g.reduce((a, r) => a + (r.improvement ?? 0), 0) / g.length;
@@ -158,7 +158,7 @@ test('the baseline spec with another seed is paid exactly the reference: its qua
   const standing = taskStanding(ref, [], []);
   const reseeded = [0.9, 0.1].map((normalized, i) => row('proposal', { normalized, spec: { lr: 3, seed: 7 + i } }));
   assert.deepEqual(bonusCandidates(reseeded, standing, []), [], 'nothing to confirm');
-  for (const r of rewardGroup(reseeded, brief, standing, [], 'g')) assert.ok(Math.abs(r.reward) < 1e-12, `paid ${r.reward}`);
+  for (const r of rewardGroup(reseeded, brief, standing, [], { groupId: 'g' })) assert.ok(Math.abs(r.reward) < 1e-12, `paid ${r.reward}`);
 });
 
 test('a confirmation counts every seed: one good seed in five is paid for five, and five failed seeds are paid as the failure, again and again', () => {
@@ -174,7 +174,7 @@ test('a confirmation counts every seed: one good seed in five is paid for five, 
       row('confirm', { parentId: parent.id, slot, spec: { lr: 9, seed: 100 + slot }, ...(normalized === null ? nan : { normalized }) }),
     );
   const fourFailed = seeds(unstable, [0.55, null, null, null, null]);
-  const [paid] = rewardGroup([unstable], brief, standing, fourFailed, 'g');
+  const [paid] = rewardGroup([unstable], brief, standing, fourFailed, { groupId: 'g' });
   const ref = 0.18;
   const expected = (0.55 + 4 * (ref - 1)) / 5 - ref;
   assert.ok(Math.abs(paid.improvement! - expected) < 1e-9, `paid ${paid.improvement}, expected ${expected}`);
@@ -186,16 +186,16 @@ test('a confirmation counts every seed: one good seed in five is paid for five, 
   );
 
   const allFailed = seeds(unstable, [null, null, null, null, null]);
-  const [none] = rewardGroup([unstable], brief, standing, allFailed, 'g');
+  const [none] = rewardGroup([unstable], brief, standing, allFailed, { groupId: 'g' });
   assert.equal(none.reward, -1, 'five failed seeds are five failures, not the lucky single score');
   assert.equal(none.unscorable, null);
   // The same spec again, on another lucky seed: its quality is known (five failures), and it is not confirmed again.
   const later = taskStanding(baselines([0.18, 0.2, 0.16, 0.18, 0.18]), [unstable], allFailed);
   const again = row('proposal', { normalized: 0.6, spec: { lr: 9, seed: 77 } });
   assert.deepEqual(bonusCandidates([again], later, allFailed), []);
-  assert.equal(rewardGroup([again], brief, later, allFailed, 'g')[0].reward, -1);
+  assert.equal(rewardGroup([again], brief, later, allFailed, { groupId: 'g' })[0].reward, -1);
   // ... and whatever its own job did (a NaN of its own is paid the known value too).
-  assert.equal(rewardGroup([{ ...again, ...nan }], brief, later, allFailed, 'g')[0].reward, -1);
+  assert.equal(rewardGroup([{ ...again, ...nan }], brief, later, allFailed, { groupId: 'g' })[0].reward, -1);
 });
 
 test('a confirmation seed lost to the harness is left out; every seed lost leaves the candidate unscorable, with no advantage', () => {
@@ -206,11 +206,11 @@ test('a confirmation seed lost to the harness is left out; every seed lost leave
   const confirm = [0.8, null, 0.8, 0.8, 0.8].map((n, slot) =>
     row('confirm', { parentId: good.id, slot, spec: { lr: 2, seed: 100 + slot }, ...(n === null ? lost : { normalized: n }) }),
   );
-  const [paid] = rewardGroup([good], brief, standing, confirm, 'g');
+  const [paid] = rewardGroup([good], brief, standing, confirm, { groupId: 'g' });
   assert.ok(Math.abs(paid.improvement! - 0.3) < 1e-9, 'the four seeds that ran');
   assert.equal(paid.bonus, 0, 'an incomplete confirmation earns no bonus');
   const allLost = confirm.map((r) => ({ ...r, ...lost }));
-  const g = rewardGroup([good, plain], brief, standing, allLost, 'g');
+  const g = rewardGroup([good, plain], brief, standing, allLost, { groupId: 'g' });
   assert.match(g[0].unscorable ?? '', /^unscorable: every confirmation seed/);
   assert.equal(g[0].advantage, 0);
   assert.equal(g[1].advantage, 0, "a group of one paid job: the unscorable job moves no other's advantage");
@@ -226,6 +226,6 @@ test('what is known of a spec is looked up by the validated spec: the baseline w
   const written = { ...restated, reward: { huberDelta: 1, ...(base.reward as object) }, algorithm: { warmupEpochs: 0, ...(base.algorithm as object) } };
   const lucky = row('proposal', { normalized: 0.9, spec: written });
   assert.deepEqual(bonusCandidates([lucky], standing, []), [], 'nothing to confirm');
-  const [paid] = rewardGroup([lucky], brief, standing, [], 'g');
+  const [paid] = rewardGroup([lucky], brief, standing, [], { groupId: 'g' });
   assert.ok(Math.abs(paid.reward) < 1e-12, `paid ${paid.reward}, not its single seed`);
 });

@@ -215,23 +215,24 @@ export interface JobReward extends RewardParts {
   detail: Record<string, unknown>;
 }
 
+/** How a group is settled: the id its rewards are recorded under, the run's rule, and what successive halving paid. */
+export interface GroupSettling {
+  groupId: string;
+  /** The outer reward rule (default `improvement`). */
+  reward?: { rule: RewardRuleName; lambda: number };
+  /** Per job id, the score and compute a rule sees in place of the job's own (proposals settled by successive halving). */
+  paid?: Map<number, PaidOverride>;
+}
+
 /**
  * The outer rewards of one group of finished jobs on one task, under the run's rule, against
  * the task's standing; a candidate is paid from its confirmation (`confirmRows`, by parent id)
  * and earns the bonus only when that confirmation is complete and beyond the noise. A job the
  * harness could not score (`unscorable`) is neither paid nor charged: it has no advantage and
- * does not count in the others'. Advantages are normalised within the group's paid jobs. `paid` replaces, per job id, the score and compute a rule
- * sees (proposals settled by successive halving).
+ * does not count in the others'. Advantages are normalised within the group's paid jobs.
  */
-export function rewardGroup(
-  rows: JobRow[],
-  brief: TaskBrief,
-  standing: TaskStanding,
-  confirmRows: JobRow[],
-  groupId: string,
-  reward?: { rule: RewardRuleName; lambda: number },
-  paid?: Map<number, PaidOverride>,
-): JobReward[] {
+export function rewardGroup(rows: JobRow[], brief: TaskBrief, standing: TaskStanding, confirmRows: JobRow[], how: GroupSettling): JobReward[] {
+  const { groupId, reward, paid } = how;
   const { reference: ref, best } = standing;
   const confirmed = confirmations(rows, confirmRows, ref);
   const scored = rows.map((r) => {

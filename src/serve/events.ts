@@ -22,12 +22,20 @@ import type { RewardService } from './service.js';
 /** Default seconds between keepalive comments (under the usual 30–60 s idle limit of proxies). */
 export const KEEPALIVE_SECONDS = 15;
 
+/** The server's event streams: their keepalive, the streams open now, and the gate that caps them. */
+export interface EventStreams {
+  keepaliveMs: number;
+  open: Set<Promise<void>>;
+  gate: StreamGate;
+}
+
 /**
  * The event stream of request `id` (throws the service's 404 before the stream starts, and a
- * 503 past the caps of `gate`). The stream is in `open` until its answer is written out, so a
- * stopping server can let it say `interrupted`.
+ * 503 past the caps of the streams' gate). The stream is in the open streams until its answer is
+ * written out, so a stopping server can let it say `interrupted`.
  */
-export function requestEvents(c: HttpContext, service: RewardService, id: number, keepaliveMs: number, open: Set<Promise<void>>, gate: StreamGate): Response {
+export function requestEvents(c: HttpContext, service: RewardService, id: number, streams: EventStreams): Response {
+  const { keepaliveMs, open, gate } = streams;
   service.request(id); // 404 for an unknown request, as a JSON error
   // Open until its answer is written out whole (or its connection is gone).
   const streaming = new Promise<void>((resolve) => {

@@ -134,7 +134,7 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
   app.get('/v1/tasks/:id/space', (c) => jsonResponse(service.space(c.req.param('id'))));
   app.get('/v1/jobs/:id', (c) => jsonResponse(service.job(idOf(c, 'job'))));
   app.get('/v1/requests/:id', (c) => jsonResponse(service.request(idOf(c, 'request'))));
-  app.get('/v1/requests/:id/events', (c) => requestEvents(c, service, idOf(c, 'request'), keepaliveMs, streams, gate));
+  app.get('/v1/requests/:id/events', (c) => requestEvents(c, service, idOf(c, 'request'), { keepaliveMs, open: streams, gate }));
   const completions = [jsonContent, limitBody(o.maxBodyBytes ?? MAX_BODY_BYTES)] as const;
   /** The Idempotency-Key header, if any. */
   const keyOf = (c: HttpContext): string | undefined => {
