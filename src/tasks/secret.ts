@@ -42,7 +42,8 @@ export function checkSecretFileMode(path: string, fileMode: number, dirMode: num
   if (fileMode & 0o077) throw new Error(`evaluation secret file ${path} has mode ${octal(fileMode)}: group or others may read it; run \`chmod 600 ${path}\``);
   if (dirMode & 0o022 && !(dirMode & 0o1000)) {
     throw new Error(
-      `evaluation secret file ${path}: its directory ${dirname(path)} has mode ${octal(dirMode)}: group or others may replace the secret; run \`chmod 700 ${dirname(path)}\``,
+      `evaluation secret file ${path}: its directory ${dirname(path)} has mode ${octal(dirMode)}: ` +
+        `group or others may replace the secret; run \`chmod 700 ${dirname(path)}\``,
     );
   }
 }

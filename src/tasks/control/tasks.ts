@@ -114,7 +114,8 @@ export const acrobot: ControlTaskDef = {
   maxWallSeconds: 300,
   evaluationEpisodes: 30,
   metric:
-    'mean undiscounted return (−1 per step until the goal, at most 500 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −100 (the "solved" threshold) scores 1',
+    'mean undiscounted return (−1 per step until the goal, at most 500 steps) of the greedy policy over held-out ' +
+    'episodes; normalised so that a uniformly random policy scores 0 and −100 (the "solved" threshold) scores 1',
   demonstrations: standardDemos('swinging'),
   // rl-baselines3-zoo's PPO settings for Acrobot-v1 (tuned for 1M steps), in 4 minibatches: within this cap (24 updates) they
   // reliably do not reach the goal. CleanRL's defaults with observation normalisation reached it on some seeds only
@@ -156,7 +157,8 @@ export const mountainCar: ControlTaskDef = {
   maxWallSeconds: 300,
   evaluationEpisodes: 30,
   metric:
-    'mean undiscounted return (−1 per step until the flag, at most 200 steps) of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −110 (the "solved" threshold) scores 1',
+    'mean undiscounted return (−1 per step until the flag, at most 200 steps) of the greedy policy over held-out ' +
+    'episodes; normalised so that a uniformly random policy scores 0 and −110 (the "solved" threshold) scores 1',
   demonstrations: standardDemos('driving'),
   // Without observation normalisation PPO on the −1 reward never finds the flag, on any seed; with it, it found the flag on
   // some seeds only (normalised 0 to 0.70 by seed).
@@ -185,7 +187,8 @@ export const pendulum: ControlTaskDef = {
   maxWallSeconds: 300,
   evaluationEpisodes: 30,
   metric:
-    'mean undiscounted return over 200 steps of the greedy policy over held-out episodes; normalised so that a uniformly random policy scores 0 and −150 scores 1',
+    'mean undiscounted return over 200 steps of the greedy policy over held-out ' +
+    'episodes; normalised so that a uniformly random policy scores 0 and −150 scores 1',
   // CleanRL's ppo_continuous_action.py defaults (1 env × 2048 steps, tuned for 1M steps): within this cap they reliably learn
   // nothing. rl-baselines3-zoo's Pendulum PPO (4 × 1024 steps, γ 0.9) got half-way, at 0.26 to 0.58 normalised by seed.
   baseline: ppoSpec('pendulum-swingup', {

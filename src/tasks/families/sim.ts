@@ -15,7 +15,8 @@ export function simBounds(info: EnvInfo): Record<string, [number, number]> {
 export function shiftSentence(shift: number, deployed: string, count: string): string {
   return shift === 0
     ? `The deployed ${deployed} has exactly these physics.`
-    : `On deployment each of these ${count} values may differ from the stated one by up to ±${Math.round(shift * 100)}% of it, by an amount not known in advance.`;
+    : `On deployment each of these ${count} values may differ from the stated one by ` +
+        `up to ±${Math.round(shift * 100)}% of it, by an amount not known in advance.`;
 }
 
 /** The nominal physics of `names`, or (with a shift) the band ±`shift` around each value within the simulator's bounds. */

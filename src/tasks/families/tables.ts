@@ -138,6 +138,7 @@ export function tableTask(cfg: TableFamilyConfig, id: string, p: TableParams, se
       ? `the class of ${d.target} (${d.classes!.join(', ')})`
       : `${d.target} (${(d.descriptions[d.target] ?? d.target).replace(/\.$/, '')})`;
   const source = base.words ? `${base.words}; vega-datasets` : `${p.base} data from vega-datasets`;
+  const features = p.features.join(', ');
   return {
     id,
     title: `Predict ${d.target} from ${p.features.length} columns of the ${p.base} data`,
@@ -145,7 +146,7 @@ export function tableTask(cfg: TableFamilyConfig, id: string, p: TableParams, se
     testFraction: cfg.testFraction,
     split: cfg.split,
     data: 'real',
-    description: `Predict ${what} from ${p.features.join(', ')} (${source}, about ${rows} rows in all). Several data sources of different quality are available.`,
+    description: `Predict ${what} from ${features} (${source}, about ${rows} rows in all). Several data sources of different quality are available.`,
     metric: p.metric,
     load,
     sources: standardCatalog({

@@ -46,7 +46,8 @@ export function leakProblems(d: Dataset, columns: string[]): string[] {
     }
     if (determined && decides.size <= col.length / 5) {
       problems.push(
-        `${at}: column "${columns[j]}" decides the target "${d.target}" on every row (${decides.size} values, each with one class): it leaks the answer; leave it out`,
+        `${at}: column "${columns[j]}" decides the target "${d.target}" on every row ` +
+          `(${decides.size} values, each with one class): it leaks the answer; leave it out`,
       );
     }
   });

@@ -36,7 +36,10 @@ export const SCAN_FEATURES = 20;
 const PROBE = 256;
 /** Main rows whose nearest neighbours set the tolerances. */
 export const SAMPLE = 256;
-/** Main rows kept per source row; a row near more main rows than this is near a held-out one whatever the split. Sources hold at most 2^20 rows (the row limit is 1,000,000). */
+/**
+ * Main rows kept per source row; a row near more main rows than this is near a held-out one
+ * whatever the split. Sources hold at most 2^20 rows (the row limit is 1,000,000).
+ */
 export const MAX_MATCHES = 32;
 
 /** The distinct rows of a table of numbers, and which distinct row each row is. */

@@ -95,7 +95,9 @@ export async function newTaskFromData(o: NewFromData): Promise<NewResult> {
   const task = {
     id,
     title: `Predict ${o.target} from ${basename(o.data)}`,
-    description: `Predict ${o.target} of a row of ${basename(o.data)} from its other columns. Describe here what a row is, where the data comes from and what matters.`,
+    description:
+      `Predict ${o.target} of a row of ${basename(o.data)} from its other columns. ` +
+      'Describe here what a row is, where the data comes from and what matters.',
     kind: 'supervised',
     variables,
     data: { file: dataRel.split(sep).join('/'), target: o.target, type, features: numeric },
@@ -105,7 +107,8 @@ export async function newTaskFromData(o: NewFromData): Promise<NewResult> {
     experiments: 'held-out',
   };
   notes.unshift(
-    `${type} of "${o.target}" from ${numeric.length} feature(s); edit the title, description and variables, then run \`rrl task validate ${relative(process.cwd(), out)}\``,
+    `${type} of "${o.target}" from ${numeric.length} feature(s); edit the title, description ` +
+      `and variables, then run \`rrl task validate ${relative(process.cwd(), out)}\``,
   );
   mkdirSync(outDir, { recursive: true });
   writeFileSync(out, `${JSON.stringify(task, null, 2)}\n`, { flag: 'wx' });
@@ -155,7 +158,8 @@ export function newTaskFromGymnasium(o: { gymnasium: string; out?: string; id?: 
     out,
     task,
     notes: [
-      'name the observation values under "variables" (all of them, in order, or none); the spaces and time limit come from the environment when the file loads (the Gymnasium bridge, .venv/bin/python or RRL_PYTHON)',
+      'name the observation values under "variables" (all of them, in order, or none); the spaces and time ' +
+        'limit come from the environment when the file loads (the Gymnasium bridge, .venv/bin/python or RRL_PYTHON)',
     ],
   };
 }

@@ -96,7 +96,8 @@ export const SupervisedTaskFileSchema = z
           .max(5)
           .default([])
           .describe(
-            'up to 5 extra sources of your own with the same columns (rows that repeat a hidden test row are dropped); an id of the standard catalogue (clean-small, noisy-large, shifted, imbalanced, duplicated, augmented) shares what the embedded controller learned about such sources',
+            'up to 5 extra sources of your own with the same columns (rows that repeat a hidden test row are dropped); an id of the standard catalogue ' +
+              '(clean-small, noisy-large, shifted, imbalanced, duplicated, augmented) shares what the embedded controller learned about such sources',
           ),
         missing: z
           .enum(['drop-row', 'error'])
@@ -151,7 +152,8 @@ export const ControlTaskFileSchema = z
       })
       .strict()
       .superRefine((env, ctx) => {
-        if (typeof env.gymnasium !== 'string' || env.gymnasium.length > MAX_GYMNASIUM_ID || typeof env.allowImport !== 'boolean') return; // their own checks say so
+        // A gymnasium id or allowImport of the wrong type or length: their own checks say so.
+        if (typeof env.gymnasium !== 'string' || env.gymnasium.length > MAX_GYMNASIUM_ID || typeof env.allowImport !== 'boolean') return;
         const problem = gymnasiumIdProblem(env.gymnasium, env.allowImport, 'environment.allowImport');
         if (problem) ctx.addIssue({ code: 'custom', path: ['gymnasium'], message: problem });
       }),

@@ -69,7 +69,8 @@ export function checkShape(name: string, rows: number, columns: number, cells = 
   if (columns > MAX_COLUMNS) throw new TableError(`${name}: ${columns} columns is over the limit of ${MAX_COLUMNS}`);
   if (cells > MAX_CELLS) {
     throw new TableError(
-      `${name}: ${rows} ${what} × ${columns} columns = ${cells} cells is over the limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`,
+      `${name}: ${rows} ${what} × ${columns} columns = ${cells} cells is over the ` +
+        `limit of ${MAX_CELLS} cells; keep only the columns the task uses, or fewer rows`,
     );
   }
 }

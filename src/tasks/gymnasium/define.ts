@@ -171,7 +171,8 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
     split: o.split ?? 'example',
     description:
       o.description ??
-      `Train a policy for the Gymnasium environment ${o.envId} that collects as much of its reward as possible. Episodes last at most ${o.maxEpisodeSteps} steps.`,
+      `Train a policy for the Gymnasium environment ${o.envId} that collects as much ` +
+        `of its reward as possible. Episodes last at most ${o.maxEpisodeSteps} steps.`,
     gymnasium: {
       id: o.envId,
       ...(o.allowImport === true ? { allowImport: true } : {}),
@@ -185,7 +186,8 @@ export function gymnasiumTask(o: GymnasiumTaskOptions): GymnasiumTaskDef {
     rewardWords: o.rewardWords ?? `the environment reward of ${o.envId}`,
     metric:
       o.metric ??
-      `mean undiscounted return of the greedy policy over held-out episodes of ${o.envId}; normalised so that a uniformly random policy scores 0 and ${reference} scores 1`,
+      `mean undiscounted return of the greedy policy over held-out episodes of ${o.envId}; ` +
+        `normalised so that a uniformly random policy scores 0 and ${reference} scores 1`,
     algorithms: o.algorithms ?? (discrete ? ['ppo', 'ars', 'dqn', 'reinforce'] : ['ppo']),
     caps: { maxEnvSteps, maxWallSeconds, ...(o.caps?.maxMemoryMb !== undefined ? { maxMemoryMb: o.caps.maxMemoryMb } : {}) },
     evaluationEpisodes: episodes,

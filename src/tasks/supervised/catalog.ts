@@ -61,7 +61,9 @@ export function standardCatalog(o: CatalogOptions): SourceRecipe[] {
     const keep = o.imbalance;
     recipes.splice(3, 0, {
       id: 'imbalanced',
-      description: `records from a system that mostly logged some classes (kept share per class: ${keep.map((k) => `${Math.round(k * 100)}%`).join(', ')}); labels are reliable`,
+      description:
+        'records from a system that mostly logged some classes (kept share per class: ' +
+        `${keep.map((k) => `${Math.round(k * 100)}%`).join(', ')}); labels are reliable`,
       examples: Math.round((o.poolSize * keep.reduce((a, b) => a + b, 0)) / keep.length),
       build: (pool, seed) => imbalance(pool, keep, seed + 5),
     });

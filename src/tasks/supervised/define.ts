@@ -50,14 +50,23 @@ export interface SupervisedTaskDef {
 
 const METRIC_WORDS = {
   accuracy:
-    'accuracy of the predicted class on a held-out test set drawn from the clean distribution; normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
+    'accuracy of the predicted class on a held-out test set drawn from the clean distribution; ' +
+    'normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
   'macro-f1':
-    'macro-averaged F1 over the classes on a held-out test set drawn from the clean distribution; normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
-  rmse: 'root-mean-square error of the prediction on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training mean scores 0 and an exact model scores 1',
+    'macro-averaged F1 over the classes on a held-out test set drawn from the clean distribution; ' +
+    'normalised so that always predicting the most frequent class scores 0 and a perfect model scores 1',
+  rmse:
+    'root-mean-square error of the prediction on a held-out test set drawn from the clean distribution ' +
+    '(lower is better); normalised so that predicting the training mean scores 0 and an exact model scores 1',
   'log-loss':
-    "log-loss (cross-entropy) of the predicted class probabilities on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training pool's class frequencies scores 0 and a certain, correct model scores 1",
-  mae: 'mean absolute error of the prediction on a held-out test set drawn from the clean distribution (lower is better); normalised so that predicting the training median scores 0 and an exact model scores 1',
-  r2: 'coefficient of determination (R²) of the prediction on a held-out test set drawn from the clean distribution; normalised so that predicting the training mean scores 0 and an exact model scores 1',
+    'log-loss (cross-entropy) of the predicted class probabilities on a held-out test set drawn from the clean distribution (lower ' +
+    "is better); normalised so that predicting the training pool's class frequencies scores 0 and a certain, correct model scores 1",
+  mae:
+    'mean absolute error of the prediction on a held-out test set drawn from the clean distribution (lower ' +
+    'is better); normalised so that predicting the training median scores 0 and an exact model scores 1',
+  r2:
+    'coefficient of determination (R²) of the prediction on a held-out test set drawn from the clean ' +
+    'distribution; normalised so that predicting the training mean scores 0 and an exact model scores 1',
 } as const;
 
 /** Rows of the hidden test set: round(testFraction · count) of each class, of all rows for regression (the rule of `split`, inner/data). */

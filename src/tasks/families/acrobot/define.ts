@@ -30,7 +30,10 @@ const TUNED = ['linkLength1', 'linkLength2', 'linkMass1', 'linkMass2'] as const;
 /** The parameters one Acrobot task is made from. */
 export type AcrobotParams = ShiftedPhysics;
 
-/** Draws one task's parameters, redrawing physics where the scripted policy misses the goal from some start within 400 steps (at most 100 tries, then the defaults). */
+/**
+ * Draws one task's parameters, redrawing physics where the scripted policy misses the goal from
+ * some start within 400 steps (at most 100 tries, then the defaults).
+ */
 export function drawAcrobotParams(rng: Rng): AcrobotParams {
   return drawShiftedPhysics(rng, ACROBOT_SPACE, TUNED, (p) => acrobotScripted(p).worst > -400, { linkLength1: 1, linkLength2: 1, linkMass1: 1, linkMass2: 1 });
 }
@@ -69,7 +72,8 @@ export function acrobotTask(id: string, p: AcrobotParams): ControlTaskDef {
     envId: 'Acrobot-v1',
     description:
       'Train a policy for Acrobot-v1 dynamics: two links hang from a fixed joint and only the joint between them is actuated (torque −1, 0 or +1). ' +
-      `The physics differ from the simulator defaults: the upper link is ${n.linkLength1} m long and weighs ${n.linkMass1} kg, the lower link is ${n.linkLength2} m long and weighs ${n.linkMass2} kg ` +
+      `The physics differ from the simulator defaults: the upper link is ${n.linkLength1} m long and ` +
+      `weighs ${n.linkMass1} kg, the lower link is ${n.linkLength2} m long and weighs ${n.linkMass2} kg ` +
       `(each centre of mass at half its link). ${shiftWords} Set environment.params to train on these physics. ` +
       'Swing the free end above the line one unit above the fixed joint (−cos θ1 − cos(θ1 + θ2) > 1) as quickly as possible. ' +
       `At most ${p.budget.toLocaleString('en-US')} environment steps of experience. Episodes last at most 500 steps.`,
@@ -94,6 +98,7 @@ export const acrobotFamily: TaskFamily = {
   kind: 'control',
   split: 'held-out',
   description:
-    'Acrobot swing-up on the built-in simulator with drawn link lengths and masses (the goal kept reachable), a hidden deployment shift of up to ±20% and a budget cap of 20k–50k steps',
+    'Acrobot swing-up on the built-in simulator with drawn link lengths and masses (the goal ' +
+    'kept reachable), a hidden deployment shift of up to ±20% and a budget cap of 20k–50k steps',
   generate: drawTasks('acrobot', 0xac0b, 'control-sim', drawAcrobotParams, acrobotTask),
 };

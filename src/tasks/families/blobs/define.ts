@@ -71,7 +71,8 @@ export function blobsTask(id: string, p: BlobsParams, dataSeed: number): Supervi
     title: `Classify ${p.points} points in ${dims} dimensions into ${p.classes} Gaussian clusters`,
     description:
       `Classify points with ${dims} features (x1 to x${dims}) by which of ${p.classes} Gaussian clusters they were drawn from. ` +
-      `The cluster centres were drawn from a standard normal; each cluster's points scatter around its centre with standard deviation ${p.spread} in every direction, so neighbouring clusters ${p.spread >= 0.7 ? 'overlap considerably' : 'overlap a little'}; ${noiseWords}. ` +
+      `The cluster centres were drawn from a standard normal; each cluster's points scatter around its centre with standard deviation ` +
+      `${p.spread} in every direction, so neighbouring clusters ${p.spread >= 0.7 ? 'overlap considerably' : 'overlap a little'}; ${noiseWords}. ` +
       `${p.points} points in all, equally many per cluster. Several data sources of different quality are available.`,
     metric: p.metric,
     points: p.points,
@@ -90,6 +91,7 @@ export const blobsFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description:
-    'Gaussian-mixture classification with drawn classes (2-5), informative dimensions (2-6), irrelevant noise features (0-6), cluster spread, points, metric and source corruptions',
+    'Gaussian-mixture classification with drawn classes (2-5), informative dimensions (2-6), ' +
+    'irrelevant noise features (0-6), cluster spread, points, metric and source corruptions',
   generate: drawTasks('blobs', 0xb10b, 'supervised', drawBlobsParams, (id, params, i, seed) => blobsTask(id, params, mixSeed(seed, i, 0xb10b, 0xda7a))),
 };

@@ -97,6 +97,7 @@ export const cartpoleFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description:
-    'CartPole on the built-in simulator with drawn pole length and mass, cart mass and push, a hidden deployment shift of up to ±30% and a budget cap of 10k–100k steps',
+    'CartPole on the built-in simulator with drawn pole length and mass, cart mass and ' +
+    'push, a hidden deployment shift of up to ±30% and a budget cap of 10k–100k steps',
   generate: drawTasks('cartpole', 0xca27, 'control-sim', drawCartpoleParams, cartpoleTask),
 };

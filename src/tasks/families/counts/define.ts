@@ -25,7 +25,8 @@ export const COUNTS_CONFIG: TableFamilyConfig = {
   name: 'counts',
   split: 'held-out',
   description:
-    'held-out real vega-datasets tables with a count as the target (census population, unemployment by industry, workers by occupation) with drawn feature subset, row share, metric and source corruptions',
+    'held-out real vega-datasets tables with a count as the target (census population, unemployment by ' +
+    'industry, workers by occupation) with drawn feature subset, row share, metric and source corruptions',
   bases: COUNTS_BASES,
   // Every target is a count (regression): the metric is drawn from RMSE, MAE and R².
   classificationMetrics: [],

@@ -57,8 +57,12 @@ export function drawFriedmanParams(rng: Rng): FriedmanParams {
 /** The shape of each function, in words (no formula: the agent gets what a data card would say). */
 const SHAPE_WORDS: Record<FriedmanVariant, string> = {
   1: 'a smooth nonlinear function of x1 to x5 (Friedman #1 benchmark: an interaction of x1 and x2 through a sine, a quadratic in x3, linear in x4 and x5)',
-  2: 'a nonlinear function of x1 to x4 (Friedman #2 benchmark: the impedance of an alternating-current circuit with resistance x1, angular frequency x2, inductance x3 and capacitance x4)',
-  3: 'a nonlinear function of x1 to x4 (Friedman #3 benchmark: the phase angle of an alternating-current circuit with resistance x1, angular frequency x2, inductance x3 and capacitance x4)',
+  2:
+    'a nonlinear function of x1 to x4 (Friedman #2 benchmark: the impedance of an alternating-current ' +
+    'circuit with resistance x1, angular frequency x2, inductance x3 and capacitance x4)',
+  3:
+    'a nonlinear function of x1 to x4 (Friedman #3 benchmark: the phase angle of an alternating-current ' +
+    'circuit with resistance x1, angular frequency x2, inductance x3 and capacitance x4)',
 };
 
 /** The task definition for one set of parameters (its points are generated lazily, once). */
@@ -79,7 +83,8 @@ export function friedmanTask(id: string, p: FriedmanParams, dataSeed: number): S
     split: 'train',
     title: `Regress y on ${dims} inputs: Friedman #${p.variant}`,
     description:
-      `Predict the response y from ${dims} inputs (x1 to x${dims}, each uniform on its own range). y is ${SHAPE_WORDS[p.variant]}, plus ${noiseWords}.${extraWords} ` +
+      `Predict the response y from ${dims} inputs (x1 to x${dims}, each uniform on its ` +
+      `own range). y is ${SHAPE_WORDS[p.variant]}, plus ${noiseWords}.${extraWords} ` +
       `${p.points} points in all. Several data sources of different quality are available.`,
     metric: p.metric,
     points: p.points,
@@ -98,7 +103,8 @@ export const friedmanFamily: TaskFamily = {
   kind: 'supervised',
   split: 'train',
   description:
-    'synthetic regression on the Friedman #1/#2/#3 functions with drawn noise level, irrelevant extra inputs, points, metric (rmse, mae, r2) and source corruptions',
+    'synthetic regression on the Friedman #1/#2/#3 functions with drawn noise level, ' +
+    'irrelevant extra inputs, points, metric (rmse, mae, r2) and source corruptions',
   generate: drawTasks('friedman', 0xf41e, 'supervised', drawFriedmanParams, (id, params, i, seed) =>
     friedmanTask(id, params, mixSeed(seed, i, 0xf41e, 0xda7a)),
   ),

@@ -28,7 +28,10 @@ export interface MountainCarParams {
   budget: number;
 }
 
-/** Draws one task's parameters, redrawing physics where the scripted policy misses the flag or needs over 180 steps from some start (at most 100 tries, then the defaults). */
+/**
+ * Draws one task's parameters, redrawing physics where the scripted policy misses the flag or
+ * needs over 180 steps from some start (at most 100 tries, then the defaults).
+ */
 export function drawMountainCarParams(rng: Rng): MountainCarParams {
   const budget = MOUNTAIN_CAR_SPACE.budgets[rng.int(MOUNTAIN_CAR_SPACE.budgets.length)];
   for (let tries = 0; tries < 100; tries++) {
@@ -57,10 +60,13 @@ export function mountainCarTask(id: string, p: MountainCarParams): ControlTaskDe
     split: 'train',
     envId: 'MountainCar-v0',
     description:
-      `Train a policy for MountainCar-v0 dynamics with physics that differ from the simulator defaults: the engine changes the velocity by ${n.force} per step ` +
-      `and gravity by ${n.gravity}·cos(3·position) per step. A car in a valley must reach the flag on the right hill (position ≥ 0.5), but its engine is too weak to ` +
+      'Train a policy for MountainCar-v0 dynamics with physics that differ from the ' +
+      `simulator defaults: the engine changes the velocity by ${n.force} per step ` +
+      `and gravity by ${n.gravity}·cos(3·position) per step. A car in a valley must ` +
+      'reach the flag on the right hill (position ≥ 0.5), but its engine is too weak to ' +
       'climb directly; it has to build momentum. The environment reward is −1 per step, so nothing distinguishes a near miss from standing still. ' +
-      `Set environment.params to train on these physics (the deployed car has exactly them). At most ${p.budget.toLocaleString('en-US')} environment steps of experience. ` +
+      'Set environment.params to train on these physics (the deployed car has exactly ' +
+      `them). At most ${p.budget.toLocaleString('en-US')} environment steps of experience. ` +
       'Episodes last at most 200 steps.',
     observation: MOUNTAIN_CAR_OBS,
     actions: 'discrete: 0 accelerates left, 1 does nothing, 2 accelerates right',
@@ -84,6 +90,7 @@ export const mountainCarFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description:
-    'MountainCar on the built-in simulator with drawn engine force and gravity (the flag kept reachable), a sparse −1-per-step reward where shaping pays off, and a budget cap of 10k–50k steps',
+    'MountainCar on the built-in simulator with drawn engine force and gravity (the flag kept ' +
+    'reachable), a sparse −1-per-step reward where shaping pays off, and a budget cap of 10k–50k steps',
   generate: drawTasks('mountain-car', 0x3c4a, 'control-sim', drawMountainCarParams, mountainCarTask),
 };

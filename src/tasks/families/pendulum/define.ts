@@ -95,6 +95,7 @@ export const pendulumFamily: TaskFamily = {
   kind: 'control',
   split: 'train',
   description:
-    'Pendulum swing-up on the built-in simulator with drawn gravity, mass and length (swing-up kept feasible), a hidden deployment shift of up to ±20% and a budget cap of 20k–60k steps',
+    'Pendulum swing-up on the built-in simulator with drawn gravity, mass and length (swing-up ' +
+    'kept feasible), a hidden deployment shift of up to ±20% and a budget cap of 20k–60k steps',
   generate: drawTasks('pendulum', 0x9e4d, 'control-sim', drawPendulumParams, pendulumTask),
 };

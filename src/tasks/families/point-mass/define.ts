@@ -73,22 +73,27 @@ export function pointMassTask(id: string, p: PointMassParams): ControlTaskDef {
     split: 'held-out',
     envId: 'PointMass-v0',
     description:
-      'Train a policy for PointMass-v0: a puck slides on a flat square table (x and y from −1 to 1 m, walls at the edges stop it) and is pushed by a force along both axes at once. ' +
-      'Each episode puts the puck at rest at a random point and draws a new target point; the policy sees where the target lies from the puck (dx, dy) and must bring the puck there and keep it there. ' +
-      `The physics differ from the simulator defaults: the puck weighs ${n.mass} kg, drag slows it by ${n.damping} per second per m/s of speed, and the largest force is ${n.force} N along each axis ` +
+      'Train a policy for PointMass-v0: a puck slides on a flat square table (x and y from −1 ' +
+      'to 1 m, walls at the edges stop it) and is pushed by a force along both axes at once. ' +
+      'Each episode puts the puck at rest at a random point and draws a new target point; the policy ' +
+      'sees where the target lies from the puck (dx, dy) and must bring the puck there and keep it there. ' +
+      `The physics differ from the simulator defaults: the puck weighs ${n.mass} kg, drag slows it by ` +
+      `${n.damping} per second per m/s of speed, and the largest force is ${n.force} N along each axis ` +
       `(an acceleration of at most ${accel} m/s² per axis; top speed about ${topSpeed} m/s). ${shiftWords} Set environment.params to train on these physics. ` +
       `At most ${p.budget.toLocaleString('en-US')} environment steps of experience. Episodes last 200 steps (10 s) and never end early.`,
     observation: POINT_MASS_OBS,
     actions: 'continuous: two values in [−1, 1], the force along x and along y as shares of the largest force',
     rewardWords:
-      'the environment reward: −(distance from the puck to the target in m + 0.05·(force_x² + force_y²) in shares of the largest force), between about −2.9 and 0',
+      'the environment reward: −(distance from the puck to the target in m + ' +
+      '0.05·(force_x² + force_y²) in shares of the largest force), between about −2.9 and 0',
     params: nominalParams(info, TUNED, n),
     algorithms: ['ppo'],
     maxEnvSteps: p.budget,
     maxWallSeconds: p.budget <= 30_000 ? 120 : 300,
     evaluationEpisodes: POINT_MASS_FAMILY_EPISODES,
     metric:
-      'mean undiscounted return over 200 steps of the trained policy acting greedily on the deployment physics over held-out episodes (new starts and targets); ' +
+      'mean undiscounted return over 200 steps of the trained policy acting greedily ' +
+      'on the deployment physics over held-out episodes (new starts and targets); ' +
       `normalised so that a uniformly random policy scores 0 and ${reference} (a scripted controller that knows the stated physics) scores 1`,
     baseline,
   };
@@ -100,6 +105,7 @@ export const pointMassFamily: TaskFamily = {
   kind: 'control',
   split: 'held-out',
   description:
-    'goal-conditioned reaching with a two-dimensional continuous force on a built-in point-mass simulator, with drawn mass, drag and force (the target kept reachable), a hidden deployment shift of up to ±20% and a budget cap of 20k–60k steps',
+    'goal-conditioned reaching with a two-dimensional continuous force on a built-in point-mass simulator, with drawn mass, ' +
+    'drag and force (the target kept reachable), a hidden deployment shift of up to ±20% and a budget cap of 20k–60k steps',
   generate: drawTasks('point-mass', 0x9017, 'control-sim', drawPointMassParams, pointMassTask),
 };

@@ -13,6 +13,8 @@ import { pointMassReference } from './scripted.js';
 /** What the evaluation of the point-mass task `def`, drawn with `p`, knows. */
 export function pointMassEvaluation(def: ControlTaskDef, p: PointMassParams): ControlEvaluationSettings {
   const reference = pointMassReference(p.nominal);
-  const referenceHow = `a scripted controller (on each axis, the speed it can still brake from, reached in two steps, drag cancelled) on the nominal physics: ${reference} over 200 steps`;
+  const referenceHow =
+    'a scripted controller (on each axis, the speed it can still brake from, reached ' +
+    `in two steps, drag cancelled) on the nominal physics: ${reference} over 200 steps`;
   return deployedEvaluation(def, p.nominal, p.shift, { reference, referenceHow });
 }

@@ -25,7 +25,10 @@ export function pointMassScriptedAction(s: ArrayLike<number>, p: PhysParams): [n
   return out;
 }
 
-/** One scripted episode from `start` (a full state): its return and whether the puck is within 0.05 m of the target over the whole second half of the episode (reached within 5 s). */
+/**
+ * One scripted episode from `start` (a full state): its return and whether the puck is within
+ * 0.05 m of the target over the whole second half of the episode (reached within 5 s).
+ */
 export function pointMassScriptedEpisode(start: ArrayLike<number>, p: PhysParams): { ret: number; held: boolean } {
   let s = Float64Array.from(start);
   const next = new Float64Array(6);

@@ -83,10 +83,17 @@ function shapeWords(p: RingsParams): string {
   if (p.shape === 'shells') {
     const radii = Array.from({ length: p.classes }, (_, c) => sig((c + 1) / p.classes, 2)).join(', ');
     const extra = p.distractors ? `; x${p.dims + 1} to x${total} are uniform on [-1, 1] and carry no information` : '';
-    return `by which of ${p.classes} concentric spherical shells around the origin of the space of x1 to x${p.dims} they lie on (radii ${radii}, innermost first; each point's radius carries Gaussian noise of standard deviation ${p.noise}, its direction is uniform)${extra}`;
+    return (
+      `by which of ${p.classes} concentric spherical shells around the origin of the space of x1 to x${p.dims} they lie on (radii ${radii}, ` +
+      `innermost first; each point's radius carries Gaussian noise of standard deviation ${p.noise}, its direction is uniform)${extra}`
+    );
   }
   const extra = p.distractors ? `; the other ${p.distractors} features are uniform on [-1, 1] and carry no information (which ones is not known)` : '';
-  return `by the parity of the signs of ${p.distractors ? `${p.dims} of the ${total}` : `all ${total}`} features (the class is "odd" when an odd number of them is negative; ${p.dims === 2 ? 'an XOR of two signs' : 'no single feature or pair tells the class'}), each of those uniform on [-1, 1] with Gaussian noise of standard deviation ${p.noise} added after labelling${extra}`;
+  return (
+    `by the parity of the signs of ${p.distractors ? `${p.dims} of the ${total}` : `all ${total}`} features (the class is "odd" ` +
+    `when an odd number of them is negative; ${p.dims === 2 ? 'an XOR of two signs' : 'no single feature or pair tells the class'}), ` +
+    `each of those uniform on [-1, 1] with Gaussian noise of standard deviation ${p.noise} added after labelling${extra}`
+  );
 }
 
 /** The task definition for one set of parameters (its points are generated lazily, once). */
@@ -120,6 +127,7 @@ export const ringsFamily: TaskFamily = {
   kind: 'supervised',
   split: 'held-out',
   description:
-    'held-out classification of concentric shells (2-4 classes in 2-5 dimensions) or the sign parity of 2-3 coordinates, with drawn noise, distractor features, points, metric and source corruptions',
+    'held-out classification of concentric shells (2-4 classes in 2-5 dimensions) or the sign parity ' +
+    'of 2-3 coordinates, with drawn noise, distractor features, points, metric and source corruptions',
   generate: drawTasks('rings', 0x4146, 'supervised', drawRingsParams, (id, params, i, seed) => ringsTask(id, params, mixSeed(seed, i, 0x4146, 0xda7a))),
 };

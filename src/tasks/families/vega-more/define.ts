@@ -21,7 +21,8 @@ export const VEGA_MORE_CONFIG: TableFamilyConfig = {
   name: 'vega-more',
   split: 'held-out',
   description:
-    'held-out real vega-datasets tables (gapminder, movies, New York/Seattle weather, US airports) with drawn target, feature subset, row share, metric and source corruptions',
+    'held-out real vega-datasets tables (gapminder, movies, New York/Seattle weather, US ' +
+    'airports) with drawn target, feature subset, row share, metric and source corruptions',
   bases: VEGA_MORE_BASES,
   classificationMetrics: ['accuracy', 'macro-f1', 'log-loss'],
   maxNoise: 0.45,
