@@ -118,21 +118,37 @@ function standardise(rule: NearCopyRule, rows: number[][]): Float64Array {
   return z;
 }
 
-/**
- * How many of the d coordinates of rows a (at ai) and b (at bi) differ by more than `limit`,
- * stopping once that passes `ignore`. At most `ignore` means the rows are within `limit` in all
- * features but `ignore`.
- */
-function over(z: Float64Array, ai: number, w: Float64Array, bi: number, d: number, limit: number, ignore: number): number {
-  let n = 0;
-  for (let j = 0; j < d; j++) if (Math.abs(z[ai + j] - w[bi + j]) > limit && ++n > ignore) return n;
-  return n;
-}
+/** Coordinate differences between the rows of a query matrix `q` and of the main one `z`, `d` features a row. */
+class RowDifferences {
+  private readonly scratch: Float64Array;
+  constructor(
+    private readonly q: Float64Array,
+    private readonly z: Float64Array,
+    private readonly d: number,
+  ) {
+    this.scratch = new Float64Array(d);
+  }
 
-/** The (ignore+1)-th largest coordinate difference of two rows: their distance with the `ignore` largest left out. */
-function trimmedDistance(z: Float64Array, ai: number, w: Float64Array, bi: number, d: number, ignore: number, scratch: Float64Array): number {
-  for (let j = 0; j < d; j++) scratch[j] = Math.abs(z[ai + j] - w[bi + j]);
-  return kthLargest(scratch, d, ignore);
+  /**
+   * How many coordinates of query row `qi` and main row `zi` differ by more than `limit`, stopping
+   * once that passes `ignore`. At most `ignore` means the rows are within `limit` in all features
+   * but `ignore`.
+   */
+  over(qi: number, zi: number, limit: number, ignore: number): number {
+    const { q, z, d } = this;
+    const [a, b] = [qi * d, zi * d];
+    let n = 0;
+    for (let j = 0; j < d; j++) if (Math.abs(q[a + j] - z[b + j]) > limit && ++n > ignore) return n;
+    return n;
+  }
+
+  /** The (ignore+1)-th largest coordinate difference of two rows: their distance with the `ignore` largest left out. */
+  trimmed(qi: number, zi: number, ignore: number): number {
+    const { q, z, d, scratch } = this;
+    const [a, b] = [qi * d, zi * d];
+    for (let j = 0; j < d; j++) scratch[j] = Math.abs(q[a + j] - z[b + j]);
+    return kthLargest(scratch, d, ignore);
+  }
 }
 
 /** The (k+1)-th largest of the first n values of `a` (reorders them). */
@@ -270,10 +286,9 @@ export class NearCopyIndex {
     const { z } = this;
     const d = this.rule.features;
     const count = this.ids.length;
-    const scratch = new Float64Array(d);
+    const rows = new RowDifferences(z, z, d);
     return sample.map((s) => {
-      const distance = (u: number, best: number): number =>
-        over(z, s * d, z, u * d, d, best, search.ignore) > search.ignore ? best : trimmedDistance(z, s * d, z, u * d, d, search.ignore, scratch);
+      const distance = (u: number, best: number): number => (rows.over(s, u, best, search.ignore) > search.ignore ? best : rows.trimmed(s, u, search.ignore));
       if (d > SCAN_FEATURES) {
         let best = Infinity;
         for (let u = 0; u < count; u++) if (u !== s) best = Math.min(best, distance(u, best));
@@ -292,6 +307,7 @@ export class NearCopyIndex {
     const { z, ids } = this;
     const d = this.rule.features;
     const q = standardise(this.rule, rows);
+    const differences = new RowDifferences(q, z, d);
     const seen = new Int32Array(ids.length).fill(-1);
     const box = new IntList();
     const matches = new Array<readonly number[] | null>(rows.length).fill(NONE);
@@ -307,7 +323,7 @@ export class NearCopyIndex {
       const i = key % 2 ** 20;
       let found: number[] | null = null;
       const check = (u: number, tolerance: number, ignore: number): void => {
-        if (seen[u] === i || over(q, i * d, z, u * d, d, tolerance, ignore) > ignore) return;
+        if (seen[u] === i || differences.over(i, u, tolerance, ignore) > ignore) return;
         seen[u] = i;
         (found ??= []).push(ids[u]);
       };
