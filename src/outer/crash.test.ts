@@ -78,10 +78,10 @@ test('the witness reports a finished job that is lost, trained again, scored aga
     ),
     'after kill 2',
   );
-  assert.deepEqual(w.lost, ['job 2 (proposal, iteration 0, slot 2), finished after kill 1: pending again after kill 2']);
+  assert.deepEqual(w.lost, ['job 2 (proposal, round 0, slot 2), finished after kill 1: pending again after kill 2']);
   assert.deepEqual(w.rerun, [
-    "job 3 (proposal, iteration 0, slot 3), finished after kill 1: its artifact's status.json was written again after kill 2",
-    'job 4 (proposal, iteration 0, slot 4), finished after kill 1: its result changed after kill 2: ' +
+    "job 3 (proposal, round 0, slot 3), finished after kill 1: its artifact's status.json was written again after kill 2",
+    'job 4 (proposal, round 0, slot 4), finished after kill 1: its result changed after kill 2: ' +
       '["succeeded",null,null,0.9,0.8,"2026-01-01T00:00:01.000Z",10,"/run/jobs/j00004"] → ["succeeded",null,null,0.9,0.8,"2026-01-01T00:00:09.000Z",10,"/run/jobs/j00004"]',
   ]);
   assert.equal(w.changed.length, 2, w.changed.join('\n')); // job 5's reward, iteration 0 closed again
