@@ -62,6 +62,11 @@ export interface HeadDeclaration {
   activeWhen?: (value: (name: string) => unknown) => boolean;
   /** What a spec's field means when it is missing (the schema's default). */
   absent?: unknown;
+  /**
+   * The option as it lands at `path` for a brief that bounds it (the budget's cap): what is written
+   * there, and what the task's options are as published (`describeSpace`).
+   */
+  bound?: (option: unknown, brief: TaskBrief) => unknown;
   /** Writes the option where writing it as it is at `path` is not what it means. */
   write?: (spec: Draft, option: unknown, ctx: WriteContext) => void;
   /** What a spec says of the decision where that is not the value at `path` (undefined: nothing). */
@@ -270,7 +275,7 @@ export const CONTROL_HEADS: readonly HeadDeclaration[] = [
     slot: 29,
     path: ['budget', 'envSteps'],
     options: [2500, 5000, 10_000, 25_000, 50_000],
-    write: (spec, option, { brief }) => (spec.budget.envSteps = Math.min(brief.budget.maxEnvSteps, option as number)),
+    bound: (option, brief) => Math.min(brief.budget.maxEnvSteps, option as number),
   },
   { name: 'numEnvs', slot: 30, path: ['environment', 'numEnvs'], options: [4, 8, 16], algorithm: 'ppo' },
   own('ppo', 'learningRate', 31, [1e-4, 3e-4, 1e-3, 3e-3]),

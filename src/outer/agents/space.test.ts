@@ -195,11 +195,17 @@ test('the description lists every head with its slot, path and parameter; the pa
       described.heads.map((h) => h.name),
       heads.map((h) => h.name),
     );
-    const params = searchParams(heads);
-    for (const [i, h] of heads.entries()) {
+    // A bounded head is published with its options as they land for the task (the budget's cap applied).
+    const published = heads.map((h) => {
+      const bound = h.declaration.bound;
+      return bound ? { ...h, options: [...new Set(h.options.map((o) => bound(o, brief)))] } : h;
+    });
+    const params = searchParams(published);
+    for (const [i, h] of published.entries()) {
       const d = described.heads[i];
       assert.equal(d.path, h.declaration.path.join('.'));
       assert.ok(HEAD_NAMES.includes(d.slot));
+      assert.deepEqual(d.options, h.options);
       assert.equal(d.param !== null, new Set(h.options.map((o) => JSON.stringify(o))).size > 1, `${brief.id} ${h.name}`);
     }
     assert.deepEqual(

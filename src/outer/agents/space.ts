@@ -106,7 +106,7 @@ export function decode(brief: TaskBrief, heads: Head[], choice: number[], seed: 
     const d = h.declaration;
     if (d.algorithm && d.algorithm !== algo) return;
     if (d.write) d.write(spec, h.options[choice[i]], { brief, name: h.name, value });
-    else writeAt(spec, d.path, h.options[choice[i]]);
+    else writeAt(spec, d.path, d.bound ? d.bound(h.options[choice[i]], brief) : h.options[choice[i]]);
   });
   return spec as JobSpecInput;
 }
@@ -301,6 +301,22 @@ export interface SpaceDescription {
   baseline: Record<string, PlainChoice> | null;
 }
 
+/** A bounded head with its options as they land for the brief (distinct, in order); null for a head without a bound. */
+function boundOptions(brief: TaskBrief, h: Head): Head | null {
+  const bound = h.declaration.bound;
+  if (!bound) return null;
+  const seen = new Set<string>();
+  const options = h.options.map((o) => bound(o, brief)).filter((o) => !seen.has(JSON.stringify(o)) && seen.add(JSON.stringify(o)));
+  return { ...h, options };
+}
+
+/** A point with each bounded head's value as it lands for the brief. */
+function boundPoint(brief: TaskBrief, heads: Head[], point: Record<string, PlainChoice>): Record<string, PlainChoice> {
+  const out = { ...point };
+  for (const h of heads) if (h.declaration.bound && h.name in out) out[h.name] = h.declaration.bound(out[h.name], brief) as PlainChoice;
+  return out;
+}
+
 /** The design space of a brief as plain JSON, every view derived from the same declarations. */
 export function describeSpace(brief: TaskBrief, baseline?: unknown): SpaceDescription {
   const heads = buildHeads(brief);
@@ -310,15 +326,18 @@ export function describeSpace(brief: TaskBrief, baseline?: unknown): SpaceDescri
     task: brief.id,
     kind: brief.kind,
     logSpan: LOG_SPAN,
-    heads: heads.map((h, i) => ({
-      name: h.name,
-      slot: HEAD_NAMES[layout[i].slot],
-      path: h.declaration.path.join('.'),
-      algorithm: h.algorithm ?? null,
-      writes: h.declaration.write || h.declaration.perSource ? 'derived' : 'option',
-      options: [...h.options],
-      param: params.get(h.name) ?? null,
-    })),
-    baseline: baseline === undefined ? null : choicePoint(heads, nearestChoice(brief, heads, baseline)),
+    heads: heads.map((h, i) => {
+      const bound = boundOptions(brief, h);
+      return {
+        name: h.name,
+        slot: HEAD_NAMES[layout[i].slot],
+        path: h.declaration.path.join('.'),
+        algorithm: h.algorithm ?? null,
+        writes: h.declaration.write || h.declaration.perSource ? 'derived' : 'option',
+        options: [...(bound ?? h).options],
+        param: bound ? (searchParams([bound])[0] ?? null) : (params.get(h.name) ?? null),
+      };
+    }),
+    baseline: baseline === undefined ? null : boundPoint(brief, heads, choicePoint(heads, nearestChoice(brief, heads, baseline))),
   };
 }
