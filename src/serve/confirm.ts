@@ -5,8 +5,8 @@
  * harness's one confirmation rule (`confirmation` of outer/noise.ts: every seed counts, a failed
  * one as the failure it is) and never names a seed.
  *
- * The jobs are stored as kind `confirm` with agent `report` and no parent, at iteration 0 (a
- * proposal's confirmations have its request as iteration and it as parent): the settling of
+ * The jobs are stored as kind `confirm` with agent `report` and no parent, in round 0 (a
+ * proposal's confirmations have its request as round and it as parent): the settling of
  * proposals never reads them (`proposalConfirms`), so a report's confirmation is never a
  * proposal's reward. A spec confirmed before (the same validated spec, seed aside) reuses its
  * jobs; jobs a stopped server left pending run when it is asked again.

@@ -21,7 +21,7 @@ import { grammarSchema, patchGrammarSchema } from '../spec/grammar-schema.js';
 import type { Scorer } from '../outer/scoring/scorer-pool.js';
 import type { JobPipeline } from '../outer/pipeline.js';
 import { CONFIRM_SEEDS } from '../outer/noise.js';
-import { type RoundGroup, RoundInterrupted, type RoundOptions, Rounds } from '../outer/round.js';
+import { type PreparedRound, type RoundGroup, RoundInterrupted, type RoundOptions, Rounds } from '../outer/round.js';
 import { CompletionBudget, INTAKE_DEFAULTS, parseProposals, requestDigest, traceOf } from './intake.js';
 import { HttpError } from './http.js';
 import { oneLine } from '../spec/bounds.js';
@@ -375,7 +375,7 @@ export class RewardService {
       rows: this.store.jobs(this.runId, { round: id, kind: 'proposal' }),
       groupId: `r${id}/${task}`,
     };
-    let round: Awaited<ReturnType<Rounds['prepare']>>;
+    let round: PreparedRound;
     try {
       round = await this.rounds.prepare([group], this.roundOptions(id, task));
     } catch (err) {

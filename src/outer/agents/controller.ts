@@ -127,7 +127,7 @@ export class Controller implements Agent {
   async probabilities(brief: TaskBrief): Promise<number[][]> {
     await initTf();
     const heads = buildHeads(brief);
-    const layout = headLayout(brief, heads);
+    const layout = headLayout(heads);
     if (layout.some((l) => l.optionSlots.some((o) => o >= MAX_OPTIONS))) throw new Error(`design space: a head has more than ${MAX_OPTIONS} options`);
     const mask = Controller.optionMask(layout);
     const anchor = Controller.anchorOf(brief, heads, layout);
@@ -156,7 +156,7 @@ export class Controller implements Agent {
       const advantages = groupAdvantages(g.items.map((i) => i.reward));
       const heads = buildHeads(g.brief);
       const feat = briefFeatures(g.brief);
-      const layout = headLayout(g.brief, heads);
+      const layout = headLayout(heads);
       const mask = Controller.optionMask(layout);
       const anchor = Controller.anchorOf(g.brief, heads, layout);
       for (const [k, item] of g.items.entries()) {

@@ -135,7 +135,7 @@ test('the shipped prior (no stated version) loads and acts as before checkpoints
   for (const [id, sum, greedy] of recorded) {
     const brief = getPublicTask(id).brief;
     // A head declared after the recording takes a later slot: the recording covers the heads of its slots.
-    const recordedHead = headLayout(brief, buildHeads(brief)).map((l) => l.slot < RECORDED_SLOTS);
+    const recordedHead = headLayout(buildHeads(brief)).map((l) => l.slot < RECORDED_SLOTS);
     for (const c of [controller, resaved]) {
       const all = await c.probabilities(brief);
       const p = all.filter((_, h) => recordedHead[h]);

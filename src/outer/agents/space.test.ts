@@ -8,7 +8,7 @@ import { CONTROL_HEADS, SUPERVISED_HEADS, at } from './space-heads.js';
 
 test('every task’s heads have distinct output slots', () => {
   for (const { brief } of listTasks()) {
-    const slots = headLayout(brief, buildHeads(brief)).map((l) => l.slot);
+    const slots = headLayout(buildHeads(brief)).map((l) => l.slot);
     assert.equal(new Set(slots).size, slots.length, brief.id);
   }
 });
@@ -18,7 +18,7 @@ test('a decision keeps its slot across briefs with different heads', () => {
   const slotOf = (id: string, name: string): number => {
     const brief = listTasks().find((t) => t.brief.id === id)!.brief;
     const heads = buildHeads(brief);
-    return headLayout(brief, heads)[heads.findIndex((h) => h.name === name)].slot;
+    return headLayout(heads)[heads.findIndex((h) => h.name === name)].slot;
   };
   const pos = (id: string, name: string): number => buildHeads(listTasks().find((t) => t.brief.id === id)!.brief).findIndex((h) => h.name === name);
   assert.notEqual(pos('two-moons', 'optimizer'), pos('iris-species', 'optimizer'));
@@ -33,7 +33,7 @@ test('the algorithm head places each algorithm in its own option slot', () => {
   const ppoSlot = (b: typeof pend): number => {
     const heads = buildHeads(b);
     const i = heads[0].options.indexOf('ppo');
-    return headLayout(b, heads)[0].optionSlots[i];
+    return headLayout(heads)[0].optionSlots[i];
   };
   assert.equal(ppoSlot(pend), ppoSlot(cart));
 });
@@ -48,7 +48,7 @@ test("a user task's own source ids take the standard source slots its catalogue 
   const slotsOf = (ids: string[]): Record<string, number> => {
     const brief = withSources(ids);
     const heads = buildHeads(brief);
-    const layout = headLayout(brief, heads);
+    const layout = headLayout(heads);
     return Object.fromEntries(heads.map((h, i) => [h.name, layout[i].slot]).filter(([n]) => (n as string).startsWith('source:')));
   };
   const std = slotsOf(['clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented']);

@@ -51,7 +51,7 @@ export const HEAD_NAMES: readonly string[] = slotNames();
  * `HEAD_NAMES` (control heads that share a name with a supervised one are namespaced) and the
  * slot of each option (the algorithm head's options by `ALGORITHM_ORDER`, others by position).
  */
-export function headLayout(_brief: TaskBrief, heads: Head[]): { slot: number; optionSlots: number[] }[] {
+export function headLayout(heads: Head[]): { slot: number; optionSlots: number[] }[] {
   // A source of a user's task file (any id) takes, in catalogue order, a standard source's slot
   // that the brief does not use itself: a catalogue has at most as many sources as there are slots.
   const own = heads.map((h) => h.name).filter((n) => n.startsWith('source:') && !HEAD_NAMES.includes(n));
@@ -320,7 +320,7 @@ function boundPoint(brief: TaskBrief, heads: Head[], point: Record<string, Plain
 /** The design space of a brief as plain JSON, every view derived from the same declarations. */
 export function describeSpace(brief: TaskBrief, baseline?: unknown): SpaceDescription {
   const heads = buildHeads(brief);
-  const layout = headLayout(brief, heads);
+  const layout = headLayout(heads);
   const params = new Map(searchParams(heads).map((p) => [p.name, p]));
   return {
     task: brief.id,
