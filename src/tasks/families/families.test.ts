@@ -47,6 +47,16 @@ test('the same seed gives the same tasks; another seed gives other tasks', () =>
   }
 });
 
+test('a draw registered again, or a smaller one, gives the first tasks of the draw: the same as drawing them anew', () => {
+  for (const f of names) {
+    const again = registerFamilyTasks(f, PER_FAMILY, 7).map((t) => publicOf(t.def.id, t));
+    const fewer = registerFamilyTasks(f, 3, 7).map((t) => publicOf(t.def.id, t));
+    const fresh = generateFamilyTasks(f, PER_FAMILY, 7).map((t) => publicOf(t.def.id, t));
+    assert.deepEqual(again, fresh, f);
+    assert.deepEqual(fewer, fresh.slice(0, 3), f);
+  }
+});
+
 /** A generated task's definition as comparable text (description, title, baseline, sources). */
 function publicOf(_id: string, t: ReturnType<typeof generateFamilyTasks>[number]): string {
   const d = t.def as { title: string; description: string; baseline: unknown; sources?: { id: string; description: string }[] };

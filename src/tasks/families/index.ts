@@ -61,15 +61,22 @@ export interface FamilyDraw {
 }
 
 const DRAWS = new Map<string, FamilyDraw>();
+/** The largest draw generated per family and seed: a smaller or equal draw is its first tasks, not drawn again. */
+const DRAWN = new Map<string, ExtraTask[]>();
 
 /**
  * Generates `count` tasks of `family` with `seed` and registers them (`registerTasks`), remembering
  * the draw so that scorer threads register the same tasks (`registeredFamilyDraws`). Returns the tasks.
+ * A draw already generated in this thread is taken from memory: a scorer thread repeats every
+ * registered draw before each scoring, and drawing a preset's hundreds of tasks each time cost more
+ * than the scoring.
  */
 export function registerFamilyTasks(family: string, count: number, seed: number): ExtraTask[] {
-  const tasks = generateFamilyTasks(family, count, seed);
-  registerTasks(tasks);
   const key = `${family}/${seed}`;
+  const drawn = DRAWN.get(key);
+  const tasks = drawn && drawn.length >= count ? drawn.slice(0, count) : generateFamilyTasks(family, count, seed);
+  if (!drawn || drawn.length < tasks.length) DRAWN.set(key, tasks);
+  registerTasks(tasks);
   const known = DRAWS.get(key);
   if (!known || known.count < count) DRAWS.set(key, { family, count, seed });
   return tasks;
