@@ -3,6 +3,12 @@
  * Plain JSON-serialisable arrays, so a dataset can cross a worker or process boundary as is.
  */
 
+/**
+ * How a feature column's cells are coded in `x`: a number, or the index of its level in `levels`;
+ * either is NaN where the cell is missing (null once written as JSON).
+ */
+export type ColumnInfo = { kind: 'numeric' } | { kind: 'categorical'; levels: string[] };
+
 /** A supervised dataset: numeric features `x` (row-major) and one target per row `y`. */
 export interface Dataset {
   /** Short identifier of the source, e.g. `penguins`; transformations keep it and log themselves in `history`. */
@@ -15,6 +21,12 @@ export interface Dataset {
   kind: 'classification' | 'regression';
   /** Class names (classification only); `y[i]` indexes this list. */
   classes?: string[];
+  /**
+   * Each feature's coding, one per feature; absent when every feature is numeric and no cell is
+   * missing (then `x` is what the network reads, standardised). Present, the job's dataset
+   * decisions turn `x` into the network's inputs (`inner/data/columns.ts`).
+   */
+  columns?: ColumnInfo[];
   /** Feature rows; `x[i].length === features.length`. */
   x: number[][];
   /** Targets, one per row. */
@@ -49,5 +61,7 @@ export interface SourceData {
  */
 export interface SupervisedData {
   sources: Record<string, SourceData>;
+  /** The features' coding in every source (`Dataset.columns`); absent: numeric and complete. */
+  columns?: ColumnInfo[];
   demonstrations?: { obs: number[][]; actions: number[] };
 }

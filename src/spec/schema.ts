@@ -86,6 +86,40 @@ export const RewardSection = z
   })
   .describe('what the job optimises: a per-step reward (control) or a loss (supervised); the hidden evaluation always uses the canonical metric');
 
+/** The column decisions a spec starts from when it states none: what a practitioner would pick first. */
+export const DEFAULT_COLUMN_DECISIONS = { categorical: 'one-hot', maxLevels: 16, missing: 'median', indicator: true } as const;
+
+/** How a supervised job turns a table's categorical columns and missing cells into the network's inputs. */
+export const ColumnDecisionsSection = z
+  .strictObject({
+    categorical: z
+      .enum(['one-hot', 'frequency', 'target'])
+      .default(DEFAULT_COLUMN_DECISIONS.categorical)
+      .describe(
+        "a categorical column's encoding: one-hot (a 0/1 input per level, the maxLevels − 1 most frequent and one for the rest), frequency " +
+          "(the level's share of the training rows) or target (the level's smoothed mean target per class, fitted out of fold)",
+      ),
+    maxLevels: z
+      .number()
+      .int()
+      .min(2)
+      .max(64)
+      .default(DEFAULT_COLUMN_DECISIONS.maxLevels)
+      .describe('one-hot: the most inputs one categorical column gives'),
+    missing: z
+      .enum(['drop-row', 'mean', 'median', 'constant'])
+      .default(DEFAULT_COLUMN_DECISIONS.missing)
+      .describe(
+        'a missing cell: its training row dropped (at scoring the training mean fills it), or filled with the training mean, median or 0 ' +
+          '(a categorical cell is a level of its own unless rows are dropped)',
+      ),
+    indicator: z
+      .boolean()
+      .default(DEFAULT_COLUMN_DECISIONS.indicator)
+      .describe('a column with missing training cells gets a 0/1 "was missing" input (not with drop-row)'),
+  })
+  .describe('supervised tasks whose table has categorical columns or missing cells: how they become inputs (no effect on a numeric, complete table)');
+
 export const DatasetSection = z
   .strictObject({
     demonstrations: z
@@ -128,6 +162,7 @@ export const DatasetSection = z
       .max(0.5)
       .default(0.1)
       .describe('supervised tasks: share of the drawn examples held back for validation (early stopping, curves)'),
+    columns: ColumnDecisionsSection.prefault({}),
   })
   .describe('data the job trains on besides its own experience');
 
@@ -297,6 +332,8 @@ export type ArsConfig = z.output<typeof ArsParams>;
 export type DqnConfig = z.output<typeof DqnParams>;
 export type ReinforceConfig = z.output<typeof ReinforceParams>;
 export type SupervisedConfig = z.output<typeof SupervisedParams>;
+/** How a supervised job encodes categorical columns and handles missing cells. */
+export type ColumnDecisions = z.output<typeof ColumnDecisionsSection>;
 /** Names of the inner algorithms. */
 export type AlgorithmName = JobSpec['algorithm']['name'];
 export const ALGORITHMS: readonly AlgorithmName[] = ['ppo', 'ars', 'dqn', 'reinforce', 'supervised'];

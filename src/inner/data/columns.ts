@@ -8,6 +8,7 @@
  *
  * Target encoding is fitted out of fold: a training row's own target never enters its encoding.
  */
+import type { ColumnDecisions } from '../../spec/schema.js';
 import { Rng } from '../../util/rng.js';
 
 /** A raw column: numbers with NaN for a missing cell, or category levels with null for a missing cell. */
@@ -15,20 +16,10 @@ export type RawColumn =
   | { name: string; kind: 'numeric'; values: readonly number[] }
   | { name: string; kind: 'categorical'; values: readonly (string | null)[] };
 
-/** How the job turns raw columns into features: decisions of the job spec's dataset section. */
-export interface ColumnDecisions {
-  /** `one-hot`: a 0/1 feature per level (the `maxLevels` − 1 most frequent, the rest as one "other"); `frequency`: the level's share of the training rows; `target`: the level's mean target (per class for classification), out of fold. */
-  categorical: 'one-hot' | 'frequency' | 'target';
-  /** The most one-hot features one categorical column gives (2–64). */
-  maxLevels: number;
-  /** `drop-row`: training rows with a missing cell are left out (at scoring the training mean fills it); else the fill value. */
-  missing: 'drop-row' | 'mean' | 'median' | 'constant';
-  /** Whether a column with missing cells in training gets a 0/1 "was missing" feature. */
-  indicator: boolean;
-}
-
+/** How the job turns raw columns into features: the job spec's `dataset.columns`. */
+export type { ColumnDecisions } from '../../spec/schema.js';
 /** The sensible defaults a practitioner starts from. */
-export const DEFAULT_COLUMN_DECISIONS: ColumnDecisions = { categorical: 'one-hot', maxLevels: 16, missing: 'median', indicator: true };
+export { DEFAULT_COLUMN_DECISIONS } from '../../spec/schema.js';
 
 /** What the training target is, for target encoding: class indices (with the class count) or values. */
 export type FitTarget = { kind: 'classification'; y: readonly number[]; classes: number } | { kind: 'regression'; y: readonly number[] };

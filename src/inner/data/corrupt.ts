@@ -27,6 +27,7 @@ function derive(d: Dataset, x: number[][], y: number[], entry: string): Dataset 
     ...d,
     features: [...d.features],
     classes: d.classes ? [...d.classes] : undefined,
+    ...(d.columns ? { columns: d.columns.map((c) => (c.kind === 'categorical' ? { kind: c.kind, levels: [...c.levels] } : c)) } : {}),
     x: x.map((r) => [...r]),
     y: [...y],
     descriptions: { ...d.descriptions },
@@ -108,8 +109,12 @@ export function covariateShift(d: Dataset, feature: string, quantileLo: number, 
   );
   const v = column(d, feature);
   check(v.length > 0, `covariateShift: dataset ${d.name} is empty`);
-  const lo = quantile(v, quantileLo);
-  const hi = quantile(v, quantileHi);
+  check(d.columns?.[d.features.indexOf(feature)]?.kind !== 'categorical', `covariateShift: feature '${feature}' is categorical; shift along a numeric one`);
+  // Rows whose cell is missing are outside every band.
+  const present = v.filter((a) => !Number.isNaN(a));
+  check(present.length > 0, `covariateShift: feature '${feature}' of ${d.name} has no value`);
+  const lo = quantile(present, quantileLo);
+  const hi = quantile(present, quantileHi);
   const idx = range(v.length).filter((i) => v[i] >= lo && v[i] <= hi);
   return pick(d, idx, `covariateShift(feature=${feature}, band=[${fmt(quantileLo)}, ${fmt(quantileHi)}] = [${fmt(lo)}, ${fmt(hi)}], seed=${seed})`);
 }
@@ -148,13 +153,17 @@ export function duplicate(d: Dataset, copies: number, fraction: number, seed: nu
 
 /**
  * Jitter augmentation: the original rows, followed by `copies` noisy copies of every row, each
- * feature j moved by Gaussian noise of std scale·std(feature j) (population std over `d`); labels kept.
+ * numeric feature j moved by Gaussian noise of std scale·std(feature j) (population std over the
+ * rows where it is present); categorical codes and missing cells are copied as they are; labels kept.
  */
 export function jitterAugment(d: Dataset, copies: number, scale: number, seed: number): Dataset {
   check(Number.isInteger(copies) && copies >= 0, `jitterAugment: copies must be a non-negative integer, got ${copies}`);
   check(Number.isFinite(scale) && scale >= 0, `jitterAugment: scale must be a finite number >= 0, got ${scale}`);
   const rng = rngFor(seed, TAG.jitter);
-  const sd = d.features.map((f) => (d.y.length ? scale * std(column(d, f)) : 0));
+  const sd = d.features.map((f, j) => {
+    const present = column(d, f).filter((a) => !Number.isNaN(a));
+    return d.columns?.[j]?.kind === 'categorical' || present.length === 0 ? 0 : scale * std(present);
+  });
   const x = [...d.x];
   const y = [...d.y];
   for (let c = 0; c < copies; c++) {
