@@ -1,8 +1,10 @@
 /**
- * A trained supervised model as a plain file (`model.json`): the MLP's weights, the input
- * standardisation and, for regression, the target scaling. The hidden evaluation reads
+ * A trained supervised model as a plain file (`model.json`): how it reads a table's columns
+ * (categorical levels, fill values), the MLP's weights, the input standardisation and, for
+ * regression, the target scaling. The hidden evaluation reads
  * this file with `ModelRunner`, so scoring does not depend on how the job trained.
  */
+import { type ColumnEncoding, encodeRows, encodingProblem } from './data/columns.js';
 import { type DenseLayer, argmax, mlpForward } from './policy.js';
 
 /** The format tag of `model.json`. */
@@ -11,7 +13,10 @@ export const MODEL_FORMAT = 'rrl-mlp-model/1';
 /** The artifact's `model.json`. */
 export interface ModelFile {
   format: typeof MODEL_FORMAT;
+  /** The network's inputs, by name. */
   features: string[];
+  /** Present when the table has categorical columns or missing cells: rows are read as coded cells and encoded by it. */
+  columns?: ColumnEncoding;
   kind: 'classification' | 'regression';
   classes?: string[];
   activation: 'tanh' | 'relu';
@@ -25,6 +30,12 @@ export class ModelRunner {
   /** Checks the file's shape and wraps it. */
   constructor(readonly file: ModelFile) {
     if (file.format !== MODEL_FORMAT) throw new Error(`unsupported model format "${String(file.format)}"`);
+    if (file.columns !== undefined) {
+      const problem = encodingProblem(file.columns, (file.columns as Partial<ColumnEncoding> | null)?.names?.length ?? 0);
+      if (problem) throw new Error(`model file: ${problem}`);
+      if (file.columns.fitted.features.length !== file.features.length)
+        throw new Error(`model file: its columns give ${file.columns.fitted.features.length} inputs, the network reads ${file.features.length}`);
+    }
     let width = file.features.length;
     for (const [i, l] of file.layers.entries()) {
       if (l.in !== width || l.weights.length !== l.in * l.out || l.bias.length !== l.out) throw new Error(`model layer ${i} has inconsistent shape`);
@@ -34,8 +45,9 @@ export class ModelRunner {
     if (width !== outputs) throw new Error(`model outputs ${width} values, expected ${outputs}`);
   }
 
-  /** Raw network outputs for rows of raw features. */
-  private forward(x: number[][]): Float64Array {
+  /** Raw network outputs for rows of raw features (coded cells when the model reads columns). */
+  private forward(rows: number[][]): Float64Array {
+    const x = this.file.columns ? encodeRows(this.file.columns, rows) : rows;
     const d = this.file.features.length;
     const flat = new Float64Array(x.length * d);
     const n = this.file.inputNorm;
@@ -44,6 +56,11 @@ export class ModelRunner {
       for (let i = 0; i < d; i++) flat[r * d + i] = n ? (row[i] - n.mean[i]) / n.std[i] : row[i];
     });
     return mlpForward(this.file.layers, this.file.activation, flat, x.length);
+  }
+
+  /** How many cells a row has: the table's columns when the model reads columns, else its inputs. */
+  get rowWidth(): number {
+    return this.file.columns ? this.file.columns.names.length : this.file.features.length;
   }
 
   /** Predictions: class indices for classification, values for regression. */

@@ -19,6 +19,11 @@ export interface TunableParam {
 export interface SupervisedInfo {
   features: VariableInfo[];
   target: { name: string; description: string; type: 'classification' | 'regression'; classes?: string[] };
+  /**
+   * Present when the table has categorical columns or missing cells (then `dataset.columns` decides
+   * how they become inputs): each feature's kind, its level count and its share of missing cells.
+   */
+  columns?: { name: string; kind: 'numeric' | 'categorical'; levels?: number; missing: number }[];
   /** The catalog: every source the job may draw on, described in words, with its size. */
   sources: { id: string; description: string; examples: number }[];
 }

@@ -99,13 +99,7 @@ export const ColumnDecisionsSection = z
         "a categorical column's encoding: one-hot (a 0/1 input per level, the maxLevels − 1 most frequent and one for the rest), frequency " +
           "(the level's share of the training rows) or target (the level's smoothed mean target per class, fitted out of fold)",
       ),
-    maxLevels: z
-      .number()
-      .int()
-      .min(2)
-      .max(64)
-      .default(DEFAULT_COLUMN_DECISIONS.maxLevels)
-      .describe('one-hot: the most inputs one categorical column gives'),
+    maxLevels: z.number().int().min(2).max(64).default(DEFAULT_COLUMN_DECISIONS.maxLevels).describe('one-hot: the most inputs one categorical column gives'),
     missing: z
       .enum(['drop-row', 'mean', 'median', 'constant'])
       .default(DEFAULT_COLUMN_DECISIONS.missing)

@@ -47,7 +47,14 @@ test('parseSpec fills defaults and does not mutate its input', () => {
   const r = parseSpec(input);
   assert.ok(r.ok, r.ok ? '' : r.error.message);
   assert.deepEqual(r.spec.environment, { params: {}, wrappers: [], numEnvs: 8, standardize: true, inputNoise: 0, mixup: 0 });
-  assert.deepEqual(r.spec.dataset, { demonstrations: null, bcEpochs: 20, sources: [], size: null, validationFraction: 0.1 });
+  assert.deepEqual(r.spec.dataset, {
+    demonstrations: null,
+    bcEpochs: 20,
+    sources: [],
+    size: null,
+    validationFraction: 0.1,
+    columns: { categorical: 'one-hot', maxLevels: 16, missing: 'median', indicator: true },
+  });
   assert.deepEqual(input, before);
   const ppo = {
     ...base(),

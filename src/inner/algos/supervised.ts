@@ -7,7 +7,8 @@
  * its wall-clock and memory caps are checked at every minibatch. The network trains on the fused
  * engine (`../nn/mlp.ts`): each loss's gradient with respect to the outputs is written out.
  *
- *   1. `setUp`: the mixture drawn and split, the example weights, the standardisation, the network;
+ *   1. `setUp`: the mixture drawn and split, a table's categorical columns and missing cells encoded
+ *      (`encodeColumns`), the example weights, the standardisation, the network;
  *   2. `trainEpoch`: a shuffled pass of minibatch steps (`trainStep`: augment, dropout, one optimiser step);
  *   3. `endEpoch`: the epoch's losses logged, the validation (`validate`) and early stopping.
  */
@@ -22,6 +23,7 @@ import { orthogonal } from '../nn/init.js';
 import { FusedMlp, TFJS_ADAM_EPS } from '../nn/mlp.js';
 import type { SourceData, SupervisedData } from '../../spec/data.js';
 import { type SupervisedLoss, lossOf, supervisedLoss } from './supervised-loss.js';
+import { type ColumnEncoding, encodeRows, fitColumns, rawColumns } from '../data/columns.js';
 
 /** What the supervised trainer needs from the engine. */
 export interface SupervisedContext {
@@ -111,6 +113,8 @@ interface Supervised {
   wMean: number;
   inputNorm: InputNorm | null;
   targetNorm: { mean: number; std: number } | null;
+  /** How the table's columns became the inputs; null for a numeric, complete table. */
+  columns: ColumnEncoding | null;
   net: FusedMlp;
   /** Rows per minibatch. */
   batch: number;
@@ -133,6 +137,44 @@ function splitData(ctx: SupervisedContext, rng: Rng): { all: SourceData; valIdx:
   const trainIdx = order.slice(nVal);
   if (trainIdx.length === 0) throw new Error('dataset: no training examples left after the validation split');
   return { all, valIdx, trainIdx };
+}
+
+/** The mixture with its rows encoded as inputs, the training rows the encoding kept, and the raw cells the weight expression reads. */
+interface Encoded {
+  all: SourceData;
+  trainIdx: number[];
+  encoding: ColumnEncoding | null;
+  /** The raw rows with missing cells filled (numeric: the fitted fill; categorical: −1), for the weight expression. */
+  raw: SourceData;
+}
+
+/**
+ * Set-up: a table's categorical columns and missing cells turned into inputs by the spec's
+ * `dataset.columns`, fitted on the training rows only (validation rows are encoded as the scorer
+ * will encode test rows). A numeric, complete table passes as it is.
+ */
+function encodeColumns(ctx: SupervisedContext, all: SourceData, trainIdx: number[]): Encoded {
+  const codings = ctx.data.columns;
+  if (!codings) return { all, trainIdx, encoding: null, raw: all };
+  const { spec, brief } = ctx;
+  const names = brief.supervised!.features.map((f) => f.name);
+  const info = brief.supervised!.target;
+  const raw = rawColumns(all.x, names, codings);
+  const trainRaw = raw.map((c) => ({ ...c, values: trainIdx.map((i) => c.values[i]) }) as typeof c);
+  const trainY = trainIdx.map((i) => all.y[i]);
+  const target =
+    info.type === 'classification'
+      ? { kind: 'classification' as const, y: trainY, classes: info.classes?.length ?? 0 }
+      : { kind: 'regression' as const, y: trainY };
+  const fit = fitColumns(trainRaw, target, spec.dataset.columns, mixSeed(spec.seed, 0xc01));
+  if (fit.kept.length === 0) throw new Error('dataset.columns.missing "drop-row" leaves no training row: every one has a missing cell');
+  const encoding: ColumnEncoding = { names, codings: [...codings], fitted: fit.state };
+  const x = encodeRows(encoding, all.x);
+  // Training rows take the out-of-fold encoding: a row's own target never enters its inputs.
+  fit.kept.forEach((k, r) => (x[trainIdx[k]] = fit.x[r]));
+  const fills = fit.state.columns.map((f) => (f.kind === 'numeric' ? f.fill : -1));
+  const filled = all.x.map((row) => row.map((v, j) => (typeof v === 'number' && !Number.isNaN(v) ? v : fills[j])));
+  return { all: { x, y: all.y }, trainIdx: fit.kept.map((k) => trainIdx[k]), encoding, raw: { x: filled, y: all.y } };
 }
 
 /** Set-up: per-example weights from the weight expression (raw features and the label), and their training mean. */
@@ -167,13 +209,15 @@ function setUp(ctx: SupervisedContext, cfg: SupervisedConfig): Supervised {
   const classify = info.target.type === 'classification';
   const k = classify ? (info.target.classes?.length ?? 0) : 1;
   const features = info.features.map((f) => f.name);
-  const d = features.length;
   const rng = new Rng(mixSeed(spec.seed, 0xda7a));
-  const { all, valIdx, trainIdx } = splitData(ctx, rng);
-  const { weights, wMean } = exampleWeights(spec, features, all, trainIdx);
+  const drawn = splitData(ctx, rng);
+  const { valIdx } = drawn;
+  const { all, trainIdx, encoding, raw } = encodeColumns(ctx, drawn.all, drawn.trainIdx);
+  const d = encoding ? encoding.fitted.features.length : features.length;
+  const { weights, wMean } = exampleWeights(spec, features, raw, trainIdx);
   const inputNorm = spec.environment.standardize
     ? (() => {
-        const cols = features.map((_, j) => meanStd(trainIdx.map((i) => all.x[i][j])));
+        const cols = Array.from({ length: d }, (_, j) => meanStd(trainIdx.map((i) => all.x[i][j])));
         return { mean: cols.map((c) => c.mean), std: cols.map((c) => c.std) };
       })()
     : null;
@@ -196,6 +240,7 @@ function setUp(ctx: SupervisedContext, cfg: SupervisedConfig): Supervised {
     wMean,
     inputNorm,
     targetNorm,
+    columns: encoding,
     net,
     batch,
     loss: supervisedLoss(spec.reward, k, net.outStride),
@@ -367,7 +412,8 @@ function modelFile(s: Supervised): ModelFile {
   const info = ctx.brief.supervised!;
   return {
     format: MODEL_FORMAT,
-    features: info.features.map((f) => f.name),
+    features: s.columns ? s.columns.fitted.features : info.features.map((f) => f.name),
+    ...(s.columns ? { columns: s.columns } : {}),
     kind: info.target.type,
     classes: info.target.classes,
     activation: ctx.spec.model.activation,

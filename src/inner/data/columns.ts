@@ -8,7 +8,10 @@
  *
  * Target encoding is fitted out of fold: a training row's own target never enters its encoding.
  */
+import type { ColumnInfo } from '../../spec/data.js';
 import type { ColumnDecisions } from '../../spec/schema.js';
+import { z } from 'zod';
+import { ColumnDecisionsSection } from '../../spec/schema.js';
 import { Rng } from '../../util/rng.js';
 
 /** A raw column: numbers with NaN for a missing cell, or category levels with null for a missing cell. */
@@ -222,4 +225,80 @@ function standardisation(v: readonly number[]): { center: number; scale: number 
   const center = v.reduce((a, b) => a + b, 0) / v.length;
   const sd = Math.sqrt(v.reduce((a, b) => a + (b - center) ** 2, 0) / v.length);
   return { center, scale: sd > 1e-12 ? sd : 1 };
+}
+
+/** How a model reads a table's rows: the columns' names and codings, and the state fitted on its training rows. */
+export interface ColumnEncoding {
+  /** The table's feature names, in the order of a row's cells. */
+  names: string[];
+  /** Each feature's coding (`Dataset.columns`). */
+  codings: ColumnInfo[];
+  fitted: FittedColumns;
+}
+
+/**
+ * Rows coded as `Dataset.columns` says (numbers, level indices; NaN or null where missing) as raw
+ * columns; a code that names no level is missing.
+ */
+export function rawColumns(x: readonly (readonly (number | null)[])[], names: readonly string[], codings: readonly ColumnInfo[]): RawColumn[] {
+  return names.map((name, j): RawColumn => {
+    const c = codings[j];
+    if (c.kind === 'numeric') return { name, kind: 'numeric', values: x.map((row) => (typeof row[j] === 'number' ? (row[j] as number) : NaN)) };
+    return {
+      name,
+      kind: 'categorical',
+      values: x.map((row) => {
+        const code = row[j];
+        return typeof code === 'number' && Number.isInteger(code) && code >= 0 && code < c.levels.length ? c.levels[code] : null;
+      }),
+    };
+  });
+}
+
+/** The network's inputs of coded rows: the one function the trainer and the scorer both turn rows into inputs with. */
+export function encodeRows(encoding: ColumnEncoding, x: readonly (readonly (number | null)[])[]): number[][] {
+  x.forEach((row, r) => {
+    if (row.length !== encoding.names.length) throw new RangeError(`row ${r} has ${row.length} cells, the model reads ${encoding.names.length} columns`);
+  });
+  return applyColumns(encoding.fitted, rawColumns(x, encoding.names, encoding.codings));
+}
+
+const finite = z.number().finite();
+const name = z.string().max(1000);
+const levelMap = <T extends z.ZodType>(v: T) => z.record(z.string().max(1000), v);
+const FittedColumnSchema = z.discriminatedUnion('kind', [
+  z.strictObject({ name, kind: z.literal('numeric'), fill: finite, center: finite, scale: finite.positive(), indicator: z.boolean() }),
+  z.strictObject({ name, kind: z.literal('one-hot'), levels: z.array(z.string().max(1000)).max(64), other: z.boolean(), indicator: z.boolean() }),
+  z.strictObject({ name, kind: z.literal('frequency'), shares: levelMap(finite), center: finite, scale: finite.positive(), indicator: z.boolean() }),
+  z.strictObject({ name, kind: z.literal('target'), means: levelMap(z.array(finite).max(1000)), prior: z.array(finite).max(1000), indicator: z.boolean() }),
+]);
+
+/** The shape of a model file's `columns`, checked before a scorer trusts it (the file is the job's). */
+export const ColumnEncodingSchema = z.strictObject({
+  names: z.array(name).max(2000),
+  codings: z
+    .array(z.union([z.strictObject({ kind: z.literal('numeric') }), z.strictObject({ kind: z.literal('categorical'), levels: z.array(z.string().max(1000)) })]))
+    .max(2000),
+  fitted: z.strictObject({
+    decisions: ColumnDecisionsSection,
+    columns: z.array(FittedColumnSchema).max(2000),
+    features: z.array(z.string().max(2100)).max(200_000),
+  }),
+});
+
+/** Null when `value` is a usable encoding for rows of `width` cells; else why not, in one line. */
+export function encodingProblem(value: unknown, width: number): string | null {
+  const parsed = ColumnEncodingSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return `columns.${issue.path.join('.')}: ${issue.message}`;
+  }
+  const e = parsed.data;
+  if (e.names.length !== width || e.codings.length !== width) return `columns: reads ${e.names.length} columns, the table has ${width}`;
+  const known = new Set(e.names);
+  const unknown = e.fitted.columns.find((c) => !known.has(c.name));
+  if (unknown) return `columns.fitted: column "${unknown.name}" is not one of the table's`;
+  const widths = e.fitted.columns.reduce((a, c) => a + featureNames(c).length, 0);
+  if (widths !== e.fitted.features.length) return `columns.fitted: its columns give ${widths} inputs, "features" names ${e.fitted.features.length}`;
+  return null;
 }

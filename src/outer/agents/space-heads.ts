@@ -197,6 +197,37 @@ export const SUPERVISED_HEADS: readonly HeadDeclaration[] = [
   { name: 'schedule', slot: 16, path: ['algorithm', 'schedule'], options: ['constant', 'cosine'] },
   { name: 'mixup', slot: 17, path: ['environment', 'mixup'], options: [0, 0.2], absent: 0 },
   { name: 'inputNoise', slot: 18, path: ['environment', 'inputNoise'], options: [0, 0.1], absent: 0 },
+  // How a table's categorical columns and missing cells become inputs: one option where the table has none.
+  {
+    name: 'columns.categorical',
+    slot: 48,
+    path: ['dataset', 'columns', 'categorical'],
+    options: (b) => (hasCategorical(b) ? ['one-hot', 'frequency', 'target'] : ['one-hot']),
+    absent: 'one-hot',
+  },
+  {
+    name: 'columns.maxLevels',
+    slot: 49,
+    path: ['dataset', 'columns', 'maxLevels'],
+    options: (b) => (hasCategorical(b) ? [4, 16, 64] : [16]),
+    activeWhen: (v) => v('columns.categorical') === 'one-hot',
+    absent: 16,
+  },
+  {
+    name: 'columns.missing',
+    slot: 50,
+    path: ['dataset', 'columns', 'missing'],
+    options: (b) => (hasMissing(b) ? ['drop-row', 'mean', 'median', 'constant'] : ['median']),
+    absent: 'median',
+  },
+  {
+    name: 'columns.indicator',
+    slot: 51,
+    path: ['dataset', 'columns', 'indicator'],
+    options: (b) => (hasMissing(b) ? [false, true] : [true]),
+    activeWhen: (v) => v('columns.missing') !== 'drop-row',
+    absent: true,
+  },
   {
     name: 'budgetShare',
     slot: 19,
@@ -207,6 +238,9 @@ export const SUPERVISED_HEADS: readonly HeadDeclaration[] = [
     refine: refineBudgetShare,
   },
 ];
+
+const hasCategorical = (brief: TaskBrief): boolean => brief.supervised?.columns?.some((c) => c.kind === 'categorical') ?? false;
+const hasMissing = (brief: TaskBrief): boolean => brief.supervised?.columns?.some((c) => c.missing > 0) ?? false;
 
 function classifies(brief: TaskBrief): boolean {
   return brief.supervised!.target.type === 'classification';
@@ -320,7 +354,7 @@ export function draftSpec(brief: TaskBrief, algorithm: string, seed: number): Dr
       task: brief.id,
       environment: { params: {}, wrappers: [], numEnvs: 1, standardize: true, inputNoise: 0, mixup: 0 },
       reward: { objective: null, labelSmoothing: 0, weight: null },
-      dataset: { demonstrations: null, sources: [], size: null, validationFraction: 0.1 },
+      dataset: { demonstrations: null, sources: [], size: null, validationFraction: 0.1, columns: {} },
       model: { ...model, dropout: 0 },
       algorithm: { ...ALGORITHM_DRAFTS.supervised },
       budget: { examples: 0 },

@@ -4,8 +4,11 @@ import type { Dataset } from '../../spec/data.js';
 /** |correlation| of a feature with a regression target at or above which it is a copy of the target. */
 export const LEAK_CORRELATION = 0.999;
 
-/** Pearson's correlation of two equally long columns (0 when either is constant). */
-function pearson(a: number[], b: number[]): number {
+/** Pearson's correlation of two equally long columns over the rows where both have a value (0 when either is constant). */
+function pearson(aAll: number[], bAll: number[]): number {
+  const both = aAll.map((_, i) => i).filter((i) => !Number.isNaN(aAll[i]) && !Number.isNaN(bAll[i]));
+  const a = both.map((i) => aAll[i]);
+  const b = both.map((i) => bAll[i]);
   const n = a.length;
   const ma = a.reduce((s, v) => s + v, 0) / n;
   const mb = b.reduce((s, v) => s + v, 0) / n;
@@ -32,6 +35,8 @@ export function leakProblems(d: Dataset, columns: string[]): string[] {
     const col = d.x.map((r) => r[j]);
     const at = `data.features[${j}]`;
     if (d.kind === 'regression') {
+      // A categorical column's codes say nothing by their order: a copy of a numeric target is numeric.
+      if (d.columns?.[j]?.kind === 'categorical') return;
       const r = pearson(col, d.y);
       if (Math.abs(r) >= LEAK_CORRELATION)
         problems.push(`${at}: column "${columns[j]}" is a copy of the target (correlation ${r.toFixed(4)} with "${d.target}"); leave it out`);

@@ -107,9 +107,12 @@ test('wrong and missing columns, a missing target, non-numeric features, a targe
     (await problems(classificationTask('w2', { data: data({ target: 'label' }), variables: {} })))[0],
     /^data\.target: column "label" is not in data\.csv/,
   );
-  assert.match(
-    (await problems(classificationTask('w3', { data: data({ features: ['a', 'kind'], target: 'y', type: 'regression' }), metric: 'rmse', variables: {} })))[0],
-    /^data\.features\[1\]: column "kind" is not numeric \(row 1: "up"\); encode it as numbers or leave it out/,
+  // A column of texts is a categorical feature, kept and said so.
+  const w3 = classificationTask('w3', { data: data({ features: ['a', 'kind'], target: 'y', type: 'regression' }), metric: 'rmse', variables: {} });
+  const text = await loadTaskFile(writeTask(dir, 'w3.json', w3), dir);
+  assert.ok(
+    text.notes.some((n) => /column "kind" read as categorical \(2 levels\)/.test(n)),
+    text.notes.join(' | '),
   );
   assert.match(
     (await problems(classificationTask('w4', { data: data({ target: 'kind', type: 'regression' }), metric: 'rmse' })))[0],
@@ -162,7 +165,7 @@ test('empty data: no rows, only empty values, too few rows, a single class, a co
   writeFileSync(join(dir, 'blank.csv'), 'a,b,c,kind\n,,,\nNA,1,2,up\n');
   assert.match(
     (await problems(classificationTask('e2', { data: data({ file: 'blank.csv' }) })))[0],
-    /^data\.file: blank\.csv has no usable rows \(2 rows, 2 with an empty value\)/,
+    /^data\.features\[0\]: column "a" has no value in any row; leave it out/,
   );
   writeFileSync(join(dir, 'few.csv'), toCsv(syntheticRows(12)));
   assert.match(

@@ -147,6 +147,9 @@ function checkFields(l: SupervisedLoad): string[] {
     p.add(`metric: "${task.metric}" needs a regression target; use accuracy, macro-f1 or log-loss`);
   if (data.features.includes(data.target))
     p.add(`data.features[${data.features.indexOf(data.target)}]: the target column "${data.target}" is also a feature: it would leak the answer`);
+  data.categorical.forEach((c, i) => {
+    if (!data.features.includes(c)) p.add(`data.categorical[${i}]: "${c}" is not a feature`);
+  });
   const dupFeature = data.features.find((f, i) => data.features.indexOf(f) !== i);
   if (dupFeature) p.add(`data.features: column "${dupFeature}" is listed twice`);
   const names = data.features.map(featureName);
@@ -183,6 +186,21 @@ async function readData(l: SupervisedLoad, rel: string, fmt: TableFormat | undef
   }
 }
 
+const droppedWhy = (missing: SupervisedTaskFile['data']['missing']): string => (missing === 'keep' ? 'an empty target' : 'an empty value in a used column');
+
+/** Rows for the near-copy search: a missing cell takes the column's median, so that rows are points (a code is a number there). */
+function nearCopyView(x: number[][]): number[][] {
+  if (!x.some((row) => row.some(Number.isNaN))) return x;
+  const medians = (x[0] ?? []).map((_, j) => {
+    const v = x
+      .map((row) => row[j])
+      .filter((a) => !Number.isNaN(a))
+      .sort((a, b) => a - b);
+    return v.length ? v[Math.floor(v.length / 2)] : 0;
+  });
+  return x.map((row) => row.map((v, j) => (Number.isNaN(v) ? medians[j] : v)));
+}
+
 /** Phase 2: the main data file read and its rows checked (enough usable rows for a hidden test split). */
 async function loadMain(l: SupervisedLoad): Promise<{ main: { table: Table; name: string }; rows: Rows } | null> {
   const { task, p } = l;
@@ -199,7 +217,8 @@ async function loadMain(l: SupervisedLoad): Promise<{ main: { table: Table; name
     p.add(`data.file: ${main.name} has ${rows.x.length} usable rows; a task needs at least ${MIN_ROWS} (a hidden test set is split from them)`);
     return null;
   }
-  if (rows.dropped > 0) l.notes.push(`${rows.dropped} of ${main.table.rows.length} rows of ${main.name} dropped (an empty value in a used column)`);
+  l.notes.push(...rows.notes);
+  if (rows.dropped > 0) l.notes.push(`${rows.dropped} of ${main.table.rows.length} rows of ${main.name} dropped (${droppedWhy(data.missing)})`);
   return { main, rows };
 }
 
@@ -228,6 +247,7 @@ function mainDataset(
     target: targetName,
     kind: data.type,
     ...(classes ? { classes } : {}),
+    ...(rows.columns ? { columns: rows.columns } : {}),
     x: rows.x,
     y,
     descriptions,
@@ -247,13 +267,16 @@ async function loadExtras(l: SupervisedLoad, dataset: Dataset, classes: string[]
     const field = `data.sources[${i}]`;
     const t = await readData(l, s.file, s.format, `${field}.file`);
     if (!t) continue;
-    const r = tableRows(t.table, { ...data, file: s.file }, t.name, `${field}.`, p);
+    const r = tableRows(t.table, { ...data, file: s.file }, t.name, `${field}.`, p, dataset.columns ?? dataset.features.map(() => ({ kind: 'numeric' })));
     if (!r) continue;
+    l.notes.push(...r.notes);
+    // An extra source with missing cells makes the task's rows coded too (every feature numeric).
+    if (r.columns && !dataset.columns) dataset.columns = r.columns;
     if (r.x.length === 0) {
       p.add(`${field}.file: ${t.name} has no usable rows`);
       continue;
     }
-    if (r.dropped > 0) l.notes.push(`${r.dropped} of ${t.table.rows.length} rows of ${t.name} dropped (an empty value in a used column)`);
+    if (r.dropped > 0) l.notes.push(`${r.dropped} of ${t.table.rows.length} rows of ${t.name} dropped (${droppedWhy(data.missing)})`);
     let sy: number[];
     if (classes) {
       const unknown = r.labels.map(String).find((label) => !classes.includes(label));
@@ -263,8 +286,8 @@ async function loadExtras(l: SupervisedLoad, dataset: Dataset, classes: string[]
       }
       sy = r.labels.map((label) => classes.indexOf(String(label)));
     } else sy = r.labels as number[];
-    index ??= new NearCopyIndex(new DistinctRows(dataset.x));
-    const near = index.find(r.x);
+    index ??= new NearCopyIndex(new DistinctRows(nearCopyView(dataset.x)));
+    const near = index.find(nearCopyView(r.x));
     if (near.copies > 0) {
       l.notes.push(
         `${near.copies} of ${r.x.length} rows of ${t.name} are near-copies of rows of ${mainName} (${ruleWords(index.rule)}); ` +

@@ -1,8 +1,9 @@
 /**
- * The rows of a task file's data table: numeric features and a target (a number or a class label)
- * per row, cells that mean "no value" recognised, and every problem of the table named by its
- * field, row and column.
+ * The rows of a task file's data table: features as they come (numbers, categories, missing
+ * cells, coded as `Dataset.columns` says) and a target (a number or a class label) per row, cells
+ * that mean "no value" recognised, and every problem of the table named by its field, row and column.
  */
+import type { ColumnInfo } from '../../spec/data.js';
 import type { SupervisedTaskFile } from './schema.js';
 import type { Table } from './table.js';
 
@@ -42,68 +43,117 @@ const quote = (v: unknown): string => {
   return JSON.stringify(s.length > 40 ? `${s.slice(0, 37)}...` : s);
 };
 
-/** Rows of numeric features and a target read from a table (classes given: labels must be among them). */
+/** Rows read from a table: coded features (`Dataset.columns`), a target per row, and how the table was read. */
 export interface Rows {
   x: number[][];
   labels: (string | number)[];
+  /** Rows left out: an empty target, or (under `missing: drop-row`) an empty feature cell. */
   dropped: number;
+  /** Each feature's coding; absent when every feature is numeric and no kept cell is missing. */
+  columns?: ColumnInfo[];
+  /** Facts worth telling the user: columns read as categorical, text cells read as missing. */
+  notes: string[];
 }
 
-/** The rows of a table: numeric features and a target; problems added, null when a used column is missing. */
-export function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: string, field: string, p: ProblemList): Rows | null {
+/** A column whose distinct texts number more than this share of its rows (and at least `ID_LEVELS`) is an identifier or free text. */
+const ID_SHARE = 0.5;
+const ID_LEVELS = 50;
+/** A mostly numeric column: at least this share of its present cells are numbers; its few texts are read as missing. */
+const NUMERIC_SHARE = 0.95;
+
+/** How one feature column is read: its coding and, for a categorical one, its cells' codes. */
+interface ColumnRead {
+  coding: ColumnInfo;
+  cells: number[];
+  note?: string;
+  problem?: string;
+}
+
+/** Reads one feature column: numeric, mostly numeric (texts missing), or categorical (levels sorted); a problem for an unusable one. */
+function readColumn(values: unknown[], column: string, forced: boolean, given: ColumnInfo | undefined): ColumnRead {
+  const nums = values.map(numberOf);
+  const present = nums.filter((v) => v !== 'missing').length;
+  if (present === 0) return { coding: { kind: 'numeric' }, cells: [], problem: `column "${column}" has no value in any row; leave it out` };
+  const texts = nums.filter((v) => v === 'bad').length;
+  if (given?.kind === 'numeric' || (!given && !forced && texts <= (1 - NUMERIC_SHARE) * present)) {
+    const cells = nums.map((v) => (typeof v === 'number' ? v : NaN));
+    const note = texts ? `column "${column}": ${texts} text cell(s) among numbers read as missing` : undefined;
+    return { coding: { kind: 'numeric' }, cells, note };
+  }
+  const labels = values.map(labelOf);
+  const levels = given?.kind === 'categorical' ? given.levels : classList(labels.filter((l): l is string => l !== 'missing' && l !== 'bad'));
+  const index = new Map(levels.map((l, i) => [l, i]));
+  const cells = labels.map((l) => (l === 'missing' || l === 'bad' ? NaN : (index.get(l) ?? NaN)));
+  if (!given && levels.length >= ID_LEVELS && levels.length > ID_SHARE * present) {
+    return {
+      coding: { kind: 'categorical', levels },
+      cells,
+      problem: `column "${column}" has ${levels.length} different texts in ${present} rows: an identifier or free text, not a feature; leave it out`,
+    };
+  }
+  const unseen = given ? labels.filter((l) => l !== 'missing' && l !== 'bad' && !index.has(l)).length : 0;
+  const note = given
+    ? unseen
+      ? `column "${column}": ${unseen} cell(s) with a level the main file does not have read as missing`
+      : undefined
+    : `column "${column}" read as categorical (${levels.length} levels)`;
+  return { coding: { kind: 'categorical', levels }, cells, note };
+}
+
+/**
+ * The rows of a table: coded features and a target; problems added, null when a used column is
+ * missing. `codings` (an extra source's) reads each column as the main file's did.
+ */
+export function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: string, field: string, p: ProblemList, codings?: ColumnInfo[]): Rows | null {
   const missingCols = [spec.target, ...spec.features].filter((c) => !table.columns.includes(c));
   for (const c of missingCols) {
     const at = c === spec.target ? `${field}target` : `${field}features[${spec.features.indexOf(c)}]`;
     p.add(`${at}: column "${c}" is not in ${name} (columns: ${table.columns.slice(0, 30).join(', ')}${table.columns.length > 30 ? ', ...' : ''})`);
   }
   // With columns missing, the others are still checked (every problem in one pass), then null.
-  const features = spec.features.filter((c) => table.columns.includes(c));
+  const notes: string[] = [];
+  const reads = spec.features.map((c, j) => {
+    if (!table.columns.includes(c)) return null;
+    const read = readColumn(
+      table.rows.map((row) => row[c]),
+      c,
+      spec.categorical.includes(c),
+      codings?.[j],
+    );
+    if (read.problem && table.rows.length > 0) p.add(`${field}features[${j}]: ${read.problem}`);
+    if (read.note) notes.push(read.note);
+    return read;
+  });
   const hasTarget = table.columns.includes(spec.target);
   const x: number[][] = [];
   const labels: (string | number)[] = [];
   let dropped = 0;
-  const badFeature = new Map<string, string>();
   let badTarget: string | null = null;
   let firstMissing: string | null = null;
+  let anyMissing = false;
   table.rows.forEach((row, r) => {
     const line = r + 1;
-    const feats: number[] = [];
-    let missing = false;
-    for (const c of features) {
-      const v = numberOf(row[c]);
-      if (v === 'bad') {
-        if (!badFeature.has(c)) badFeature.set(c, `row ${line}: ${quote(row[c])}`);
-        missing = true;
-      } else if (v === 'missing') {
-        missing = true;
-        firstMissing ??= `row ${line}, column "${c}"`;
-      } else feats.push(v);
-    }
     let label: string | number = NaN;
-    if (!hasTarget) missing = true;
-    else if (spec.type === 'classification') {
-      const l = labelOf(row[spec.target]);
+    let skip = !hasTarget;
+    if (hasTarget) {
+      const l = spec.type === 'classification' ? labelOf(row[spec.target]) : numberOf(row[spec.target]);
       if (l === 'bad') badTarget ??= `row ${line}: ${quote(row[spec.target])}`;
       if (l === 'missing') firstMissing ??= `row ${line}, column "${spec.target}"`;
-      if (l === 'bad' || l === 'missing') missing = true;
-      label = l;
-    } else {
-      const v = numberOf(row[spec.target]);
-      if (v === 'bad') badTarget ??= `row ${line}: ${quote(row[spec.target])}`;
-      if (v === 'missing') firstMissing ??= `row ${line}, column "${spec.target}"`;
-      if (v === 'bad' || v === 'missing') missing = true;
-      label = typeof v === 'number' ? v : NaN;
+      if (l === 'bad' || l === 'missing') skip = true;
+      else label = l;
     }
-    if (missing) {
+    const feats = reads.map((read) => (read ? (read.cells[r] ?? NaN) : NaN));
+    const gap = feats.findIndex((v) => Number.isNaN(v));
+    if (gap >= 0) firstMissing ??= `row ${line}, column "${spec.features[gap]}"`;
+    if (gap >= 0 && spec.missing !== 'keep') skip = true;
+    if (skip) {
       dropped++;
       return;
     }
+    anyMissing ||= gap >= 0;
     x.push(feats);
     labels.push(label);
   });
-  for (const [c, where] of badFeature) {
-    p.add(`${field}features[${spec.features.indexOf(c)}]: column "${c}" is not numeric (${where}); encode it as numbers or leave it out`);
-  }
   if (badTarget) {
     const want = spec.type === 'regression' ? 'numeric' : 'a class label';
     const hint = spec.type === 'regression' ? '; use type "classification" for labels' : '';
@@ -111,8 +161,10 @@ export function tableRows(table: Table, spec: SupervisedTaskFile['data'], name: 
   }
   if (missingCols.length) return null;
   if (dropped > 0 && spec.missing === 'error' && firstMissing)
-    p.add(`${field}missing: ${dropped} row(s) of ${name} have an empty value (first: ${firstMissing}); set "missing": "drop-row" to drop them`);
-  return { x, labels, dropped };
+    p.add(`${field}missing: ${dropped} row(s) of ${name} have an empty value (first: ${firstMissing}); set "missing" to "keep" or "drop-row"`);
+  const coded = reads.map((r) => r!.coding);
+  const columns = anyMissing || coded.some((c) => c.kind === 'categorical') ? coded : undefined;
+  return { x, labels, dropped, notes, ...(columns ? { columns } : {}) };
 }
 
 /** Sorted class names: numerically when every label is a number, else as text. */

@@ -88,7 +88,16 @@ export const SupervisedTaskFileSchema = z
         format,
         target: z.string().min(1).max(200).describe('the column to predict'),
         type: z.enum(['classification', 'regression']).describe('classification (a class per row) or regression (a number per row)'),
-        features: z.array(z.string().min(1).max(200)).min(1).max(1000).describe('the numeric columns the model reads'),
+        features: z
+          .array(z.string().min(1).max(200))
+          .min(1)
+          .max(1000)
+          .describe('the columns the model reads: numbers, or categories (a column with text cells is read as categorical)'),
+        categorical: z
+          .array(z.string().min(1).max(200))
+          .max(1000)
+          .default([])
+          .describe('features to read as categorical although their cells are numbers (codes such as 1, 2, 3 for three kinds)'),
         id: z.string().regex(TASK_ID).max(64).default('main').describe('the source id of the training part of this file'),
         description: z.string().max(1000).optional().describe('what the data is, for the catalogue (default: a sentence from the file name)'),
         sources: z
@@ -100,9 +109,12 @@ export const SupervisedTaskFileSchema = z
               '(clean-small, noisy-large, shifted, imbalanced, duplicated, augmented) shares what the embedded controller learned about such sources',
           ),
         missing: z
-          .enum(['drop-row', 'error'])
-          .default('drop-row')
-          .describe('a row with an empty value in a used column: dropped (counted in `rrl task validate`), or an error'),
+          .enum(['keep', 'drop-row', 'error'])
+          .default('keep')
+          .describe(
+            "a row with an empty feature cell: kept (each job decides how to fill it: the spec's dataset.columns), dropped (counted in " +
+              '`rrl task validate`), or an error; a row with an empty target is always dropped',
+          ),
       })
       .strict()
       .describe('the data: the hidden test set is split from this file by the harness, with its evaluation secret'),

@@ -77,6 +77,15 @@ export function testRows(d: Dataset, testFraction: number): number {
   return [...counts.values()].reduce((a, c) => a + Math.round(testFraction * c), 0);
 }
 
+/** Each feature's kind, level count and share of missing cells (of the whole table: public like its size). */
+function columnFacts(d: Dataset): NonNullable<TaskBrief['supervised']>['columns'] {
+  return d.features.map((name, j) => {
+    const c = d.columns![j];
+    const missing = d.x.length ? Number((d.x.filter((row) => Number.isNaN(row[j])).length / d.x.length).toFixed(3)) : 0;
+    return c.kind === 'categorical' ? { name, kind: c.kind, levels: c.levels.length, missing } : { name, kind: c.kind, missing };
+  });
+}
+
 /** The brief of a supervised task: features, target, the source catalog, caps; never the test set. */
 export function supervisedBrief(def: SupervisedTaskDef): TaskBrief {
   const d = def.load();
@@ -101,6 +110,7 @@ export function supervisedBrief(def: SupervisedTaskDef): TaskBrief {
     supervised: {
       features,
       target: { name: d.target, description: d.descriptions[d.target] ?? d.target, type: d.kind, classes: d.classes },
+      ...(d.columns ? { columns: columnFacts(d) } : {}),
       sources: def.sources.map((s) => ({ id: s.id, description: s.description, examples: s.examples })),
     },
     algorithms: ['supervised'],

@@ -199,6 +199,11 @@ export function supervisedEvaluation(def: SupervisedTaskDef, settings: Supervise
       if (command) throw new Error(`${def.id}: artifacts are scored by the evaluation command (scoreArtifact)`);
       const { test } = splitData();
       const runner = new ModelRunner(trained as ModelFile);
+      // The test rows are coded cells when the table has categorical columns or missing cells: only a model that reads columns can score.
+      if (test.columns && !runner.file.columns)
+        throw new Error('model.json: the task\'s table has categorical columns or missing cells; the model must say how it reads them ("columns")');
+      if (runner.rowWidth !== test.features.length)
+        throw new Error(`model.json: the model reads ${runner.rowWidth} columns, the task has ${test.features.length}`);
       const pred = runner.predict(test.x);
       const proba = def.metric === 'log-loss' ? runner.predictProba(test.x) : undefined;
       return metricWithStderr(def.metric, pred, test.y, test.classes?.length ?? 0, proba);
@@ -224,7 +229,8 @@ export function supervisedEvaluation(def: SupervisedTaskDef, settings: Supervise
     heldOut: splitData,
     source,
     jobData(sourceIds) {
-      const out: SupervisedData = { sources: {} };
+      const { pool } = splitData();
+      const out: SupervisedData = { sources: {}, ...(pool.columns ? { columns: pool.columns } : {}) };
       for (const id of sourceIds) {
         const d = source(id);
         out.sources[id] = { x: d.x, y: d.y };
