@@ -1,6 +1,8 @@
 /**
  * Starting task files, as `rrl task new` writes them: from a data file and its target column
- * (every numeric column becomes a feature, except ones that copy the target), or from a
+ * (every column a practitioner would use becomes a feature, numbers and categories alike, with
+ * empty cells; mostly empty columns, identifiers and copies of the target are left out, each
+ * said), or from a
  * Gymnasium id (the fields only; nothing is probed). The user then edits the words.
  */
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -8,6 +10,7 @@ import { basename, dirname, relative, resolve, sep } from 'node:path';
 import { TASK_ID } from './schema.js';
 import { type Table, formatOf, readTable } from './table.js';
 import { TaskFileError, loadTaskFile } from './load.js';
+import { columnFacts } from './rows.js';
 
 /** What `rrl task new --data` was asked. */
 export interface NewFromData {
@@ -41,17 +44,46 @@ const isNumberCell = (v: unknown): boolean =>
 const isEmptyCell = (v: unknown): boolean =>
   v === null || v === undefined || (typeof v === 'string' && ['', 'na', 'nan', 'null', 'none', 'n/a', '?'].includes(v.trim().toLowerCase()));
 
-/** Columns whose every non-empty cell is a number. */
-function numericColumns(t: Table): string[] {
-  return t.columns.filter((c) => {
-    let any = false;
-    for (const r of t.rows) {
-      if (isEmptyCell(r[c])) continue;
-      if (!isNumberCell(r[c])) return false;
-      any = true;
+/** A column this empty is left out unless the user adds it back. */
+export const MOSTLY_EMPTY = 0.5;
+/** A minority class under this share makes accuracy a poor metric (the majority predictor nearly maxes it). */
+export const IMBALANCED = 0.2;
+
+/** The features a practitioner would start from, and every column left out with its reason. */
+interface FeatureChoice {
+  features: string[];
+  categorical: string[];
+  notes: string[];
+}
+
+const percent = (v: number): string => `${Math.round(v * 100)} %`;
+
+/** Every column but the target, kept as a feature or left out with the reason said. */
+function chooseFeatures(t: Table, target: string): FeatureChoice {
+  const features: string[] = [];
+  const categorical: string[] = [];
+  const out = { empty: [] as string[], mostly: [] as string[], ids: [] as string[] };
+  const gaps: string[] = [];
+  for (const c of t.columns) {
+    if (c === target) continue;
+    const f = columnFacts(t.rows.map((r) => r[c]));
+    const empty = 1 - f.present / Math.max(1, f.rows);
+    if (f.present === 0) out.empty.push(c);
+    else if (empty >= MOSTLY_EMPTY) out.mostly.push(`${c} (${percent(empty)} empty)`);
+    else if (f.identifier) out.ids.push(c);
+    else {
+      features.push(c);
+      if (f.kind === 'categorical') categorical.push(c);
+      if (empty > 0) gaps.push(`${c} (${percent(empty)})`);
     }
-    return any;
-  });
+  }
+  const notes: string[] = [];
+  if (categorical.length) notes.push(`categorical: ${categorical.join(', ')}; each job chooses their encoding (dataset.columns)`);
+  if (gaps.length) notes.push(`kept with empty cells: ${gaps.join(', ')}; their rows are kept and each job chooses how to fill them`);
+  if (out.mostly.length) notes.push(`left out (mostly empty): ${out.mostly.join(', ')}; add one to data.features to use it anyway`);
+  if (out.ids.length) notes.push(`left out (a different value on most rows: an identifier or free text): ${out.ids.join(', ')}`);
+  if (out.empty.length) notes.push(`left out (no value in any row): ${out.empty.join(', ')}`);
+  return { features, categorical, notes };
 }
 
 /** Classification when the target is text, or a number with at most 10 distinct whole values. */
@@ -60,6 +92,21 @@ function guessType(t: Table, target: string): 'classification' | 'regression' {
   if (!values.every(isNumberCell)) return 'classification';
   const distinct = new Set(values.map((v) => Number(v)));
   return distinct.size <= 10 && [...distinct].every(Number.isInteger) ? 'classification' : 'regression';
+}
+
+/** The metric that fits the target: macro-F1 where the smallest class is rare (the majority predictor cannot max it), else accuracy; RMSE for numbers. */
+function chooseMetric(t: Table, target: string, type: 'classification' | 'regression'): { metric: string; note?: string } {
+  if (type === 'regression') return { metric: 'rmse' };
+  const counts = new Map<string, number>();
+  for (const r of t.rows) if (!isEmptyCell(r[target])) counts.set(String(r[target]).trim(), (counts.get(String(r[target]).trim()) ?? 0) + 1);
+  const total = [...counts.values()].reduce((a, b) => a + b, 0);
+  const smallest = Math.min(...counts.values()) / Math.max(1, total);
+  if (counts.size >= 2 && smallest < IMBALANCED)
+    return {
+      metric: 'macro-f1',
+      note: `metric macro-f1: the rarest class is ${percent(smallest)} of the rows, and always predicting the commonest would score well on accuracy`,
+    };
+  return { metric: 'accuracy' };
 }
 
 /** Writes a starting supervised task file for a data file; refuses to overwrite one. */
@@ -86,10 +133,13 @@ export async function newTaskFromData(o: NewFromData): Promise<NewResult> {
     dataRel = basename(dataPath);
   }
   const type = o.type ?? guessType(table, o.target);
-  const numeric = numericColumns(table).filter((c) => c !== o.target);
-  const left = table.columns.filter((c) => c !== o.target && !numeric.includes(c));
-  if (left.length) notes.push(`left out (not numeric): ${left.join(', ')}; encode them as numbers to use them`);
-  if (numeric.length === 0) throw new Error(`${basename(o.data)}: no numeric column besides "${o.target}" to use as a feature`);
+  const chosen = chooseFeatures(table, o.target);
+  const numeric = chosen.features;
+  if (numeric.length === 0) throw new Error(`${basename(o.data)}: no usable column besides "${o.target}" to use as a feature`);
+  notes.push(...chosen.notes);
+  const metric = chooseMetric(table, o.target, type);
+  if (metric.note) notes.push(metric.note);
+  const noTarget = table.rows.filter((r) => isEmptyCell(r[o.target])).length;
   const variables: Record<string, string> = {};
   for (const c of [...numeric, o.target]) variables[c] = `${c}: what it measures, and its unit`;
   const task = {
@@ -101,13 +151,14 @@ export async function newTaskFromData(o: NewFromData): Promise<NewResult> {
     kind: 'supervised',
     variables,
     data: { file: dataRel.split(sep).join('/'), target: o.target, type, features: numeric },
-    metric: type === 'classification' ? 'accuracy' : 'rmse',
+    metric: metric.metric,
     split: { testFraction: 0.3 },
     caps: { maxWallSeconds: 120 },
     experiments: 'held-out',
   };
   notes.unshift(
-    `${type} of "${o.target}" from ${numeric.length} feature(s); edit the title, description ` +
+    `${type} of "${o.target}" from ${numeric.length} of ${table.columns.length - 1} column(s) on ${table.rows.length - noTarget} of ${table.rows.length} rows` +
+      `${noTarget ? ` (${noTarget} with an empty target left out)` : ''}; edit the title, description ` +
       `and variables, then run \`rrl task validate ${relative(process.cwd(), out)}\``,
   );
   mkdirSync(outDir, { recursive: true });

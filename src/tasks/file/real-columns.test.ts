@@ -13,6 +13,7 @@ import { getSupervisedEvaluation } from '../hidden.js';
 import { scorePolicy } from '../../outer/scoring/hidden-score.js';
 import type { ModelFile } from '../../inner/model.js';
 import { taskDir, toCsv, writeTask } from '../../testing/task-files.js';
+import { newTaskFromData } from './new.js';
 
 /**
  * A table shaped like a clinical trial's: many yes/no columns, a site code, an age with a few
@@ -26,7 +27,7 @@ function trialRows(n: number): Record<string, string | number>[] {
     const row: Record<string, string | number> = { id: `P${1000 + i}`, age: i % 19 === 0 ? '' : age, site, lab: i % 20 === 0 ? (i % 7) + 0.5 : 'NA' };
     for (let k = 0; k < 10; k++) row[`sym${k}`] = yes(k);
     const risk = (age - 60) / 10 + (row.sym0 === 'yes' ? 1.5 : 0) + (row.sym3 === 'yes' ? 1 : 0) + (site === 'coast' ? 1 : 0);
-    row.died = risk > 2 ? 'yes' : 'no';
+    row.died = risk > 3 ? 'yes' : 'no';
     return row;
   });
 }
@@ -146,4 +147,24 @@ test('jobs train on categorical columns and empty cells by every decision; the m
   } finally {
     await executor.close();
   }
+});
+
+test('rrl task new chooses as a practitioner would: categorical columns kept, the mostly empty and the id left out and said, a metric the majority cannot max', async () => {
+  const own = taskDir('rrl-task-new-');
+  test.after(() => rmSync(own, { recursive: true, force: true }));
+  writeFileSync(join(own, 'trial.csv'), toCsv(rows));
+  const made = await newTaskFromData({ data: join(own, 'trial.csv'), target: 'died', out: join(own, 'trial.json') });
+  const data = made.task.data as { features: string[] };
+  assert.deepEqual(data.features, ['age', 'site', ...Array.from({ length: 10 }, (_, k) => `sym${k}`)]);
+  const notes = made.notes.join(' | ');
+  assert.match(notes, /from 12 of 14 column\(s\) on 360 of 360 rows/);
+  assert.match(notes, /left out \(mostly empty\): lab \(95 % empty\)/);
+  assert.match(notes, /left out \(a different value on most rows: an identifier or free text\): id/);
+  assert.match(notes, /kept with empty cells: age \(5 %\)/);
+  const share = rows.filter((r) => r.died === 'yes').length / rows.length;
+  assert.ok(share < 0.2, `died share ${share}`);
+  assert.equal(made.task.metric, 'macro-f1');
+  assert.match(notes, /metric macro-f1: the rarest class is 18 %/);
+  const loaded = await loadTaskFile(made.out);
+  assert.equal(loaded.extra.kind === 'supervised' && loaded.extra.def.load().x.length, 360);
 });

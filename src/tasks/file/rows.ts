@@ -61,6 +61,33 @@ const ID_LEVELS = 50;
 /** A mostly numeric column: at least this share of its present cells are numbers; its few texts are read as missing. */
 const NUMERIC_SHARE = 0.95;
 
+/** What a column holds, as `rrl task new` weighs it: cells present, how they read, and whether it looks like an identifier. */
+export interface ColumnFacts {
+  rows: number;
+  present: number;
+  /** Read as numbers (a few texts among numbers are missing cells) or as categories. */
+  kind: 'numeric' | 'categorical';
+  /** Distinct values of a categorical column. */
+  levels: number;
+  /** A different text on most rows (free text or an id), or whole numbers that count the rows. */
+  identifier: boolean;
+}
+
+/** The facts of one column's cells. */
+export function columnFacts(values: unknown[]): ColumnFacts {
+  const nums = values.map(numberOf);
+  const present = nums.filter((v) => v !== 'missing').length;
+  const texts = nums.filter((v) => v === 'bad').length;
+  if (present > 0 && texts <= (1 - NUMERIC_SHARE) * present) {
+    const got = nums.filter((v): v is number => typeof v === 'number');
+    const distinct = new Set(got);
+    const counts = got.length > 1 && distinct.size === got.length && got.every(Number.isInteger) && Math.max(...got) - Math.min(...got) === got.length - 1;
+    return { rows: values.length, present, kind: 'numeric', levels: 0, identifier: counts };
+  }
+  const levels = new Set(values.map(labelOf).filter((l) => l !== 'missing' && l !== 'bad')).size;
+  return { rows: values.length, present, kind: 'categorical', levels, identifier: levels >= ID_LEVELS && levels > ID_SHARE * present };
+}
+
 /** How one feature column is read: its coding and, for a categorical one, its cells' codes. */
 interface ColumnRead {
   coding: ColumnInfo;
