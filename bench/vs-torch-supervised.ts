@@ -11,7 +11,8 @@
  *     MLP 64-64, 3 classes.
  *
  * Our side trains through `runJob` (the job path: spec checks, the supervised trainer, the artifact);
- * its time is the job's wall-clock (`cost.wallSeconds`). The categorical table is encoded in the
+ * its time is the job's wall-clock (`cost.wallSeconds`) and the job thread's CPU seconds (`cost.cpuSeconds`; the
+ * reference's process CPU seconds beside its wall-clock): on a shared machine the CPU ratio is the steadier figure. The categorical table is encoded in the
  * bench by `fitColumns`/`applyColumns` (fitted on the engine's training rows) and the job trains on
  * the encoded matrix as a numeric dataset: the engine's set-up does not encode columns yet. The
  * reference encodes the raw table with NumPy the same way (timed, and checked against our matrix)
@@ -171,6 +172,7 @@ function briefFor(d: number, classes: number): TaskBrief {
 /** One run's figures on one side. */
 interface Side {
   trainS: number;
+  cpuS: number;
   accuracy: number;
   encodeS: number | null;
 }
@@ -180,15 +182,21 @@ function runTorch(ref: { dir: string; python: string }, file: string, seed: numb
   const r = spawnSync(ref.python, [SCRIPT, '--data', file, '--seed', String(seed), '--threads', '1'], { cwd: ref.dir, encoding: 'utf8', timeout: 900_000 });
   const line = r.stdout?.split('\n').find((l) => l.startsWith('SUMMARY '));
   if (r.status !== 0 || !line) throw new Error(`reference run failed (exit ${r.status}): ${(r.stderr ?? '').slice(-500)}`);
-  const s = JSON.parse(line.slice('SUMMARY '.length)) as { train_wall_s: number; val_accuracy: number; encode_s?: number; encode_max_abs_diff?: number };
-  return { trainS: s.train_wall_s, accuracy: s.val_accuracy, encodeS: s.encode_s ?? null, encodeDiff: s.encode_max_abs_diff ?? null };
+  const s = JSON.parse(line.slice('SUMMARY '.length)) as {
+    train_wall_s: number;
+    train_cpu_s: number;
+    val_accuracy: number;
+    encode_s?: number;
+    encode_max_abs_diff?: number;
+  };
+  return { trainS: s.train_wall_s, cpuS: s.train_cpu_s, accuracy: s.val_accuracy, encodeS: s.encode_s ?? null, encodeDiff: s.encode_max_abs_diff ?? null };
 }
 
 /** One project run through the job path on the (encoded) matrix. */
 async function runProject(input: JobSpecInput, x: number[][], y: number[], classes: number, encodeS: number | null): Promise<Side & { examples: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-vs-torch-sup-'));
   const a = await runJob(input, briefFor(x[0].length, classes), { outDir: dir, data: { sources: { rows: { x, y } } } });
-  return { trainS: a.cost.wallSeconds, accuracy: a.trainReturn ?? Number.NaN, encodeS, examples: a.cost.examples };
+  return { trainS: a.cost.wallSeconds, cpuS: a.cost.cpuSeconds, accuracy: a.trainReturn ?? Number.NaN, encodeS, examples: a.cost.examples };
 }
 
 /** One row of the printed table. */
@@ -224,56 +232,59 @@ async function runCase(c: Case, ref: ReturnType<typeof findReference>, runs: num
   return rows;
 }
 
-/** The medians of one case's runs and the ratio of the training times (PyTorch / recursive-rl). */
-function medians(rows: Row[]): { torch: number | null; project: number; ratio: number | null; torchEncode: number | null; projectEncode: number | null } {
+/** Medians of one case's runs (wall and CPU seconds) and their ratios (PyTorch / recursive-rl). */
+interface Medians {
+  torch: { wall: number; cpu: number; encode: number | null } | null;
+  project: { wall: number; cpu: number; encode: number | null };
+  ratio: { wall: number; cpu: number } | null;
+}
+
+/** The medians of one case's runs. */
+function medians(rows: Row[]): Medians {
+  const of = (sides: Side[]): { wall: number; cpu: number; encode: number | null } => {
+    const enc = sides.filter((s) => s.encodeS !== null).map((s) => s.encodeS!);
+    return { wall: median(sides.map((s) => s.trainS)), cpu: median(sides.map((s) => s.cpuS)), encode: enc.length ? median(enc) : null };
+  };
   const t = rows.filter((r) => r.torch).map((r) => r.torch!);
-  const torch = t.length ? median(t.map((s) => s.trainS)) : null;
-  const project = median(rows.map((r) => r.project.trainS));
-  const te = t.filter((s) => s.encodeS !== null).map((s) => s.encodeS!);
-  const pe = rows.filter((r) => r.project.encodeS !== null).map((r) => r.project.encodeS!);
-  return { torch, project, ratio: torch ? torch / project : null, torchEncode: te.length ? median(te) : null, projectEncode: pe.length ? median(pe) : null };
+  const torch = t.length ? of(t) : null;
+  const project = of(rows.map((r) => r.project));
+  return { torch, project, ratio: torch ? { wall: torch.wall / project.wall, cpu: torch.cpu / project.cpu } : null };
 }
 
 const secs = (v: number | null | undefined): string => (v === null || v === undefined ? '' : num(v, 3));
+const both = (wall: number, cpu: number): string => `${secs(wall)} (${secs(cpu)})`;
 
 /** The printed table: every run, then each case's medians. */
-function print(rows: Row[], byCase: Record<string, ReturnType<typeof medians>>): void {
+function print(rows: Row[], byCase: Record<string, Medians>): void {
+  const ratio = (wall: number, cpu: number): string => `${num(wall, 2)}× (${num(cpu, 2)}×)`;
   const lines = rows.map((r) => [
     r.case,
     String(r.seed),
-    r.torch ? secs(r.torch.trainS) : 'skipped',
-    secs(r.project.trainS),
-    r.torch ? `${num(r.torch.trainS / r.project.trainS, 2)}×` : '',
+    r.torch ? both(r.torch.trainS, r.torch.cpuS) : 'skipped',
+    both(r.project.trainS, r.project.cpuS),
+    r.torch ? ratio(r.torch.trainS / r.project.trainS, r.torch.cpuS / r.project.cpuS) : '',
     r.torch ? num(r.torch.accuracy, 3) : '',
     num(r.project.accuracy, 3),
     r.torch?.encodeS !== null && r.torch?.encodeS !== undefined ? `${secs(r.torch.encodeS)} (diff ${num(r.torch.encodeDiff, 7)})` : '',
     secs(r.project.encodeS),
   ]);
   for (const [name, m] of Object.entries(byCase)) {
+    const t = m.torch;
+    const p = m.project;
     lines.push([
       name,
       'median',
-      m.torch === null ? 'skipped' : secs(m.torch),
-      secs(m.project),
-      m.ratio ? `${num(m.ratio, 2)}×` : '—',
+      t ? both(t.wall, t.cpu) : 'skipped',
+      both(p.wall, p.cpu),
+      m.ratio ? ratio(m.ratio.wall, m.ratio.cpu) : '—',
       '',
       '',
-      secs(m.torchEncode),
-      secs(m.projectEncode),
+      secs(t?.encode),
+      secs(p.encode),
     ]);
   }
-  const head = [
-    'case',
-    'seed',
-    'PyTorch train s',
-    'recursive-rl train s',
-    'ratio',
-    'PyTorch val acc',
-    'recursive-rl val acc',
-    'PyTorch encode s',
-    'recursive-rl encode s',
-  ];
-  console.log(table(head, lines));
+  const head = ['case', 'seed', 'PyTorch train s (CPU s)', 'recursive-rl train s (CPU s)', 'ratio wall (CPU)', 'PyTorch val acc', 'recursive-rl val acc'];
+  console.log(table([...head, 'PyTorch encode s', 'recursive-rl encode s'], lines));
 }
 
 /** The side-by-side benchmark of supervised training. */
@@ -283,7 +294,7 @@ export async function vsTorchSupervised(): Promise<Record<string, unknown>> {
   const ref = findReference();
   if ('skip' in ref) log(`vs-torch-supervised: ${ref.skip}; running the project alone`);
   const rows: Row[] = [];
-  const byCase: Record<string, ReturnType<typeof medians>> = {};
+  const byCase: Record<string, Medians> = {};
   for (const c of [spirals(10_000), mixedTable(5_000)]) {
     const caseRows = await runCase(c, ref, runs, examples);
     rows.push(...caseRows);

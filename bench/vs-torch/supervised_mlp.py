@@ -13,8 +13,8 @@ indicator and standardisation for numeric columns; one-hot of the maxLevels - 1 
 input for the rest, and an indicator for categorical ones) and compares with the engine's matrix. It
 trains on the bench's matrix, so both sides see the same inputs.
 
-Prints one line `SUMMARY {json}`: `train_wall_s` (standardisation, model, training loop and validations),
-`examples`, `epochs`, `val_loss`, `val_accuracy`, and for the categorical case `encode_s` and
+Prints one line `SUMMARY {json}`: `train_wall_s` (standardisation, model, training loop and validations) and
+`train_cpu_s` (the process's CPU seconds over the same span), `examples`, `epochs`, `val_loss`, `val_accuracy`, and for the categorical case `encode_s` and
 `encode_max_abs_diff` (largest difference from the engine's encoding).
 
     python supervised_mlp.py --data FILE --seed 1 --threads 1
@@ -72,7 +72,7 @@ def train(job: dict, seed: int) -> dict:
     y_all = torch.tensor(job["y"], dtype=torch.long)
     tr, va = np.asarray(job["train"]), np.asarray(job["val"])
     batch, budget, epochs = job["batch"], job["examples"], job["epochs"]
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     mean, std = x_all[tr].mean(0), x_all[tr].std(0)
     std[std == 0] = 1.0
     x = torch.from_numpy(((x_all - mean) / std).astype(np.float32))
@@ -109,12 +109,13 @@ def train(job: dict, seed: int) -> dict:
             val = validate()
     if len(va):
         val = validate()
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu0
     return {
         "seed": seed,
         "threads": torch.get_num_threads(),
         "torch_version": torch.__version__,
         "train_wall_s": wall,
+        "train_cpu_s": cpu,
         "examples": examples,
         "epochs": done,
         "val_loss": val[0],
