@@ -213,7 +213,11 @@ function prepX(s: Supervised, idx: ArrayLike<number>): Float32Array {
 /** The targets of rows `idx`: label-smoothed class rows [n × k], or standardised values [n]. */
 function prepY(s: Supervised, idx: ArrayLike<number>): Float32Array {
   const t = s.targetNorm;
-  return packTargets(s.all.y, idx, s.classify ? { classify: true, k: s.k, eps: s.spec.reward.labelSmoothing } : { classify: false, mean: t!.mean, std: t!.std });
+  return packTargets(
+    s.all.y,
+    idx,
+    s.classify ? { classify: true, k: s.k, eps: s.spec.reward.labelSmoothing } : { classify: false, mean: t!.mean, std: t!.std },
+  );
 }
 
 /** Every drawn row prepared once for the minibatch loop: inputs, targets and loss weights (over their training mean). */
