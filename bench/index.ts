@@ -1,6 +1,6 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
- * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, grpo,
+ * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, vs-torch-supervised, grpo,
  * gym-bridge, llm, noise, fidelity, sensitivity, zero-shot, held-out-confirm, rung-rank (default: all but grpo, gym-bridge, llm, noise, fidelity,
  * sensitivity, zero-shot, held-out-confirm and rung-rank; the first three need the Python environment, noise trains every baseline on five seeds,
  * fidelity trains the controller once per arm and seed (12 times by default), sensitivity trains about 1,500 jobs, zero-shot and held-out-confirm read a finished transfer
@@ -28,6 +28,7 @@ import { crash } from './crash.js';
 import { serve } from './serve.js';
 import { crossover } from './crossover.js';
 import { vsTorch } from './vs-torch.js';
+import { vsTorchSupervised } from './vs-torch-supervised.js';
 import { grpo } from './grpo.js';
 import { gymBridge } from './gym-bridge.js';
 import { llm } from './llm.js';
@@ -193,6 +194,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   serve,
   crossover,
   'vs-torch': vsTorch,
+  'vs-torch-supervised': vsTorchSupervised,
   grpo,
   'gym-bridge': gymBridge,
   llm,

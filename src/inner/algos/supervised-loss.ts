@@ -34,23 +34,14 @@ export function supervisedLoss(reward: JobSpec['reward'], k: number, outStride: 
   return { reward, k, outStride, classes: new CategoricalHead(k), aux: new Float64Array(k) };
 }
 
-/** Cross-entropy or focal loss of row `r` against its soft class row, unweighted; its gradient into `b.grad` when given. */
-function classRowLoss(l: SupervisedLoss, b: LossBatch, r: number): number {
+/** Focal loss of row `r` against its soft class row, unweighted; its gradient into `b.grad` when given. */
+function focalRowLoss(l: SupervisedLoss, b: LossBatch, r: number): number {
   const { k, aux } = l;
   const { y, grad } = b;
   const o = r * l.outStride;
   const scale = b.w[r] / b.n;
   const { logp, p: probs } = l.classes.set(b.out, o);
   let per = 0;
-  if (l.reward.objective === 'cross-entropy') {
-    let ySum = 0;
-    for (let c = 0; c < k; c++) {
-      per -= y[r * k + c] * logp[c];
-      ySum += y[r * k + c];
-    }
-    if (grad) for (let c = 0; c < k; c++) grad[o + c] = scale * (probs[c] * ySum - y[r * k + c]);
-    return per;
-  }
   // per = −Σ y_c (1 − p_c)^γ log p_c; ∂per/∂z_j = −(y_j a_j − p_j Σ_c y_c a_c)
   // with a_c = (1 − p_c)^γ − γ (1 − p_c)^(γ−1) p_c log p_c.
   const gamma = l.reward.focalGamma;
@@ -86,13 +77,45 @@ function regressionRowLoss(l: SupervisedLoss, b: LossBatch, r: number): number {
   return w * (0.5 * quad * quad + delta * (a - quad));
 }
 
+/**
+ * Cross-entropy over a batch: the loss and gradient `classRowLoss` gives, computed in one pass
+ * without the entropy that `CategoricalHead.set` also works out, and the probabilities only when
+ * the gradient is wanted. The same double-precision operations in the same order: the same bits.
+ */
+function crossEntropy(l: SupervisedLoss, b: LossBatch): number {
+  const { k, outStride, aux: logp } = l;
+  const { out, y, w, n, grad } = b;
+  let total = 0;
+  for (let r = 0; r < n; r++) {
+    const o = r * outStride;
+    let max = -Infinity;
+    for (let j = 0; j < k; j++) max = Math.max(max, out[o + j]);
+    let sum = 0;
+    for (let j = 0; j < k; j++) sum += Math.exp(out[o + j] - max);
+    const lse = max + Math.log(sum);
+    let per = 0;
+    let ySum = 0;
+    for (let c = 0; c < k; c++) {
+      logp[c] = out[o + c] - lse;
+      per -= y[r * k + c] * logp[c];
+      ySum += y[r * k + c];
+    }
+    if (grad) {
+      const scale = w[r] / n;
+      for (let c = 0; c < k; c++) grad[o + c] = scale * (Math.exp(logp[c]) * ySum - y[r * k + c]);
+    }
+    total += w[r] * per;
+  }
+  return total / n;
+}
+
 /** The weighted mean loss of a batch; when `b.grad` is given, also ∂loss/∂output into it. */
 export function lossOf(l: SupervisedLoss, b: LossBatch): number {
   const obj = l.reward.objective;
-  const perClass = obj === 'cross-entropy' || obj === 'focal';
+  if (obj === 'cross-entropy') return crossEntropy(l, b);
   let total = 0;
   for (let r = 0; r < b.n; r++) {
-    if (perClass) total += b.w[r] * classRowLoss(l, b, r);
+    if (obj === 'focal') total += b.w[r] * focalRowLoss(l, b, r);
     else total += regressionRowLoss(l, b, r);
   }
   return total / b.n;

@@ -24,6 +24,7 @@ import { FusedMlp, TFJS_ADAM_EPS } from '../nn/mlp.js';
 import type { SourceData, SupervisedData } from '../../spec/data.js';
 import { type SupervisedLoss, lossOf, supervisedLoss } from './supervised-loss.js';
 import { type ColumnEncoding, encodeRows, fitColumns, rawColumns } from '../data/columns.js';
+import { type InputNorm, Minibatches, packInputs, packTargets } from './supervised-rows.js';
 
 /** What the supervised trainer needs from the engine. */
 export interface SupervisedContext {
@@ -70,12 +71,6 @@ function meanStd(values: number[]): { mean: number; std: number } {
   const mean = values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
   const v = values.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, values.length);
   return { mean, std: Math.sqrt(v) || 1 };
-}
-
-/** Per-feature means and standard deviations the inputs are standardised with. */
-interface InputNorm {
-  mean: number[];
-  std: number[];
 }
 
 /** Rows ready for the network: standardised inputs, targets and weights. */
@@ -125,6 +120,8 @@ interface Supervised {
   wb: Float32Array;
   examples: number;
   best: Best;
+  /** Every drawn row packed for the minibatch loop, and its buffers (built at the first epoch). */
+  minibatches?: Minibatches;
 }
 
 /** Set-up: the mixture drawn, shuffled and split into training and validation rows. */
@@ -254,26 +251,25 @@ function setUp(ctx: SupervisedContext, cfg: SupervisedConfig): Supervised {
 }
 
 /** The inputs of rows `idx`, standardised when the spec asks. */
-function prepX(s: Supervised, idx: number[]): Float32Array {
-  const { d, all, inputNorm } = s;
-  const out = new Float32Array(idx.length * d);
-  idx.forEach((i, r) => {
-    for (let j = 0; j < d; j++) out[r * d + j] = inputNorm ? (all.x[i][j] - inputNorm.mean[j]) / inputNorm.std[j] : all.x[i][j];
-  });
-  return out;
+function prepX(s: Supervised, idx: ArrayLike<number>): Float32Array {
+  return packInputs(s.all.x, idx, s.d, s.inputNorm);
 }
 
 /** The targets of rows `idx`: label-smoothed class rows [n × k], or standardised values [n]. */
-function prepY(s: Supervised, idx: number[]): Float32Array {
-  const { all, k, targetNorm } = s;
-  if (!s.classify) return Float32Array.from(idx, (i) => (all.y[i] - targetNorm!.mean) / targetNorm!.std);
-  const out = new Float32Array(idx.length * k);
-  const eps = s.spec.reward.labelSmoothing;
-  idx.forEach((i, r) => {
-    for (let c = 0; c < k; c++) out[r * k + c] = eps / k;
-    out[r * k + all.y[i]] += 1 - eps;
-  });
-  return out;
+function prepY(s: Supervised, idx: ArrayLike<number>): Float32Array {
+  const t = s.targetNorm;
+  return packTargets(
+    s.all.y,
+    idx,
+    s.classify ? { classify: true, k: s.k, eps: s.spec.reward.labelSmoothing } : { classify: false, mean: t!.mean, std: t!.std },
+  );
+}
+
+/** Every drawn row prepared once for the minibatch loop: inputs, targets and loss weights (over their training mean). */
+function minibatchesOf(s: Supervised): Minibatches {
+  const rows = Array.from({ length: s.all.x.length }, (_, i) => i);
+  const w = Float32Array.from(s.weights, (v) => v / s.wMean);
+  return new Minibatches(prepX(s, rows), prepY(s, rows), w, s.trainIdx, s.batch, s.d, s.classify ? s.k : 1);
 }
 
 /** The learning rate of an epoch: linear warm-up, then the schedule. */
@@ -311,23 +307,16 @@ function validate(s: Supervised): { loss: number; metric: number } | null {
   return { loss, metric };
 }
 
-/** Augmentation of one minibatch in place: Gaussian input noise, then mixup with partners from the same batch. */
-function augment(s: Supervised, idx: number[], xb: Float32Array, yb: Float32Array): void {
-  const { rng, d } = s;
+/** Augmentation of the minibatch in place: Gaussian input noise, then mixup with partners from the same batch. */
+function augment(s: Supervised, mb: Minibatches): void {
+  const { rng, batch } = s;
   const { inputNoise, mixup } = s.spec.environment;
+  const xb = mb.xb;
   if (inputNoise > 0) for (let q = 0; q < xb.length; q++) xb[q] += inputNoise * rng.normal();
   if (mixup > 0) {
     const lam = rng.beta(mixup, mixup);
-    const partner = idx.map(() => rng.int(idx.length));
-    const xm = Float32Array.from(xb);
-    const ym = Float32Array.from(yb);
-    const w = s.classify ? s.k : 1;
-    partner.forEach((p, r) => {
-      for (let j = 0; j < d; j++) xm[r * d + j] = lam * xb[r * d + j] + (1 - lam) * xb[p * d + j];
-      for (let c = 0; c < w; c++) ym[r * w + c] = lam * yb[r * w + c] + (1 - lam) * yb[p * w + c];
-    });
-    xb.set(xm);
-    yb.set(ym);
+    for (let r = 0; r < batch; r++) mb.partner[r] = rng.int(batch);
+    mb.mix(lam);
   }
 }
 
@@ -342,18 +331,16 @@ function drawDropout(s: Supervised): void {
   });
 }
 
-/** Update phase: one optimiser step on the training rows `idx`; returns the minibatch's loss. */
-function trainStep(s: Supervised, idx: number[], epoch: number, lr: number): number {
+/** Update phase: one optimiser step on the training rows `mb.order[start … start + batch)`; returns the minibatch's loss. */
+function trainStep(s: Supervised, mb: Minibatches, start: number, epoch: number, lr: number): number {
   const { cfg, net, batch, wb } = s;
-  const xb = prepX(s, idx);
-  const yb = prepY(s, idx);
-  for (let r = 0; r < batch; r++) wb[r] = s.weights[idx[r]] / s.wMean;
-  augment(s, idx, xb, yb);
+  mb.gather(start, wb);
+  augment(s, mb);
   const dropout = s.spec.model.dropout > 0;
   if (dropout) drawDropout(s);
-  net.input(batch).set(xb);
+  net.input(batch).set(mb.xb);
   const out = net.forward(batch, dropout);
-  let loss = lossOf(s.loss, { out, y: yb, w: wb, n: batch, grad: net.gradOutput(batch) });
+  let loss = lossOf(s.loss, { out, y: mb.yb, w: wb, n: batch, grad: net.gradOutput(batch) });
   const l2 = cfg.weightDecay > 0 && cfg.optimizer !== 'adamw';
   if (l2) loss += net.l2Penalty(cfg.weightDecay);
   if (!Number.isFinite(Math.fround(loss))) {
@@ -370,13 +357,16 @@ function trainStep(s: Supervised, idx: number[], epoch: number, lr: number): num
 /** One epoch over the shuffled training rows; its mean loss, or null when the example budget ran out in it. */
 function trainEpoch(s: Supervised, epoch: number, lr: number): number | null {
   const { ctx, batch } = s;
-  const perm = s.rng.shuffle([...s.trainIdx]);
+  s.minibatches ??= minibatchesOf(s);
+  const mb = s.minibatches;
+  mb.order.set(s.trainIdx);
+  s.rng.shuffle(mb.order);
   let lossSum = 0;
   let steps = 0;
-  for (let start = 0; start + batch <= perm.length; start += batch) {
+  for (let start = 0; start + batch <= mb.order.length; start += batch) {
     ctx.checkLimits();
     if (s.examples + batch > ctx.maxExamples) return null;
-    lossSum += trainStep(s, perm.slice(start, start + batch), epoch, lr);
+    lossSum += trainStep(s, mb, start, epoch, lr);
     steps += 1;
     s.examples += batch;
   }

@@ -77,3 +77,18 @@ test('relu, derivatives, column sums and sums of squares', () => {
   for (let i = 0; i < 64; i++) f32[i] = i;
   assert.equal(k.sumsq(0, 64), (63 * 64 * 127) / 6);
 });
+
+test('transpose copies a [rows × cols] matrix into its transpose bit for bit, at any sizes', () => {
+  for (const [rows, cols] of [
+    [3, 5],
+    [64, 4],
+    [1, 7],
+    [6, 1],
+  ]) {
+    const bits = new Uint32Array(f32.buffer, 0, rows * cols);
+    for (let i = 0; i < bits.length; i++) bits[i] = (0x7fc00001 + i * 2654435761) >>> 0; // NaN payloads and arbitrary patterns
+    k.transpose(4096, 0, rows, cols);
+    const out = new Uint32Array(f32.buffer, 4096, rows * cols);
+    for (let i = 0; i < rows; i++) for (let j = 0; j < cols; j++) assert.equal(out[j * rows + i], bits[i * cols + j], `[${i}][${j}] of ${rows}×${cols}`);
+  }
+});

@@ -2,7 +2,7 @@
  * The WebAssembly SIMD kernels of the fused small-MLP engine, written with `asm.ts`: a blocked
  * single-precision matrix product (forward pass, input gradients, weight gradients), tanh/relu
  * and their derivatives, column sums (bias gradients), the sum of squares (gradient norm) and
- * Adam. All pointers are byte offsets into the instance's memory; every vector length and row
+ * Adam, and a transposition (copying bits). All pointers are byte offsets into the instance's memory; every vector length and row
  * width is a multiple of 4 floats (the engine pads layers to that).
  *
  * Why WebAssembly rather than plain typed-array JavaScript: the blocked SIMD product below runs
@@ -30,6 +30,8 @@ export interface Kernels {
   colsum(dst: number, src: number, rows: number, M: number): void;
   /** Σ x² over n floats. */
   sumsq(x: number, n: number): number;
+  /** dst[j·rows + i] = src[i·cols + j]: the transpose of a row-major [rows × cols] matrix, bit for bit (any sizes). */
+  transpose(dst: number, src: number, rows: number, cols: number): void;
   /**
    * One Adam step over n floats: g' = scale·g + l2·p; m, v updated with (b1, b2);
    * p ← p·decay − step · m / (√v · isb + eps).
@@ -389,11 +391,40 @@ function adam(): Fn {
   return f;
 }
 
+function transpose(): Fn {
+  const f = new Fn('transpose', [I32, I32, I32, I32]);
+  const [i, j, rowsB, colsB, sp, dp] = [0, 0, 0, 0, 0, 0].map(() => f.local(I32));
+  f.get(2).i32(2).op(0x74).set(rowsB);
+  f.get(3).i32(2).op(0x74).set(colsB);
+  f.forStep(
+    i,
+    () => f.i32(0),
+    rowsB,
+    4,
+    () => {
+      f.get(0).get(i).add().set(dp);
+      f.get(1).get(i).get(3).mul().add().set(sp);
+      f.forStep(
+        j,
+        () => f.i32(0),
+        colsB,
+        4,
+        () => {
+          f.get(dp).get(sp).op(0x28 /* i32.load */, 2, 0).op(0x36 /* i32.store */, 2, 0);
+          f.get(sp).i32(4).add().set(sp);
+          f.get(dp).get(rowsB).add().set(dp);
+        },
+      );
+    },
+  );
+  return f;
+}
+
 let compiled: WebAssembly.Module | null = null;
 
 /** The compiled kernel module (built once per thread). */
 export function kernelModule(): WebAssembly.Module {
-  compiled ??= new WebAssembly.Module(assemble([gemm(), tanh(), relu(), tanhGrad(), reluGrad(), colsum(), sumsq(), adam()]));
+  compiled ??= new WebAssembly.Module(assemble([gemm(), tanh(), relu(), tanhGrad(), reluGrad(), colsum(), sumsq(), adam(), transpose()]));
   return compiled;
 }
 

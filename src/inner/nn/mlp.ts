@@ -224,7 +224,7 @@ export class FusedMlp {
       // ∂H = ∂Z·Wᵀ, then through the activation.
       const w = this.wOff[l];
       const t = this.wt;
-      for (let i = 0; i < inW; i++) for (let j = 0; j < outW; j++) f32[t + j * inW + i] = f32[w + i * outW + j];
+      k.transpose(4 * t, 4 * w, inW, outW);
       k.gemm(4 * other, 4 * cur, 4 * t, 0, n, outW, inW, outW, 1, 0);
       if (this.masked) {
         // The stored activation is a·mask: ∂z = ∂h·mask·a′, with a = h/mask where mask ≠ 0.
