@@ -225,6 +225,9 @@ export function supervisedEvaluation(def: SupervisedTaskDef, settings: Supervise
     source,
     jobData(sourceIds) {
       const out: SupervisedData = { sources: {} };
+      // Coded columns (categorical levels, missing cells) travel with the rows: the job's encoding reads them.
+      const { columns } = splitData().pool;
+      if (columns) out.columns = columns;
       for (const id of sourceIds) {
         const d = source(id);
         out.sources[id] = { x: d.x, y: d.y };
