@@ -49,7 +49,8 @@ export function profile(col: RawColumn): ColumnProfile {
   }
   const unique = n > 0 && seen.size === n && n >= 0.95 * col.cells.length;
   const running = numeric && integer && max - min + 1 <= 1.5 * n;
-  const stringy = col.kind === 'categorical' || col.kind === 'text';
+  // Text unique per row is free text, told apart by its reason; a factor with a level per row names the rows.
+  const stringy = col.kind === 'categorical';
   const idLike = col.name === 'rownames' || (unique && (running || stringy || ID_NAMES.test(col.name))) || (ID_NAMES.test(col.name) && seen.size > n / 2);
   return { name: col.name, kind: col.kind, rows: col.cells.length, present: n, distinct: seen.size, numeric, integer: numeric && integer, idLike };
 }
