@@ -26,7 +26,8 @@ function printSummary(s: CorpusSummary): void {
   const t = s.total;
   console.log(
     `corpus ${s.dir}: ${s.tables} tables → ${t.tasks} tasks${s.split === 'all' ? '' : ` in split ${s.split}`} from ${t.packages} packages ` +
-      `(${t.classification} classification, ${t.regression} regression; ${t.perPackage.min}–${t.perPackage.max} per package); ` +
+      `(${t.classification} classification, ${t.regression} regression; ${t.perPackage.min}–${t.perPackage.max} per package; ` +
+      `${t.counted.tasks} tasks from the ${t.counted.packages} packages with at least 3); ` +
       `${s.subsampled} tables subsampled to the row cap`,
   );
   console.log(

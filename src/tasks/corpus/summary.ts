@@ -8,6 +8,8 @@ export interface SplitCounts {
   packages: number;
   classification: number;
   regression: number;
+  /** Packages with at least 3 tasks, and their tasks. */
+  counted: { packages: number; tasks: number };
   /** Tasks per package: the fewest and the most. */
   perPackage: { min: number; max: number };
 }
@@ -37,6 +39,7 @@ export function splitCounts(tasks: CorpusTask[]): SplitCounts {
     packages: per.size,
     classification,
     regression: tasks.length - classification,
+    counted: { packages: counts.filter((k) => k >= 3).length, tasks: counts.filter((k) => k >= 3).reduce((a, k) => a + k, 0) },
     perPackage: { min: counts.length ? Math.min(...counts) : 0, max: counts.length ? Math.max(...counts) : 0 },
   };
 }
