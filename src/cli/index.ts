@@ -13,6 +13,7 @@ import { registerSpaceCommand } from './commands/space.js';
 import { registerExportCommand } from './commands/export.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerExperimentCommand } from './commands/experiment.js';
+import { registerCorpusCommand } from './commands/corpus.js';
 
 const program = new Command();
 program.name('rrl').description('recursive-rl: a trainer agent that learns, by RL, to write training jobs').showHelpAfterError();
@@ -29,6 +30,7 @@ for (const register of [
   registerExportCommand,
   registerDashboardCommand,
   registerExperimentCommand,
+  registerCorpusCommand,
 ]) {
   register(program);
 }

@@ -1,9 +1,9 @@
 /**
  * Tasks added at run time next to the built-in ones (a user's task files, see `tasks/file/`;
- * generated families, `tasks/families/`). `registerTasks` is the one way in: the public registry
- * (`briefs.ts`) and the hidden one (`hidden.ts`) both read the list kept here, so a task
- * registered once is known to both. A thread or process that scores (the scorer worker)
- * registers the same files and family draws itself.
+ * generated families, `tasks/families/`; the real-table corpus, `tasks/corpus/`). `registerTasks`
+ * is the one way in: the public registry (`briefs.ts`) and the hidden one (`hidden.ts`) both read
+ * the list kept here, so a task registered once is known to both. A thread or process that scores
+ * (the scorer worker) registers the same files, family draws and corpus tasks itself.
  */
 import type { SupervisedTaskDef } from './supervised/define.js';
 import type { GymnasiumTaskDef, GymnasiumTaskOptions } from './gymnasium/define.js';
@@ -20,15 +20,20 @@ export interface MadeByFamily {
   params: unknown;
 }
 
+/** What a corpus task was made from: its table (`package::item`), its target and the table file's sha256 (`tasks/corpus/`). */
+export interface MadeFromCorpus {
+  corpus: { package: string; item: string; target: string; sha256: string };
+}
+
 /**
- * A task added at run time: supervised from the user's data or a family's draw, control on a
+ * A task added at run time: supervised from the user's data, a family's draw or a corpus table, control on a
  * Gymnasium environment, or control on a built-in simulator (a family's draw). `def` is the public
  * definition; `madeFrom` is what the task was made from (a family's draw, the task file, the
  * Gymnasium options), from which the evaluation side (`tasks/hidden.ts`) builds what its
  * evaluation knows, by task id.
  */
 export type ExtraTask =
-  | { kind: 'supervised'; def: SupervisedTaskDef; origin: string; madeFrom: MadeByFamily | { taskFile: SupervisedTaskFile } }
+  | { kind: 'supervised'; def: SupervisedTaskDef; origin: string; madeFrom: MadeByFamily | { taskFile: SupervisedTaskFile } | MadeFromCorpus }
   | { kind: 'control'; def: GymnasiumTaskDef; origin: string; madeFrom: { options: GymnasiumTaskOptions } }
   | { kind: 'control-sim'; def: ControlTaskDef; origin: string; madeFrom: MadeByFamily };
 

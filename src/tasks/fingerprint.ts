@@ -4,7 +4,7 @@
  * task file's bytes and the bytes of every data file it names; for every task: its public
  * definition (brief and baseline spec, which for a generated task carries its family, seed and
  * draw, and for a Gymnasium task file the spaces the bridge reported); for built-in and generated
- * tasks: the versions of the data packages; for Gymnasium tasks: the installed Gymnasium version.
+ * tasks: the versions of the data packages; for corpus tasks: their table file's sha256; for Gymnasium tasks: the installed Gymnasium version.
  *
  * A task file's parts are taken when its directory is registered (tasks/file/register.ts) and
  * kept: later calls never read the files again, so a fingerprint names what this thread loaded.
@@ -190,6 +190,11 @@ export function taskFingerprintDetail(taskId: string): TaskFingerprint {
     if (!kept) keepTaskFileParts(origin, (kept = taskFileParts(origin)));
     parts = [...kept, definitionPart(pub, 'task file')];
   } else parts = [definitionPart(pub, origin), dataPackagesPart()];
+  // A corpus task's data is its table file: the manifest's sha256 of it.
+  if (extra?.kind === 'supervised' && 'corpus' in extra.madeFrom) {
+    const c = extra.madeFrom.corpus;
+    parts.push({ what: 'corpus table', sha256: c.sha256, value: `${c.package}::${c.item}` });
+  }
   if (pub.brief.environment.gymnasium) parts.push(gymnasiumPart());
   const fp = fingerprintOf(taskId, parts);
   CACHE.set(pub, fp);

@@ -48,7 +48,10 @@ function extraFor(taskId: string): HiddenEvaluation | undefined {
     else if (t.kind === 'control-sim') e = secretPhysicsEvaluation(t.def, familyControlEvaluation(t));
     else {
       const made = t.madeFrom;
-      e = supervisedEvaluation(t.def, 'family' in made ? familySupervisedEvaluation({ def: t.def, madeFrom: made }) : taskFileEvaluation(made.taskFile));
+      // A corpus task's evaluation knows nothing beyond its definition: computed anchors, the built-in scorer.
+      const settings =
+        'family' in made ? familySupervisedEvaluation({ def: t.def, madeFrom: made }) : 'taskFile' in made ? taskFileEvaluation(made.taskFile) : {};
+      e = supervisedEvaluation(t.def, settings);
     }
     EXTRA_EVAL.set(t, e);
   }

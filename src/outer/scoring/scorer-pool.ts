@@ -15,6 +15,7 @@ import { WorkerPool } from '../../run/pool.js';
 import { evalSecret } from '../../tasks/secret.js';
 import { registeredTaskDirs } from '../../tasks/file/register.js';
 import { registeredFamilyDraws } from '../../tasks/families/index.js';
+import { registeredCorpusDraws } from '../../tasks/corpus/register.js';
 import { type TaskFingerprint, taskFingerprintDetail } from '../../tasks/fingerprint.js';
 import type { Score } from './hidden-score.js';
 import type { ScoreRequest } from './worker-entry.js';
@@ -69,7 +70,7 @@ export class Scorer {
     } catch (err) {
       return { ok: false, kind: 'score-error', error: `scoring: ${oneLine((err as Error).message)}`, wallSeconds: 0 };
     }
-    // The user's task directories and the generated families go along: the scorer thread registers the same tasks,
+    // The user's task directories, the generated families and the corpus tasks go along: the scorer thread registers the same tasks,
     // and checks that they are the ones this thread loaded (the fingerprint).
     let fingerprint: TaskFingerprint | undefined;
     try {
@@ -77,7 +78,16 @@ export class Scorer {
     } catch {
       // an unknown task: the scorer thread says so
     }
-    const request = { taskId, dir, secret, timeoutMs, taskDirs: registeredTaskDirs(), families: registeredFamilyDraws(), fingerprint };
+    const request = {
+      taskId,
+      dir,
+      secret,
+      timeoutMs,
+      taskDirs: registeredTaskDirs(),
+      families: registeredFamilyDraws(),
+      corpus: registeredCorpusDraws(),
+      fingerprint,
+    };
     const out = await this.pool.run(request, { timeoutMs, signal: options.signal });
     if (out.ok) return { ok: true, score: out.value, wallSeconds: out.wallSeconds };
     if (out.kind === 'cancelled') return { ok: false, kind: 'cancelled', error: out.message, wallSeconds: out.wallSeconds };

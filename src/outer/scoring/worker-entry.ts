@@ -1,7 +1,8 @@
 /**
  * Worker-thread entry of the scorer (harness side only): scores one artifact on its task's
  * hidden evaluation under the secret the harness passes. Job code never runs in this thread.
- * The thread registers the user's task files on its first scoring and keeps them; before each
+ * The thread registers the user's task files on its first scoring and keeps them, and a corpus
+ * task from its table when it first scores it; before each
  * scoring it compares the task's fingerprint as it loaded it with the harness's and refuses, in
  * one line naming the file, when they differ.
  */
@@ -10,6 +11,7 @@ import { type Score, scoreArtifact } from './hidden-score.js';
 import { registerTaskDir } from '../../tasks/file/register.js';
 import { type TaskFingerprint, describeFingerprintChange, fingerprintOf, taskFileParts, taskFingerprintDetail } from '../../tasks/fingerprint.js';
 import { type FamilyDraw, registerFamilyTasks } from '../../tasks/families/index.js';
+import { type CorpusDraw, registerCorpusDraws } from '../../tasks/corpus/register.js';
 
 /** What the harness asks the scorer worker to do. */
 export interface ScoreRequest {
@@ -22,6 +24,8 @@ export interface ScoreRequest {
   taskDirs?: string[];
   /** The generated task families registered in the harness (`registerFamilyTasks`), drawn again here. */
   families?: FamilyDraw[];
+  /** The corpus tasks registered in the harness: the one scored is built again here from its table. */
+  corpus?: CorpusDraw[];
   /** The harness's fingerprint of the task: the thread scores only the same task definition and data. */
   fingerprint?: TaskFingerprint;
 }
@@ -50,6 +54,7 @@ export default async function scoreInWorker(req: ScoreRequest): Promise<Score> {
     throw change ? new Error(`${change}; ${REFUSAL}`) : err;
   }
   for (const f of req.families ?? []) registerFamilyTasks(f.family, f.count, f.seed);
+  await registerCorpusDraws(req.corpus ?? [], req.taskId);
   if (req.fingerprint) {
     const change = describeFingerprintChange(req.fingerprint, taskFingerprintDetail(req.taskId), 'the harness loaded it');
     if (change) throw new Error(`${change}; ${REFUSAL}`);

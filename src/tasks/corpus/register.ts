@@ -1,0 +1,81 @@
+/**
+ * Registers the corpus's tasks like family tasks (`registerTasks`): the build is made once per
+ * thread and directory, and every registration is remembered as a draw — the directory and each
+ * task's id, table and target — so that a scorer thread registers the task it scores from its
+ * table alone (`registerCorpusDraws`), with the same definition and fingerprint.
+ */
+import { type ExtraTask, registerTasks } from '../extra.js';
+import { type CorpusTask, buildCorpusTask, corpusBuild } from './build.js';
+import type { CorpusSplit } from './splits.js';
+import { corpusDir } from './where.js';
+
+/** One corpus task as a scorer thread needs it named. */
+export interface CorpusDrawTask {
+  id: string;
+  package: string;
+  item: string;
+  target: string;
+}
+
+/** The corpus tasks registered in this thread from one directory (what a scorer thread repeats). */
+export interface CorpusDraw {
+  dir: string;
+  tasks: CorpusDrawTask[];
+}
+
+/** The registry's entry of a corpus task. */
+export function corpusExtraTask(t: CorpusTask, dir: string): ExtraTask {
+  return {
+    kind: 'supervised',
+    def: t.def,
+    origin: `corpus ${dir}`,
+    madeFrom: { corpus: { package: t.package, item: t.item, target: t.target, sha256: t.sha256 } },
+  };
+}
+
+const DRAWS = new Map<string, Map<string, CorpusDrawTask>>();
+
+function remember(dir: string, tasks: CorpusTask[]): void {
+  let known = DRAWS.get(dir);
+  if (!known) DRAWS.set(dir, (known = new Map()));
+  for (const t of tasks) known.set(t.id, { id: t.id, package: t.package, item: t.item, target: t.target });
+}
+
+/**
+ * Builds the corpus in `dir` (default: `corpusDir()`) once per thread and registers its tasks of
+ * `splits` (default: every split). Returns the tasks registered.
+ */
+export async function registerCorpusTasks(o: { dir?: string; splits?: readonly CorpusSplit[] } = {}): Promise<CorpusTask[]> {
+  const dir = o.dir ?? corpusDir();
+  const build = await corpusBuild(dir);
+  const tasks = o.splits ? build.tasks.filter((t) => o.splits!.includes(t.split)) : build.tasks;
+  registerTasks(tasks.map((t) => corpusExtraTask(t, dir)));
+  remember(dir, tasks);
+  return tasks;
+}
+
+/** The corpus tasks registered in this thread, by directory, for the scorer threads. */
+export function registeredCorpusDraws(): CorpusDraw[] {
+  return [...DRAWS.entries()].map(([dir, tasks]) => ({ dir, tasks: [...tasks.values()] }));
+}
+
+const SINGLE = new Map<string, Promise<CorpusTask | null>>();
+
+/**
+ * Registers, from the draws a harness sent, the corpus task `taskId` (when one of them names it),
+ * built from its table alone and kept for the thread. Returns whether it was registered.
+ */
+export async function registerCorpusDraws(draws: CorpusDraw[], taskId: string): Promise<boolean> {
+  for (const d of draws) {
+    const want = d.tasks.find((t) => t.id === taskId);
+    if (!want) continue;
+    const key = `${d.dir}\n${want.id}`;
+    let built = SINGLE.get(key);
+    if (!built) SINGLE.set(key, (built = buildCorpusTask(d.dir, want)));
+    const task = await built;
+    if (!task) return false;
+    registerTasks([corpusExtraTask(task, d.dir)]);
+    return true;
+  }
+  return false;
+}
