@@ -111,7 +111,7 @@ test('rrl task new writes a file that rrl tasks --task-dir lists; rrl task schem
     [cli, 'task', 'new', '--data', join(dir, 'points.jsonl'), '--target', 'kind', '--out', join(dir, 'fresh.json'), '--id', 'fresh-points'],
     { encoding: 'utf8', env },
   );
-  assert.match(out, /wrote .*fresh\.json\n {2}classification of "kind" from 4 feature\(s\)/);
+  assert.match(out, /wrote .*fresh\.json\n {2}classification of "kind" from 4 of 4 column\(s\) on 240 of 240 rows/);
   const written = JSON.parse(readFileSync(join(dir, 'fresh.json'), 'utf8')) as { data: { features: string[]; file: string }; metric: string };
   assert.deepEqual(written.data.features, ['a', 'b', 'c', 'y'], 'every numeric column but the target');
   assert.equal(written.data.file, 'points.jsonl');
