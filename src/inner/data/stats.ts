@@ -18,6 +18,34 @@ export function std(v: readonly number[]): number {
   return Math.sqrt(s / v.length);
 }
 
+/**
+ * Pearson's correlation over the rows where both cells are numbers (NaN, text and null are
+ * missing); 0 with fewer than 3 such rows or when either column is constant there.
+ */
+export function correlation(a: readonly unknown[], b: readonly unknown[]): number {
+  let n = 0;
+  let sa = 0;
+  let sb = 0;
+  let saa = 0;
+  let sbb = 0;
+  let sab = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = b[i];
+    if (typeof x !== 'number' || typeof y !== 'number' || Number.isNaN(x) || Number.isNaN(y)) continue;
+    n++;
+    sa += x;
+    sb += y;
+    saa += x * x;
+    sbb += y * y;
+    sab += x * y;
+  }
+  if (n < 3) return 0;
+  const va = saa - (sa * sa) / n;
+  const vb = sbb - (sb * sb) / n;
+  return va <= 1e-12 * Math.max(1, saa) || vb <= 1e-12 * Math.max(1, sbb) ? 0 : (sab - (sa * sb) / n) / Math.sqrt(va * vb);
+}
+
 /** Quantile `q` in [0, 1] with linear interpolation between order statistics (numpy's default, type 7). */
 export function quantile(v: readonly number[], q: number): number {
   if (v.length === 0) throw new RangeError('quantile of an empty list');

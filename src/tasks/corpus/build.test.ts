@@ -10,10 +10,14 @@ import { DATA_CLOSE, DATA_OPEN } from '../untrusted.js';
 import { MIN_TABLE_ROWS, buildCorpus, buildCorpusTask } from './build.js';
 import { DESCRIPTION_CHARS } from './define.js';
 import { readCorpusDoc, readCorpusTable, readManifest } from './read.js';
-import { CorpusError } from './where.js';
+import { CorpusError, reservedList } from './where.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'rrl-corpus-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A planted fake package under a name the exclusion list reserves, and a reserved copy: both taken from the list, the one place that names them. */
+const RESERVED_PACKAGE = [...reservedList().packages].sort()[0];
+const [COPY_PACKAGE, COPY_ITEM] = [...reservedList().tables].sort()[0].split('::');
 
 const r = fixtureRandom(11);
 const rows = (n: number) => Array.from({ length: n }, (_, i) => i);
@@ -53,7 +57,7 @@ writeCorpus(dir, [
       { name: 'x2', kind: 'numeric', data: easy.map(() => r()) },
     ],
   },
-  { package: 'DAAG', item: 'reserved', doc: houseDoc, columns: houses(240) },
+  { package: RESERVED_PACKAGE, item: 'reserved', doc: houseDoc, columns: houses(240) },
   { package: 'wooldridge', item: 'planted', doc: fixtureDoc(`Planted ${PLANTED}`, PLANTED, { price: PLANTED, area: PLANTED }), columns: houses(300) },
 ]);
 
@@ -67,10 +71,10 @@ test('a missing corpus is one line naming python/fetch-corpus.sh', () => {
 test('reserved tables are refused: left out of the manifest, never read even when named', async () => {
   const m = readManifest(dir);
   assert.equal(m.reserved, 1);
-  assert.ok(!m.tables.some((t) => t.package === 'DAAG'));
-  const entry = { package: 'DAAG', item: 'reserved', title: '', rows: 240, columns: 9, column_kinds: {}, sha256: '' };
+  assert.ok(!m.tables.some((t) => t.package === RESERVED_PACKAGE));
+  const entry = { package: RESERVED_PACKAGE, item: 'reserved', title: '', rows: 240, columns: 9, column_kinds: {}, sha256: '' };
   await assert.rejects(readCorpusTable(dir, entry), /reserved for independent evaluation/);
-  assert.throws(() => readCorpusDoc(dir, { package: 'Ecdat', item: 'Accident' }), /reserved/);
+  assert.throws(() => readCorpusDoc(dir, { package: COPY_PACKAGE, item: COPY_ITEM }), /reserved/);
 });
 
 test('the build: named targets, exclusions, filters and copies, each drop counted by reason', async () => {

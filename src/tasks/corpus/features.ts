@@ -7,6 +7,7 @@
  */
 import type { Cell, RawColumn, RawTable } from './read.js';
 import { type ColumnProfile, freeText, present } from './profile.js';
+import { correlation } from '../../inner/data/stats.js';
 
 /** Why a column is not a feature. */
 export type ExclusionReason = 'row id' | 'date or time' | 'free text' | 'constant' | 'mostly missing' | 'near-copy of the target';
@@ -21,31 +22,6 @@ export interface FeatureColumn {
 export const MAX_MISSING = 0.95;
 /** |r| with a numeric target from which a numeric column is a near-copy. */
 export const COPY_CORRELATION = 0.98;
-
-/** Pearson's r over the rows where both are present (0 when either is constant there). */
-function correlation(a: Cell[], b: Cell[]): number {
-  let n = 0;
-  let sa = 0;
-  let sb = 0;
-  let saa = 0;
-  let sbb = 0;
-  let sab = 0;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i];
-    const y = b[i];
-    if (typeof x !== 'number' || typeof y !== 'number' || Number.isNaN(x) || Number.isNaN(y)) continue;
-    n++;
-    sa += x;
-    sb += y;
-    saa += x * x;
-    sbb += y * y;
-    sab += x * y;
-  }
-  if (n < 3) return 0;
-  const va = saa - (sa * sa) / n;
-  const vb = sbb - (sb * sb) / n;
-  return va <= 1e-12 * Math.max(1, saa) || vb <= 1e-12 * Math.max(1, sbb) ? 0 : (sab - (sa * sb) / n) / Math.sqrt(va * vb);
-}
 
 /** Whether the values of `a` determine those of `b` (each value of `a` seen with one value of `b`), over rows where both are present. */
 function determines(a: Cell[], b: Cell[]): boolean {

@@ -39,7 +39,7 @@ test('the real corpus makes at least 600 tasks from at least 40 packages of 3 or
 test('no corpus task comes from a reserved table; ids, splits and descriptions keep their rules', { skip }, async () => {
   const b = await corpusBuild(dir);
   const list = reservedList();
-  assert.ok(list.packages.has('DAAG') && list.packages.has('stevedata'));
+  assert.ok(list.packages.size >= 7 && list.tables.size >= 1, 'the exclusion list is read');
   const ids = new Set<string>();
   for (const t of b.tasks) {
     assert.ok(!isReserved(t.package, t.item, list), `${t.package}::${t.item}`);

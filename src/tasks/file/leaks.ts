@@ -1,27 +1,9 @@
 /** Features of a task file's table that copy its target: refused when the file loads (load.ts). */
 import type { Dataset } from '../../spec/data.js';
+import { correlation } from '../../inner/data/stats.js';
 
 /** |correlation| of a feature with a regression target at or above which it is a copy of the target. */
 export const LEAK_CORRELATION = 0.999;
-
-/** Pearson's correlation of two equally long columns over the rows where both have a value (0 when either is constant). */
-function pearson(aAll: number[], bAll: number[]): number {
-  const both = aAll.map((_, i) => i).filter((i) => !Number.isNaN(aAll[i]) && !Number.isNaN(bAll[i]));
-  const a = both.map((i) => aAll[i]);
-  const b = both.map((i) => bAll[i]);
-  const n = a.length;
-  const ma = a.reduce((s, v) => s + v, 0) / n;
-  const mb = b.reduce((s, v) => s + v, 0) / n;
-  let sab = 0;
-  let saa = 0;
-  let sbb = 0;
-  for (let i = 0; i < n; i++) {
-    sab += (a[i] - ma) * (b[i] - mb);
-    saa += (a[i] - ma) ** 2;
-    sbb += (b[i] - mb) ** 2;
-  }
-  return saa === 0 || sbb === 0 ? 0 : sab / Math.sqrt(saa * sbb);
-}
 
 /**
  * Features that copy the target: for regression, a correlation of magnitude at least
@@ -37,7 +19,7 @@ export function leakProblems(d: Dataset, columns: string[]): string[] {
     if (d.kind === 'regression') {
       // A categorical column's codes say nothing by their order: a copy of a numeric target is numeric.
       if (d.columns?.[j]?.kind === 'categorical') return;
-      const r = pearson(col, d.y);
+      const r = correlation(col, d.y);
       if (Math.abs(r) >= LEAK_CORRELATION)
         problems.push(`${at}: column "${columns[j]}" is a copy of the target (correlation ${r.toFixed(4)} with "${d.target}"); leave it out`);
       return;
