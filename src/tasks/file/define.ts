@@ -1,11 +1,15 @@
 /**
  * The public definition of a supervised task file's task, from its checked data (`load.ts` reads
- * and checks the files): the source catalogue (the training part of the main file, and each extra
- * source without its near-copies of held-out rows), the caps and the baseline spec. What the
+ * and checks the files): the source catalogue (the training part of the main file, each extra
+ * source without its near-copies of held-out rows, and the standard catalogue made from the
+ * training part), the caps and the baseline spec. The standard catalogue needs no near-copy filter:
+ * its rows are drawn from the training part, as the main source's are, so it carries no row the
+ * main source does not (the filter guards rows from outside the split). What the
  * evaluation reads from the same file (the test share, the anchors) is in `evaluate.ts`.
  */
 import type { Dataset } from '../../spec/data.js';
 import { type SourceRecipe, type SupervisedTaskDef, supervisedSpec } from '../supervised/define.js';
+import { poolCatalog } from '../supervised/pool-catalog.js';
 import type { DistinctRows, NearCopies } from './near-copies.js';
 import type { SupervisedTaskFile } from './schema.js';
 
@@ -83,6 +87,9 @@ export function supervisedFileTask(task: SupervisedTaskFile, dataset: Dataset, m
       return { ...pool, name: `${task.id}/${e.id}`, x: keep.map((i) => e.x[i]), y: keep.map((i) => e.y[i]), history: [history] };
     },
   }));
+  // A source of the user's named after a catalogue source takes its place.
+  const own = new Set([data.id, ...extras.map((e) => e.id)]);
+  const catalog = data.catalog ? poolCatalog(dataset, poolSize).filter((r) => !own.has(r.id)) : [];
   const base = task.baseline;
   return {
     id: task.id,
@@ -100,7 +107,7 @@ export function supervisedFileTask(task: SupervisedTaskFile, dataset: Dataset, m
       y: [...dataset.y],
       descriptions: { ...dataset.descriptions },
     }),
-    sources: [mainRecipe, ...extraRecipes],
+    sources: [mainRecipe, ...extraRecipes, ...catalog],
     baseline: supervisedSpec(task.id, {
       sources: [{ id: base.source ?? data.id, weight: 1 }],
       objective: base.objective ?? (data.type === 'classification' ? 'cross-entropy' : 'mse'),

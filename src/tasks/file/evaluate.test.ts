@@ -53,7 +53,7 @@ test('a registered task directory puts its tasks next to the built-in ones, in b
   assert.equal(brief.split, 'held-out');
   assert.deepEqual(
     brief.supervised!.sources.map((s) => s.id),
-    ['main', 'crowd', 'more'],
+    ['main', 'crowd', 'more', 'clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented'],
   );
   assert.deepEqual(brief.supervised!.target.classes, ['down', 'up']);
   assert.deepEqual((baseline.dataset as { sources: { id: string }[] }).sources, [{ id: 'main', weight: 1 }]);
@@ -70,11 +70,12 @@ test('no row of the hidden test set reaches any source a job can receive (row by
   assert.equal(held.x.length, 60, 'round(0.3 · count) rows of each class');
   const testKeys = new Set(held.x.map(key));
   assert.equal(testKeys.size, held.x.length, 'the synthetic rows are distinct');
-  // What the executor hands a job: dataForJob on a spec naming every source.
-  const spec = { dataset: { sources: [{ id: 'main' }, { id: 'crowd' }, { id: 'more' }] } };
-  const data = dataForJob('updown-own', spec)!;
-  assert.deepEqual(Object.keys(data.sources), ['main', 'crowd', 'more']);
+  // What the executor hands a job: dataForJob on a spec naming every source, the standard catalogue's too.
+  const ids = getPublicTask('updown-own').brief.supervised!.sources.map((s) => s.id);
+  const data = dataForJob('updown-own', { dataset: { sources: ids.map((id) => ({ id })) } })!;
+  assert.deepEqual(Object.keys(data.sources), ids);
   let rows = 0;
+  let catalogRows = 0;
   for (const [id, src] of Object.entries(data.sources)) {
     for (const row of src.x) {
       rows++;
@@ -90,7 +91,9 @@ test('no row of the hidden test set reaches any source a job can receive (row by
   const moreKept = syntheticRows(80, 1000).filter((r) => !nearAny(mainX, held.x, [r.a, r.b, r.c])).length;
   assert.ok(moreKept >= 76);
   assert.equal(data.sources.more.x.length, moreKept);
-  assert.equal(rows, 140 + crowdKept + moreKept);
+  for (const id of ids.slice(3)) catalogRows += data.sources[id].x.length;
+  assert.ok(catalogRows > 0);
+  assert.equal(rows, 140 + crowdKept + moreKept + catalogRows);
   // The crowd's labels are its own (noisy), not the main file's.
   const poolLabel = new Map(pool.x.map((r, i) => [key(r), pool.y[i]]));
   const differ = data.sources.crowd.x.filter((r, i) => poolLabel.get(key(r)) !== data.sources.crowd.y[i]).length;

@@ -1,7 +1,7 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TaskFileError, loadTaskFile } from './load.js';
@@ -31,6 +31,8 @@ async function problems(task: Record<string, unknown> | string, root = dir): Pro
   }
   assert.fail('the task file loaded');
 }
+/** The standard catalogue a task file gets from its training part (classification, a numeric feature to shift along). */
+const CATALOG = ['clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented'];
 const data = (patch: Record<string, unknown>): Record<string, unknown> => ({ ...(classificationTask('x').data as object), ...patch });
 
 test('a valid file loads into a task whose brief names the features, target and catalogue', async () => {
@@ -45,9 +47,30 @@ test('a valid file loads into a task whose brief names the features, target and 
   assert.equal(d.descriptions.a, 'first coordinate');
   assert.deepEqual(
     t.extra.def.sources.map((s) => s.id),
-    ['main'],
+    ['main', ...CATALOG],
   );
   assert.match(t.notes[0], /classification of "kind" from 3 feature\(s\) on 200 rows \(60 held out/);
+  assert.match(t.notes[0], /sources main, clean-small, noisy-large, shifted, imbalanced, duplicated, augmented;/);
+});
+
+test('the standard catalogue: left out with "catalog": false; a source of the user named after one takes its place', async () => {
+  const none = await loadTaskFile(writeTask(dir, 'bare.json', classificationTask('bare', { data: data({ catalog: false }) })), dir);
+  assert.deepEqual(none.extra.kind === 'supervised' && none.extra.def.sources.map((s) => s.id), ['main']);
+  writeFileSync(join(dir, 'crowd.csv'), readFileSync(join(dir, 'data.csv')));
+  const own = await loadTaskFile(
+    writeTask(
+      dir,
+      'own.json',
+      classificationTask('own', { data: data({ sources: [{ id: 'noisy-large', file: 'crowd.csv', description: 'our crowd labels' }] }) }),
+    ),
+    dir,
+  );
+  if (own.extra.kind !== 'supervised') return assert.fail('supervised');
+  assert.deepEqual(
+    own.extra.def.sources.map((s) => s.id),
+    ['main', 'noisy-large', ...CATALOG.filter((id) => id !== 'noisy-large')],
+  );
+  assert.equal(own.extra.def.sources[1].description, 'our crowd labels');
 });
 
 test('paths that lead outside the task directory: "..", absolute, a symlinked file, a symlinked folder', async () => {

@@ -325,7 +325,7 @@ async function loadSupervised(task: SupervisedTaskFile, file: string, root: stri
   if (blocked(p)) return null;
   l.notes.unshift(
     `${data.type} of "${data.target}" from ${names.length} feature(s) on ${rows.x.length} rows ` +
-      `(${rows.x.length - poolSize} held out for the hidden evaluation); sources ${[data.id, ...extras.map((e) => e.id)].join(', ')}; metric ${task.metric}`,
+      `(${rows.x.length - poolSize} held out for the hidden evaluation); sources ${def.sources.map((s) => s.id).join(', ')}; metric ${task.metric}`,
   );
   return { file, task, extra: { kind: 'supervised', def, origin: file, madeFrom: { taskFile: task } }, notes: l.notes };
 }

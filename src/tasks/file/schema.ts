@@ -108,6 +108,13 @@ export const SupervisedTaskFileSchema = z
             'up to 5 extra sources of your own with the same columns (rows that repeat a hidden test row are dropped); an id of the standard catalogue ' +
               '(clean-small, noisy-large, shifted, imbalanced, duplicated, augmented) shares what the embedded controller learned about such sources',
           ),
+        catalog: z
+          .boolean()
+          .default(true)
+          .describe(
+            'add the standard catalogue, made from the training part of this file by the harness (clean-small, noisy-large, shifted, imbalanced, ' +
+              'duplicated, augmented; an id one of your sources uses is left out)',
+          ),
         missing: z
           .enum(['keep', 'drop-row', 'error'])
           .default('keep')

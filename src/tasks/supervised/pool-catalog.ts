@@ -1,7 +1,7 @@
 /**
  * The standard source catalog (`catalog.ts`) with its options chosen from the data, for tasks made
  * from a real table (the corpus, task files): the clean sample a fifth of the pool (20 to 1,000
- * examples); label noise 25 % of labels for two classes, 30 % for more, 0.5 target std for
+ * examples, at most the pool); label noise 25 % of labels for two classes, 30 % for more, 0.5 target std for
  * regression; the shifted source along the numeric feature with the most distinct values among
  * those at most 20 % missing (no shifted source without one); the imbalanced source (classification)
  * keeping the largest class whole and 30 % of each other. And the metric: accuracy, macro-F1 when
@@ -53,7 +53,7 @@ export function poolCatalogOptions(d: Dataset, poolSize: number): CatalogOptions
   const largest = counts.indexOf(counts.reduce((a, b) => Math.max(a, b), 0));
   return {
     poolSize,
-    cleanSize: Math.max(20, Math.min(1000, Math.round(poolSize / 5))),
+    cleanSize: Math.min(poolSize, Math.max(20, Math.min(1000, Math.round(poolSize / 5)))),
     noise: d.kind === 'regression' ? 0.5 : k === 2 ? 0.25 : 0.3,
     shiftFeature: shift ?? d.features[0],
     shiftWords: shift ? `only rows whose ${shift} lies in its lowest 40%` : '',
