@@ -19,7 +19,7 @@ import type { TaskBrief } from '../../spec/brief.js';
 import { Rng } from '../../util/rng.js';
 import { initTf, tf } from '../../util/tf.js';
 import { groupAdvantages } from '../reward.js';
-import { FEATURE_DIM, briefFeatures } from './features.js';
+import { FEATURE_DIM, TABLE_SLOTS, briefFeatures } from './features.js';
 import { validateSpec } from '../../inner/spec-check.js';
 import { getPublicTask } from '../../tasks/briefs.js';
 import type { JobSpecInput } from '../../spec/schema.js';
@@ -284,7 +284,7 @@ export class Controller implements Agent {
 }
 
 /** The checkpoint layout `Controller.state()` writes. */
-export const CHECKPOINT_VERSION = 3;
+export const CHECKPOINT_VERSION = 4;
 
 /** A controller checkpoint as `Controller.state()` writes it. */
 export interface Checkpoint {
@@ -305,6 +305,13 @@ const MIGRATIONS: Record<number, (c: Checkpoint, hidden: number) => Checkpoint> 
   },
   // 2 → 3: the checkpoint states its version; the arrays are the same.
   2: (c) => ({ ...c, version: 3 }),
+  // 3 → 4: a real table's column facts became features (TABLE_SLOTS). They were always 0 before, so their
+  // first-layer rows never trained: zeroed, an older checkpoint reads them as it did (its policy unchanged on every task).
+  3: (c, hidden) => {
+    const w1 = [...(c.weights[0] ?? [])];
+    for (const slot of TABLE_SLOTS) w1.fill(0, slot * hidden, (slot + 1) * hidden);
+    return { ...c, version: 4, weights: [w1, ...c.weights.slice(1)] };
+  },
 };
 
 /** The version of a checkpoint written before checkpoints stated theirs: four arrays are from before the anchor. */

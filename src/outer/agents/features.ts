@@ -62,6 +62,9 @@ export const CONCEPTS: [string, RegExp][] = [
   ['missing values', /\bmissing\b/],
 ];
 
+/** The slots of a real table's column facts (0 on a table without categorical columns or missing cells). */
+export const TABLE_SLOTS = [72, 73, 74, 75] as const;
+
 const TEXT_BUCKETS = 16;
 const SOURCE_BUCKETS = 8;
 
@@ -100,7 +103,8 @@ function hashedBag(f: Float32Array, at: number, buckets: number, words: string[]
  * - 16–20 the algorithms allowed; 21–24 the units of the observed variables (shares);
  * - 25–31 the metric; 32–39 the supervised target and data (type, classes, features, catalogue size,
  *   sources); 40–45 the tunable parameters' ranges (how far they may move from their defaults);
- * - 48–71 the concept lexicon (`CONCEPTS`);
+ * - 48–71 the concept lexicon (`CONCEPTS`); 72–75 a real table's columns (`TABLE_SLOTS`: shares of
+ *   categorical features and of features with missing cells, the mean missing share, the most levels);
  * - 96–111 hashed words of the text (weight ½), 112–119 hashed words of the catalogue (weight ½).
  */
 export function briefFeatures(brief: TaskBrief): Float32Array {
@@ -143,6 +147,14 @@ export function briefFeatures(brief: TaskBrief): Float32Array {
     f[37] = sup.sources.length / 6;
     f[38] = logScaled(Math.max(0, ...sup.sources.map((s) => s.examples)), 5);
     f[39] = logScaled(Math.min(...sup.sources.map((s) => s.examples), examples), 5);
+  }
+  const columns = sup?.columns ?? [];
+  if (columns.length) {
+    const [categorical, withMissing, missingShare, levels] = TABLE_SLOTS;
+    f[categorical] = columns.filter((c) => c.kind === 'categorical').length / columns.length;
+    f[withMissing] = columns.filter((c) => c.missing > 0).length / columns.length;
+    f[missingShare] = columns.reduce((a, c) => a + c.missing, 0) / columns.length;
+    f[levels] = logScaled(Math.max(0, ...columns.map((c) => c.levels ?? 0)), 2);
   }
   if (env.params.length) {
     // How far the parameters may move from their defaults (relative span), and how many sit off their default range's middle.

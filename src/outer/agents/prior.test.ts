@@ -149,5 +149,30 @@ test('the shipped prior (no stated version) loads and acts as before checkpoints
       );
     }
   }
-  await assert.rejects(resaved.load({ ...state, version: CHECKPOINT_VERSION + 1 }), /version 4: this code reads versions 1 to 3/);
+  const next = CHECKPOINT_VERSION + 1;
+  await assert.rejects(resaved.load({ ...state, version: next }), new RegExp(`version ${next}: this code reads versions 1 to ${CHECKPOINT_VERSION}`));
+});
+
+test('a checkpoint from before the table features (version 3) reads a table with categorical columns and missing cells as it did', async () => {
+  const prior = readPrior(SHIPPED_PRIOR);
+  const old = await controllerFromPrior(prior, 1);
+  const fresh = new Controller(prior.state.options);
+  const rng = new Rng(5);
+  for (const id of ['two-moons', 'cars-mpg']) {
+    const brief = getPublicTask(id).brief;
+    const sup = brief.supervised!;
+    // The same brief with column facts: what a real table's brief carries.
+    const columns = sup.features.map((f, j) => ({
+      name: f.name,
+      kind: j % 2 ? ('categorical' as const) : ('numeric' as const),
+      ...(j % 2 ? { levels: 2 + rng.int(30) } : {}),
+      missing: rng.uniform(0, 0.5),
+    }));
+    const withColumns = { ...brief, supervised: { ...sup, columns } };
+    // The column-decision heads (slots 48–51) gain options with the facts; every other head's choices are compared.
+    const others = headLayout(buildHeads(brief)).map((l) => l.slot < 48);
+    const policy = async (c: Controller, b: typeof brief): Promise<number[][]> => (await c.probabilities(b)).filter((_, h) => others[h]);
+    assert.deepEqual(await policy(old, withColumns), await policy(old, brief), `${id}: the old policy ignores the new features`);
+    assert.notDeepEqual(await policy(fresh, withColumns), await policy(fresh, brief), `${id}: a new controller reads them`);
+  }
 });
