@@ -50,6 +50,7 @@ test("each row's pick is trained again on the harness's confirmation seeds, each
     const random = readHeldOutRun(join(dir, task, 'random'))!;
     const picks = {
       zeroShot: controller.proposals[0],
+      controllerBest4: pickOf(controller.proposals, 4)!,
       controllerBest16: pickOf(controller.proposals, 16)!,
       randomBest4: pickOf(random.proposals, 4)!,
       randomBest16: pickOf(random.proposals, 16)!,

@@ -29,7 +29,9 @@ type PickKey = Exclude<keyof HeldOutRow, 'task' | 'baseline'>;
  */
 export const CONFIRMED_ROWS: { key: PickKey; run: string; first: number }[] = [
   { key: 'zeroShot', run: 'controller', first: 1 },
+  { key: 'controllerBest4', run: 'controller', first: 4 },
   { key: 'controllerBest16', run: 'controller', first: 16 },
+  { key: 'priorZeroShot', run: 'prior', first: 1 },
   { key: 'controllerAdaptBest16', run: 'controller-adapt', first: 16 },
   { key: 'randomBest4', run: 'random', first: 4 },
   { key: 'randomBest16', run: 'random', first: 16 },

@@ -43,6 +43,7 @@ test('the transfer experiment writes its tables and plots and reports every meth
         'controllerAdaptBest16',
         'controllerBest16',
         'controllerBest4',
+        'priorZeroShot',
         'randomBest16',
         'randomBest4',
         'searchBest16',
@@ -51,7 +52,7 @@ test('the transfer experiment writes its tables and plots and reports every meth
         ...OPTUNA_KEYS,
       ].sort(),
     );
-    for (const k of OPTUNA_KEYS) assert.equal(r.heldOut[k as keyof typeof r.heldOut], null, k);
+    for (const k of [...OPTUNA_KEYS, 'priorZeroShot']) assert.equal(r.heldOut[k as keyof typeof r.heldOut], null, k);
     assert.equal(r.notes.length, 1);
     assert.match(r.notes[0], /^SKIPPED the Optuna rows .*no-such-python-for-optuna.*run python\/setup-venv\.sh/);
     assert.ok(readFileSync(r.files.markdown, 'utf8').includes(`**${r.notes[0]}**`));
@@ -107,10 +108,10 @@ test('the transfer experiment writes its tables and plots and reports every meth
     assert.match(readFileSync(r.files.markdown, 'utf8'), new RegExp(`## Verdict per evaluation secret[^]*\\| 2 \\(${r.secrets[1].evalId}\\) \\|`));
     assert.match(readFileSync(r.files.markdown, 'utf8'), /\| iris-species \| secret 2 \|/, 'the family (a hand-written task is its own) in each repetition');
     assert.deepEqual(JSON.parse(readFileSync(r.files.json, 'utf8')).heldOut, r.heldOut);
-    // The comparison on confirmed scores (the default): the rows the verdicts compare confirmed, the other best-of-4 rows not.
+    // The comparison on confirmed scores (the default): the rows the verdicts and aims compare confirmed, the other best-of-4 rows not.
     const confirmed = r.confirmed!;
-    for (const k of ['controllerBest4', 'searchBest4', ...OPTUNA_KEYS]) assert.equal(confirmed.heldOut[k as keyof typeof confirmed.heldOut], null, k);
-    for (const k of ['zeroShot', 'controllerBest16', 'controllerAdaptBest16', 'randomBest4', 'randomBest16', 'searchBest16'] as const) {
+    for (const k of ['searchBest4', ...OPTUNA_KEYS]) assert.equal(confirmed.heldOut[k as keyof typeof confirmed.heldOut], null, k);
+    for (const k of ['zeroShot', 'controllerBest4', 'controllerBest16', 'controllerAdaptBest16', 'randomBest4', 'randomBest16', 'searchBest16'] as const) {
       assert.ok(Number.isFinite(confirmed.heldOut[k]), k);
     }
     assert.equal(confirmed.heldOut.baseline, r.heldOut.baseline, "the baseline's score is a mean over the harness's seeds already");
@@ -166,6 +167,7 @@ test('per held-out family: the mean over its tasks and seeds, its spread over ta
     controllerBest4: 0.5,
     controllerBest16: 0.5,
     controllerAdaptBest16: 0.5,
+    priorZeroShot: 0.5,
     randomBest4: 0.5,
     randomBest16: 0.5,
     searchBest4: 0.5,

@@ -37,7 +37,8 @@ import { METHODS, mean, meanOf, summarizeHeldOut } from './transfer-summary.js';
 import { Scorer } from './scoring/scorer-pool.js';
 import { experimentSecrets } from './open-run.js';
 import { transferMarkdown } from './transfer-report.js';
-import { type TransferListener, type TransferOptions, type TransferResult, resolveFamilies } from './transfer-options.js';
+import { aimsByFamily } from './transfer-aims.js';
+import { type TransferListener, type TransferOptions, type TransferResult, resolveCorpus, resolveFamilies } from './transfer-options.js';
 import { type RepetitionContext, type RepetitionResult, recordedWallSeconds, runRepetition } from './transfer-repetition.js';
 
 export { type FamilyCounts, type FamilyRow, type HeldOutRow, type Verdict, familyOf, summarizeHeldOut } from './transfer-summary.js';
@@ -64,27 +65,35 @@ type Summaries = Pick<TransferResult, 'curve' | 'heldOut' | 'spread' | 'rows' | 
  * rows run; what does not run is a note, said at once.
  */
 async function prepare(dir: string, requested: TransferOptions, onEvent?: TransferListener): Promise<Omit<RepetitionContext, 'executor' | 'scorer'>> {
-  const options = resolveFamilies(requested);
+  if (requested.corpus) onEvent?.({ type: 'phase', message: `reading the corpus's ${requested.corpus.on} and train packages` });
+  const options = await resolveCorpus(resolveFamilies(requested));
   if (!options.prior && !options.trainTasks.length) throw new Error('the transfer experiment needs at least one train task');
   if (!options.heldOutTasks.length) throw new Error('the transfer experiment needs at least one held-out task');
   const prior = options.prior ? (await loadPrior(options.prior, options.seed)).prior : null;
+  const reference = options.referencePrior ? (await loadPrior(options.referencePrior, options.seed)).prior : null;
   await initTf();
   mkdirSync(dir, { recursive: true });
   const cache = join(dir, 'cache.db');
   // The Optuna rows need a Python with optuna and cmaes; without one they are skipped, loudly.
   const notes: string[] = [];
   const python = options.python ?? bridgePython();
-  const everyMethod = (options.compare ?? 'all') === 'all';
-  const missing = everyMethod ? optunaMissing(python) : null;
+  const compare = options.compare ?? 'all';
+  const withOptuna = compare !== 'random';
+  const missing = withOptuna ? optunaMissing(python) : null;
   if (missing) {
-    notes.push(`SKIPPED the Optuna rows (TPE, CMA-ES, seeded): ${missing}`);
+    notes.push(`SKIPPED the Optuna rows (${compare === 'all' ? 'TPE, CMA-ES, seeded' : 'TPE and CMA-ES seeded'}): ${missing}`);
     onEvent?.({ type: 'phase', message: `!! ${notes[0]}` });
   }
-  if (!everyMethod) notes.push('Compared with random search only (compare: random): the adapting controller, the model-based search and Optuna did not run.');
+  if (compare === 'random')
+    notes.push('Compared with random search only (compare: random): the adapting controller, the model-based search and Optuna did not run.');
+  if (compare === 'corpus')
+    notes.push(
+      "Compared as the corpus presets do (compare: corpus): Optuna's seeded TPE and CMA-ES, not the plain ones, the adapting controller or the model-based search.",
+    );
   if (prior) onEvent?.({ type: 'phase', message: `no meta-training: the controller starts from the prior ${options.prior}: ${describePrior(prior)}` });
   // `compare: 'random'` leaves out the learning searches, Optuna's with them.
-  const optuna = missing || !everyMethod ? null : { python };
-  return { options, prior, cache, notes, optuna, onEvent };
+  const optuna = missing || !withOptuna ? null : { python };
+  return { options, prior, reference, cache, notes, optuna, onEvent };
 }
 
 /**
@@ -238,6 +247,10 @@ export async function runTransfer(dir: string, requested: TransferOptions, execu
     })),
     secrets: summaries.secrets,
     confirmed: summaries.confirmed,
+    aims:
+      options.compare === 'corpus'
+        ? { confirmed: summaries.confirmed ? aimsByFamily(summaries.confirmed.rows) : null, single: aimsByFamily(summaries.rows) }
+        : null,
     files,
     notes,
     wallSeconds,

@@ -79,6 +79,8 @@ export interface HeldOutTask {
   /** The meta-trained controller, and its settings (the adapting copy's). */
   controller: Controller;
   settings: ControllerOptions;
+  /** The reference prior's controller (`TransferOptions.referencePrior`), whose zero-shot job is a row; null without one. */
+  reference: Controller | null;
 }
 
 /** One task's rows: on single scores, and on confirmed scores (null without `confirmPicks`). */
@@ -96,6 +98,12 @@ interface OptunaCells {
 /** Whether the comparison runs every method, not the controller's and random search's rows alone. */
 const comparesEveryMethod = (options: TransferOptions): boolean => (options.compare ?? 'all') === 'all';
 
+/** The Optuna rows the comparison runs: all four with `all`, the two seeded ones with `corpus`, none with `random`. */
+export function optunaArmsOf(options: TransferOptions): typeof OPTUNA_ARMS {
+  const compare = options.compare ?? 'all';
+  return compare === 'all' ? OPTUNA_ARMS : compare === 'corpus' ? OPTUNA_ARMS.filter((a) => a.seeded) : [];
+}
+
 /** The configuration every run on the task shares: the task alone, its seed, no confirmation jobs. */
 function taskConfig(t: HeldOutTask): { tasks: string[]; seed: number; confirm: false } {
   // No confirmation jobs: the comparison reads the jobs' scores, which a confirmation never changes (TrainConfig.confirm).
@@ -109,9 +117,10 @@ function taskEvents(ctx: ComparisonContext, t: HeldOutTask): (e: LoopEvent) => v
 
 /** Says which methods the task's comparison runs. */
 function announce(ctx: ComparisonContext, t: HeldOutTask): void {
-  const withOptuna = ctx.optuna ? ', Optuna TPE and CMA-ES (plain and seeded)' : '';
+  const arms = ctx.optuna ? optunaArmsOf(ctx.options).map((a) => a.label) : [];
   const learning = comparesEveryMethod(ctx.options) ? ', the adapting controller, model-based search' : '';
-  const message = `${t.tag}held-out ${t.task}: controller (frozen), random search${learning}${withOptuna}`;
+  const reference = t.reference ? ', the reference prior (zero-shot)' : '';
+  const message = `${t.tag}held-out ${t.task}: controller (frozen), random search${learning}${arms.length ? `, ${arms.join(', ')}` : ''}${reference}`;
   ctx.onEvent?.({ type: 'phase', message, stage: t.task });
 }
 
@@ -133,6 +142,12 @@ async function startSearches(ctx: ComparisonContext, t: HeldOutTask): Promise<Pr
   const quiet = { cache: ctx.cache, scorer: ctx.scorer };
   const runs: Promise<void>[] = [];
   runs.push(trainAgent(join(t.dir, t.task, 'random'), { ...base, agent: 'random', iterations: 1, group: 16 }, ctx.executor, quiet).then(done('random search')));
+  if (t.reference) {
+    // The reference prior's single best guess: one greedy proposal, frozen.
+    const reference = { agent: new HeldOut(t.reference, false), ...quiet };
+    const config = { ...base, agent: 'controller' as const, iterations: 1, group: 1 };
+    runs.push(trainAgent(join(t.dir, t.task, 'prior'), config, ctx.executor, reference).then(done('reference prior')));
+  }
   if (!comparesEveryMethod(ctx.options)) return runs;
   // Adapting: a copy of the meta-trained controller (every task starts from the same weights) in rounds like the search's.
   const copy = new Controller(t.settings);
@@ -153,10 +168,11 @@ async function startSearches(ctx: ComparisonContext, t: HeldOutTask): Promise<Pr
 function startOptuna(ctx: ComparisonContext, t: HeldOutTask, cells: OptunaCells): Promise<void>[] {
   const done = doneEvent(ctx, t);
   const runs: Promise<void>[] = [];
+  const arms = optunaArmsOf(ctx.options);
   for (const [k, arm] of OPTUNA_ARMS.entries()) {
     cells.rows[arm.best4] = null;
     cells.rows[arm.best16] = null;
-    if (!ctx.optuna) continue;
+    if (!ctx.optuna || !arms.includes(arm)) continue;
     const agent = new OptunaAgent({ sampler: arm.sampler, seeded: arm.seeded, seed: t.seed, python: ctx.optuna.python });
     const run = join(t.dir, t.task, agent.name);
     const config = { ...taskConfig(t), agent: agent.name as AgentName, iterations: 4, group: 4 };
@@ -189,6 +205,7 @@ function readRow(ctx: ComparisonContext, t: HeldOutTask, optunaRows: Record<Optu
     controllerBest4: best(c.proposals.slice(0, 4)),
     controllerBest16: best(c.proposals),
     controllerAdaptBest16: everyMethod ? best(readRun(join(t.dir, t.task, 'controller-adapt')).proposals) : null,
+    priorZeroShot: t.reference ? (readRun(join(t.dir, t.task, 'prior')).proposals[0] ?? null) : null,
     randomBest4: best(r.proposals.slice(0, 4)),
     randomBest16: best(r.proposals),
     searchBest4: best(s.slice(0, 4)),

@@ -5,9 +5,13 @@
 import { listTasks } from '../tasks/briefs.js';
 import { builtInTaskIds } from '../tasks/extra.js';
 import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
+import { corpusDir } from '../tasks/corpus/where.js';
+import { registerCorpusTasks } from '../tasks/corpus/register.js';
+import type { CorpusSplit } from '../tasks/corpus/splits.js';
 import { SHIPPED_PRIOR } from './agents/prior.js';
 import type { FidelityConfig } from './fidelity.js';
 import type { LoopEvent } from './loop.js';
+import type { AimsRow } from './transfer-aims.js';
 import type { RewardRuleName } from './reward.js';
 import { type FamilyCounts, type FamilyRow, type HeldOutRow, type HeldOutSummary, type Verdict, familyOf } from './transfer-summary.js';
 
@@ -66,10 +70,72 @@ export interface TransferOptions {
    * third more jobs per task in the full preset; false: single scores only.
    */
   confirmPicks?: boolean;
+  /** Tasks of the real-table corpus (`resolveCorpus`): the train packages' join meta-training, the compared packages' the comparison. */
+  corpus?: CorpusOptions;
+  /**
+   * A second prior whose zero-shot job is a row of the comparison (`priorZeroShot`): what the
+   * controller shipped before (default: none).
+   */
+  referencePrior?: string;
 }
 
-/** Which methods the held-out comparison runs (`TransferOptions.compare`). */
-export type TransferCompare = 'all' | 'random';
+/** Which corpus tasks join the experiment (`TransferOptions.corpus`). */
+export interface CorpusOptions {
+  /** Which packages are compared: `validation` (every choice is made on them) or `held-out` (run once, at the end). */
+  on: 'validation' | 'held-out';
+  /** Tasks drawn per train package for meta-training (0: none). */
+  trainPerPackage: number;
+  /** Tasks drawn per compared package. */
+  perPackage: number;
+  /** The corpus directory (default: `corpusDir()`, `RRL_CORPUS`). */
+  dir?: string;
+}
+
+/**
+ * Which methods the held-out comparison runs (`TransferOptions.compare`): `all`, `random`, or
+ * `corpus`: the controller's rows, random search's, Optuna's seeded TPE and CMA-ES, the baseline
+ * spec and the reference prior's zero-shot job.
+ */
+export type TransferCompare = 'all' | 'random' | 'corpus';
+
+/** Draws `n` of `ids` by a seeded hash order (the same draw on every machine; a larger `n` keeps the smaller draw's tasks). */
+function drawTasks(ids: string[], n: number): string[] {
+  const key = (id: string): number => {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193) >>> 0;
+    return h;
+  };
+  return [...ids].sort((a, b) => key(a) - key(b) || (a < b ? -1 : 1)).slice(0, n);
+}
+
+/**
+ * Registers the corpus tasks the options name and returns the options with them added: up to
+ * `trainPerPackage` per train package to the train tasks, up to `perPackage` per compared package
+ * (validation or held-out) to the held-out tasks, in package order; throws a `CorpusError` naming
+ * the command that builds the corpus when there is none.
+ */
+export async function resolveCorpus(options: TransferOptions): Promise<TransferOptions> {
+  const c = options.corpus;
+  if (!c) return options;
+  const dir = c.dir ?? corpusDir();
+  const tasks = await registerCorpusTasks({ dir, splits: c.trainPerPackage > 0 ? ['train', c.on] : [c.on] });
+  const byPackage = (split: CorpusSplit, n: number): string[] => {
+    const packages = [...new Set(tasks.filter((t) => t.split === split).map((t) => t.package))].sort();
+    return packages.flatMap((p) =>
+      drawTasks(
+        tasks.filter((t) => t.split === split && t.package === p).map((t) => t.id),
+        n,
+      ),
+    );
+  };
+  const train = c.trainPerPackage > 0 ? byPackage('train', c.trainPerPackage) : [];
+  const heldOut = byPackage(c.on, c.perPackage);
+  return {
+    ...options,
+    trainTasks: [...options.trainTasks, ...train.filter((id) => !options.trainTasks.includes(id))],
+    heldOutTasks: [...options.heldOutTasks, ...heldOut.filter((id) => !options.heldOutTasks.includes(id))],
+  };
+}
 
 /**
  * Registers the options' family draws and returns the options with the drawn tasks added to
@@ -119,6 +185,38 @@ export function transferPreset(name: 'quick' | 'full'): TransferOptions {
     : { ...common, iterations: 3, tasksPerIteration: 12, compare: 'random', prior: SHIPPED_PRIOR };
 }
 
+/** The presets' names: over the task families (`quick`, `full`) or the real-table corpus (`corpus-quick`, `corpus`). */
+export const TRANSFER_PRESETS = ['quick', 'full', 'corpus-quick', 'corpus'] as const;
+/** A preset's name. */
+export type TransferPresetName = (typeof TRANSFER_PRESETS)[number];
+
+/** Tasks drawn per corpus package in the corpus presets: train packages (meta-training) and compared ones. */
+export const CORPUS_DRAWS = { corpus: { train: 8, compared: 8 }, 'corpus-quick': { train: 0, compared: 2 } } as const;
+
+/**
+ * The corpus presets (docs/transfer.md, "Transfer to real domains"): `corpus` meta-trains on up to
+ * 8 tasks of each train package and 30 of each train family, 20 iterations of 12 tasks × 4
+ * proposals, then compares on up to 8 tasks of each held-out package the controller's rows, random
+ * search, Optuna's seeded TPE and CMA-ES, the baseline spec and the shipped prior's zero-shot job
+ * (`compare: 'corpus'`); `corpus-quick` starts from the shipped prior and compares it with random
+ * search on 2 tasks per held-out package. `--on validation` compares on the validation packages
+ * instead, where every choice is made.
+ */
+export function corpusPreset(name: 'corpus' | 'corpus-quick', on: CorpusOptions['on'] = 'held-out'): TransferOptions {
+  const draws = CORPUS_DRAWS[name];
+  const reward = { rule: 'improvement' as const, lambda: 0.5 };
+  const corpus = { on, trainPerPackage: draws.train, perPackage: draws.compared };
+  const common = { trainTasks: [], heldOutTasks: [], seed: 1, reward, group: 4, corpus, referencePrior: SHIPPED_PRIOR };
+  if (name === 'corpus-quick') {
+    const { referencePrior: _, ...quick } = common;
+    return { ...quick, families: [], iterations: 3, tasksPerIteration: 12, compare: 'random', prior: SHIPPED_PRIOR };
+  }
+  const families = Object.values(FAMILIES)
+    .filter((f) => f.split === 'train')
+    .map((f) => ({ family: f.name, count: PRESET_DRAWS.full.train, seed: 1 }));
+  return { ...common, families, iterations: 20, tasksPerIteration: 12, compare: 'corpus' };
+}
+
 /** The experiment's result, as `--json` prints it. */
 export interface TransferResult {
   options: TransferOptions;
@@ -158,6 +256,8 @@ export interface TransferResult {
    * `secrets` the verdicts under each secret alone.
    */
   confirmed: (HeldOutSummary & { secrets: { secret: number; heldOut: Omit<HeldOutRow, 'task'>; verdict: Verdict & { families: FamilyCounts } }[] }) | null;
+  /** The corpus presets' aims per package and on all compared tasks (`transfer-aims.ts`), on confirmed and single scores; null with another comparison. */
+  aims: { confirmed: AimsRow[] | null; single: AimsRow[] } | null;
   files: { markdown: string; json: string; curveSvg: string; comparisonSvg: string };
   /** What did not run and why, one line each (the Optuna rows without their Python); also in the report. */
   notes: string[];

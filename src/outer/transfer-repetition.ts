@@ -16,6 +16,8 @@ import { type HeldOutRow, methodMeans } from './transfer-summary.js';
 /** What every repetition of an experiment shares: the comparisons' context, and the prior to start from (null: meta-train). */
 export interface RepetitionContext extends ComparisonContext {
   prior: ControllerPrior | null;
+  /** The reference prior whose zero-shot job is a row (`TransferOptions.referencePrior`), or null. */
+  reference: ControllerPrior | null;
 }
 
 /** Which repetition: its directory, seed and evaluation secret (its index, identity, and prefix in the events). */
@@ -65,10 +67,11 @@ export async function runRepetition(ctx: RepetitionContext, rep: Repetition): Pr
   const settings = controllerSettings(options, seed, prior);
   const { controller, curve } = prior ? { controller: await controllerFromPrior(prior, seed, settings), curve: [] } : await metaTrain(ctx, rep, settings);
   // 2. Held-out tasks.
+  const reference = ctx.reference ? await controllerFromPrior(ctx.reference, seed) : null;
   const rows: HeldOutRow[] = [];
   const confirmedRows: HeldOutRow[] = [];
   for (const [i, task] of options.heldOutTasks.entries()) {
-    const t = { task, dir, tag: rep.secret.tag, seed: seed * 1000 + i, controller, settings };
+    const t = { task, dir, tag: rep.secret.tag, seed: seed * 1000 + i, controller, settings, reference };
     const { row, confirmed } = await compareOnTask(ctx, t);
     rows.push(row);
     if (confirmed) confirmedRows.push(confirmed);

@@ -19,6 +19,7 @@ import {
   familyOf,
 } from './transfer-summary.js';
 import { FAMILIES } from '../tasks/families/index.js';
+import { AIMS, AIM_SEARCHES, LEVEL_MARGIN, aimsByFamily } from './transfer-aims.js';
 
 type Means = Omit<HeldOutRow, 'task'>;
 
@@ -45,6 +46,7 @@ export interface ReportInput {
     tasksPerIteration?: number;
     reward?: { rule: RewardRuleName; lambda: number };
     prior?: string | null;
+    compare?: string;
   };
   /** The prior's description when the run started from one (no meta-training), else null. */
   prior: string | null;
@@ -102,6 +104,11 @@ function repetitionName(input: ReportInput, r: ReportRepetition): string {
   return [input.nSecrets > 1 ? `secret ${r.secret + 1}` : '', input.nSeeds > 1 || input.nSecrets === 1 ? `seed ${r.seed}` : ''].filter(Boolean).join(', ');
 }
 
+/** The methods with a score on some row: a method the comparison left out gets no column. */
+function methodsRun(rows: HeldOutRow[], methods = METHODS): typeof METHODS {
+  return methods.filter(([k]) => rows.some((r) => r[k] !== null));
+}
+
 /** The means row of a table: each method's mean, with its spread over repetitions when there are several. */
 function meansRow(methods: typeof METHODS, heldOut: Means, spread: Means, many: boolean): string {
   return `| **mean** | ${methods.map(([k]) => `**${fmt(heldOut[k])}**${many && spread[k] !== null ? ` ± ${fmt(spread[k])}` : ''}`).join(' | ')} |`;
@@ -148,13 +155,14 @@ function curveSection(input: ReportInput): string[] {
 /** Each held-out task's row and the means, after the notes of what did not run. */
 function heldOutSection(input: ReportInput): string[] {
   const { rows, heldOut, spread } = input.summary;
+  const methods = methodsRun(rows);
   return [
     '## Held-out tasks (normalised hidden score)',
     '',
     ...input.notes.map((n) => `**${n}**\n`),
-    ...tableHead(['task', ...labels(METHODS)]),
-    ...rows.map((r) => `| ${r.task} | ${METHODS.map(([k]) => fmt(r[k])).join(' | ')} |`),
-    meansRow(METHODS, heldOut, spread, input.perSeed.length > 1),
+    ...tableHead(['task', ...labels(methods)]),
+    ...rows.map((r) => `| ${r.task} | ${methods.map(([k]) => fmt(r[k])).join(' | ')} |`),
+    meansRow(methods, heldOut, spread, input.perSeed.length > 1),
     '',
   ];
 }
@@ -276,7 +284,10 @@ function confirmedSecretLines(confirmed: NonNullable<ReportInput['confirmed']>):
 function confirmedSection(input: ReportInput): string[] {
   const { confirmed } = input;
   if (!confirmed) return [];
-  const methods = METHODS.filter(([k]) => k === 'baseline' || CONFIRMED_ROWS.some((r) => r.key === k));
+  const methods = methodsRun(
+    confirmed.rows,
+    METHODS.filter(([k]) => k === 'baseline' || CONFIRMED_ROWS.some((r) => r.key === k)),
+  );
   const which = ', confirmed scores';
   const reps = input.perSeed.map((r) => ({
     name: repetitionName(input, r),
@@ -285,7 +296,7 @@ function confirmedSection(input: ReportInput): string[] {
   return [
     '## On confirmed scores',
     '',
-    `Each compared row's pick (its best of 16, random search's best of 4, the zero-shot spec) trained again on the harness's ${CONFIRM_SEEDS} ` +
+    `Each compared row's pick (its best of 16, the controller's best of 4, random search's best of 4, the zero-shot spec) trained again on the harness's ${CONFIRM_SEEDS} ` +
       'confirmation seeds, and scored by its mean: what the pick is worth when it is trained again, without the luck of the seed it was picked on. ' +
       'The other best-of-4 rows are not confirmed; the baseline spec is a mean over the harness seeds already.',
     '',
@@ -301,6 +312,43 @@ function confirmedSection(input: ReportInput): string[] {
     ...(input.nSecrets > 1 ? confirmedSecretLines(confirmed) : []),
     '',
   ];
+}
+
+/** One aim's difference: the mean and 90 % interval, as the paired tables give it. */
+const aimCell = (d: PairedDifference | null | undefined): string => pairedCell(d);
+
+/** The aims of the corpus presets (`transfer-aims.ts`) on `rows`, per package and on all compared tasks. */
+function aimsTable(rows: HeldOutRow[], which: string): string[] {
+  const aims = aimsByFamily(rows);
+  return [
+    `## Aims on real domains, paired by task${which}`,
+    '',
+    `Differences with their 90% intervals over tasks; "at least level" allows the interval down to ${LEVEL_MARGIN}, "above" needs it wholly above 0. ` +
+      'A package with one task has no interval and is not judged (—).',
+    '',
+    ...tableHead([
+      'package',
+      'tasks',
+      ...AIM_SEARCHES.map((k) => `zero-shot − ${METHODS.find(([m]) => m === k)?.[1]}`),
+      'zero-shot − baseline',
+      'zero-shot − reference prior',
+      ...AIM_SEARCHES.map((k) => `best of 4 − ${METHODS.find(([m]) => m === k)?.[1]}`),
+      ...AIMS.map(([, label]) => label),
+    ]),
+    ...aims.map(
+      (a) =>
+        `| ${a.family === 'all' ? '**all compared tasks**' : a.family} | ${a.tasks} | ${AIM_SEARCHES.map((k) => aimCell(a.zeroShot[k])).join(' | ')} | ` +
+        `${aimCell(a.zeroShot.baseline)} | ${aimCell(a.zeroShot.priorZeroShot)} | ${AIM_SEARCHES.map((k) => aimCell(a.best4[k])).join(' | ')} | ` +
+        `${AIMS.map(([k]) => (a[k] === null ? '—' : a[k] ? 'yes' : 'no')).join(' | ')} |`,
+    ),
+    '',
+  ];
+}
+
+/** The aims on confirmed scores (and on single scores), with the corpus presets' comparison only. */
+function aimsSection(input: ReportInput): string[] {
+  if (input.options.compare !== 'corpus') return [];
+  return [...(input.confirmed ? aimsTable(input.confirmed.rows, ', confirmed scores') : []), ...aimsTable(input.summary.rows, ', single scores')];
 }
 
 /** With several repetitions, each one's held-out means, overall and per family. */
@@ -329,7 +377,8 @@ export function transferMarkdown(input: ReportInput): string {
     ...headerSection(input),
     ...curveSection(input),
     ...heldOutSection(input),
-    ...familySections(summary.families, summary.verdict, ''),
+    ...familySections(summary.families, summary.verdict, '', methodsRun(summary.rows)),
+    ...aimsSection(input),
     ...pairedSection(summary.paired, summary.verdict, ''),
     ...verdictSection(input),
     ...confirmedSection(input),

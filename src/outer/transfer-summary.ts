@@ -6,12 +6,16 @@
  */
 import { FAMILIES } from '../tasks/families/index.js';
 import type { OptunaSampler } from './agents/optuna.js';
+import { corpusFamilyOf } from '../tasks/corpus/register.js';
 import { type PairedDifference, pairedDifference, pairedVerdict } from '../util/paired-difference.js';
 
-/** The family a task was drawn from (`<family>-fam-<seed>-<n>`), or the task's own id for a hand-written task. */
+/**
+ * The family a task was drawn from (`<family>-fam-<seed>-<n>`), a corpus task's package
+ * (`corpus-<package>`, when registered in this thread), or the task's own id for a hand-written task.
+ */
 export function familyOf(task: string): string {
   const m = /^(.*)-fam-\d+-\d+$/.exec(task);
-  return m && FAMILIES[m[1]] ? m[1] : task;
+  return m && FAMILIES[m[1]] ? m[1] : (corpusFamilyOf(task) ?? task);
 }
 
 /** One held-out task's row (or one family's: the mean over its tasks). */
@@ -20,6 +24,8 @@ export interface HeldOutRow {
   zeroShot: number | null;
   controllerBest4: number | null;
   controllerBest16: number | null;
+  /** The reference prior's zero-shot job (`TransferOptions.referencePrior`: the controller shipped before). */
+  priorZeroShot: number | null;
   /** The controller's best of 16 when it keeps learning on the task: four rounds of four, GRPO between rounds. */
   controllerAdaptBest16: number | null;
   randomBest4: number | null;
@@ -110,6 +116,7 @@ export const METHODS: [keyof Omit<HeldOutRow, 'task'>, string][] = [
   ['controllerBest4', 'controller best of 4'],
   ['controllerBest16', 'controller best of 16'],
   ['controllerAdaptBest16', 'controller best of 16, adapting'],
+  ['priorZeroShot', 'reference prior zero-shot'],
   ['randomBest4', 'random best of 4'],
   ['randomBest16', 'random best of 16'],
   ['searchBest4', 'search best of 4'],

@@ -2,14 +2,16 @@
 import { type Command, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { LocalExecutor } from '../../run/local.js';
+import { makeExecutor } from '../../run/config.js';
 import { REWARD_RULES } from '../../outer/reward.js';
 import { runTransfer, transferPreset } from '../../outer/experiment.js';
+import { TRANSFER_PRESETS, type TransferOptions, type TransferPresetName, corpusPreset } from '../../outer/transfer-options.js';
+import { EXECUTOR_FLAGS, executorConfigFrom } from '../flags/executor.js';
 import { progressBar } from '../format.js';
 import { useTaskDir } from '../task-dir.js';
 import { fidelityFlags, fidelityFrom } from '../flags/fidelity.js';
 import { int, oneOf, real } from '../flags/parse.js';
-import { JSON_RESULT_FLAG, TASK_DIR_HELP, WORKERS_FLAG, taskDirFlag } from '../flags/shared.js';
+import { JSON_RESULT_FLAG, TASK_DIR_HELP, taskDirFlag } from '../flags/shared.js';
 import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
 
 /** `rrl experiment transfer`'s flags, in the order of its help. */
@@ -19,8 +21,19 @@ const TRANSFER_FLAGS = flagTable({
     help:
       'quick (no meta-training: the shipped prior, priors/controller.json; 3 tasks per held-out family, compared with ' +
       'random search only; a few minutes on 2 cores) | full (meta-trains on 30 tasks per train family, 20 iterations ' +
-      'of 12; 6 per held-out family, every method)',
+      'of 12; 6 per held-out family, every method) | corpus-quick (the shipped prior on 2 tasks per held-out corpus ' +
+      'package, against random search) | corpus (meta-trains on 8 tasks per train corpus package and 30 per train family; ' +
+      "8 tasks per held-out package against random search, Optuna's seeded TPE and CMA-ES, the baseline spec and the " +
+      "shipped prior's zero-shot job); the corpus presets need python/fetch-corpus.sh",
     default: 'quick',
+  },
+  on: {
+    flag: '--on <packages>',
+    help: 'corpus presets: compare on the held-out packages (default; run once, at the end) or the validation packages (where every choice is made)',
+  },
+  families: {
+    flag: '--no-families',
+    help: 'corpus preset: meta-train on the corpus train packages alone, without the generated task families',
   },
   tasksPerIteration: {
     flag: '--tasks-per-iteration <n>',
@@ -79,7 +92,7 @@ const TRANSFER_FLAGS = flagTable({
   pruneFlat: { flag: '--prune-flat', help: 'stop meta-training control jobs whose training returns stay flat past half their budget' },
   ...fidelityFlags('meta-training (the held-out comparisons stay at full budget)'),
   dir: { flag: '--dir <dir>', help: 'where the runs, tables and plots go (default: runs/transfer-<timestamp>)' },
-  workers: WORKERS_FLAG,
+  ...EXECUTOR_FLAGS,
   taskDir: taskDirFlag(`${TASK_DIR_HELP}; each joins the side its file names (experiments: train | held-out)`),
   json: JSON_RESULT_FLAG,
 });
@@ -88,8 +101,12 @@ const TRANSFER_FLAGS = flagTable({
 type TransferFlags = FlagValues<typeof TRANSFER_FLAGS>;
 
 /** The experiment's settings: `preset`'s (read after the user's tasks are registered), with what the flags give instead. */
-function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType<typeof transferPreset> {
-  const options = transferPreset(preset);
+function transferOptions(preset: TransferPresetName, o: TransferFlags): TransferOptions {
+  const on = o.on === undefined ? undefined : oneOf('--on', ['held-out', 'validation'] as const, o.on);
+  if ((on || !o.families) && !preset.startsWith('corpus'))
+    throw new InvalidArgumentError(`--on and --no-families are for the corpus presets, not --preset ${preset}`);
+  const options = preset === 'corpus' || preset === 'corpus-quick' ? corpusPreset(preset, on) : transferPreset(preset);
+  if (!o.families) options.families = [];
   if (o.iterations) options.iterations = o.iterations;
   if (o.group) options.group = o.group;
   if (o.tasksPerIteration) options.tasksPerIteration = o.tasksPerIteration;
@@ -100,7 +117,7 @@ function transferOptions(preset: 'quick' | 'full', o: TransferFlags): ReturnType
   if (o.anchor !== undefined) options.anchor = o.anchor;
   if (o.robust !== undefined) options.robust = o.robust;
   if (o.prior !== undefined) options.prior = o.prior === 'none' ? null : resolve(o.prior);
-  if (o.compare !== undefined) options.compare = oneOf('--compare', ['all', 'random'] as const, o.compare);
+  if (o.compare !== undefined) options.compare = oneOf('--compare', ['all', 'random', 'corpus'] as const, o.compare);
   if (!o.confirmPicks) options.confirmPicks = false;
   const fidelity = fidelityFrom(o);
   if (fidelity) options.fidelity = fidelity;
@@ -152,14 +169,13 @@ function progressPrinter(): { onEvent: Parameters<typeof runTransfer>[3]; stop()
 }
 
 /** `rrl experiment transfer`'s action: runs the experiment and prints its report (or its result as JSON). */
-async function runTransferExperiment(o: TransferFlags): Promise<void> {
-  const preset = o.preset;
-  if (preset !== 'quick' && preset !== 'full') throw new InvalidArgumentError(`--preset must be quick or full, got "${preset}"`);
+async function runTransferExperiment(o: TransferFlags, cmd: Command): Promise<void> {
+  const preset = oneOf('--preset', TRANSFER_PRESETS, o.preset);
   await useTaskDir(o.taskDir);
   const options = transferOptions(preset, o);
   const dir = resolve(o.dir ?? join('runs', `transfer-${new Date().toISOString().replace(/[:.]/g, '-')}`));
   process.stderr.write(`experiment directory: ${dir}\n`);
-  const executor = new LocalExecutor({ workers: o.workers });
+  const executor = makeExecutor(executorConfigFrom(o, cmd), { runDir: dir, workers: o.workers, memoryMb: o.jobMemory });
   const progress = progressPrinter();
   try {
     const result = await runTransfer(dir, options, executor, progress.onEvent);

@@ -7,6 +7,7 @@
 import { type ExtraTask, registerTasks } from '../extra.js';
 import { type CorpusTask, buildCorpusTask, corpusBuild } from './build.js';
 import type { CorpusSplit } from './splits.js';
+import { corpusFamily } from './define.js';
 import { corpusDir } from './where.js';
 
 /** One corpus task as a scorer thread needs it named. */
@@ -52,6 +53,15 @@ export async function registerCorpusTasks(o: { dir?: string; splits?: readonly C
   registerTasks(tasks.map((t) => corpusExtraTask(t, dir)));
   remember(dir, tasks);
   return tasks;
+}
+
+/** The family of a corpus task registered in this thread (its package's: `corpusFamily`), or undefined for any other id. */
+export function corpusFamilyOf(id: string): string | undefined {
+  for (const known of DRAWS.values()) {
+    const t = known.get(id);
+    if (t) return corpusFamily(t.package);
+  }
+  return undefined;
 }
 
 /** The corpus tasks registered in this thread, by directory, for the scorer threads. */
