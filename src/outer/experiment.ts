@@ -71,6 +71,8 @@ async function prepare(dir: string, requested: TransferOptions, onEvent?: Transf
   if (!options.heldOutTasks.length) throw new Error('the transfer experiment needs at least one held-out task');
   const prior = options.prior ? (await loadPrior(options.prior, options.seed)).prior : null;
   const reference = options.referencePrior ? (await loadPrior(options.referencePrior, options.seed)).prior : null;
+  const init = options.init && !prior ? (await loadPrior(options.init, options.seed)).prior : null;
+  if (init) onEvent?.({ type: 'phase', message: `meta-training starts from the prior ${options.init}: ${describePrior(init)}` });
   await initTf();
   mkdirSync(dir, { recursive: true });
   const cache = join(dir, 'cache.db');
@@ -93,7 +95,7 @@ async function prepare(dir: string, requested: TransferOptions, onEvent?: Transf
   if (prior) onEvent?.({ type: 'phase', message: `no meta-training: the controller starts from the prior ${options.prior}: ${describePrior(prior)}` });
   // `compare: 'random'` leaves out the learning searches, Optuna's with them.
   const optuna = missing || !withOptuna ? null : { python };
-  return { options, prior, reference, cache, notes, optuna, onEvent };
+  return { options, prior, reference, init, cache, notes, optuna, onEvent };
 }
 
 /**

@@ -70,6 +70,11 @@ export interface TransferOptions {
    * third more jobs per task in the full preset; false: single scores only.
    */
   confirmPicks?: boolean;
+  /**
+   * A saved prior whose weights meta-training starts from (warm start; absent: small random
+   * weights). Unlike `prior`, meta-training still runs.
+   */
+  init?: string;
   /** Tasks of the real-table corpus (`resolveCorpus`): the train packages' join meta-training, the compared packages' the comparison. */
   corpus?: CorpusOptions;
   /**

@@ -16,6 +16,8 @@ import { type HeldOutRow, methodMeans } from './transfer-summary.js';
 /** What every repetition of an experiment shares: the comparisons' context, and the prior to start from (null: meta-train). */
 export interface RepetitionContext extends ComparisonContext {
   prior: ControllerPrior | null;
+  /** The prior meta-training starts from (`TransferOptions.init`), or null: random weights. */
+  init: ControllerPrior | null;
   /** The reference prior whose zero-shot job is a row (`TransferOptions.referencePrior`), or null. */
   reference: ControllerPrior | null;
 }
@@ -89,7 +91,7 @@ async function metaTrain(
   const { options, onEvent } = ctx;
   const { dir, seed } = rep;
   const tag = rep.secret.tag;
-  const controller = new Controller(settings);
+  const controller = ctx.init ? await controllerFromPrior(ctx.init, seed, settings) : new Controller(settings);
   const metaConfig: TrainConfig = {
     tasks: options.trainTasks,
     agent: 'controller',

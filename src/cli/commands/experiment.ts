@@ -81,6 +81,10 @@ const TRANSFER_FLAGS = flagTable({
       "experiment's repetition (its prior.json) | none: meta-train (default: the preset's: quick the shipped prior, " +
       'full none)',
   },
+  init: {
+    flag: '--init <path>',
+    help: 'meta-train starting from a saved prior\'s weights (a prior file or a repetition\'s directory) instead of random ones',
+  },
   confirmPicks: {
     flag: '--no-confirm-picks',
     help:
@@ -117,6 +121,7 @@ function transferOptions(preset: TransferPresetName, o: TransferFlags): Transfer
   if (o.anchor !== undefined) options.anchor = o.anchor;
   if (o.robust !== undefined) options.robust = o.robust;
   if (o.prior !== undefined) options.prior = o.prior === 'none' ? null : resolve(o.prior);
+  if (o.init !== undefined) options.init = resolve(o.init);
   if (o.compare !== undefined) options.compare = oneOf('--compare', ['all', 'random', 'corpus'] as const, o.compare);
   if (!o.confirmPicks) options.confirmPicks = false;
   const fidelity = fidelityFrom(o);
@@ -132,6 +137,7 @@ function transferOptions(preset: TransferPresetName, o: TransferFlags): Transfer
     '--robust': o.robust,
     '--prune-flat': o.pruneFlat,
     '--fidelity': fidelity,
+    '--init': o.init,
   };
   const ignored = Object.entries(metaFlags)
     .filter(([, v]) => v !== undefined)
