@@ -37,7 +37,7 @@ import { METHODS, mean, meanOf, summarizeHeldOut } from './transfer-summary.js';
 import { Scorer } from './scoring/scorer-pool.js';
 import { experimentSecrets } from './open-run.js';
 import { transferMarkdown } from './transfer-report.js';
-import { aimsByFamily } from './transfer-aims.js';
+import { aimsByFamily, hasAims } from './transfer-aims.js';
 import { type TransferListener, type TransferOptions, type TransferResult, resolveCorpus, resolveFamilies } from './transfer-options.js';
 import { type RepetitionContext, type RepetitionResult, recordedWallSeconds, runRepetition } from './transfer-repetition.js';
 
@@ -249,10 +249,7 @@ export async function runTransfer(dir: string, requested: TransferOptions, execu
     })),
     secrets: summaries.secrets,
     confirmed: summaries.confirmed,
-    aims:
-      options.compare === 'corpus'
-        ? { confirmed: summaries.confirmed ? aimsByFamily(summaries.confirmed.rows) : null, single: aimsByFamily(summaries.rows) }
-        : null,
+    aims: hasAims(options) ? { confirmed: summaries.confirmed ? aimsByFamily(summaries.confirmed.rows) : null, single: aimsByFamily(summaries.rows) } : null,
     files,
     notes,
     wallSeconds,

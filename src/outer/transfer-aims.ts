@@ -84,6 +84,11 @@ export function aimsOf(family: string, rows: HeldOutRow[]): AimsRow {
   };
 }
 
+/** Whether an experiment judges the aims: on corpus tasks, or with the corpus presets' comparison. */
+export function hasAims(options: { compare?: string; corpus?: unknown }): boolean {
+  return options.corpus !== undefined || options.compare === 'corpus';
+}
+
 /** The aims per family (package) of `rows` and on all of them (last). */
 export function aimsByFamily(rows: HeldOutRow[]): AimsRow[] {
   const families = [...new Set(rows.map((r) => familyOf(r.task)))];

@@ -261,7 +261,7 @@ export interface TransferResult {
    * `secrets` the verdicts under each secret alone.
    */
   confirmed: (HeldOutSummary & { secrets: { secret: number; heldOut: Omit<HeldOutRow, 'task'>; verdict: Verdict & { families: FamilyCounts } }[] }) | null;
-  /** The corpus presets' aims per package and on all compared tasks (`transfer-aims.ts`), on confirmed and single scores; null with another comparison. */
+  /** The aims per package and on all compared tasks (`transfer-aims.ts`), on confirmed and single scores; null unless on corpus tasks or with `compare: 'corpus'`. */
   aims: { confirmed: AimsRow[] | null; single: AimsRow[] } | null;
   files: { markdown: string; json: string; curveSvg: string; comparisonSvg: string };
   /** What did not run and why, one line each (the Optuna rows without their Python); also in the report. */

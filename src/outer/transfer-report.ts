@@ -19,7 +19,7 @@ import {
   familyOf,
 } from './transfer-summary.js';
 import { FAMILIES } from '../tasks/families/index.js';
-import { AIMS, AIM_SEARCHES, LEVEL_MARGIN, aimsByFamily } from './transfer-aims.js';
+import { AIMS, AIM_SEARCHES, LEVEL_MARGIN, aimsByFamily, hasAims } from './transfer-aims.js';
 
 type Means = Omit<HeldOutRow, 'task'>;
 
@@ -47,6 +47,7 @@ export interface ReportInput {
     reward?: { rule: RewardRuleName; lambda: number };
     prior?: string | null;
     compare?: string;
+    corpus?: unknown;
   };
   /** The prior's description when the run started from one (no meta-training), else null. */
   prior: string | null;
@@ -345,9 +346,9 @@ function aimsTable(rows: HeldOutRow[], which: string): string[] {
   ];
 }
 
-/** The aims on confirmed scores (and on single scores), with the corpus presets' comparison only. */
+/** The aims on confirmed scores (and on single scores), on corpus tasks or with the corpus presets' comparison. */
 function aimsSection(input: ReportInput): string[] {
-  if (input.options.compare !== 'corpus') return [];
+  if (!hasAims(input.options)) return [];
   return [...(input.confirmed ? aimsTable(input.confirmed.rows, ', confirmed scores') : []), ...aimsTable(input.summary.rows, ', single scores')];
 }
 

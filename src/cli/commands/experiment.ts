@@ -83,7 +83,7 @@ const TRANSFER_FLAGS = flagTable({
   },
   init: {
     flag: '--init <path>',
-    help: 'meta-train starting from a saved prior\'s weights (a prior file or a repetition\'s directory) instead of random ones',
+    help: "meta-train starting from a saved prior's weights (a prior file or a repetition's directory) instead of random ones",
   },
   confirmPicks: {
     flag: '--no-confirm-picks',
