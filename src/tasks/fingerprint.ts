@@ -189,7 +189,11 @@ export function taskFingerprintDetail(taskId: string): TaskFingerprint {
     let kept = FILE_PARTS.get(resolve(origin));
     if (!kept) keepTaskFileParts(origin, (kept = taskFileParts(origin)));
     parts = [...kept, definitionPart(pub, 'task file')];
-  } else parts = [definitionPart(pub, origin), dataPackagesPart()];
+  } else {
+    // A corpus task is the same wherever the corpus lies (another clone, RRL_CORPUS): its table's sha256 below says which data.
+    const corpus = extra?.kind === 'supervised' && 'corpus' in extra.madeFrom;
+    parts = [definitionPart(pub, corpus ? 'corpus' : origin), dataPackagesPart()];
+  }
   // A corpus task's data is its table file: the manifest's sha256 of it.
   if (extra?.kind === 'supervised' && 'corpus' in extra.madeFrom) {
     const c = extra.madeFrom.corpus;

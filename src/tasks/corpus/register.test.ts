@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fixtureDoc, fixtureRandom, writeCorpus } from '../../testing/corpus.js';
@@ -58,4 +58,14 @@ test('registered corpus tasks are scored like any: the split drawn from the secr
   assert.equal(taskFingerprintDetail(id).fingerprint, fp.fingerprint);
   // Another split's tasks are not registered.
   assert.deepEqual(await registerCorpusTasks({ dir, splits: ['train'] }), []);
+  // The same corpus in another directory (another clone, RRL_CORPUS) makes the same tasks: a run or cache made with one resumes with the other.
+  const moved = mkdtempSync(join(tmpdir(), 'rrl-corpus-moved-'));
+  try {
+    cpSync(dir, moved, { recursive: true });
+    clearExtraTasks();
+    await registerCorpusTasks({ dir: moved, splits: ['held-out'] });
+    assert.equal(taskFingerprintDetail(id).fingerprint, fp.fingerprint);
+  } finally {
+    rmSync(moved, { recursive: true, force: true });
+  }
 });
