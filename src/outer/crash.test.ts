@@ -7,12 +7,12 @@ import { Witness, killAnywhere } from '../testing/crash.js';
 import { BASELINE_SEEDS } from './noise.js';
 import type { JobView, StoreView } from '../testing/store-view.js';
 
-test('rrl train killed with SIGKILL at 20 random moments and resumed each time loses and reruns no finished job', async () => {
+test('rrl train killed with SIGKILL at 12 random moments and resumed each time loses and reruns no finished job', async () => {
   const tmp = mkdtempSync(join(tmpdir(), 'rrl-crash-'));
-  const r = await killAnywhere({ dir: join(tmp, 'killed'), referenceDir: join(tmp, 'uninterrupted'), kills: 20, seed: 1 });
-  assert.equal(r.kills, 20, 'every planned kill came before the run finished');
+  const r = await killAnywhere({ dir: join(tmp, 'killed'), referenceDir: join(tmp, 'uninterrupted'), kills: 12, seed: 1 });
+  assert.equal(r.kills, 12, 'every planned kill came before the run finished');
   assert.equal(r.resumesFailed, 0, r.failures.join('\n'));
-  assert.equal(r.resumes + r.restarts, 20, 'the run was started again after every kill');
+  assert.equal(r.resumes + r.restarts, 12, 'the run was started again after every kill');
   assert.deepEqual(r.lost, [], 'no finished job lost');
   assert.deepEqual(r.rerun, [], 'no finished job rerun');
   assert.deepEqual(r.incomplete, [], 'every iteration closed with its rewards and checkpoint, every job finished once');

@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { pairedVerdict } from '../util/paired-difference.js';
 import { type HeldOutRow, PRESET_DRAWS, familyOf, resolveFamilies, runTransfer, summarizeHeldOut, transferPreset } from './experiment.js';
 import { iterationTasks } from './loop.js';
-import { SHIPPED_PRIOR, controllerFromPrior, readPrior } from './agents/prior.js';
-import { Controller } from './agents/controller.js';
+import { SHIPPED_PRIOR } from './agents/prior.js';
 import { FAMILIES } from '../tasks/families/index.js';
 import { LocalExecutor } from '../run/local.js';
 import { skipWithoutPython } from '../testing/python.js';
@@ -503,28 +502,5 @@ test("the held-out comparison lists Optuna's TPE and CMA-ES, plain and seeded, b
     }
   } finally {
     await ex.close();
-  }
-});
-
-test('init: meta-training starts from a saved prior’s weights and still trains; its checkpoint stays near that prior, not near random weights', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'rrl-transfer-init-'));
-  const ex = new LocalExecutor({ workers: 2 });
-  try {
-    const python = join(tmpdir(), 'no-such-python-for-optuna');
-    const base = { trainTasks: ['penguins-species'], heldOutTasks: ['iris-species'], iterations: 1, group: 2, seed: 4, compare: 'random' as const, python };
-    await runTransfer(dir, { ...base, confirmPicks: false, init: SHIPPED_PRIOR }, ex);
-    assert.ok(existsSync(join(dir, 'meta')), 'meta-training ran');
-    const meta = new Store(join(dir, 'meta'));
-    const saved = meta.db.prepare('SELECT state FROM checkpoints ORDER BY rowid DESC LIMIT 1').get() as { state: string };
-    meta.close();
-    const after = (JSON.parse(saved.state) as { weights: number[][] }).weights;
-    const start = ((await (await controllerFromPrior(readPrior(SHIPPED_PRIOR), 4)).state()) as { weights: number[][] }).weights;
-    const fresh = ((await new Controller(readPrior(SHIPPED_PRIOR).state.options).state()) as { weights: number[][] }).weights;
-    const distance = (a: number[][], b: number[][]): number => Math.hypot(...a.flatMap((w, i) => w.map((v, j) => v - b[i][j])));
-    assert.ok(distance(after, start) > 0, 'it trained');
-    assert.ok(distance(after, start) < distance(after, fresh) / 4, 'from the prior’s weights');
-  } finally {
-    await ex.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

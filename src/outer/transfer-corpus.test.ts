@@ -6,7 +6,9 @@ import { join } from 'node:path';
 import { fixtureDoc, fixtureRandom, writeCorpus } from '../testing/corpus.js';
 import type { FixtureTable } from '../testing/corpus.js';
 import { LocalExecutor } from '../run/local.js';
-import { SHIPPED_PRIOR } from './agents/prior.js';
+import { SHIPPED_PRIOR, controllerFromPrior, readPrior } from './agents/prior.js';
+import { Controller } from './agents/controller.js';
+import { Store } from '../store/store.js';
 import { runTransfer } from './experiment.js';
 import { optunaArmsOf } from './transfer-arms.js';
 import { corpusPreset, resolveCorpus } from './transfer-options.js';
@@ -84,7 +86,7 @@ test('resolveCorpus draws per package, the same tasks every time, a larger draw 
   );
 });
 
-test('a transfer experiment on corpus tasks: meta-trained on the train package, compared per held-out package with the reference prior and the aims', async () => {
+test('a transfer experiment on corpus tasks: meta-trained on the train package (from a prior, --init), compared per held-out package with the reference prior and the aims', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'rrl-transfer-corpus-run-'));
   dirs.push(dir);
   const ex = new LocalExecutor({ workers: 2 });
@@ -101,11 +103,22 @@ test('a transfer experiment on corpus tasks: meta-trained on the train package, 
         compare: 'corpus',
         python,
         referencePrior: SHIPPED_PRIOR,
+        init: SHIPPED_PRIOR,
         corpus: { on: 'held-out', trainPerPackage: 1, perPackage: 1, dir: corpus },
       },
       ex,
     );
     assert.ok(existsSync(join(dir, 'meta')), 'meta-trained on the train package');
+    // init: meta-training started from the prior's weights and trained; its checkpoint stays near that prior, not near random weights.
+    const meta = new Store(join(dir, 'meta'));
+    const saved = meta.db.prepare('SELECT state FROM checkpoints ORDER BY rowid DESC LIMIT 1').get() as { state: string };
+    meta.close();
+    const after = (JSON.parse(saved.state) as { weights: number[][] }).weights;
+    const start = ((await (await controllerFromPrior(readPrior(SHIPPED_PRIOR), 3)).state()) as { weights: number[][] }).weights;
+    const fresh = ((await new Controller(readPrior(SHIPPED_PRIOR).state.options).state()) as { weights: number[][] }).weights;
+    const distance = (a: number[][], b: number[][]): number => Math.hypot(...a.flatMap((w, i) => w.map((v, j) => v - b[i][j])));
+    assert.ok(distance(after, start) > 0, 'it trained');
+    assert.ok(distance(after, start) < distance(after, fresh) / 4, 'from the prior’s weights');
     assert.deepEqual(
       r.families.map((f) => f.task),
       ['corpus-lme4', 'corpus-plm'],
