@@ -39,7 +39,7 @@ import { experimentSecrets } from './open-run.js';
 import { transferMarkdown } from './transfer-report.js';
 import { aimsByFamily, hasAims } from './transfer-aims.js';
 import { type TransferListener, type TransferOptions, type TransferResult, resolveCorpus, resolveFamilies } from './transfer-options.js';
-import { type RepetitionContext, type RepetitionResult, recordedWallSeconds, runRepetition } from './transfer-repetition.js';
+import { REPETITION_FILE, type RepetitionContext, type RepetitionResult, recordedRepetition, repetitionKey, runRepetition } from './transfer-repetition.js';
 
 export { type FamilyCounts, type FamilyRow, type HeldOutRow, type Verdict, familyOf, summarizeHeldOut } from './transfer-summary.js';
 export {
@@ -108,6 +108,7 @@ async function runRepetitions(dir: string, ctx: RepetitionContext): Promise<Time
   const nSeeds = options.seeds ?? 1;
   const nSecrets = options.secrets ?? 1;
   const perSeed: TimedRepetition[] = [];
+  const key = repetitionKey(ctx);
   for (const { index: i, evalId, run: underSecret } of experimentSecrets(nSecrets)) {
     if (nSecrets > 1) onEvent?.({ type: 'phase', message: `evaluation secret ${i + 1} of ${nSecrets} (${evalId})` });
     for (let k = 0; k < nSeeds; k++) {
@@ -116,13 +117,20 @@ async function runRepetitions(dir: string, ctx: RepetitionContext): Promise<Time
       const tag = [nSecrets > 1 ? `secret ${i + 1}` : '', nSeeds > 1 ? `seed ${seed}` : ''].filter(Boolean).join(', ');
       const repDir = nSeeds > 1 ? join(secretDir, `seed-${seed}`) : secretDir;
       const rep = { dir: repDir, seed, secret: { index: i, evalId, tag: tag ? `${tag}: ` : '' } };
-      // A repetition an earlier invocation finished is read back from its runs (training only what that one did not): its time adds up over invocations.
-      const recorded = recordedWallSeconds(repDir);
+      // A repetition recorded under the same inputs is reused as it is; one an earlier invocation left
+      // unfinished, or recorded under other inputs, runs again, reading back the runs it finds in its directory.
+      const done = recordedRepetition(repDir, key, rep);
+      if (done) {
+        onEvent?.({ type: 'phase', message: `${rep.secret.tag}read back from ${join(repDir, REPETITION_FILE)}` });
+        const { key: _, wallSeconds, ...result } = done;
+        perSeed.push({ ...result, wallSeconds, readBack: true });
+        continue;
+      }
       const r0 = performance.now();
       const result = await underSecret(() => runRepetition(ctx, rep));
-      const wallSeconds = (recorded ?? 0) + (performance.now() - r0) / 1000;
-      perSeed.push({ ...result, wallSeconds, readBack: recorded !== null });
-      writeFileSync(join(repDir, 'repetition.json'), JSON.stringify({ ...result, wallSeconds }, null, 2));
+      const wallSeconds = (performance.now() - r0) / 1000;
+      perSeed.push({ ...result, wallSeconds, readBack: false });
+      writeFileSync(join(repDir, REPETITION_FILE), JSON.stringify({ ...result, wallSeconds, key }, null, 2));
     }
   }
   return perSeed;

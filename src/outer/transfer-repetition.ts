@@ -3,6 +3,7 @@
  * its own. It meta-trains the controller (or starts it from the prior), compares the methods on
  * every held-out task (transfer-arms.ts) and gives the task rows and their means.
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FAMILIES } from '../tasks/families/index.js';
@@ -41,14 +42,65 @@ export interface RepetitionResult {
   confirmed: { heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[] } | null;
 }
 
-/** The seconds an earlier invocation recorded for the finished repetition in `repDir` (its repetition.json), or null. */
-export function recordedWallSeconds(repDir: string): number | null {
+/** A finished repetition as its `repetition.json` keeps it: the figures, the seconds over every invocation, and the inputs' key. */
+export interface RecordedRepetition extends RepetitionResult {
+  wallSeconds: number;
+  /** `repetitionKey` of the inputs the figures come from. */
+  key: string;
+}
+
+/** The file a finished repetition's figures are kept in, in its directory: small enough to commit, and enough to rebuild the report. */
+export const REPETITION_FILE = 'repetition.json';
+
+/**
+ * What a repetition's figures depend on besides its seed and secret, as a hash: the tasks, the
+ * schedule, the compared methods, and the contents (not the paths) of the priors it reads. A
+ * recorded repetition is reused only under the same key, so a changed option never reports old figures.
+ */
+export function repetitionKey(ctx: Pick<RepetitionContext, 'options' | 'prior' | 'init' | 'reference'>): string {
+  const o = ctx.options;
+  const weights = (p: ControllerPrior | null) => (p ? createHash('sha256').update(JSON.stringify(p.state)).digest('hex') : null);
+  const inputs = {
+    trainTasks: o.trainTasks,
+    heldOutTasks: o.heldOutTasks,
+    iterations: o.iterations,
+    group: o.group,
+    reward: o.reward ?? null,
+    pruneFlat: o.pruneFlat ?? false,
+    fidelity: o.fidelity ?? null,
+    families: o.families ?? null,
+    tasksPerIteration: o.tasksPerIteration ?? null,
+    anchor: o.anchor ?? null,
+    robust: o.robust ?? null,
+    compare: o.compare ?? 'all',
+    confirmPicks: o.confirmPicks !== false,
+    prior: weights(ctx.prior),
+    init: weights(ctx.init),
+    reference: weights(ctx.reference),
+  };
+  return createHash('sha256').update(JSON.stringify(inputs)).digest('hex').slice(0, 16);
+}
+
+/** Reads `repDir`'s recorded repetition; null when there is none or it is not a finished one (unreadable, or without its figures). */
+export function readRecordedRepetition(repDir: string): RecordedRepetition | null {
   try {
-    const w = (JSON.parse(readFileSync(join(repDir, 'repetition.json'), 'utf8')) as { wallSeconds?: unknown }).wallSeconds;
-    return typeof w === 'number' && Number.isFinite(w) && w >= 0 ? w : null;
+    const r = JSON.parse(readFileSync(join(repDir, REPETITION_FILE), 'utf8')) as Partial<RecordedRepetition>;
+    const w = r.wallSeconds;
+    if (typeof w !== 'number' || !Number.isFinite(w) || w < 0 || !Array.isArray(r.rows) || !r.heldOut) return null;
+    return r as RecordedRepetition;
   } catch {
     return null;
   }
+}
+
+/**
+ * The recorded repetition in `repDir` when it is this one (the same key, seed and secret): the
+ * experiment reuses it without running anything, so a repetition committed from another session
+ * or machine rebuilds the report.
+ */
+export function recordedRepetition(repDir: string, key: string, rep: Pick<Repetition, 'seed' | 'secret'>): RecordedRepetition | null {
+  const r = readRecordedRepetition(repDir);
+  return r && r.key === key && r.seed === rep.seed && r.evalId === rep.secret.evalId ? r : null;
 }
 
 /** The controller's settings: the prior's, with the repetition's seed and the options' anchor and robustness. */

@@ -95,7 +95,7 @@ function readBackNote(reps: ReportRepetition[]): string {
   if (!back.length) return '';
   const ran = back.reduce((a, r) => a + (r.wallSeconds ?? 0), 0) / 60;
   return (
-    ` (this invocation; ${back.length} of ${reps.length} repetitions had finished before and were read back from their runs: ` +
+    ` (this invocation; ${back.length} of ${reps.length} repetitions had finished before and were read back from their repetition.json: ` +
     `they took ${ran.toFixed(1)} min in all)`
   );
 }
