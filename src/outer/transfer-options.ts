@@ -14,6 +14,7 @@ import type { LoopEvent } from './loop.js';
 import type { AimsRow } from './transfer-aims.js';
 import type { RewardRuleName } from './reward.js';
 import { type FamilyCounts, type FamilyRow, type HeldOutRow, type HeldOutSummary, type Verdict, familyOf } from './transfer-summary.js';
+import { hashString } from '../util/rng.js';
 
 /** A listener of the experiment's events: the loop's, each with the stage (meta-training, a held-out task) it came from. */
 export type TransferListener = (e: LoopEvent & { stage?: string }) => void;
@@ -105,12 +106,7 @@ export type TransferCompare = 'all' | 'random' | 'corpus';
 
 /** Draws `n` of `ids` by a seeded hash order (the same draw on every machine; a larger `n` keeps the smaller draw's tasks). */
 function drawTasks(ids: string[], n: number): string[] {
-  const key = (id: string): number => {
-    let h = 0x811c9dc5;
-    for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193) >>> 0;
-    return h;
-  };
-  return [...ids].sort((a, b) => key(a) - key(b) || (a < b ? -1 : 1)).slice(0, n);
+  return [...ids].sort((a, b) => hashString(a) - hashString(b) || (a < b ? -1 : 1)).slice(0, n);
 }
 
 /**

@@ -1,6 +1,6 @@
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { Rng, mixSeed } from './rng.js';
+import { Rng, hashString, mixSeed } from './rng.js';
 
 const draw = (r: Rng, n: number, f: (r: Rng) => number): number[] => Array.from({ length: n }, () => f(r));
 
@@ -164,4 +164,10 @@ test('shuffle permutes in place as permutation orders 0..n-1, for arrays and typ
   );
   const typed = new Rng(11).shuffle(Int32Array.from({ length: 50 }, (_, i) => i));
   assert.deepEqual([...typed], order);
+});
+
+test('hashString is 32-bit FNV-1a: the published test values, so a draw or a feature bucket is the same everywhere', () => {
+  assert.equal(hashString(''), 0x811c9dc5);
+  assert.equal(hashString('a'), 0xe40c292c);
+  assert.equal(hashString('foobar'), 0xbf9cf968);
 });

@@ -130,6 +130,13 @@ export class Rng {
   }
 }
 
+/** FNV-1a over a string's UTF-16 code units: a 32-bit hash that is the same on every machine and in every run. */
+export function hashString(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
 /** Mixes several integers into one 32-bit seed (for per-env / per-iteration seeds). */
 export function mixSeed(...parts: number[]): number {
   let h = 0x811c9dc5;

@@ -6,6 +6,7 @@
  * mean the same in a family never seen. A small hashed bag of words keeps what the lexicon misses.
  */
 import type { TaskBrief } from '../../spec/brief.js';
+import { hashString } from '../../util/rng.js';
 
 /** Size of the brief's feature vector. */
 export const FEATURE_DIM = 128;
@@ -68,12 +69,6 @@ export const TABLE_SLOTS = [72, 73, 74, 75] as const;
 const TEXT_BUCKETS = 16;
 const SOURCE_BUCKETS = 8;
 
-function hash(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h;
-}
-
 /** log10(1 + x) / scale, the way sizes and caps enter (so a cap 10× larger moves the feature by 1/scale). */
 const logScaled = (x: number, scale: number): number => Math.log10(1 + Math.max(0, x)) / scale;
 
@@ -89,7 +84,7 @@ export function discreteActions(brief: TaskBrief): number {
 
 /** Writes an L2-normalised hashed bag of `words` into `f[at .. at + buckets)`, scaled by `weight`. */
 function hashedBag(f: Float32Array, at: number, buckets: number, words: string[], weight: number): void {
-  for (const w of words) f[at + (hash(w) % buckets)] += 1;
+  for (const w of words) f[at + (hashString(w) % buckets)] += 1;
   let n = 0;
   for (let i = at; i < at + buckets; i++) n += f[i] * f[i];
   n = Math.sqrt(n) || 1;
