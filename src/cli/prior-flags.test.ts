@@ -16,7 +16,7 @@ test('rrl experiment transfer: a prior with meta-training flags, or a prior that
       // The quick preset starts from the shipped prior: its meta-training settings would do nothing.
       [
         ['--iterations', '2', '--group', '3'],
-        /--iterations, --group set meta-training, which a run from a prior \(.*priors\/controller\.json\) does not do; add --prior none to meta-train/,
+        /--iterations, --group set meta-training, which a run from a prior \(.*priors\/controller-families\.json\) does not do; add --prior none to meta-train/,
       ],
       [['--preset', 'full', '--prior', join(tmp, 'none.json'), '--fidelity', 'asha'], /--fidelity set meta-training/],
       // The family weights of --robust act only in meta-training's updates.

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pairedVerdict } from '../util/paired-difference.js';
 import { type HeldOutRow, PRESET_DRAWS, familyOf, resolveFamilies, runTransfer, summarizeHeldOut, transferPreset } from './experiment.js';
 import { iterationTasks } from './loop.js';
-import { SHIPPED_PRIOR } from './agents/prior.js';
+import { FAMILIES_PRIOR } from './agents/prior.js';
 import { FAMILIES } from '../tasks/families/index.js';
 import { LocalExecutor } from '../run/local.js';
 import { skipWithoutPython } from '../testing/python.js';
@@ -143,8 +143,8 @@ test('the presets draw every family: train families for meta-training, whole hel
     // `full` compares every method; `quick` the frozen controller with random search, and every update of its meta-training spans as many tasks as the full one's.
     assert.equal(q.compare ?? 'all', name === 'full' ? 'all' : 'random');
     assert.equal(q.tasksPerIteration, 12);
-    // `quick` starts from the shipped prior (no meta-training), `full` meta-trains its own.
-    assert.equal(q.prior ?? null, name === 'quick' ? SHIPPED_PRIOR : null);
+    // `quick` starts from the families prior, the full preset's (no meta-training), `full` meta-trains its own.
+    assert.equal(q.prior ?? null, name === 'quick' ? FAMILIES_PRIOR : null);
     if (name === 'full') {
       assert.ok(q.trainTasks.length >= 200, `full: ${q.trainTasks.length} train tasks`);
       assert.ok(heldFamilies.size >= 5, `full: ${heldFamilies.size} held-out families`);

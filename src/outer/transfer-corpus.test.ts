@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fixtureDoc, fixtureRandom, writeCorpus } from '../testing/corpus.js';
 import type { FixtureTable } from '../testing/corpus.js';
 import { LocalExecutor } from '../run/local.js';
-import { SHIPPED_PRIOR, controllerFromPrior, readPrior } from './agents/prior.js';
+import { FAMILIES_PRIOR, SHIPPED_PRIOR, controllerFromPrior, readPrior } from './agents/prior.js';
 import { Controller } from './agents/controller.js';
 import { Store } from '../store/store.js';
 import { runTransfer } from './experiment.js';
@@ -58,7 +58,7 @@ test("the corpus presets: compare 'corpus' runs Optuna's seeded samplers only; t
   assert.deepEqual(optunaArmsOf({ compare: 'random' } as never), []);
   const full = corpusPreset('corpus');
   assert.equal(full.compare, 'corpus');
-  assert.equal(full.referencePrior, SHIPPED_PRIOR);
+  assert.equal(full.referencePrior, FAMILIES_PRIOR, 'the reference row is the prior shipped before the corpus');
   assert.ok(full.families?.length && full.corpus?.on === 'held-out');
   const quick = corpusPreset('corpus-quick', 'validation');
   assert.equal(quick.prior, SHIPPED_PRIOR);

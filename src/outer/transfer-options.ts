@@ -8,7 +8,7 @@ import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/familie
 import { corpusDir } from '../tasks/corpus/where.js';
 import { registerCorpusTasks } from '../tasks/corpus/register.js';
 import type { CorpusSplit } from '../tasks/corpus/splits.js';
-import { SHIPPED_PRIOR } from './agents/prior.js';
+import { FAMILIES_PRIOR, SHIPPED_PRIOR } from './agents/prior.js';
 import type { FidelityConfig } from './fidelity.js';
 import type { LoopEvent } from './loop.js';
 import type { AimsRow } from './transfer-aims.js';
@@ -183,7 +183,7 @@ export function transferPreset(name: 'quick' | 'full'): TransferOptions {
   const common = { trainTasks: own('train'), heldOutTasks: own('held-out'), families, seed: 1, reward, group: 4 };
   return name === 'full'
     ? { ...common, iterations: 20, tasksPerIteration: 12 }
-    : { ...common, iterations: 3, tasksPerIteration: 12, compare: 'random', prior: SHIPPED_PRIOR };
+    : { ...common, iterations: 3, tasksPerIteration: 12, compare: 'random', prior: FAMILIES_PRIOR };
 }
 
 /** The presets' names: over the task families (`quick`, `full`) or the real-table corpus (`corpus-quick`, `corpus`). */
@@ -198,8 +198,8 @@ export const CORPUS_DRAWS = { corpus: { train: 8, compared: 8 }, 'corpus-quick':
  * The corpus presets (docs/transfer.md, "Transfer to real domains"): `corpus` meta-trains on up to
  * 8 tasks of each train package and 30 of each train family, 20 iterations of 12 tasks × 4
  * proposals, then compares on up to 8 tasks of each held-out package the controller's rows, random
- * search, Optuna's seeded TPE and CMA-ES, the baseline spec and the shipped prior's zero-shot job
- * (`compare: 'corpus'`); `corpus-quick` starts from the shipped prior and compares it with random
+ * search, Optuna's seeded TPE and CMA-ES, the baseline spec and the families prior's zero-shot job
+ * (`compare: 'corpus'`); `corpus-quick` starts from the shipped prior (the corpus preset's own) and compares it with random
  * search on 2 tasks per held-out package. `--on validation` compares on the validation packages
  * instead, where every choice is made.
  */
@@ -207,7 +207,7 @@ export function corpusPreset(name: 'corpus' | 'corpus-quick', on: CorpusOptions[
   const draws = CORPUS_DRAWS[name];
   const reward = { rule: 'improvement' as const, lambda: 0.5 };
   const corpus = { on, trainPerPackage: draws.train, perPackage: draws.compared };
-  const common = { trainTasks: [], heldOutTasks: [], seed: 1, reward, group: 4, corpus, referencePrior: SHIPPED_PRIOR };
+  const common = { trainTasks: [], heldOutTasks: [], seed: 1, reward, group: 4, corpus, referencePrior: FAMILIES_PRIOR };
   if (name === 'corpus-quick') {
     const { referencePrior: _, ...quick } = common;
     return { ...quick, families: [], iterations: 3, tasksPerIteration: 12, compare: 'random', prior: SHIPPED_PRIOR };

@@ -19,12 +19,12 @@ const TRANSFER_FLAGS = flagTable({
   preset: {
     flag: '--preset <name>',
     help:
-      'quick (no meta-training: the shipped prior, priors/controller.json; 3 tasks per held-out family, compared with ' +
+      'quick (no meta-training: the families prior, priors/controller-families.json; 3 tasks per held-out family, compared with ' +
       'random search only; a few minutes on 2 cores) | full (meta-trains on 30 tasks per train family, 20 iterations ' +
-      'of 12; 6 per held-out family, every method) | corpus-quick (the shipped prior on 2 tasks per held-out corpus ' +
+      'of 12; 6 per held-out family, every method) | corpus-quick (the shipped prior, priors/controller.json, on 2 tasks per held-out corpus ' +
       'package, against random search) | corpus (meta-trains on 8 tasks per train corpus package and 30 per train family; ' +
       "8 tasks per held-out package against random search, Optuna's seeded TPE and CMA-ES, the baseline spec and the " +
-      "shipped prior's zero-shot job); the corpus presets need python/fetch-corpus.sh",
+      "families prior's zero-shot job); the corpus presets need python/fetch-corpus.sh",
     default: 'quick',
   },
   on: {
@@ -78,8 +78,8 @@ const TRANSFER_FLAGS = flagTable({
     flag: '--prior <path>',
     help:
       'start from a saved controller prior instead of meta-training: a prior file, or the directory of an earlier ' +
-      "experiment's repetition (its prior.json) | none: meta-train (default: the preset's: quick the shipped prior, " +
-      'full none)',
+      "experiment's repetition (its prior.json) | none: meta-train (default: the preset's: quick the families prior, " +
+      'corpus-quick the shipped prior, full and corpus none)',
   },
   init: {
     flag: '--init <path>',

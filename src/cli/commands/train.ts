@@ -45,7 +45,8 @@ const TRAIN_FLAGS = flagTable({
     flag: '--prior <path>',
     help:
       'start the controller from a saved prior instead of random weights: a prior file ' +
-      "(the shipped one: priors/controller.json) or a transfer repetition's directory",
+      '(the shipped one, priors/controller.json, meta-trained on real tables and the task families; ' +
+      "priors/controller-families.json, on the families alone) or a transfer repetition's directory",
   },
   iterations: { flag: '--iterations <n>', help: 'outer iterations', parse: int(1, 10_000), default: TRAIN_DEFAULTS.iterations },
   group: { flag: '--group <g>', help: 'proposals per task per iteration', parse: int(1, 256), default: TRAIN_DEFAULTS.group },

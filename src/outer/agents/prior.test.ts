@@ -9,26 +9,30 @@ import { FAMILIES, registerFamilyTasks } from '../../tasks/families/index.js';
 import { Rng } from '../../util/rng.js';
 import { initTf } from '../../util/tf.js';
 import { CHECKPOINT_VERSION, Controller, proposalFrom } from './controller.js';
-import { type ControllerPrior, PRIOR_FORMAT, SHIPPED_PRIOR, controllerFromPrior, readPrior, writePrior } from './prior.js';
+import { type ControllerPrior, FAMILIES_PRIOR, PRIOR_FORMAT, SHIPPED_PRIOR, controllerFromPrior, readPrior, writePrior } from './prior.js';
 import { activeHeads, buildHeads, headLayout } from './space.js';
 import { trainAgent } from '../loop.js';
 import { LocalExecutor } from '../../run/local.js';
 import { Store } from '../../store/store.js';
 
-test('the shipped prior fits this code’s controller, and its zero-shot job is a valid spec on tasks of every family, train and held out', async () => {
-  const prior = readPrior(SHIPPED_PRIOR);
-  assert.equal(prior.format, PRIOR_FORMAT);
-  assert.ok(prior.provenance.iterations >= 1 && prior.provenance.evalId, 'it says how it was made');
-  const controller = await controllerFromPrior(prior, 1);
-  for (const family of Object.keys(FAMILIES)) {
-    for (const t of registerFamilyTasks(family, 2, 7)) {
-      const brief = getPublicTask(t.def.id).brief;
-      const { spec } = await controller.propose(brief, { rng: new Rng(1), iteration: 0, history: [], greedy: true });
-      const checked = validateSpec(spec, brief);
-      assert.ok(checked.ok, `${t.def.id}: ${checked.ok ? '' : JSON.stringify(checked.error)}`);
+for (const [name, path] of [
+  ['shipped', SHIPPED_PRIOR],
+  ['families', FAMILIES_PRIOR],
+] as const)
+  test(`the ${name} prior fits this code’s controller, and its zero-shot job is a valid spec on tasks of every family, train and held out`, async () => {
+    const prior = readPrior(path);
+    assert.equal(prior.format, PRIOR_FORMAT);
+    assert.ok(prior.provenance.iterations >= 1 && prior.provenance.evalId, 'it says how it was made');
+    const controller = await controllerFromPrior(prior, 1);
+    for (const family of Object.keys(FAMILIES)) {
+      for (const t of registerFamilyTasks(family, 2, 7)) {
+        const brief = getPublicTask(t.def.id).brief;
+        const { spec } = await controller.propose(brief, { rng: new Rng(1), iteration: 0, history: [], greedy: true });
+        const checked = validateSpec(spec, brief);
+        assert.ok(checked.ok, `${t.def.id}: ${checked.ok ? '' : JSON.stringify(checked.error)}`);
+      }
     }
-  }
-});
+  });
 
 test('a prior written and read back is the same policy (weights kept at float32 precision)', async () => {
   await initTf();
@@ -117,8 +121,8 @@ test('rrl train from a prior: the controller’s first proposals are sampled fro
   }
 });
 
-test('the shipped prior (no stated version) loads and acts as before checkpoints had versions; saved again it states the current one', async () => {
-  const prior = readPrior(SHIPPED_PRIOR);
+test('the families prior (no stated version) loads and acts as before checkpoints had versions; saved again it states the current one', async () => {
+  const prior = readPrior(FAMILIES_PRIOR);
   assert.equal(prior.state.version, undefined);
   const controller = await controllerFromPrior(prior, 1);
   // Its probabilities (as a weighted sum) and greedy choices, recorded with the code before versions, which had 48 head slots.
@@ -154,7 +158,7 @@ test('the shipped prior (no stated version) loads and acts as before checkpoints
 });
 
 test('a checkpoint from before the table features (version 3) reads a table with categorical columns and missing cells as it did', async () => {
-  const prior = readPrior(SHIPPED_PRIOR);
+  const prior = readPrior(FAMILIES_PRIOR);
   const old = await controllerFromPrior(prior, 1);
   const fresh = new Controller(prior.state.options);
   const rng = new Rng(5);
