@@ -42,7 +42,7 @@ export interface RepetitionResult {
   confirmed: { heldOut: Omit<HeldOutRow, 'task'>; rows: HeldOutRow[] } | null;
 }
 
-/** A finished repetition as its `repetition.json` keeps it: the figures, the seconds over every invocation, and the inputs' key. */
+/** A finished repetition as its `repetition.json` keeps it: the figures, the seconds it took when it ran, and the inputs' key. */
 export interface RecordedRepetition extends RepetitionResult {
   wallSeconds: number;
   /** `repetitionKey` of the inputs the figures come from. */
