@@ -1,9 +1,9 @@
 /**
  * A controller prior: the weights of a meta-trained controller, saved with where they came from,
  * so that a later run starts from them instead of meta-training again. `rrl experiment transfer`
- * writes one per repetition (`prior.json`) and takes one with `--prior`; the quick preset starts
- * from a prior this repository ships: `SHIPPED_PRIOR` (the corpus preset's meta-training, on real
- * tables and the task families) or `FAMILIES_PRIOR` (the full preset's, on the task families alone).
+ * writes one per repetition (`prior.json`) and takes one with `--prior`. The repository ships two:
+ * `SHIPPED_PRIOR` (the corpus preset's meta-training, on real tables and the task families; the
+ * `corpus-quick` preset's) and `FAMILIES_PRIOR` (the full preset's, on the families alone; the `quick` preset's).
  *
  * Only weights travel: no optimiser state, no scores, no job of the run that made it. A prior
  * meta-trained under one evaluation secret is valid under another (it has seen train tasks only);
@@ -19,7 +19,7 @@ import { Controller, type ControllerOptions } from './controller.js';
 /** The file format's tag. */
 export const PRIOR_FORMAT = 'rrl-controller-prior/1';
 
-/** The prior the repository ships: the corpus preset's meta-training, seed 1, on the corpus's train packages and the train families (docs/transfer.md, "The shipped prior"). */
+/** The prior the repository ships: the corpus preset's meta-training, seed 1, on the corpus's train packages and the train families (docs/transfer.md, "The shipped priors"). */
 export const SHIPPED_PRIOR = resolve(fileURLToPath(new URL('../../../../priors/controller.json', import.meta.url)));
 
 /** The prior shipped before it: the full preset's meta-training, seed 1, on the train families alone; the `quick` preset's prior and the corpus preset's reference row. */
