@@ -97,6 +97,8 @@ class SubmissionFeedback(TypedDict):
     cost: Cost
     validation: Validation | None
     submissionsLeft: int
+    next: str
+    """The next round's user turn: this job in one line, then (while jobs are left) the episode's last valid job and the request for a patch."""
 
 
 class EpisodeState(TypedDict):
@@ -213,7 +215,7 @@ def reward_value(what: str, value: Any) -> float | None:
 def submission_feedback(what: str, body: Any) -> SubmissionFeedback:
     """Checks one submission's feedback: its fields and types, and that it carries nothing hidden (a ``score``
     or ``reward`` in it is an error of the server, refused here rather than shown to an agent)."""
-    expect_fields(body, what, episode=int, submission=int, job=int, status=str, unchanged=bool, cost=dict, submissionsLeft=int)
+    expect_fields(body, what, episode=int, submission=int, job=int, status=str, unchanged=bool, cost=dict, submissionsLeft=int, next=str)
     leaked = sorted({"score", "reward", "rewards", "uncertainty", "stderr", "normalized"} & set(body))
     if leaked:
         raise RrlError(f"{what}: the feedback carries hidden fields ({', '.join(leaked)}); refusing to pass it on")

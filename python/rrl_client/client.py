@@ -143,15 +143,17 @@ class RrlClient:
             raise RrlError(f"GET /v1/tasks: expected a JSON array, got {type(body).__name__}")
         return cast(list[dict[str, Any]], body)
 
-    def prompt(self, task_id: str, form: str = "full") -> list[Message]:
-        """The chat messages the agent sees for one task (``form``: ``full``, or ``compact`` / ``patch`` for small models)."""
-        return self.prompt_response(task_id, form)["messages"]
+    def prompt(self, task_id: str, form: str = "full", doc_chars: int | None = None) -> list[Message]:
+        """The chat messages the agent sees for one task (``form``: ``full``, or ``compact`` / ``patch`` for small models;
+        ``doc_chars``: the patch form's documentation budget, None the server's default, 0 none)."""
+        return self.prompt_response(task_id, form, doc_chars)["messages"]
 
-    def prompt_response(self, task_id: str, form: str = "full") -> PromptResponse:
+    def prompt_response(self, task_id: str, form: str = "full", doc_chars: int | None = None) -> PromptResponse:
         """``GET /v1/tasks/{id}/prompt``: the messages and, in the compact form, the valid example spec they show."""
         if form not in PROMPT_FORMS:
             raise ValueError(f"form: expected one of {', '.join(PROMPT_FORMS)}, got {form!r}")
-        body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/prompt" + ("" if form == "full" else f"?form={form}"))
+        query = {k: v for k, v in (("form", None if form == "full" else form), ("doc", doc_chars)) if v is not None}
+        body = self._request("GET", f"/v1/tasks/{urllib.parse.quote(task_id, safe='')}/prompt" + (f"?{urllib.parse.urlencode(query)}" if query else ""))
         messages = body.get("messages") if isinstance(body, dict) else None
         if not isinstance(messages, list):
             raise RrlError(f'GET /v1/tasks/{task_id}/prompt: expected {{"messages": [...]}}')

@@ -25,9 +25,10 @@ from typing import Any, cast
 from .chat import ensure_chat_template
 from .client import RrlClient
 from .contracts import DEFAULT_URL
-from .grpo_steps import run_frozen, step_line
+from .grpo_steps import rounds_step_line, run_frozen, run_frozen_rounds, step_line
 from .prompts import prompt_dataset
 from .rewards import TrlReward
+from .rounds import EpisodeReward, RoundRollout, episode_line, task_router
 from .shaping import FormatReward
 
 
@@ -54,6 +55,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         default="compact",
         choices=["compact", "full", "patch"],
         help="the prompt's form (compact: a few hundred tokens and an example spec, for small models; patch: the same, answered with a JSON Merge Patch over it)",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="jobs per episode (1 to 8): above 1, each completion is an episode of rounds with feedback (rrl_client.rounds; --prompt-form patch), paid the mean of its jobs' rewards",
+    )
+    p.add_argument(
+        "--doc-chars",
+        type=int,
+        default=None,
+        help="the patch prompt's documentation budget in characters (default: the server's; 0 drops the documentation)",
     )
     p.add_argument(
         "--guided",
@@ -99,6 +112,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         p.error("--guided constrains transformers' generate (the CPU path); with vLLM use its own structured outputs (--no-guided)")
     if args.num_generations < 2:
         p.error("--num-generations must be at least 2 (GRPO compares completions within a group)")
+    if not 1 <= args.rounds <= 8:
+        p.error("--rounds must be 1 to 8")
+    if args.rounds > 1 and (args.prompt_form != "patch" or args.format_weight > 0 or args.use_vllm):
+        p.error("--rounds above 1 needs --prompt-form patch, no format reward and the transformers path (not --use-vllm)")
     return args
 
 
@@ -139,9 +156,11 @@ def unmark_gguf(model: Any) -> None:
         del model.config.quantization_config
 
 
-def build_dataset(client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "compact") -> tuple[Any, dict[str, dict[str, Any]]]:
+def build_dataset(
+    client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "compact", doc_chars: int | None = None
+) -> tuple[Any, dict[str, dict[str, Any]]]:
     """The prompt dataset (:func:`rrl_client.prompts.prompt_dataset`), and each task's example spec (compact form)."""
-    dataset, answers = prompt_dataset(client, task_ids, rows, form)
+    dataset, answers = prompt_dataset(client, task_ids, rows, form, doc_chars)
     return dataset, {t: a["example"] for t, a in answers.items() if a["example"] is not None}
 
 
@@ -236,10 +255,13 @@ def build_trainer(
     targets: Any = args.lora_targets if args.lora_targets == "all-linear" else args.lora_targets.split(",")
     peft_config = LoraConfig(r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=0.0, target_modules=targets, task_type="CAUSAL_LM")
     reward = TrlReward(client)
-    dataset, examples = build_dataset(client, task_ids, args.steps * args.prompts_per_step, args.prompt_form)
+    dataset, examples = build_dataset(client, task_ids, args.steps * args.prompts_per_step, args.prompt_form, getattr(args, "doc_chars", None))
     if args.guided:
         install_guided(args, client, model, tokenizer, dataset)
-    funcs: list[Any] = [reward]
+    rounds = getattr(args, "rounds", 1)
+    if rounds > 1:
+        trainer_kwargs.setdefault("rollout_func", RoundRollout(client, tokenizer, rounds, task_router(list(dataset))))
+    funcs: list[Any] = [EpisodeReward() if rounds > 1 else reward]
     if args.format_weight > 0:
         if not examples:
             raise ValueError("--format-weight needs the example specs of --prompt-form compact or patch (or pass --format-weight 0)")
@@ -306,7 +328,7 @@ class RrlGRPOTrainer(_GRPOTrainer):
     def __init__(self, *args: Any, keep_flat_groups: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.keep_flat_groups = keep_flat_groups
-        self.harness_columns = [i for i, f in enumerate(self.reward_funcs) if isinstance(f, TrlReward)]
+        self.harness_columns = [i for i, f in enumerate(self.reward_funcs) if isinstance(f, TrlReward) or getattr(f, "is_harness_reward", False)]
         self._unscorable: Any = None
 
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
@@ -358,13 +380,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.time()
     best: list[float] = []
 
-    def log(step: int, step_s: float, gen_s: float | None, logs: dict[str, Any]) -> None:
-        line = step_line(step, time.time() - started, step_s, gen_s, logs, reward, best)
+    def write(line: dict[str, Any]) -> None:
         with log_path.open("a") as f:
             f.write(json.dumps(line) + "\n")
         print(json.dumps(line), flush=True)
 
+    def log(step: int, step_s: float, gen_s: float | None, logs: dict[str, Any]) -> None:
+        write(step_line(step, time.time() - started, step_s, gen_s, logs, reward, best))
+
+    rollout = cast(RoundRollout | None, getattr(trainer, "rollout_func", None)) if args.rounds > 1 else None
+
+    def log_rounds(step: int, step_s: float, timing: dict[str, float], episodes: dict[str, Any], logs: dict[str, Any] | None = None) -> None:
+        write(rounds_step_line(step, time.time() - started, step_s, timing, episodes, logs or {}))
+
     if args.frozen:
+        if args.rounds > 1:
+            run_frozen_rounds(args, model, tokenizer, trainer.train_dataset, client, log_rounds)
+            print("frozen run done", flush=True)
+            return 0
         run_frozen(args, model, tokenizer, trainer.train_dataset, trainer.reward_funcs, log)
         print(f"frozen run done; statuses {reward.totals}", flush=True)
         return 0
@@ -378,6 +411,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         def on_log(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
             logs: dict[str, Any] | None = kwargs.get("logs")
             if not logs or "reward" not in logs:
+                return
+            if rollout is not None:
+                log_rounds(state.global_step, time.time() - step_started[0], dict(rollout.timing), episode_line(rollout.last), logs)
                 return
             # Generation ends where the reward call begins (TRL generates, then scores).
             gen_s = reward.last_call_started - step_started[0] if reward.last_call_started > step_started[0] else None

@@ -64,6 +64,48 @@ def run_frozen(args: argparse.Namespace, model: Any, tokenizer: Any, dataset: An
         log(step + 1, time.time() - began, gen_s, logs)
 
 
+def run_frozen_rounds(args: argparse.Namespace, model: Any, tokenizer: Any, dataset: Any, client: Any, log: Any) -> None:
+    """The control run with ``--rounds`` above 1: per step the same prompts, ``num_generations`` episodes each
+    from the unchanged model (``rrl_client.rounds.run_episodes``), logged as the trainer's steps are."""
+    import torch
+
+    from .rounds import batched_generate, episode_line, run_episodes
+
+    torch.manual_seed(args.seed)
+    model.eval()
+    generate = batched_generate(model, tokenizer, generation_kwargs(args, tokenizer))
+    for step in range(args.steps):
+        began = time.time()
+        rows = [dataset[i] for i in range(step * args.prompts_per_step, (step + 1) * args.prompts_per_step)]
+        prompts = [row["prompt"] for row in rows for _ in range(args.num_generations)]
+        tasks = [row["task"] for row in rows for _ in range(args.num_generations)]
+        timing: dict[str, float] = {}
+        episodes = run_episodes(client, tokenizer, generate, prompts, tasks, args.rounds, timing)
+        log(step + 1, time.time() - began, timing, episode_line(episodes))
+
+
+def rounds_step_line(step: int, wall_s: float, step_s: float, timing: dict[str, float], episodes_line: dict[str, Any], logs: dict[str, Any]) -> dict[str, Any]:
+    """One line of ``log.jsonl`` for a step of episodes (``--rounds`` above 1): the episodes' figures
+    (``rrl_client.rounds.episode_line``), GRPO's own and the step's split into generation, the harness's
+    answers (its jobs) and the rest (the update)."""
+    gen = timing.get("generation_s")
+    harness = timing.get("harness_s")
+    tokens = timing.get("model_tokens")
+    return {
+        "step": step,
+        "wall_s": round(wall_s, 2),
+        "step_s": round(step_s, 2),
+        **episodes_line,
+        "train/reward_total": logs.get("reward"),
+        "train/flat_group_share": logs.get("flat_group_share"),
+        "completion_length": logs.get("completions/mean_length"),
+        "generation_s": round(gen, 2) if gen else None,
+        "reward_call_s": round(harness, 2) if harness is not None else None,
+        "update_s": round(step_s - gen - harness, 2) if gen is not None and harness is not None else None,
+        "tokens_per_s": round(tokens / gen, 1) if tokens and gen else None,
+    }
+
+
 def spec_key(text: str) -> str:
     """What makes two accepted completions the same spec: the content of the object the harness extracts (keys sorted), else the text."""
     value = extract_json_object(text)

@@ -16,12 +16,14 @@ class PromptRow(TypedDict):
     task: str
 
 
-def prompt_rows(client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "full") -> tuple[list[PromptRow], dict[str, PromptResponse]]:
+def prompt_rows(
+    client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "full", doc_chars: int | None = None
+) -> tuple[list[PromptRow], dict[str, PromptResponse]]:
     """``rows`` rows cycling over ``task_ids`` in order, and each task's prompt as the server answered it
-    (its messages and, in the compact form, its example spec)."""
+    (its messages and, in the compact form, its example spec); ``doc_chars``, the patch form's documentation budget."""
     if not task_ids:
         raise ValueError("prompt rows: no task ids")
-    answers = {t: client.prompt_response(t, form) for t in task_ids}
+    answers = {t: client.prompt_response(t, form, doc_chars) for t in task_ids}
     out: list[PromptRow] = []
     for i in range(rows):
         task = task_ids[i % len(task_ids)]
@@ -29,9 +31,11 @@ def prompt_rows(client: RrlClient, task_ids: Sequence[str], rows: int, form: str
     return out, answers
 
 
-def prompt_dataset(client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "full") -> tuple[Any, dict[str, PromptResponse]]:
+def prompt_dataset(
+    client: RrlClient, task_ids: Sequence[str], rows: int, form: str = "full", doc_chars: int | None = None
+) -> tuple[Any, dict[str, PromptResponse]]:
     """:func:`prompt_rows` as a ``datasets.Dataset`` (columns ``prompt`` and ``task``), and each task's prompt."""
     from datasets import Dataset
 
-    out, answers = prompt_rows(client, task_ids, rows, form)
+    out, answers = prompt_rows(client, task_ids, rows, form, doc_chars)
     return Dataset.from_list([dict(r) for r in out]), answers

@@ -87,6 +87,28 @@ def script_tool_calls(model: Any, tokenizer: Any, plan: dict[int, str | list[str
     model.generate = generate
 
 
+def one_step_config(tmp_path: Path, batch: int, num_generations: int, max_completion_length: int, **extra: Any) -> Any:
+    """TRL's GRPOConfig for one GRPO step on the CPU, no KL term, no saving or reporting; ``extra`` adds to it."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(tmp_path),
+        max_steps=1,
+        per_device_train_batch_size=batch,
+        num_generations=num_generations,
+        max_completion_length=max_completion_length,
+        beta=0.0,
+        use_cpu=True,
+        bf16=False,
+        fp16=False,
+        logging_steps=1,
+        save_strategy="no",
+        report_to="none",
+        disable_tqdm=True,
+        **extra,
+    )
+
+
 def scripted_trainer(
     env_cls: type,
     tmp_path: Path,
@@ -104,7 +126,6 @@ def scripted_trainer(
     pytest.importorskip("trl", reason="SKIPPED: TRL is missing: run python/setup-venv.sh")
     import torch
     from datasets import Dataset
-    from trl import GRPOConfig
 
     from rrl_client.grpo import RrlGRPOTrainer
     from rrl_client.trl_env import environment_reward
@@ -117,23 +138,14 @@ def scripted_trainer(
     script_tool_calls(model, tok, {row: [calls[s] for s in specs] for row, specs in plan.items()}, list(calls.values()))
     dataset = Dataset.from_list([{"prompt": [{"role": "user", "content": "Tune the job."}], "task": task}] * groups)
     most_calls = max((len(specs) for specs in plan.values()), default=1)
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        max_steps=1,
-        per_device_train_batch_size=groups * num_generations,
-        num_generations=num_generations,
-        max_completion_length=max_completion_length,
+    args = one_step_config(
+        tmp_path,
+        groups * num_generations,
+        num_generations,
+        max_completion_length,
         learning_rate=1e-3,
-        beta=0.0,
         shuffle_dataset=False,
         seed=0,
-        use_cpu=True,
-        bf16=False,
-        fp16=False,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        disable_tqdm=True,
         max_tool_calling_iterations=max(2, most_calls),
     )
     return RrlGRPOTrainer(model=model, reward_funcs=[environment_reward], args=args, train_dataset=dataset, processing_class=tok, environment_factory=env_cls)

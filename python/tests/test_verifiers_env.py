@@ -31,6 +31,7 @@ except ImportError:  # not pip-installed: import it from the repository
     sys.path.insert(0, str(ENV_DIR))
     import rrl_jobs
 
+from env_grpo import one_step_config
 from fake_server import FakeRrl
 from real_serve import TINY_PATCH, TINY_TASK, rrl_serve  # noqa: F401  (rrl_serve: the session fixture)
 from rrl_client.client import RrlClient
@@ -92,7 +93,7 @@ def test_an_unscorable_completion_has_no_reward_and_fails_its_trace(fake: FakeRr
 def test_a_grpo_step_of_a_tiny_model_runs_through_the_environment(rrl_serve: str, tmp_path: Path) -> None:  # noqa: F811
     import torch
     from datasets import Dataset
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     from tiny_model import tiny_model, tiny_tokenizer
 
@@ -102,23 +103,7 @@ def test_a_grpo_step_of_a_tiny_model_runs_through_the_environment(rrl_serve: str
     assert rows == [{"prompt": RrlClient(rrl_serve).prompt(TINY_TASK, "patch"), "task": TINY_TASK}]
     reward = rrl_jobs.TrlReward(env)
     tok = tiny_tokenizer()
-    args = GRPOConfig(
-        output_dir=str(tmp_path),
-        max_steps=1,
-        per_device_train_batch_size=2,
-        num_generations=2,
-        max_completion_length=16,
-        learning_rate=0.05,
-        beta=0.0,
-        seed=GRPO_SEED,
-        use_cpu=True,
-        bf16=False,
-        fp16=False,
-        logging_steps=1,
-        save_strategy="no",
-        report_to="none",
-        disable_tqdm=True,
-    )
+    args = one_step_config(tmp_path, 2, 2, 16, learning_rate=0.05, seed=GRPO_SEED)
     trainer = GRPOTrainer(model=tiny_model(tok), reward_funcs=[reward], args=args, train_dataset=Dataset.from_list(rows), processing_class=tok)
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     started = time.time()

@@ -16,6 +16,7 @@ import { ResultCache, engineIdentity } from '../store/cache.js';
 import { NoiseStore, noiseFile } from '../store/noise.js';
 import { getPublicTask } from '../tasks/briefs.js';
 import { type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
+import type { CorpusSelection } from '../tasks/corpus/register.js';
 import { Rng, mixSeed } from '../util/rng.js';
 import { initTf } from '../util/tf.js';
 import { Controller } from './agents/controller.js';
@@ -65,6 +66,8 @@ export interface TrainConfig {
   taskDir?: string;
   /** Generated tasks the run uses (family, count, seed); the run registers them, on resume too. */
   families?: FamilyDraw[];
+  /** Corpus tasks the run uses (`rrl train --corpus`); the command registers them before the run opens, on resume too. */
+  corpus?: CorpusSelection[];
   /** A saved controller prior the controller starts from (agent `controller` only; absolute path; `readPrior`). */
   prior?: string;
   /**

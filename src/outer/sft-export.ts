@@ -45,6 +45,8 @@ export interface SftOptions {
   minMargin?: number;
   /** Only tasks of this split (default `train`). */
   split?: Split;
+  /** The prompt's documentation budget (patch-prompt.ts `DOC_CHARS` by default; 0 drops it). */
+  docChars?: number;
 }
 
 /** One SFT row, as written (one JSON line). */
@@ -77,8 +79,8 @@ export interface SftTaskSummary {
  * `GET /v1/tasks/{id}/prompt?form=patch` serves and `--prompt-form patch` trains on), answered by
  * the row's patch.
  */
-export function sftPrompt(brief: TaskBrief): ChatMessage[] {
-  return buildPrompt(brief, { patch: true, example: getPublicTask(brief.id).baseline });
+export function sftPrompt(brief: TaskBrief, docChars?: number): ChatMessage[] {
+  return buildPrompt(brief, { patch: true, example: getPublicTask(brief.id).baseline, docChars });
 }
 
 /** The spec a patch stands for over `baseline`, by the answer rule (outer/answer.ts). */
@@ -222,7 +224,7 @@ export function sftRows(runDirs: string[], options: SftOptions = {}): { rows: Sf
       seenSpecs.add(key);
       summary.kept++;
       rows.push({
-        messages: [...sftPrompt(brief), { role: 'assistant', content: JSON.stringify(patch) }],
+        messages: [...sftPrompt(brief, options.docChars), { role: 'assistant', content: JSON.stringify(patch) }],
         task,
         score: c.score,
         reward: c.row.reward,

@@ -6,7 +6,7 @@ import { listTasks } from '../tasks/briefs.js';
 import { builtInTaskIds } from '../tasks/extra.js';
 import { FAMILIES, type FamilyDraw, registerFamilyTasks } from '../tasks/families/index.js';
 import { corpusDir } from '../tasks/corpus/where.js';
-import { registerCorpusTasks } from '../tasks/corpus/register.js';
+import { registerCorpusTasks, selectCorpusTasks } from '../tasks/corpus/register.js';
 import type { CorpusSplit } from '../tasks/corpus/splits.js';
 import { FAMILIES_PRIOR, SHIPPED_PRIOR } from './agents/prior.js';
 import type { FidelityConfig } from './fidelity.js';
@@ -14,7 +14,6 @@ import type { LoopEvent } from './loop.js';
 import type { AimsRow } from './transfer-aims.js';
 import type { RewardRuleName } from './reward.js';
 import { type FamilyCounts, type FamilyRow, type HeldOutRow, type HeldOutSummary, type Verdict, familyOf } from './transfer-summary.js';
-import { hashString } from '../util/rng.js';
 
 /** A listener of the experiment's events: the loop's, each with the stage (meta-training, a held-out task) it came from. */
 export type TransferListener = (e: LoopEvent & { stage?: string }) => void;
@@ -104,11 +103,6 @@ export interface CorpusOptions {
  */
 export type TransferCompare = 'all' | 'random' | 'corpus';
 
-/** Draws `n` of `ids` by a seeded hash order (the same draw on every machine; a larger `n` keeps the smaller draw's tasks). */
-function drawTasks(ids: string[], n: number): string[] {
-  return [...ids].sort((a, b) => hashString(a) - hashString(b) || (a < b ? -1 : 1)).slice(0, n);
-}
-
 /**
  * Registers the corpus tasks the options name and returns the options with them added: up to
  * `trainPerPackage` per train package to the train tasks, up to `perPackage` per compared package
@@ -120,15 +114,7 @@ export async function resolveCorpus(options: TransferOptions): Promise<TransferO
   if (!c) return options;
   const dir = c.dir ?? corpusDir();
   const tasks = await registerCorpusTasks({ dir, splits: c.trainPerPackage > 0 ? ['train', c.on] : [c.on] });
-  const byPackage = (split: CorpusSplit, n: number): string[] => {
-    const packages = [...new Set(tasks.filter((t) => t.split === split).map((t) => t.package))].sort();
-    return packages.flatMap((p) =>
-      drawTasks(
-        tasks.filter((t) => t.split === split && t.package === p).map((t) => t.id),
-        n,
-      ),
-    );
-  };
+  const byPackage = (split: CorpusSplit, n: number): string[] => selectCorpusTasks(tasks, { split, perPackage: n }).map((t) => t.id);
   const train = c.trainPerPackage > 0 ? byPackage('train', c.trainPerPackage) : [];
   const heldOut = byPackage(c.on, c.perPackage);
   return {

@@ -13,6 +13,7 @@ import { LocalExecutor } from '../run/local.js';
 import type { Executor } from '../run/executor.js';
 import { Store } from '../store/store.js';
 import { arsSpec } from '../testing/specs.js';
+import { getPublicTask } from '../tasks/briefs.js';
 
 // The episode resource: an episode is paid the mean of its submissions' rewards, and shows the
 // agent nothing of the hidden evaluation between submissions. One real `rrl serve` (service and
@@ -51,8 +52,8 @@ after(async () => {
 
 /** A tiny job (ARS, 500 env steps): valid, trained for real, far worse than the task's reference. */
 const bad = (seed: number): string => JSON.stringify(arsSpec(task, 500, seed));
-/** The baseline copy: an empty merge patch. */
-const baselineCopy = '{}';
+/** The baseline copy: the task's baseline spec sent whole (an empty patch would keep the episode's last valid job). */
+const baselineCopy = JSON.stringify(getPublicTask(task).baseline);
 /** Invalid completions (no JSON object; a spec that fails validation). */
 const invalid = ['no job here, only prose', '{"model": {"activation": "sparkles"}}'];
 
@@ -263,7 +264,32 @@ function assertHidden(texts: string[], hidden: number[]): void {
   }
 }
 
-const FEEDBACK_KEYS = ['cost', 'episode', 'job', 'reason', 'status', 'submission', 'submissionsLeft', 'unchanged', 'validation'];
+test('rounds: a patch applies to the last valid job (the baseline first; an invalid one is passed over); next shows that job and asks for a patch', async () => {
+  const e = await openEpisode(4);
+  const baseline = getPublicTask(task).baseline as { algorithm: Record<string, unknown> };
+  const first = await submit(e.episode, bad(3));
+  const job = async (id: number): Promise<Record<string, unknown>> =>
+    JobResponse.parse(JSON.parse(await (await fetch(`${server.url}/v1/jobs/${id}`)).text())) as never;
+  assert.match(first.feedback.next, /^Job 1: succeeded; train\/episodic_return [\d.e+-]+ on its own validation data; cost 500 env steps/);
+  assert.match(first.feedback.next, /"name":"ars"/, 'the current job is the first one');
+  assert.match(first.feedback.next, /3 jobs left\. JSON only\.$/);
+  const second = await submit(e.episode, '{"algorithm": {"stepSize": 0.05}}');
+  assert.equal(second.feedback.status, 'succeeded');
+  const patched = (await job(second.feedback.job)) as { patch: { algorithm: Record<string, unknown> } };
+  assert.deepEqual(patched.patch, { algorithm: { stepSize: 0.05 } });
+  const third = await submit(e.episode, invalid[1]);
+  assert.equal(third.feedback.status, 'invalid');
+  assert.match(third.feedback.next, /the invalid one was not applied/);
+  assert.match(third.feedback.next, /"stepSize":0\.05/, 'the current job is still the second one');
+  const fourth = await submit(e.episode, '{"seed": 4}');
+  assert.equal(fourth.feedback.status, 'succeeded', 'an ARS patch applies to the ARS job, not to the PPO baseline');
+  assert.equal(fourth.feedback.unchanged, false);
+  assert.match(fourth.feedback.next, /No jobs left in this episode\.$/);
+  assert.equal(baseline.algorithm.name, 'ppo', 'the baseline is another algorithm, so the last patch could only apply to the episode job');
+  await close(e.episode);
+});
+
+const FEEDBACK_KEYS = ['cost', 'episode', 'job', 'next', 'reason', 'status', 'submission', 'submissionsLeft', 'unchanged', 'validation'];
 
 test('property: before close, no reply shows a hidden score, its stderr or uncertainty, a raw score or a reward', async () => {
   const pool = [bad(1), bad(2), bad(5), bad(LOST_SEED), baselineCopy, ...invalid];
@@ -320,7 +346,7 @@ test('a resumed server keeps an open episode: its submissions, its allowance, an
   const e = await openEpisode(3);
   const first = await submit(e.episode, bad(7));
   // The baseline spec on another seed (PPO, seconds), stopped while it trains: the reply is 503 and the submission is kept for --resume.
-  const interrupted = post(`/v1/episodes/${e.episode}/submissions`, { completion: '{"seed": 99}' });
+  const interrupted = post(`/v1/episodes/${e.episode}/submissions`, { completion: JSON.stringify({ ...(getPublicTask(task).baseline as object), seed: 99 }) });
   for (;;) {
     if (EpisodeStatus.parse(JSON.parse(await getText(e.episode))).submitted === 2) break;
     await new Promise((ok) => setTimeout(ok, 20));

@@ -1,13 +1,14 @@
 /**
  * The episodes of `rrl serve`: an episode is up to `maxSubmissions` jobs of one task by one agent
- * rollout. Each submission is settled as a one-completion request on the service's own path
+ * rollout, in rounds: each submission's patch applies to the episode's last valid job (the task's
+ * baseline before any), so a submission waits for the ones before it. Each submission is settled as a one-completion request on the service's own path
  * (RewardService's admit and finish: the task's baseline, confirmation, the run's reward rule), so
  * a submission is paid exactly what `/v1/rewards` pays for its completion. The episode is paid the
  * mean of those rewards when it closes (`episodeReward`, the one place of that rule). Between
  * submissions the agent sees only what a practitioner sees of a job it ran (`Feedback`): its
  * status, reason, cost and its own figure on its training pool — never a hidden score, its
  * standard error or uncertainty, or a reward, so no rule of the trainer's can select on the
- * hidden evaluation.
+ * hidden evaluation. The feedback's `next` is the next round's user turn, written from those fields.
  */
 import { randomUUID } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
@@ -17,6 +18,8 @@ import type { EpisodeRow, JobRow, Store, SubmissionRow } from '../store/store.js
 import type { TaskBrief } from '../spec/brief.js';
 import { ARTIFACT_FILES } from '../spec/artifact.js';
 import { getPublicTask } from '../tasks/briefs.js';
+import { roundTurn } from '../outer/agents/patch-prompt.js';
+import { compactExample } from '../outer/agents/prompt.js';
 import { HttpError } from './http.js';
 import type { EpisodeClosed, EpisodeCreated, EpisodeStatus, Feedback, RewardsResponse } from './schemas.js';
 
@@ -72,8 +75,17 @@ export interface EpisodePort {
   stopped(): boolean;
   /** Throws 404 for a task the service does not serve. */
   knownTask(task: string): void;
-  /** Records one completion as a request (RewardService.admit), as the episode's next submission in the same transaction. */
-  admit(task: string, completions: string[], key: string, episode: { id: number; key: string | null }): Promise<{ id: number; replayed: boolean }>;
+  /**
+   * Records one completion as a request (RewardService.admit), as the episode's next submission in
+   * the same transaction; its patch applies to `base`, the episode's last valid job.
+   */
+  admit(
+    task: string,
+    completions: string[],
+    key: string,
+    episode: { id: number; key: string | null },
+    base: unknown,
+  ): Promise<{ id: number; replayed: boolean }>;
   /** The answer of a recorded request, once it is settled (RewardService.answerOf). */
   answerOf(request: number): Promise<Answer>;
   /** The digest a request is matched by (service.ts requestDigest). */
@@ -167,12 +179,16 @@ export class Episodes {
     const name = key ?? `#${randomUUID()}`;
     const flights = this.flights.get(id) ?? new Map<string, Flight>();
     this.flights.set(id, flights);
+    const earlier = [...flights.values()].map((f) => f.done);
     const flight: Flight = { digest, recorded: false, done: Promise.resolve() as never };
     flight.done = (async () => {
       let request: number;
       try {
+        // Rounds are sequential: a patch applies to the last valid job of the submissions before it, settled.
+        await Promise.allSettled(earlier);
+        const base = await this.lastValidJob(ep, Number.POSITIVE_INFINITY);
         // The request's key is the episode's own: the key space and the identical-request replay of /v1/rewards stay apart.
-        request = (await this.port.admit(ep.task, [completion], `episode/${id}/${name}`, { id, key: key ?? null })).id;
+        request = (await this.port.admit(ep.task, [completion], `episode/${id}/${name}`, { id, key: key ?? null }, base)).id;
       } finally {
         flight.recorded = true;
       }
@@ -222,6 +238,27 @@ export class Episodes {
     return p;
   }
 
+  /**
+   * The spec the episode's next patch applies to after its submissions up to index `upTo`: the
+   * last one whose spec was valid, else the task's baseline. Settles them first.
+   */
+  private async lastValidJob(ep: EpisodeRow, upTo: number): Promise<unknown> {
+    for (const s of this.port.store.episodeSubmissions(ep.id)) if (s.idx <= upTo) await this.settle(ep, s);
+    return this.lastValidNow(ep, upTo);
+  }
+
+  /** `lastValidJob` over the submissions settled now (an unsettled one is passed over). */
+  private lastValidNow(ep: EpisodeRow, upTo: number): unknown {
+    let spec: unknown = getPublicTask(ep.task).baseline;
+    for (const s of this.port.store.episodeSubmissions(ep.id)) {
+      if (s.idx > upTo) continue;
+      const answer = this.port.store.request(this.port.runId, s.request)?.response as Answer | null | undefined;
+      const job = answer ? this.port.store.job(this.port.runId, answer.results[0].job) : undefined;
+      if (job && job.status !== 'invalid') spec = job.spec;
+    }
+    return spec;
+  }
+
   /** The stored episode, or 404. */
   private episode(id: number): EpisodeRow {
     const ep = this.port.store.episode(this.port.runId, id);
@@ -268,20 +305,25 @@ export class Episodes {
     return feedback;
   }
 
-  /** What a practitioner sees of the job: built field by field, so nothing of the hidden evaluation can ride along. */
+  /**
+   * What a practitioner sees of the job: built field by field, so nothing of the hidden evaluation
+   * can ride along; `next` is the next round's user turn, written from these fields and the job
+   * the next patch applies to.
+   */
   private feedback(ep: EpisodeRow, s: SubmissionRow, answer: Answer): StoredFeedback {
     const result = answer.results[0];
     const job = this.port.store.job(this.port.runId, result.job);
     if (!job) throw new Error(`job ${result.job} of submission ${s.idx} is missing`);
-    return {
-      episode: ep.id,
+    const { brief } = getPublicTask(ep.task);
+    const seen = {
       submission: s.idx,
-      job: job.id,
-      status: answer.rewards[0] === null ? 'unscorable' : result.status,
+      status: answer.rewards[0] === null ? ('unscorable' as const) : result.status,
       reason: result.reason,
       unchanged: result.unchanged,
       cost: { envSteps: job.envSteps, examples: job.examples, wallSeconds: job.wallSeconds },
-      validation: validationOf(job, getPublicTask(ep.task).brief),
+      validation: validationOf(job, brief),
     };
+    const left = ep.maxSubmissions - s.idx;
+    return { episode: ep.id, job: job.id, ...seen, next: roundTurn(seen, compactExample(this.lastValidNow(ep, s.idx), brief, 'defaults'), left) };
   }
 }

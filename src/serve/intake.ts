@@ -101,17 +101,18 @@ export function requestsParsing(): number {
  * The proposals of `completions` for the task of `brief`, parsed (a patch over `baseline`, the
  * task's baseline spec, or a full spec) and validated in the worker thread. When the worker fails
  * (a time limit, its heap, a crash) every completion of the request comes back invalid with the
- * reason.
+ * reason. A patch applies to `base` when given (an episode's last valid job), else to `baseline`.
  */
 export async function parseProposals(
   completions: string[],
   brief: TaskBrief,
   baseline: unknown,
   timeoutMs: number = INTAKE_DEFAULTS.parseTimeoutMs,
+  base?: unknown,
 ): Promise<GuardedProposal[]> {
   parsing += 1;
   try {
-    const out = await intakePool().run({ completions, brief, baseline }, { timeoutMs });
+    const out = await intakePool().run({ completions, brief, baseline, ...(base === undefined ? {} : { base }) }, { timeoutMs });
     if (out.ok && Array.isArray(out.value) && out.value.length === completions.length) return out.value;
     const why = out.ok ? 'the parser answered with the wrong number of proposals' : `${out.kind}: ${out.message}`;
     const error = oneLine(`the completion could not be parsed (${why})`, 500);

@@ -3,6 +3,7 @@
  * schemas of serve/schemas.ts, and the paths, one function per resource: the tasks, the rewards
  * with their jobs and requests, and the episodes.
  */
+import { DOC_CHARS, MAX_DOC_CHARS } from '../outer/agents/patch-prompt.js';
 import { z } from 'zod';
 import { SCHEMAS, type SchemaId } from './schemas.js';
 
@@ -64,6 +65,13 @@ export function taskPaths(): Record<string, unknown> {
             description:
               'full (default), compact (one spec to edit, for small models) or patch (the current job and what may change; the answer is a merge patch)',
             schema: { type: 'string', enum: ['full', 'compact', 'patch'] },
+          },
+          {
+            name: 'doc',
+            in: 'query',
+            required: false,
+            description: `patch form: characters of the task's documentation shown (default ${DOC_CHARS}; 0 drops the title, description and meanings)`,
+            schema: { type: 'integer', minimum: 0, maximum: MAX_DOC_CHARS },
           },
         ],
         responses: { '200': json('PromptResponse', 'the messages'), '404': json('ErrorResponse', 'no such task'), ...errors },

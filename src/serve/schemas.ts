@@ -188,7 +188,7 @@ export const SubmissionRequest = z
       .string()
       .describe(
         'raw model text; its answer is the first complete JSON object in it: a full job spec (it has a "task" field) or a JSON Merge Patch over ' +
-          "the task's baseline spec",
+          "the episode's last valid job (the task's baseline spec before any)",
       ),
   })
   .strict()
@@ -218,6 +218,12 @@ export const Feedback = z
           'supervised, its metric on its own validation split (val/accuracy or val/rmse); null when it has none',
       ),
     submissionsLeft: z.number().int().describe('how many more submissions the episode takes now (0 once closed)'),
+    next: z
+      .string()
+      .describe(
+        "the next round's user turn, written from the fields above: this job in one line, then (while jobs are left) the episode's last valid job, " +
+          'which the next patch applies to, and the request for a patch',
+      ),
   })
   .strict()
   .describe('what one submission shows: never a hidden score or a reward');

@@ -4,6 +4,7 @@
  * bounded JSON bodies parsed with the zod schemas of serve/schemas.ts, and one-line JSON errors.
  * Whatever a client sends, the answer is a status and a JSON body; nothing it sends stops the server.
  */
+import { MAX_DOC_CHARS } from '../outer/agents/patch-prompt.js';
 import { oneLine } from '../spec/bounds.js';
 import type { RewardService } from './service.js';
 import { ConfirmationRequest, EpisodeRequest, RewardsRequest, SubmissionRequest } from './schemas.js';
@@ -92,6 +93,16 @@ function formOf<F extends string>(c: HttpContext, forms: readonly F[], words: st
   return form as F;
 }
 
+/** The `doc` query parameter of a patch prompt: characters of documentation, 0 to `MAX_DOC_CHARS` (absent: the default), else 400. */
+function docOf(c: HttpContext): number | undefined {
+  const raw = c.get('url').searchParams.get('doc');
+  if (raw === null) return undefined;
+  const n = Number(raw);
+  if (!/^\d{1,5}$/.test(raw) || n > MAX_DOC_CHARS)
+    throw new HttpError(400, `doc: expected characters of documentation, 0 to ${MAX_DOC_CHARS}, got "${oneLine(raw, 40)}"`);
+  return n;
+}
+
 /** A positive integer path parameter `id`, else 400 naming `what`. */
 function idOf(c: HttpContext, what: string): number {
   const raw = rawParam(c, 'id');
@@ -125,7 +136,7 @@ export function startServer(service: RewardService, o: ServerOptions = {}): Prom
   app.get('/v1/tasks', () => jsonResponse(service.tasks()));
   app.get('/v1/tasks/:id/prompt', (c) => {
     const form = formOf(c, ['full', 'compact', 'patch'], 'full, compact or patch');
-    return jsonResponse(service.prompt(c.req.param('id'), form));
+    return jsonResponse(service.prompt(c.req.param('id'), form, docOf(c)));
   });
   app.get('/v1/tasks/:id/schema', (c) => {
     const form = formOf(c, ['spec', 'patch'], 'spec or patch');

@@ -2,6 +2,7 @@
  * The types of `rrl serve`'s service (serve/service.ts): its stored configuration, its options
  * and the events its request streams follow.
  */
+import type { CorpusSelection } from '../tasks/corpus/register.js';
 import type { ExecutorConfig } from '../run/config.js';
 import type { RewardRuleName } from '../outer/reward.js';
 import type { FamilyDraw } from '../tasks/families/index.js';
@@ -25,6 +26,8 @@ export interface ServeConfig {
   executor?: ExecutorConfig;
   /** Generated tasks served beside the built-in ones (`rrl serve --family`); registered again on resume. */
   families?: FamilyDraw[];
+  /** Corpus tasks served beside the built-in ones (`rrl serve --corpus`); the command registers them, on resume too. */
+  corpus?: CorpusSelection[];
 }
 
 /** The forms of `GET /v1/tasks/{id}/prompt`. */

@@ -106,7 +106,7 @@ export class RewardService {
       runId,
       stopped: () => this.abort.signal.aborted,
       knownTask: (task) => void this.known(task),
-      admit: (task, completions, key, episode) => this.admit(task, completions, key, episode),
+      admit: (task, completions, key, episode, base) => this.admit(task, completions, key, episode, base),
       answerOf: (request) => this.answerOf(request),
       digest: requestDigest,
     });
@@ -150,11 +150,14 @@ export class RewardService {
     return getPublicTask(task);
   }
 
-  /** The prompt for a task (as `rrl prompt` prints it), its compact form, or its patch form (whose example is a patch). */
-  prompt(task: string, form: PromptForm = 'full'): { messages: ChatMessage[]; example: Record<string, unknown> | null } {
+  /**
+   * The prompt for a task (as `rrl prompt` prints it), its compact form, or its patch form (whose
+   * example is a patch; `docChars`, its documentation budget).
+   */
+  prompt(task: string, form: PromptForm = 'full', docChars?: number): { messages: ChatMessage[]; example: Record<string, unknown> | null } {
     const t = this.known(task);
     if (form === 'full') return { messages: buildPrompt(t.brief), example: null };
-    if (form === 'patch') return { messages: buildPrompt(t.brief, { patch: true, example: t.baseline }), example: examplePatch(t.brief, t.baseline) };
+    if (form === 'patch') return { messages: buildPrompt(t.brief, { patch: true, example: t.baseline, docChars }), example: examplePatch(t.brief, t.baseline) };
     return { messages: buildPrompt(t.brief, { compact: true, example: t.baseline }), example: compactExample(t.baseline, t.brief) as Record<string, unknown> };
   }
 
@@ -212,13 +215,15 @@ export class RewardService {
    * (`replayed`), never a new one. Throws HttpError 404 (unknown task), 422 (a key reused for
    * another request), 429 (queue full, or too many completion bytes of late), 503 (shutting down).
    * The completions are parsed in a worker thread. A submission of an episode (`episode`) is
-   * recorded as the episode's next submission with the request.
+   * recorded as the episode's next submission with the request; its patch applies to `base`
+   * (the episode's last valid job) rather than the baseline.
    */
   private async admit(
     task: string,
     completions: string[],
     idempotencyKey?: string,
     episode?: { id: number; key: string | null },
+    base?: unknown,
   ): Promise<{ id: number; replayed: boolean }> {
     if (!this.taskIds.has(task)) throw new HttpError(404, `unknown task "${task.slice(0, 128)}"; see GET /v1/tasks`);
     if (this.abort.signal.aborted) throw new HttpError(503, 'the server is shutting down');
@@ -234,7 +239,7 @@ export class RewardService {
     const admitted = this.budget.admit(completions);
     if (!admitted.ok) throw new HttpError(429, admitted.message, admitted.retryAfterSeconds);
     const { brief, baseline } = getPublicTask(task);
-    const parsed = await parseProposals(completions, brief, baseline);
+    const parsed = await parseProposals(completions, brief, baseline, undefined, base);
     // Again: an identical request may have been recorded, and the queue may have filled, while the worker parsed.
     const meanwhile = this.replayOf(digest, idempotencyKey);
     if (meanwhile !== null) return { id: meanwhile, replayed: true };

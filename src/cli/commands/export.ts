@@ -1,6 +1,11 @@
 /** `rrl export grpo|sft|tensorboard`: a run's records as GRPO data, SFT data or TensorBoard event files. */
+import { DOC_CHARS, MAX_DOC_CHARS } from '../../outer/agents/patch-prompt.js';
+import { registerCorpusSelection, registerCorpusTasks } from '../../tasks/corpus/register.js';
+import { listTasks } from '../../tasks/briefs.js';
+import { existsSync } from 'node:fs';
+import { storedConfig } from '../stored-run.js';
 import type { Command } from 'commander';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { EXPORT_FORMATS, exportGrpo, grpoSummaryLine } from '../../outer/grpo-export.js';
 import { SPLITS, exportSft, summaryLine } from '../../outer/sft-export.js';
 import { exportTensorboard } from '../../dashboard/tensorboard.js';
@@ -27,6 +32,12 @@ const SFT_FLAGS = flagTable({
     default: 0,
   },
   split: { flag: '--split <split>', help: 'only tasks of this split: train | held-out | example', default: 'train' },
+  docChars: {
+    flag: '--doc-chars <n>',
+    help: "characters of the task's documentation in each row's prompt (0: none), as GET /v1/tasks/{id}/prompt?form=patch&doc=N serves it",
+    parse: int(0, MAX_DOC_CHARS),
+    default: DOC_CHARS,
+  },
   taskDir: taskDirFlag(),
 });
 
@@ -44,13 +55,27 @@ async function exportGrpoData(runDir: string, o: FlagValues<typeof GRPO_FLAGS>):
   console.error(`${r.rows} row(s) written to ${r.path}`);
 }
 
+/**
+ * Registers the corpus tasks the runs in `dirs` trained on: a run's stored selection (`--corpus`), as
+ * it registered them, and the whole corpus when a run names corpus tasks without one (a transfer
+ * experiment's meta-training). A directory without a store is left to the export to refuse.
+ */
+async function registerRunCorpusTasks(dirs: string[]): Promise<void> {
+  const configs = dirs.filter((d) => existsSync(join(d, 'store.db'))).map((d) => storedConfig(d));
+  const selections = configs.flatMap((c) => c?.corpus ?? []);
+  if (selections.length) await registerCorpusSelection(selections);
+  const known = new Set(listTasks().map((t) => t.brief.id));
+  if (configs.some((c) => c?.tasks?.some((t) => t.startsWith('corpus-') && !known.has(t)))) await registerCorpusTasks();
+}
+
 /** `rrl export sft`: the best jobs of each task of a split as SFT data, with a summary line per task. */
 async function exportSftData(runDirs: string[], o: FlagValues<typeof SFT_FLAGS>): Promise<void> {
   const split = oneOf('--split', SPLITS, o.split);
   await useTaskDir(o.taskDir);
+  await registerRunCorpusTasks(runDirs.map((d) => resolve(d)));
   const r = exportSft(
     runDirs.map((d) => resolve(d)),
-    { out: resolve(o.out), perTask: o.perTask, minMargin: o.minMargin, split },
+    { out: resolve(o.out), perTask: o.perTask, minMargin: o.minMargin, split, docChars: o.docChars },
   );
   for (const t of r.tasks) console.error(summaryLine(t));
   console.error(`${r.rows} row(s) written to ${r.path}`);

@@ -1,7 +1,9 @@
 /** `rrl prompt TASK`: the LLM agent's prompt for a task (the chat messages it sends). */
 import { type Command, InvalidArgumentError } from 'commander';
 import { resolve } from 'node:path';
-import { getPublicTask } from '../../tasks/briefs.js';
+import { getPublicTask, listTasks } from '../../tasks/briefs.js';
+import { registerCorpusTasks } from '../../tasks/corpus/register.js';
+import { DOC_CHARS, MAX_DOC_CHARS } from '../../outer/agents/patch-prompt.js';
 import { registerFamilyTaskId } from '../../tasks/families/index.js';
 import { buildPrompt } from '../../outer/agents/prompt.js';
 import { LLM_DEFAULTS } from '../../outer/agents/llm/options.js';
@@ -16,9 +18,17 @@ const PROMPT_FLAGS = flagTable({
   llmHistory: { flag: '--llm-history <k>', help: 'how many earlier jobs to show', parse: int(0, 1000), default: LLM_DEFAULTS.historyLimit },
   compact: { flag: '--compact', help: 'the compact form for small models: one valid spec to start from instead of the field list' },
   patch: { flag: '--patch', help: 'the patch form for small models: the current job, what may change, and a JSON merge patch asked for' },
+  docChars: {
+    flag: '--doc-chars <n>',
+    help: `characters of the task's documentation the patch form shows (0: none, the ablation: names, kinds, metric and caps kept)`,
+    parse: int(0, MAX_DOC_CHARS),
+    default: DOC_CHARS,
+  },
   json: { flag: '--json', help: 'print the messages as a JSON array' },
   taskDir: taskDirFlag(),
 });
+
+const hasTask = (id: string): boolean => listTasks().some((t) => t.brief.id === id);
 
 /** The run's earlier proposals on `task`, with their rewards, as the prompt shows them. */
 function history(runDir: string, task: string): { spec: unknown; reward: number | null; status?: string; error?: string | null }[] {
@@ -40,10 +50,11 @@ async function printPrompt(task: string, o: FlagValues<typeof PROMPT_FLAGS>): Pr
   if (o.compact && o.patch) throw new InvalidArgumentError('--compact and --patch are two forms; give one');
   await useTaskDir(o.taskDir);
   registerFamilyTaskId(task);
+  if (task.startsWith('corpus-') && !hasTask(task)) await registerCorpusTasks();
   const { brief } = getPublicTask(task);
   const earlier = o.run ? history(o.run, task) : [];
   const form = o.compact || o.patch ? { compact: o.compact, patch: o.patch, example: getPublicTask(task).baseline } : {};
-  const messages = buildPrompt(brief, { history: earlier, historyLimit: o.run ? o.llmHistory : 0, ...form });
+  const messages = buildPrompt(brief, { history: earlier, historyLimit: o.run ? o.llmHistory : 0, docChars: o.docChars, ...form });
   if (o.json) console.log(JSON.stringify(messages, null, 2));
   else console.log(messages.map((m) => `=== ${m.role} ===\n${m.content}`).join('\n\n'));
 }

@@ -14,7 +14,8 @@ import { storedConfig } from '../stored-run.js';
 import { useTaskDir } from '../task-dir.js';
 import { EXECUTOR_FLAGS, executorConfigFrom } from '../flags/executor.js';
 import { int, oneOf, real } from '../flags/parse.js';
-import { FAMILY_HELP, MAX_CONNECTIONS_FLAG, REWARD_FLAG, familyFlags, listenFlags, taskDirFlag } from '../flags/shared.js';
+import { FAMILY_HELP, MAX_CONNECTIONS_FLAG, REWARD_FLAG, corpusFlag, familyFlags, listenFlags, taskDirFlag } from '../flags/shared.js';
+import { registerCorpusSelection } from '../../tasks/corpus/register.js';
 import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
 
 /** This package's version (the OpenAPI document's). */
@@ -68,6 +69,7 @@ const SERVE_FLAGS = flagTable({
     `${FAMILY_HELP}; served beside the built-in tasks (a held-out family's tasks are split held-out)`,
     'seed of the family draws (the same seed draws the same tasks as `rrl train` and `rrl experiment transfer`)',
   ),
+  corpus: corpusFlag("real-table tasks served beside the built-in ones (a validation or held-out package's tasks are split held-out)"),
   ...EXECUTOR_FLAGS,
 });
 
@@ -81,6 +83,11 @@ async function serve(o: FlagValues<typeof SERVE_FLAGS>, cmd: Command): Promise<v
   if (o.resume && o.family?.length) throw new InvalidArgumentError('--resume serves the family draws stored with the run; give no --family');
   // Family draws: stored with the run; RewardService.open registers them (the stored ones on resume).
   const families = (o.family ?? []).map((d) => ({ ...d, seed: o.familySeed }));
+  const log = (m: string): void => void process.stderr.write(`${m}\n`);
+  if (o.resume && o.corpus?.length) throw new InvalidArgumentError('--resume serves the corpus tasks stored with the run; give no --corpus');
+  const corpus = o.resume ? (storedConfig(dir)?.corpus ?? []) : (o.corpus ?? []);
+  // Registered before the run opens: the service lists and pins the tasks registered then.
+  if (corpus.length) log(`corpus: ${(await registerCorpusSelection(corpus)).length} tasks registered`);
   let executorConfig = executorConfigFrom(o, cmd);
   const config: ServeConfig | null = o.resume
     ? null
@@ -89,11 +96,11 @@ async function serve(o: FlagValues<typeof SERVE_FLAGS>, cmd: Command): Promise<v
         seed: 0,
         reward: { rule, lambda: o.costWeight },
         ...(families.length ? { families } : {}),
+        ...(corpus.length ? { corpus } : {}),
         ...(executorConfig ? { executor: executorConfig } : {}),
       };
   if (o.resume) executorConfig = storedConfig(dir)?.executor;
   const executor = makeExecutor(executorConfig, { runDir: dir, workers: o.workers, memoryMb: o.jobMemory });
-  const log = (m: string): void => void process.stderr.write(`${m}\n`);
   let service: RewardService;
   try {
     service = RewardService.open(dir, config, executor, {

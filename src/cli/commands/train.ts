@@ -15,7 +15,8 @@ import { EXECUTOR_FLAGS, executorConfigFrom } from '../flags/executor.js';
 import { fidelityFlags, fidelityFrom } from '../flags/fidelity.js';
 import { LLM_FLAGS, llmOptionsFrom } from '../flags/llm.js';
 import { int, oneOf, real } from '../flags/parse.js';
-import { FAMILY_HELP, JSON_RESULT_FLAG, REWARD_FLAG, familyFlags, taskDirFlag } from '../flags/shared.js';
+import { FAMILY_HELP, JSON_RESULT_FLAG, REWARD_FLAG, corpusFlag, familyFlags, taskDirFlag } from '../flags/shared.js';
+import { registerCorpusSelection } from '../../tasks/corpus/register.js';
 import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
 
 /**
@@ -31,6 +32,7 @@ const TRAIN_DEFAULTS = { tasks: 'cars-mpg,two-spirals', iterations: 10, group: 8
 const TRAIN_FLAGS = flagTable({
   tasks: { flag: '--tasks <ids>', help: 'comma-separated task ids, or `train` / `held-out` for a whole split (with --family: none unless given)' },
   ...familyFlags(`${FAMILY_HELP}; their tasks join --tasks`, 'seed of the family draws (the same seed draws the same tasks)'),
+  corpus: corpusFlag('real-table tasks that join --tasks'),
   tasksPerIteration: {
     flag: '--tasks-per-iteration <n>',
     help: "tasks each iteration takes, from a seeded shuffle of all the run's tasks (default: all of them)",
@@ -99,12 +101,20 @@ function computeLine(summary: Awaited<ReturnType<typeof trainAgent>>): string {
 
 /**
  * The run's family draws and tasks: on a new run, `--tasks` (a split name stands for its tasks) and
- * the `--family` draws; on resume, the draws stored with the run (registered before any task id is
+ * the `--family` draws and `--corpus` selections; on resume, those stored with the run (registered before any task id is
  * looked up). Every task is checked to exist.
  */
-function runTasks(o: TrainFlags, dir: string, resuming: boolean): { families: NonNullable<TrainConfig['families']>; tasks: string[] } {
+async function runTasks(
+  o: TrainFlags,
+  dir: string,
+  resuming: boolean,
+): Promise<{ families: NonNullable<TrainConfig['families']>; corpus: NonNullable<TrainConfig['corpus']>; tasks: string[] }> {
   const families = resuming ? (storedConfig(dir)?.families ?? []) : (o.family ?? []).map((d) => ({ ...d, seed: o.familySeed }));
-  const drawn = families.flatMap((d) => registerFamilyTasks(d.family, d.count, d.seed).map((t) => t.def.id));
+  const corpus = resuming ? (storedConfig(dir)?.corpus ?? []) : (o.corpus ?? []);
+  const drawn = [
+    ...families.flatMap((d) => registerFamilyTasks(d.family, d.count, d.seed).map((t) => t.def.id)),
+    ...(corpus.length ? (await registerCorpusSelection(corpus)).map((t) => t.id) : []),
+  ];
   const named = (o.tasks ?? (drawn.length ? '' : TRAIN_DEFAULTS.tasks))
     .split(',')
     .map((s) => s.trim())
@@ -115,7 +125,7 @@ function runTasks(o: TrainFlags, dir: string, resuming: boolean): { families: No
       .map((t) => t.brief.id);
   const tasks = [...new Set([...named.flatMap((s) => (s === 'train' || s === 'held-out' ? ofSplit(s) : [s])), ...drawn])];
   for (const t of tasks) getPublicTask(t);
-  return { families, tasks };
+  return { families, corpus, tasks };
 }
 
 /** Prints the loop's events on stderr: phases, a progress bar of each iteration's jobs, each iteration's scores. */
@@ -170,8 +180,8 @@ async function runTraining(o: TrainFlags, cmd: Command): Promise<void> {
   if (o.prior !== undefined && resumeDir) throw new InvalidArgumentError('--prior starts a new run; a resumed run continues from its own checkpoint');
   const dir = resolve(resumeDir ?? o.run ?? join('runs', new Date().toISOString().replace(/[:.]/g, '-')));
   const taskDir = await useTaskDir(o.taskDir, resumeDir ? storedConfig(dir)?.taskDir : undefined);
-  const { families, tasks } = runTasks(o, dir, Boolean(resumeDir));
-  if (!resumeDir && tasks.length === 0) throw new InvalidArgumentError('no tasks: give --tasks IDS or --family NAME[:COUNT]');
+  const { families, corpus, tasks } = await runTasks(o, dir, Boolean(resumeDir));
+  if (!resumeDir && tasks.length === 0) throw new InvalidArgumentError('no tasks: give --tasks IDS, --family NAME[:COUNT] or --corpus SPLIT[:N]');
   const reward = { rule: oneOf('--reward', REWARD_RULES, o.reward), lambda: o.costWeight };
   const fidelity = fidelityFrom(o);
   const llm = agent === 'llm' ? llmOptionsFrom(o, Boolean(resumeDir)) : undefined;
@@ -192,6 +202,7 @@ async function runTraining(o: TrainFlags, cmd: Command): Promise<void> {
         pruneFlat: o.pruneFlat ?? false,
         ...(fidelity ? { fidelity } : {}),
         ...(families.length ? { families } : {}),
+        ...(corpus.length ? { corpus } : {}),
         ...(o.tasksPerIteration ? { tasksPerIteration: o.tasksPerIteration } : {}),
         ...(taskDir ? { taskDir } : {}),
         ...(prior ? { prior } : {}),

@@ -6,6 +6,8 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { FAMILIES } from '../../tasks/families/index.js';
+import type { CorpusSelection } from '../../tasks/corpus/register.js';
+import type { CorpusSplit } from '../../tasks/corpus/splits.js';
 
 /** A parser of integers in [min, max]. */
 export function int(min: number, max: number) {
@@ -66,6 +68,20 @@ export function familyDraws(v: string, prev: FamilyDraw[] = []): FamilyDraw[] {
   const count = m[2] === undefined ? 10 : Number(m[2]);
   if (count < 1 || count > 10_000) throw new InvalidArgumentError(`--family ${m[1]}: COUNT must be 1 to 10000, got ${count}`);
   return [...prev, { family: m[1], count }];
+}
+
+/**
+ * `--corpus SPLIT[:N][@PKG,PKG…]`: up to N tasks (default 4) of each package of a corpus split
+ * (train, validation or held-out), of the named packages only when given; repeatable.
+ */
+export function corpusSelections(v: string, prev: CorpusSelection[] = []): CorpusSelection[] {
+  const m = /^(train|validation|held-out)(?::(\d+))?(?:@([A-Za-z0-9._,-]+))?$/.exec(v.trim());
+  if (!m)
+    throw new InvalidArgumentError(`--corpus takes SPLIT[:N][@PACKAGE,...] with SPLIT train, validation or held-out, e.g. held-out:4@plm,psych; got "${v}"`);
+  const perPackage = m[2] === undefined ? 4 : Number(m[2]);
+  if (perPackage < 1 || perPackage > 1000) throw new InvalidArgumentError(`--corpus ${m[1]}: N must be 1 to 1000, got ${perPackage}`);
+  const packages = m[3]?.split(',').filter(Boolean);
+  return [...prev, { split: m[1] as CorpusSplit, perPackage, ...(packages?.length ? { packages } : {}) }];
 }
 
 /** `value` as one of `choices`, else an error `FLAG must be one of A, B, C, got "VALUE"` (checked when the command runs). */

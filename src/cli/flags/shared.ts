@@ -1,6 +1,6 @@
 /** Flags that several commands declare alike: the task directory, family draws, workers, `--json`, listening and reward. */
 import { DOOR_DEFAULTS } from '../../serve/front-door.js';
-import { familyDraws, int } from './parse.js';
+import { corpusSelections, familyDraws, int } from './parse.js';
 import { flagTable } from './table.js';
 
 /** The help of `--task-dir` (commands may add to it). */
@@ -21,6 +21,15 @@ export function familyFlags(familyHelp: string, seedHelp: string) {
     family: { flag: '--family <name[:count]>', help: familyHelp, parse: familyDraws },
     familySeed: { flag: '--family-seed <s>', help: seedHelp, parse: int(0, 2 ** 31 - 1), default: 1 },
   });
+}
+
+/** `--corpus SPLIT[:N][@PACKAGES]`: tasks of the real-table corpus (python/fetch-corpus.sh builds it). */
+export function corpusFlag(help: string) {
+  return {
+    flag: '--corpus <split[:n][@packages]>',
+    help: `${help}: up to N (default 4) tasks of each package of a corpus split (train, validation or held-out), of the named packages (comma-separated) only when given, e.g. held-out:4@plm,psych; repeatable; needs python/fetch-corpus.sh`,
+    parse: corpusSelections,
+  } as const;
 }
 
 /** `--workers N`: worker threads for the jobs. */

@@ -1,6 +1,7 @@
 /**
- * The patch form of the prompt for small models (about 350 tokens at most): the task in one
- * line, the current job (the task's baseline spec, compactly), what may change and what each
+ * The patch form of the prompt for small models: the task, its documentation cut to a character
+ * budget (`docChars`; 0 drops it), the table's variables by name and kind, the current job (the
+ * task's baseline spec, compactly, or an episode's last valid job), what may change and what each
  * choice means in a few words, and the request for a JSON Merge Patch of only the fields to
  * change, with one example patch that is valid for the task and changes the job. The answer is
  * read by outer/answer.ts. Built from the public brief only.
@@ -13,6 +14,24 @@ import { isUnchanged } from '../answer.js';
 import type { ChatMessage } from './types.js';
 
 type Node = { [key: string]: unknown };
+
+/** Characters of the task's documentation the patch prompt shows by default (about 200 tokens; a corpus brief spends about 300 of them on its own framing). */
+export const DOC_CHARS = 800;
+/** Most characters of the documentation a prompt may ask for: a corpus brief's whole description. */
+export const MAX_DOC_CHARS = 1600;
+/** Most characters of the variables line (names and kinds): a wide table's list is cut there. */
+export const VARIABLE_CHARS = 400;
+
+/** `text` cut at a word boundary to at most `max` characters; an open data quote (`⟪`) is closed. */
+export function cutText(text: string, max: number): string {
+  const chars = [...text];
+  if (chars.length <= max) return text;
+  const room = chars.slice(0, Math.max(0, max - 2)).join('');
+  const at = room.lastIndexOf(' ');
+  const cut = at > room.length / 2 ? room.slice(0, at) : room;
+  const open = (cut.match(/⟪/g) ?? []).length > (cut.match(/⟫/g) ?? []).length;
+  return `${cut}…${open ? '⟫' : ''}`;
+}
 
 /** `text`'s first sentence, cut at a word boundary to at most `max` characters. */
 function clip(text: string, max: number): string {
@@ -88,15 +107,60 @@ export function examplePatch(brief: TaskBrief, baseline: unknown): JsonObject | 
   return null;
 }
 
+/** A supervised task's target and variables by name and kind (never their meanings), cut to `VARIABLE_CHARS`. */
+function variablesLine(brief: TaskBrief): string[] {
+  const s = brief.supervised;
+  if (!s) return [];
+  const target = s.target.type === 'classification' ? `classification into ${s.target.classes?.length ?? 0} classes` : 'regression';
+  const kinds = new Map((s.columns ?? []).map((c) => [c.name, c]));
+  const named = s.features.map((f) => {
+    const c = kinds.get(f.name);
+    if (!c) return f.name;
+    const facts = [
+      c.kind === 'categorical' ? `categorical, ${c.levels} levels` : 'numeric',
+      ...(c.missing > 0 ? [`${Math.round(c.missing * 100)}% missing`] : []),
+    ];
+    return `${f.name} (${facts.join(', ')})`;
+  });
+  let line = `Predict ${s.target.name} (${target}) from ${named.length} variables: `;
+  for (let i = 0; i < named.length; i++) {
+    const more = named.length - i - 1;
+    const tail = more ? ` … and ${more} more` : '';
+    if (line.length + named[i].length + tail.length + 2 > VARIABLE_CHARS) {
+      line = `${line.replace(/, $/, '')} … and ${named.length - i} more`;
+      return [line];
+    }
+    line += `${named[i]}${i < named.length - 1 ? ', ' : ''}`;
+  }
+  return [line];
+}
+
+/** What the prompt says of the task: its title and documentation within `docChars`, or (0) its id alone. */
+function taskLines(brief: TaskBrief, docChars: number): string[] {
+  if (docChars <= 0) return [`Task "${brief.id}".`];
+  return [`Task "${brief.title}".`, `About it: ${cutText(brief.description, docChars)}`];
+}
+
+/** How the patch prompt is built: what it says of the task, and the job it shows. */
+export interface PatchPromptOptions {
+  /** Characters of the task's documentation shown (default `DOC_CHARS`); 0 drops the title, description and meanings, keeping names, kinds and caps. */
+  docChars?: number;
+  /** Lines after the current job: an episode's earlier rounds and their feedback. */
+  history?: string[];
+}
+
 /**
- * The patch prompt's messages: `current` is the job shown (the baseline spec, compactly written),
- * `baseline` the spec the example patch is checked against.
+ * The patch prompt's messages: `current` is the job shown (the baseline spec, compactly written,
+ * or an episode's last valid job), `baseline` the spec the example patch is checked against.
  */
-export function patchPrompt(brief: TaskBrief, current: unknown, baseline: unknown): ChatMessage[] {
+export function patchPrompt(brief: TaskBrief, current: unknown, baseline: unknown, options: PatchPromptOptions = {}): ChatMessage[] {
   const example = examplePatch(brief, baseline);
-  const what = clip(brief.description, 100);
+  const docChars = Math.min(MAX_DOC_CHARS, Math.max(0, Math.floor(options.docChars ?? DOC_CHARS)));
   const user = [
-    `Task "${brief.title}": ${what}${what.endsWith('…') ? '' : '.'}`,
+    ...taskLines(brief, docChars),
+    ...variablesLine(brief),
+    `Scored by: ${clip(brief.metric.split(/[;,(]/)[0].trim(), 100)}.`,
+    ...(options.history ?? []),
     'The current training job:',
     JSON.stringify(current),
     'What you may change:',
@@ -109,4 +173,44 @@ export function patchPrompt(brief: TaskBrief, current: unknown, baseline: unknow
     { role: 'system', content: 'You are a helpful assistant that writes JSON.' },
     { role: 'user', content: user },
   ];
+}
+
+/** What the next round's turn says of a job: what a practitioner sees of it, never a hidden score or a reward. */
+export interface RoundSeen {
+  submission: number;
+  status: 'succeeded' | 'invalid' | 'failed' | 'unscorable';
+  reason: string | null;
+  unchanged: boolean;
+  cost: { envSteps: number | null; examples: number | null; wallSeconds: number | null };
+  validation: { name: string; value: number } | null;
+}
+
+/** Most characters of a job's reason in a round's turn. */
+const ROUND_REASON_CHARS = 240;
+
+/**
+ * The user turn after job `seen` of an episode: the job's status, reason, own validation figure
+ * and cost in one line; then, while `left` jobs remain, the job the next patch applies to
+ * (`current`: the episode's last valid job, written compactly by the caller as the patch prompt
+ * shows its job) and the request for a patch over it.
+ */
+export function roundTurn(seen: RoundSeen, current: unknown, left: number): string {
+  const facts: string[] = [seen.status];
+  if (seen.reason) facts.push(cutText(seen.reason.replace(/\s+/g, ' '), ROUND_REASON_CHARS));
+  if (seen.unchanged) facts.push("the baseline's job, seed aside");
+  if (seen.validation) facts.push(`${seen.validation.name} ${Number(seen.validation.value.toPrecision(4))} on its own validation data`);
+  const cost = [
+    ...(seen.cost.examples ? [`${seen.cost.examples} examples`] : []),
+    ...(seen.cost.envSteps ? [`${seen.cost.envSteps} env steps`] : []),
+    ...(seen.cost.wallSeconds !== null ? [`${seen.cost.wallSeconds.toFixed(1)} s`] : []),
+  ];
+  if (cost.length) facts.push(`cost ${cost.join(', ')}`);
+  const line = `Job ${seen.submission}: ${facts.join('; ')}.`;
+  if (left <= 0) return `${line}\nNo jobs left in this episode.`;
+  return [
+    line,
+    `The current training job (your last valid one${seen.status === 'invalid' ? '; the invalid one was not applied' : ''}):`,
+    JSON.stringify(current),
+    `Reply with a JSON merge patch of the current job: only the fields to change. ${left} job${left === 1 ? '' : 's'} left. JSON only.`,
+  ].join('\n');
 }

@@ -39,6 +39,8 @@ export interface PromptOptions {
   patch?: boolean;
   /** A valid spec for the task shown in the compact and patch forms (the task's public baseline spec). */
   example?: unknown;
+  /** The patch form's documentation budget in characters (patch-prompt.ts `DOC_CHARS` by default; 0 drops it). */
+  docChars?: number;
 }
 
 type JsonSchema = {
@@ -290,7 +292,9 @@ function compactPrompt(brief: TaskBrief, example: unknown): ChatMessage[] {
  * spec's fields and (when `historyLimit` > 0) the agent's own earlier jobs with their rewards.
  */
 export function buildPrompt(brief: TaskBrief, options: PromptOptions = {}): ChatMessage[] {
-  if (options.patch) return patchPrompt(brief, compactExample(options.example ?? null, brief, 'defaults'), options.example ?? null);
+  if (options.patch) {
+    return patchPrompt(brief, compactExample(options.example ?? null, brief, 'defaults'), options.example ?? null, { docChars: options.docChars });
+  }
   if (options.compact) return compactPrompt(brief, options.example);
   const system = [
     'You are the trainer agent of recursive-rl. You read a task brief and design one complete training job for it:',

@@ -8,7 +8,8 @@ import { type ExtraTask, registerTasks } from '../extra.js';
 import { type CorpusTask, buildCorpusTask, corpusBuild } from './build.js';
 import type { CorpusSplit } from './splits.js';
 import { corpusFamily } from './define.js';
-import { corpusDir } from './where.js';
+import { CorpusError, corpusDir } from './where.js';
+import { hashString } from '../../util/rng.js';
 
 /** One corpus task as a scorer thread needs it named. */
 export interface CorpusDrawTask {
@@ -50,6 +51,50 @@ export async function registerCorpusTasks(o: { dir?: string; splits?: readonly C
   const dir = o.dir ?? corpusDir();
   const build = await corpusBuild(dir);
   const tasks = o.splits ? build.tasks.filter((t) => o.splits!.includes(t.split)) : build.tasks;
+  registerTasks(tasks.map((t) => corpusExtraTask(t, dir)));
+  remember(dir, tasks);
+  return tasks;
+}
+
+/** Which corpus tasks a command serves: up to `perPackage` of each package of `split`, of `packages` only when given. */
+export interface CorpusSelection {
+  split: CorpusSplit;
+  perPackage: number;
+  /** Package names (any case); absent: every package of the split. */
+  packages?: string[];
+}
+
+/** Draws `n` of `ids` by a seeded hash order (the same draw on every machine; a larger `n` keeps the smaller draw's tasks). */
+export function drawCorpusIds(ids: string[], n: number): string[] {
+  return [...ids].sort((a, b) => hashString(a) - hashString(b) || (a < b ? -1 : 1)).slice(0, n);
+}
+
+/**
+ * The tasks of `sel` among `tasks`, in package order (packages sorted by name), each package's by
+ * `drawCorpusIds`; throws a `CorpusError` naming a requested package the split does not hold.
+ */
+export function selectCorpusTasks(tasks: readonly CorpusTask[], sel: CorpusSelection): CorpusTask[] {
+  const inSplit = tasks.filter((t) => t.split === sel.split);
+  const all = [...new Set(inSplit.map((t) => t.package))].sort();
+  const wanted = sel.packages?.map((p) => p.toLowerCase());
+  const missing = wanted?.filter((w) => !all.some((p) => p.toLowerCase() === w)) ?? [];
+  if (missing.length) throw new CorpusError(`the corpus split ${sel.split} holds no package ${missing.join(', ')}; it holds ${all.join(', ')}`);
+  const packages = wanted ? all.filter((p) => wanted.includes(p.toLowerCase())) : all;
+  const byId = new Map(inSplit.map((t) => [t.id, t]));
+  return packages.flatMap((p) =>
+    drawCorpusIds(
+      inSplit.filter((t) => t.package === p).map((t) => t.id),
+      sel.perPackage,
+    ).map((id) => byId.get(id)!),
+  );
+}
+
+/** Builds the corpus in `dir` once per thread and registers the tasks of `selections` alone. Returns them, in selection order. */
+export async function registerCorpusSelection(selections: readonly CorpusSelection[], dir: string = corpusDir()): Promise<CorpusTask[]> {
+  const build = await corpusBuild(dir);
+  const chosen = new Map<string, CorpusTask>();
+  for (const sel of selections) for (const t of selectCorpusTasks(build.tasks, sel)) chosen.set(t.id, t);
+  const tasks = [...chosen.values()];
   registerTasks(tasks.map((t) => corpusExtraTask(t, dir)));
   remember(dir, tasks);
   return tasks;
