@@ -88,6 +88,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def export_sft(args: argparse.Namespace, runs: Sequence[str], out: Path) -> int:
     """``rrl export sft RUNS --out OUT``; the number of rows it wrote (its summary lines go to stderr)."""
     cmd = [args.node, args.rrl, "export", "sft", *runs, "--out", str(out), "--per-task", str(args.per_task)]
+    if getattr(args, "doc_chars", None) is not None:
+        cmd += ["--doc-chars", str(args.doc_chars)]
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     sys.stderr.write(done.stderr)
     if done.returncode != 0:
@@ -121,9 +123,14 @@ def family_flags(draws: Sequence[str], seed: int) -> list[str]:
     return [*out, "--family-seed", str(seed)] if out else out
 
 
-def serve_cmd(node: str, rrl: str, run: Path, draws: Sequence[str] = (), seed: int = 1) -> list[str]:
-    """An ``rrl serve`` on a port of its own, with its run directory and family draws."""
-    return [node, rrl, "serve", "--port", "0", "--run", str(run), *family_flags(draws, seed)]
+def corpus_flags(selections: Sequence[str]) -> list[str]:
+    """``--corpus SPLIT[:N][@PACKAGES] ...`` for rrl train / serve (nothing without selections)."""
+    return [flag for sel in selections for flag in ("--corpus", sel)]
+
+
+def serve_cmd(node: str, rrl: str, run: Path, draws: Sequence[str] = (), seed: int = 1, corpus: Sequence[str] = ()) -> list[str]:
+    """An ``rrl serve`` on a port of its own, with its run directory, family draws and corpus tasks."""
+    return [node, rrl, "serve", "--port", "0", "--run", str(run), *family_flags(draws, seed), *corpus_flags(corpus)]
 
 
 def grpo_argv(args: argparse.Namespace, url: str, out: Path, adapter: str | None) -> list[str]:

@@ -37,8 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from . import sft
+from .client import RrlClient
 from .contracts import draw_task_ids
-from .expert_iteration import REPO_RRL, export_sft, family_flags, serve_cmd, start_serve
+from .expert_iteration import REPO_RRL, corpus_flags, export_sft, family_flags, serve_cmd, start_serve
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -54,11 +55,24 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     g.add_argument(
         "--train-family", action="append", default=[], metavar="NAME[:COUNT]", help="train family draws (repeatable): searched, exported and served for GRPO"
     )
+    g.add_argument(
+        "--train-corpus",
+        action="append",
+        default=[],
+        metavar="SPLIT[:N][@PACKAGES]",
+        help="corpus tasks to train on (repeatable, e.g. train:2): searched, exported and served for GRPO (python/fetch-corpus.sh)",
+    )
     g.add_argument("--family-seed", type=int, default=1, help="seed of every family draw (train and held-out)")
     g.add_argument("--search-iterations", type=int, default=3)
     g.add_argument("--search-group", type=int, default=8)
     g = p.add_argument_group("2. warm start")
     g.add_argument("--per-task", type=int, default=4, help="rrl export sft --per-task")
+    g.add_argument(
+        "--doc-chars",
+        type=int,
+        default=None,
+        help="the patch prompt's documentation budget in characters, everywhere (SFT rows, GRPO, held-out); default the server's, 0 none",
+    )
     g.add_argument("--sft-epochs", type=float, default=4.0, help="SFT epochs (4 at 1e-3: the measured run, docs/llm-training.md §7)")
     g.add_argument("--sft-learning-rate", type=float, default=1e-3)
     g = p.add_argument_group("3. GRPO")
@@ -75,18 +89,27 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="GRPO's LoRA learning rate from the SFT adapter (5e-5 kept the SFT model's held-out gains; 2e-4 lost them: docs/llm-training.md §7)",
     )
     g.add_argument("--beta", type=float, default=0.1, help="GRPO's KL coefficient to the SFT model (0.1 with 5e-5, measured in §7)")
+    g.add_argument("--rounds", type=int, default=1, help="jobs per GRPO episode (above 1: rounds with feedback, rrl_client.rounds)")
     g.add_argument("--no-frozen", dest="frozen", action="store_false", help="skip the frozen control arm")
     g = p.add_argument_group("4. held-out evaluation")
     g.add_argument("--heldout-family", action="append", default=[], metavar="NAME[:COUNT]", help="held-out family draws (repeatable)")
-    g.add_argument("--heldout-tasks", default="", help="held-out task ids (default: the tasks of the --heldout-family draws)")
+    g.add_argument(
+        "--heldout-corpus",
+        action="append",
+        default=[],
+        metavar="SPLIT[:N][@PACKAGES]",
+        help="held-out corpus tasks (repeatable, e.g. held-out:4@plm,psych; validation:4 where choices are made)",
+    )
+    g.add_argument("--heldout-tasks", default="", help="held-out task ids (default: the tasks of the --heldout-family draws and --heldout-corpus)")
+    g.add_argument("--eval-rounds", type=int, default=0, help="the held-out evaluation's best of K rounds with feedback (0: none)")
     g.add_argument("--seeds", type=int, default=2)
     g.add_argument("--samples", default="4,16")
     g.add_argument("--optuna", action="store_true")
     g.add_argument("--from-transfer", default=None, metavar="DIR")
     g.add_argument("--threads", type=int, default=2, help="torch threads of SFT and the held-out evaluation (GRPO's two arms take one each)")
     args = p.parse_args(argv)
-    if not args.heldout_family and not args.heldout_tasks:
-        p.error("give --heldout-family NAME[:COUNT] (or --heldout-tasks for built-in held-out tasks)")
+    if not args.heldout_family and not args.heldout_corpus and not args.heldout_tasks:
+        p.error("give --heldout-family NAME[:COUNT] or --heldout-corpus SPLIT[:N] (or --heldout-tasks for built-in held-out tasks)")
     return args
 
 
@@ -109,6 +132,7 @@ def stage_search(args: argparse.Namespace, out: Path) -> list[str]:
         "--tasks",
         "train",
         *family_flags(args.train_family, args.family_seed),
+        *corpus_flags(args.train_corpus),
         "--iterations",
         str(args.search_iterations),
         "--group",
@@ -129,7 +153,7 @@ def stage_sft(args: argparse.Namespace, out: Path, runs: Sequence[str]) -> dict[
         say(f"SFT: {done.parent} exists, kept")
         return dict(json.loads(done.read_text()))
     data = out / "sft.jsonl"
-    ns = argparse.Namespace(node=args.node, rrl=args.rrl, per_task=args.per_task)
+    ns = argparse.Namespace(node=args.node, rrl=args.rrl, per_task=args.per_task, doc_chars=args.doc_chars)
     rows = export_sft(ns, runs, data)
     if rows == 0:
         raise RuntimeError("rrl export sft kept no row: no job of the runs beat its task's reference (run a longer search)")
@@ -168,7 +192,7 @@ def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
             if d.exists():
                 say(f"{a}: {d} is from a stopped attempt, removed")
                 shutil.rmtree(d)
-    serves = {a: start_serve(serve_cmd(args.node, args.rrl, out / f"serve-{a}", args.train_family, args.family_seed)) for a in todo}
+    serves = {a: start_serve(serve_cmd(args.node, args.rrl, out / f"serve-{a}", args.train_family, args.family_seed, args.train_corpus)) for a in todo}
     procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
         for a in todo:
@@ -201,6 +225,9 @@ def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
                 "--prompt-form",
                 "patch",
                 "--guided",
+                "--rounds",
+                str(args.rounds),
+                *(["--doc-chars", str(args.doc_chars)] if args.doc_chars is not None else []),
                 "--threads",
                 "1",
                 "--seed",
@@ -253,7 +280,7 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
     if (out / "serve-heldout").exists():  # a stopped evaluation starts again from scratch
         say(f"held-out evaluation: {out / 'serve-heldout'} is from a stopped attempt, removed")
         shutil.rmtree(out / "serve-heldout")
-    proc, url = start_serve(serve_cmd(args.node, args.rrl, out / "serve-heldout", args.heldout_family, args.family_seed))
+    proc, url = start_serve(serve_cmd(args.node, args.rrl, out / "serve-heldout", args.heldout_family, args.family_seed, args.heldout_corpus))
     try:
         from .heldout.cli import main as heldout_main
 
@@ -279,8 +306,11 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
             "--temperature",
             str(args.temperature),
         ]
-        # the held-out draws alone by default (the server also lists its built-in held-out tasks)
-        argv += ["--tasks", args.heldout_tasks or ",".join(draw_task_ids(args.heldout_family, args.family_seed))]
+        # the held-out draws and corpus tasks alone by default (the server also lists its built-in held-out tasks)
+        corpus = [str(r["id"]) for r in RrlClient(url).tasks() if str(r["id"]).startswith("corpus-")] if args.heldout_corpus else []
+        argv += ["--tasks", args.heldout_tasks or ",".join([*draw_task_ids(args.heldout_family, args.family_seed), *corpus])]
+        argv += ["--rounds", str(args.eval_rounds)] if args.eval_rounds else []
+        argv += ["--doc-chars", str(args.doc_chars)] if args.doc_chars is not None else []
         argv += ["--optuna"] if args.optuna else []
         argv += ["--from-transfer", args.from_transfer] if args.from_transfer else []
         say(f"held-out evaluation: {' '.join(argv)}")

@@ -7,6 +7,7 @@ skips loudly, naming them, when they are missing.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -122,3 +123,34 @@ def test_a_grpo_step_of_episodes_trains_only_the_lora_weights_on_the_model_token
     assert math.isclose(logs["reward"], sum(e.reward or 0.0 for e in rollout.last) / 4, rel_tol=1e-5)
     changed = {n for n, p in trainer.model.named_parameters() if not torch.equal(p, before[n])}
     assert changed and all("lora_" in n for n in changed), sorted(changed)[:5]
+
+
+def test_the_heldout_rounds_column_is_the_confirmed_score_of_the_episodes_best_single_job(rrl_serve: str) -> None:
+    pytest.importorskip("transformers", reason="SKIPPED: transformers is missing: run python/setup-venv.sh")
+    from rrl_client.heldout.cli import rounds_cell
+    from rrl_client.heldout.harness import Confirmed
+    from tiny_model import tiny_tokenizer
+
+    tok = tiny_tokenizer()
+
+    class Scripted:
+        """A model arm whose greedy episode answers TINY_PATCH, then STEP_SIZE_PATCH, then an invalid patch."""
+
+        tokenizer = tok
+        guided = None
+
+        def greedy_ids(self, schema: Any) -> Any:
+            return scripted(tok, [TINY_PATCH, STEP_SIZE_PATCH, INVALID_PATCH])
+
+    client = RrlClient(rrl_serve)
+    inp = {"messages": client.prompt(TINY_TASK, "patch"), "schema": None}
+    confirmed = Confirmed(client)
+    score, detail = rounds_cell(client, Scripted(), TINY_TASK, inp, 3, confirmed)  # type: ignore[arg-type]
+    assert detail["statuses"] == ["succeeded", "succeeded", "invalid"] and detail["singles"][2] is None
+    best = detail["pick"]
+    assert best in (0, 1) and detail["singles"][best] == max(s for s in detail["singles"] if s is not None)
+    # The pick is confirmed as the job it trained: the second job is the ARS job with the step size patched in.
+    spec = {**json.loads(TINY_PATCH)["algorithm"], "stepSize": 0.05} if best == 1 else json.loads(TINY_PATCH)["algorithm"]
+    assert confirmed.asked == 1 and score is not None
+    again = client.confirm(TINY_TASK, json.dumps({"algorithm": spec, "model": {"hidden": []}, "budget": {"envSteps": 500}}))
+    assert again["confirmed"] is not None and score == again["confirmed"]["normalized"]

@@ -45,6 +45,8 @@ export function jobView(store: Store, runId: string, r: JobRow): z.infer<typeof 
     // Only a proposal's hit on an earlier proposal's result: a hit on a harness seed's would name that seed.
     cached: r.kind === 'proposal' && r.cacheHit !== null && r.cacheOrigin === 'proposal',
     ...answerFields(r),
+    // A proposal's seed is its agent's own; the harness's jobs run on its seeds, which a spec would name.
+    spec: r.kind === 'proposal' && r.status !== 'invalid' && isJsonObject(r.spec) ? r.spec : null,
     cost: { envSteps: r.envSteps, examples: r.examples, wallSeconds: r.wallSeconds },
   };
 }

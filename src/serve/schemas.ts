@@ -156,6 +156,10 @@ export const JobResponse = z.object({
         "false for the harness's jobs)",
     ),
   patch: Patch,
+  spec: z
+    .record(z.string(), z.unknown())
+    .nullable()
+    .describe("a valid proposal's spec as the harness trained it (its patch applied); null for an invalid one and for the harness's own jobs"),
   unchanged: Unchanged,
   cost: z.object({ envSteps: z.number().nullable(), examples: z.number().nullable(), wallSeconds: z.number().nullable() }),
 });

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from ..client import RrlClient
 from ..contracts import DEFAULT_URL
@@ -51,6 +51,18 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--samples", default="4,16", help="the N of the best-of-N columns, comma-separated (sampled once at the largest)")
     p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature of the best-of-N completions")
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=0,
+        help="also one greedy episode of this many jobs per task (1 to 8), each a patch over its last valid job after the harness's feedback; 0: none",
+    )
+    p.add_argument(
+        "--doc-chars",
+        type=int,
+        default=None,
+        help="the patch prompt's documentation budget in characters (default: the server's; 0 drops the documentation, the ablation)",
+    )
     p.add_argument("--seeds", type=int, default=2, help="repetitions (at least 2): seeds --seed, --seed+1, ...; they change sampling and Optuna's sampler seed")
     p.add_argument("--seed", type=int, default=1, help="the first seed")
     p.add_argument("--max-new-tokens", type=int, default=160, help="generation cap per completion")
@@ -84,6 +96,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         p.error("--samples: every N must be at least 1")
     if args.seeds < 2:
         p.error("--seeds must be at least 2 (the tables give mean ± sd over seeds)")
+    if not 0 <= args.rounds <= 8:
+        p.error("--rounds must be 0 to 8")
     if args.optuna_batch < 1 or args.max_new_tokens < 1:
         p.error("--optuna-batch and --max-new-tokens must be at least 1")
     try:
@@ -119,6 +133,31 @@ def cell(
     return m, picks
 
 
+def rounds_cell(client: RrlClient, arm: ModelArm, task: str, inp: dict[str, Any], rounds: int, confirmed: Confirmed) -> tuple[float | None, dict[str, Any]]:
+    """One greedy episode of ``rounds`` jobs on ``task``: the confirmed score of its job with the best single score
+    (its spec sent whole: its patch applied to the episode's job before it), and what the episode did."""
+    from ..rounds import run_episodes
+
+    schema = inp["schema"] if arm.guided is not None else None
+    [episode] = run_episodes(client, arm.tokenizer, arm.greedy_ids(schema), [inp["messages"]], [task], rounds)
+    jobs = [client.job(str(fb["job"])) if fb else None for fb in episode.feedback]
+    singles = [j["score"]["normalized"] if j and j.get("score") else None for j in jobs]
+    scored = [i for i, v in enumerate(singles) if v is not None]
+    best = max(scored, key=lambda i: cast(float, singles[i])) if scored else None
+    picked = jobs[best] if best is not None else None
+    spec = picked.get("spec") if picked else None
+    score = confirmed(task, json.dumps(spec)) if spec else None
+    detail = {
+        "answers": episode.answers,
+        "statuses": [fb["status"] if fb else None for fb in episode.feedback],
+        "singles": singles,
+        "pick": best,
+        "confirmed": score,
+        "reward": episode.reward,
+    }
+    return score, detail
+
+
 def _unchanged(outcomes: Sequence[Outcome]) -> float | None:
     return sum(bool(o.unchanged) for o in outcomes) / len(outcomes) if outcomes else None
 
@@ -139,10 +178,15 @@ def run_model_arm(
         [greedy_text] = arm.generate(inp["messages"], schema, 1, None)
         [greedy] = post(client, task, [greedy_text])
         raw[task] = {"greedy": {"completion": greedy_text, **greedy.as_json()}, "seeds": {}}
+        rounds_score = None
+        if args.rounds:
+            rounds_score, raw[task]["rounds"] = rounds_cell(client, arm, task, inp, args.rounds, confirmed)
         for seed in seeds:
             texts = arm.generate(inp["messages"], schema, n, seed)
             outs = post(client, task, texts)
             per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, partial(confirmed, task))
+            if args.rounds:
+                per_seed[seed][task]["rounds"] = rounds_score  # greedy: the same episode for every seed
             raw[task]["seeds"][str(seed)] = {
                 "unchanged_share": _unchanged(outs),
                 "picks": picks,
@@ -222,7 +266,7 @@ def attach_transfer(out: str, directory: str) -> int:
         print(f"--from-transfer: no transfer.json in {directory}", file=sys.stderr)
         return 2
     result = json.loads(path.read_text())
-    tasks, keys = result["tasks"], metric_keys(result["settings"]["samples"])
+    tasks, keys = result["tasks"], metric_keys(result["settings"]["samples"], result["settings"].get("rounds", 0))
     arms: dict[str, dict[str, Any]] = {}
     notes = [n for n in result["notes"] if not n.startswith("transfer")]
     add_transfer_rows(arms, notes, directory, tasks, keys)
@@ -264,7 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         torch.set_num_threads(args.threads)
     seeds = [args.seed + k for k in range(args.seeds)]
-    keys = metric_keys(args.samples)
+    keys = metric_keys(args.samples, args.rounds)
     notes: list[str] = []
     guided = args.guided is not False
     if guided and args.arms:
@@ -277,7 +321,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             guided = False
             notes.append(f"generation unguided: {reason}")
     inputs = {
-        t: {"messages": client.prompt(t, "patch"), "schema": client.schema(t, "patch"), "baseline": client.prompt_response(t, "compact")["example"] or {}}
+        t: {
+            "messages": client.prompt(t, "patch", args.doc_chars),
+            "schema": client.schema(t, "patch"),
+            "baseline": client.prompt_response(t, "compact")["example"] or {},
+        }
         for t in tasks
     }
 
@@ -313,6 +361,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "settings": {
             "url": args.url,
             "samples": args.samples,
+            "rounds": args.rounds,
+            "doc_chars": args.doc_chars,
             "seeds": seeds,
             "temperature": args.temperature,
             "guided": guided,

@@ -98,6 +98,25 @@ class ModelArm:
             texts.append(tok.decode(seq[:end], skip_special_tokens=True))
         return texts
 
+    def greedy_ids(self, schema: Schema | None) -> Any:
+        """A ``rrl_client.rounds.Generate`` of greedy completions (token ids), guided by ``schema`` when guiding is
+        on: the model's answers in an episode of rounds."""
+        from ..rounds import batched_generate
+
+        tok = self.tokenizer
+        procs = [self.guided.processor(schema)] if self.guided is not None and schema is not None else None
+        kwargs = {
+            "max_new_tokens": self.max_new_tokens,
+            "pad_token_id": tok.pad_token_id,
+            "eos_token_id": tok.eos_token_id,
+            "logits_processor": procs,
+            "do_sample": False,
+            "temperature": None,
+            "top_p": None,
+            "top_k": None,
+        }
+        return batched_generate(self.model, tok, kwargs)
+
 
 def guided_unavailable(engine: str) -> str | None:
     """None when the grammar ``engine`` can be imported, else why not (with the install command)."""

@@ -13,8 +13,9 @@ Metrics = dict[str, float | None]
 """One task's numbers for one arm and seed: ``greedy``, ``best_N`` per N, ``valid_share``."""
 
 
-def metric_keys(samples: Sequence[int]) -> list[str]:
-    return ["greedy", *[f"best_{n}" for n in samples], "valid_share"]
+def metric_keys(samples: Sequence[int], rounds: int = 0) -> list[str]:
+    """The columns: greedy, best of each N, best of the ``rounds`` jobs of an episode with feedback (when above 0), valid share."""
+    return ["greedy", *[f"best_{n}" for n in samples], *(["rounds"] if rounds else []), "valid_share"]
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -140,9 +141,10 @@ def _cell(s: dict[str, Any] | None, n_tasks: int, seeds: bool = True) -> str:
 def markdown(result: dict[str, Any]) -> str:
     """``heldout.md``: the arms' table and the per-task table."""
     samples: list[int] = result["settings"]["samples"]
-    keys = metric_keys(samples)
+    rounds: int = result["settings"].get("rounds", 0)
+    keys = metric_keys(samples, rounds)
     tasks: list[str] = result["tasks"]
-    heads = ["greedy", *[f"best of {n}" for n in samples], "valid share"]
+    heads = ["greedy", *[f"best of {n}" for n in samples], *([f"best of {rounds} rounds"] if rounds else []), "valid share"]
     lines = [
         "# Held-out evaluation",
         "",
@@ -153,6 +155,13 @@ def markdown(result: dict[str, Any]) -> str:
             "an invalid or failed job has no score (missing from best-of; see valid share). "
             "Best of N: the completion with the best single score among the first N, reported by its confirmed score "
             "(the mean over the harness's confirmation seeds, every seed counted), not the largest single score."
+            + (
+                f" Best of {rounds} rounds: one greedy episode of {rounds} jobs per task, each a patch over the episode's last valid job "
+                "after the harness's feedback (status, reason, cost, the job's own validation figure; never a score), "
+                "its best single score's job reported by its confirmed score."
+                if rounds
+                else ""
+            )
         ),
         "",
         "| arm | " + " | ".join(heads) + " | seconds |",
