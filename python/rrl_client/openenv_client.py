@@ -143,6 +143,7 @@ class OpenEnvEnvironment(JobEpisode):
             "cost": obs.cost or {},
             "validation": obs.validation,
             "submissionsLeft": obs.submissions_left if obs.submissions_left is not None else 0,
+            "next": obs.next_turn or "",
         }
         return Reply(obs.text, feedback)  # type: ignore[arg-type]
 

@@ -88,6 +88,10 @@ class JobObservation(Observation):  # type: ignore[misc]
         default=None, description="step: the job's own figure on its training pool ({name, value}), not the hidden evaluation"
     )
     submissions_left: int | None = Field(default=None, description="step: jobs the episode may still send")
+    next_turn: str | None = Field(
+        default=None,
+        description="step: the harness's next round's user turn: this job in one line, then the episode's last valid job (which the next patch applies to) and the request",
+    )
 
 
 class JobState(State):  # type: ignore[misc]
@@ -167,6 +171,7 @@ class HarnessEnvironment(Environment[JobAction, JobObservation, JobState]):  # t
             "cost": dict(feedback["cost"]),
             "validation": None if feedback.get("validation") is None else dict(feedback["validation"]),  # type: ignore[arg-type]
             "submissions_left": feedback["submissionsLeft"],
+            "next_turn": feedback["next"],
         }
         if feedback["submissionsLeft"] <= 0:
             return self._finish(task, line, fields)

@@ -7,6 +7,7 @@ Needs node and the compiled harness (`npx tsc -p tsconfig.json` in the repositor
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -82,9 +83,11 @@ def hidden_texts(job: dict[str, Any]) -> set[str]:
 
 
 def assert_no_hidden_numbers(texts: list[str], jobs: list[dict[str, Any]]) -> None:
-    """No reply names a score or a reward, nor holds any of the jobs' hidden figures as a number."""
+    """No reply names a score or a reward (a job spec's own ``reward`` section aside), nor holds any of the jobs'
+    hidden figures as a number."""
     for text in texts:
-        assert "score" not in text.lower() and "reward" not in text.lower(), text
+        words = re.sub(r'\\?"reward\\?":', "", text.lower())
+        assert "score" not in words and "reward" not in words, text
         for job in jobs:
             leaked = [t for t in hidden_texts(job) if t in text]
             assert not leaked, (text, leaked)
