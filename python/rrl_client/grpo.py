@@ -27,6 +27,7 @@ from .client import RrlClient
 from .contracts import DEFAULT_URL
 from .grpo_steps import rounds_step_line, run_frozen, run_frozen_rounds, step_line
 from .prompts import prompt_dataset
+from .prefix import install_prefix_cache, shared_prefix_logps
 from .rewards import TrlReward
 from .rounds import EpisodeReward, RoundRollout, episode_line, task_router
 from .shaping import FormatReward
@@ -73,6 +74,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="constrain sampling to each task's answer schema (GET /v1/tasks/{id}/schema: form=patch for --prompt-form patch, else form=spec); default on for --prompt-form patch, off otherwise; not with --use-vllm",
+    )
+    p.add_argument(
+        "--shared-prefix",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run each group's prompt once, in generation and in the update (rrl_client.prefix; --no-shared-prefix: every row in full)",
     )
     p.add_argument(
         "--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)"
@@ -256,6 +263,9 @@ def build_trainer(
     peft_config = LoraConfig(r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=0.0, target_modules=targets, task_type="CAUSAL_LM")
     reward = TrlReward(client)
     dataset, examples = build_dataset(client, task_ids, args.steps * args.prompts_per_step, args.prompt_form, getattr(args, "doc_chars", None))
+    shared = getattr(args, "shared_prefix", False)
+    if shared:
+        install_prefix_cache(model)  # before the grammar's wrapper: guided generation runs through it
     if args.guided:
         install_guided(args, client, model, tokenizer, dataset)
     rounds = getattr(args, "rounds", 1)
@@ -279,6 +289,7 @@ def build_trainer(
         processing_class=tokenizer,
         peft_config=None if args.adapter else peft_config,
         keep_flat_groups=args.keep_flat_groups,
+        shared_prefix=shared,
         **trainer_kwargs,
     )
     return trainer, reward
@@ -323,13 +334,44 @@ class RrlGRPOTrainer(_GRPOTrainer):
     **Flat groups.** TRL 1.13 gives a group of equal rewards zero advantages (so no policy-gradient
     term) but keeps its tokens in the loss mask: with beta > 0 their KL term still pulls the policy
     towards the reference, and they count in the token normaliser, shrinking the other groups' step.
-    Their completion mask is zeroed as well. In both cases the normaliser is recounted."""
+    Their completion mask is zeroed as well. In both cases the normaliser is recounted.
 
-    def __init__(self, *args: Any, keep_flat_groups: bool = False, **kwargs: Any) -> None:
+    **Shared prompts** (``shared_prefix``): log-probabilities (the loss's, the KL reference's, the old
+    policy's) run each distinct prompt of the batch once (:func:`rrl_client.prefix.shared_prefix_logps`),
+    the same numbers as TRL's full pass; multimodal inputs and MoE auxiliary losses take TRL's path."""
+
+    def __init__(self, *args: Any, keep_flat_groups: bool = False, shared_prefix: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.keep_flat_groups = keep_flat_groups
+        self.shared_prefix = shared_prefix
         self.harness_columns = [i for i, f in enumerate(self.reward_funcs) if isinstance(f, TrlReward) or getattr(f, "is_harness_reward", False)]
         self._unscorable: Any = None
+
+    def _get_per_token_logps_and_entropies(
+        self,
+        model: Any,
+        input_ids: Any,
+        attention_mask: Any,
+        logits_to_keep: int,
+        batch_size: int | None = None,
+        compute_entropy: bool = False,
+        compute_aux_loss: bool = False,
+        **multimodal: Any,
+    ) -> Any:
+        if not self.shared_prefix or compute_aux_loss or any(v is not None for v in multimodal.values()):
+            return super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy, compute_aux_loss, **multimodal
+            )
+        import torch
+        from trl.trainer.utils import entropy_from_logits
+
+        logps, logits = shared_prefix_logps(model, input_ids, attention_mask, logits_to_keep, self.temperature)
+        entropies = None
+        if compute_entropy:
+            # As TRL: entropies carry gradients only when the entropy bonus is a loss term.
+            with torch.set_grad_enabled(bool(getattr(self, "_entropy_bonus_enabled", False)) and torch.is_grad_enabled()):
+                entropies = entropy_from_logits(logits)
+        return logps, entropies, None
 
     def _calculate_rewards(self, inputs: Any, prompts: Any, completions: Any, completion_ids_list: Any) -> Any:
         rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)

@@ -113,6 +113,7 @@ def test_a_grpo_step_of_episodes_trains_only_the_lora_weights_on_the_model_token
         peft_config=lora,
         rollout_func=rollout,
         keep_flat_groups=True,
+        shared_prefix=True,
     )
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()

@@ -1,0 +1,83 @@
+"""rrl_client.prefix: a group's shared prompt computed once gives the same tokens in generation and the same
+log-probabilities and gradients in the update as the full pass, on a tiny random model (left-padded rows
+of two prompts of different lengths, as GRPO's batches are)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("trl", reason="SKIPPED: TRL is missing: run python/setup-venv.sh")
+
+
+def batch(tok: Any, completions: bool) -> tuple[Any, Any, int]:
+    """Rows of two prompts (3 each, group after group, left-padded) and, with ``completions``, a completion each."""
+    import torch
+
+    prompts = ["Tune the job for the cars table.", "Penguins: species from beak and flipper lengths, please."]
+    rows = [p for p in prompts for _ in range(3)]
+    ids = [tok(r, add_special_tokens=False)["input_ids"] for r in rows]
+    width = max(len(i) for i in ids)
+    pad = tok.pad_token_id
+    input_ids = [[pad] * (width - len(i)) + i for i in ids]
+    mask = [[0] * (width - len(i)) + [1] * len(i) for i in ids]
+    k = 0
+    if completions:
+        answers = ['{"seed": 1}x', '{"seed": 2}yz', "{}ab", '{"a": 1}', "ok!", "no?"]
+        tails = [tok(a, add_special_tokens=False)["input_ids"] for a in answers]
+        k = max(len(t) for t in tails)
+        for row, m, t in zip(input_ids, mask, tails):
+            row += t + [pad] * (k - len(t))
+            m += [1] * len(t) + [0] * (k - len(t))
+    return torch.tensor(input_ids), torch.tensor(mask), k
+
+
+def test_generation_from_the_shared_prompt_is_the_plain_generation() -> None:
+    import torch
+
+    from rrl_client.prefix import install_prefix_cache
+    from tiny_model import tiny_model, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    model = tiny_model(tok, seed=3)
+    input_ids, mask, _ = batch(tok, completions=False)
+    kw = {"max_new_tokens": 12, "do_sample": False, "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id}
+    with torch.no_grad():
+        plain = model.generate(input_ids=input_ids, attention_mask=mask, **kw)
+    install_prefix_cache(model)
+    with torch.no_grad():
+        shared = model.generate(input_ids=input_ids, attention_mask=mask, **kw)
+    assert torch.equal(plain, shared)
+
+
+def test_shared_prefix_logps_and_gradients_are_the_full_pass() -> None:
+    import torch
+    from trl.trainer.utils import selective_log_softmax
+
+    from rrl_client.prefix import shared_prefix_logps
+    from tiny_model import tiny_model, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    model = tiny_model(tok, seed=4)
+    input_ids, mask, k = batch(tok, completions=True)
+    temperature = 0.7
+
+    def full() -> Any:
+        logits = model(input_ids=input_ids, attention_mask=mask, use_cache=False).logits[:, :-1, :][:, -k:, :] / temperature
+        return selective_log_softmax(logits, input_ids[:, -k:])
+
+    def grads(logps: Any) -> dict[str, Any]:
+        model.zero_grad()
+        (logps * mask[:, -k:]).sum().backward()
+        return {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    want = full()
+    got, _ = shared_prefix_logps(model, input_ids, mask, k, temperature)
+    assert got.shape == want.shape
+    real = mask[:, -k:].bool()
+    assert torch.allclose(got[real], want[real], atol=1e-5, rtol=1e-5)
+    g_want, g_got = grads(full()), grads(shared_prefix_logps(model, input_ids, mask, k, temperature)[0])
+    assert g_want.keys() == g_got.keys() and g_want
+    for name in g_want:
+        assert torch.allclose(g_got[name], g_want[name], atol=1e-5, rtol=1e-4), name
