@@ -1,7 +1,7 @@
 /**
  * Benchmarks (not tests): `npm run bench [-- NAME...]`. Prints a table and one JSON
- * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, vs-torch-supervised, grpo,
- * gym-bridge, llm, noise, fidelity, sensitivity, zero-shot, held-out-confirm, rung-rank (default: all but grpo, gym-bridge, llm, noise, fidelity,
+ * object per benchmark. NAME: cartpole, tasks, slurm, crash, serve, crossover, vs-torch, vs-torch-supervised, grpo, grpo-step,
+ * gym-bridge, llm, noise, fidelity, sensitivity, zero-shot, held-out-confirm, rung-rank (default: all but grpo, grpo-step, gym-bridge, llm, noise, fidelity,
  * sensitivity, zero-shot, held-out-confirm and rung-rank; the first three need the Python environment, noise trains every baseline on five seeds,
  * fidelity trains the controller once per arm and seed (12 times by default), sensitivity trains about 1,500 jobs, zero-shot and held-out-confirm read a finished transfer
  * experiment, rung-rank trains a run's proposals again at each rung share; they run only when named). `noise`, `fidelity`, `sensitivity`, `zero-shot`,
@@ -30,6 +30,7 @@ import { crossover } from './crossover.js';
 import { vsTorch } from './vs-torch.js';
 import { vsTorchSupervised } from './vs-torch-supervised.js';
 import { grpo } from './grpo.js';
+import { grpoStep } from './grpo-step.js';
 import { gymBridge } from './gym-bridge.js';
 import { llm } from './llm.js';
 import { noise } from './noise.js';
@@ -196,6 +197,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   'vs-torch': vsTorch,
   'vs-torch-supervised': vsTorchSupervised,
   grpo,
+  'grpo-step': grpoStep,
   'gym-bridge': gymBridge,
   llm,
   noise,
@@ -206,7 +208,7 @@ const BENCHES: Record<string, () => Promise<Record<string, unknown>>> = {
   'rung-rank': rungRank,
 };
 /** Run only when named (long, or needing the Python environment and a model). */
-const ON_REQUEST = new Set(['grpo', 'gym-bridge', 'llm', 'noise', 'fidelity', 'sensitivity', 'zero-shot', 'held-out-confirm', 'rung-rank']);
+const ON_REQUEST = new Set(['grpo', 'grpo-step', 'gym-bridge', 'llm', 'noise', 'fidelity', 'sensitivity', 'zero-shot', 'held-out-confirm', 'rung-rank']);
 
 const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
 for (const n of names) if (!Object.hasOwn(BENCHES, n)) throw new Error(`unknown benchmark "${n}"; known: ${Object.keys(BENCHES).join(', ')}`);

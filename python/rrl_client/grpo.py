@@ -26,8 +26,8 @@ from .chat import ensure_chat_template
 from .client import RrlClient
 from .contracts import DEFAULT_URL
 from .grpo_steps import rounds_step_line, run_frozen, run_frozen_rounds, step_line
-from .prompts import prompt_dataset
 from .prefix import install_prefix_cache, shared_prefix_logps
+from .prompts import prompt_dataset
 from .rewards import TrlReward
 from .rounds import EpisodeReward, RoundRollout, episode_line, task_router
 from .shaping import FormatReward

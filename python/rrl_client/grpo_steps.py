@@ -146,7 +146,10 @@ def step_line(step: int, wall_s: float, step_s: float, gen_s: float | None, logs
         "train/format_reward": logs.get("rewards/format/mean"),
         "train/flat_group_share": logs.get("flat_group_share"),
         "completion_length": mean_len,
+        "outer/truncated_share": logs.get("completions/clipped_ratio"),
         "reward_call_s": round(reward.last_call_seconds, 2),
         "generation_s": round(gen_s, 2) if gen_s else None,
+        # what is left of the step once generation and the harness's answer are done: the log-probabilities and the update
+        "update_s": round(step_s - gen_s - reward.last_call_seconds, 2) if gen_s else None,
         "tokens_per_s": round(tokens / gen_s, 1) if tokens and gen_s else None,
     }

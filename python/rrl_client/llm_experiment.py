@@ -11,12 +11,15 @@ experiment resumes where it stopped):
 1. ``search/``: the harness's own records, ``rrl train --agent search`` on the train tasks and the
    ``--train-family`` draws (or the runs of ``--runs``);
 2. ``sft.jsonl`` and ``sft/``: ``rrl export sft`` of those runs, then ``rrl_client.sft`` (LoRA) on it;
+   with ``--own-samples N``, ``serve-own/``, ``sft-own.jsonl`` and ``sft-own/``: N samples per GRPO task from
+   the SFT model (``rrl_client.own_samples``), the harness's confirmed best of them exported beside the
+   search rows, SFT again from the base model; GRPO then starts from ``sft-own/``;
 3. ``grpo/`` and ``frozen/``: GRPO from the SFT adapter (``rrl_client.grpo --adapter --prompt-form
    patch``, guided) and, side by side, its control, the SFT model frozen (``--frozen``) on the same
    prompts; each against an ``rrl serve`` of its own (``serve-grpo/``, ``serve-frozen/``, the
    ``--train-family`` draws registered), one torch thread each;
 4. ``heldout/``: ``rrl_client.heldout`` against an ``rrl serve`` of the ``--heldout-family`` draws
-   (``serve-heldout/``): the base model, after SFT and after GRPO, the baseline, with ``--optuna``
+   (``serve-heldout/``): the base model, after SFT (and after SFT on its own samples) and after GRPO, the baseline, with ``--optuna``
    Optuna's TPE, with ``--from-transfer`` the controller's and random search's rows;
 5. ``summary.json``: the GRPO arms' last-5-step figures and the held-out table's path.
 
@@ -75,6 +78,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     g.add_argument("--sft-epochs", type=float, default=4.0, help="SFT epochs (4 at 1e-3: the measured run, docs/llm-training.md §7)")
     g.add_argument("--sft-learning-rate", type=float, default=1e-3)
+    g.add_argument(
+        "--own-samples",
+        type=int,
+        default=0,
+        help="expert iteration on the model's own samples: after SFT, this many samples per GRPO task from the SFT model (rrl_client.own_samples), "
+        "the harness's confirmed best of them exported beside the search rows, SFT again from the base model, and GRPO from that (0: off)",
+    )
     g = p.add_argument_group("3. GRPO")
     g.add_argument("--grpo-tasks", required=True, help="GRPO's train tasks, comma-separated (family draws by id)")
     g.add_argument("--steps", type=int, default=16)
@@ -180,6 +190,45 @@ def stage_sft(args: argparse.Namespace, out: Path, runs: Sequence[str]) -> dict[
     return summary
 
 
+def stage_own(args: argparse.Namespace, out: Path, runs: Sequence[str], adapter: str) -> dict[str, Any]:
+    """Expert iteration on the model's own samples, unless ``sft-own/summary.json`` says it was done: samples from the
+    SFT model on the GRPO tasks against a server of their own (``serve-own/``), then ``rrl export sft`` over the
+    search runs and that server's run (``sft-own.jsonl``), then SFT from the base model (``sft-own/``); its summary."""
+    done = out / "sft-own" / "summary.json"
+    if done.exists():
+        say(f"own samples: {done.parent} exists, kept")
+        return dict(json.loads(done.read_text()))
+    if (out / "serve-own").exists():  # a stopped attempt's samples would count twice
+        shutil.rmtree(out / "serve-own")
+    proc, url = start_serve(serve_cmd(args.node, args.rrl, out / "serve-own", args.train_family, args.family_seed, args.train_corpus))
+    try:
+        from .own_samples import main as own_main
+
+        argv = ["--url", url, "--model", args.model, "--adapter", adapter, "--tasks", args.grpo_tasks, "--samples", str(args.own_samples)]
+        argv += ["--temperature", str(args.temperature), "--max-new-tokens", str(args.max_completion_length), "--threads", str(args.threads)]
+        argv += ["--doc-chars", str(args.doc_chars)] if args.doc_chars is not None else []
+        say(f"own samples: {' '.join(argv)}")
+        if own_main(argv) != 0:
+            raise RuntimeError("sampling the model's own jobs failed (see its output above)")
+    finally:
+        proc.terminate()
+        proc.wait()
+    data = out / "sft-own.jsonl"
+    ns = argparse.Namespace(node=args.node, rrl=args.rrl, per_task=args.per_task, doc_chars=args.doc_chars)
+    rows = export_sft(ns, [*runs, str(out / "serve-own")], data)
+    say(f"SFT on {rows} rows (the search's and the model's own confirmed best)")
+    summary = sft.run(
+        sft.parse_args(
+            [
+                *("--model", args.model, "--data", str(data), "--output-dir", str(out / "sft-own")),
+                *("--epochs", str(args.sft_epochs), "--learning-rate", str(args.sft_learning_rate), "--threads", str(args.threads)),
+            ]
+        )
+    )
+    done.write_text(json.dumps(summary))
+    return summary
+
+
 def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
     """GRPO from the SFT adapter and its frozen control, side by side, each against a server of its own."""
     arms = [a for a in ("grpo", "frozen") if a == "grpo" or args.frozen]
@@ -272,7 +321,7 @@ def last_five(path: Path) -> dict[str, float | None]:
     }
 
 
-def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_adapter: str) -> None:
+def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_adapter: str, own_adapter: str | None = None) -> None:
     """The held-out evaluation against a server of the held-out draws, unless ``heldout/heldout.json`` exists."""
     if (out / "heldout" / "heldout.json").exists():
         say("held-out evaluation: heldout/heldout.json exists, kept")
@@ -291,6 +340,7 @@ def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_ad
             f"base={args.model}",
             "--arm",
             f"sft={args.model}:{sft_adapter}",
+            *(["--arm", f"sft-own={args.model}:{own_adapter}"] if own_adapter else []),
             "--arm",
             f"grpo={args.model}:{grpo_adapter}",
             "--seeds",
@@ -336,11 +386,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         t = time.time()
         sft_summary = stage_sft(args, out, runs)
         seconds["sft"] = time.time() - t
+        own_summary = None
+        if args.own_samples:
+            t = time.time()
+            own_summary = stage_own(args, out, runs, sft_summary["adapter"])
+            seconds["own"] = time.time() - t
+        start = own_summary or sft_summary  # GRPO starts from the last SFT
         t = time.time()
-        stage_grpo(args, out, sft_summary["adapter"])
+        stage_grpo(args, out, start["adapter"])
         seconds["grpo"] = time.time() - t
         t = time.time()
-        stage_heldout(args, out, sft_summary["adapter"], str(out / "grpo" / "adapter"))
+        stage_heldout(args, out, sft_summary["adapter"], str(out / "grpo" / "adapter"), own_summary["adapter"] if own_summary else None)
         seconds["heldout"] = time.time() - t
     except (RuntimeError, subprocess.CalledProcessError) as e:
         say(f"stopped: {e}")
@@ -348,6 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = {
         "runs": runs,
         "sft": sft_summary,
+        "sft_own": own_summary,
         "grpo": last_five(out / "grpo" / "log.jsonl"),
         "frozen": last_five(out / "frozen" / "log.jsonl"),
         "heldout": str(out / "heldout" / "heldout.md"),

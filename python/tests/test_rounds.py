@@ -155,3 +155,20 @@ def test_the_heldout_rounds_column_is_the_confirmed_score_of_the_episodes_best_s
     assert confirmed.asked == 1 and score is not None
     again = client.confirm(TINY_TASK, json.dumps({"algorithm": spec, "model": {"hidden": []}, "budget": {"envSteps": 500}}))
     assert again["confirmed"] is not None and score == again["confirmed"]["normalized"]
+
+
+def test_own_samples_post_the_models_completions_as_one_request(rrl_serve: str) -> None:
+    from rrl_client.own_samples import sample_task
+
+    class Scripted:
+        """A model arm that samples two tiny jobs and an invalid patch."""
+
+        guided = None
+
+        def generate(self, messages: Any, schema: Any, n: int, seed: int | None) -> list[str]:
+            assert n == 3 and seed == 5 and "Task" in messages[-1]["content"]
+            return [TINY_PATCH, INVALID_PATCH, json.dumps({**json.loads(TINY_PATCH), "seed": 2})]
+
+    line = sample_task(RrlClient(rrl_serve), Scripted(), TINY_TASK, 3, 5, 0)
+    assert line["valid"] == 2 and line["samples"] == 3 and isinstance(line["best_single"], float)
+    assert line["rewards"][1] == -1.0 and all(isinstance(r, float) for r in line["rewards"])
