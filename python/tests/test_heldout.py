@@ -186,6 +186,13 @@ def test_two_model_arms_one_task_two_seeds_end_to_end(fake: FakeRrl, tmp_path: P
                 picked.add(results[p["index"]]["completion"])
     if optuna:
         picked |= {json.dumps(t["patch"]) for s in ("1", "2") for t in result["arms"]["optuna"]["raw"][TASK]["seeds"][s] if t["picked_for"]}
+    # the greedy jobs are confirmed too: the models' valid ones and the baseline's empty patch
+    for name in ("base", "lora"):
+        greedy = result["arms"][name]["raw"][TASK]["greedy"]
+        if greedy["normalized"] is not None:
+            picked.add(greedy["completion"])
+            assert result["arms"][name]["per_seed"]["1"][TASK]["greedy_confirmed"] == greedy["confirmed"] is not None
+    picked.add("{}")
     assert sorted(asked) == sorted((TASK, t) for t in picked) and result["settings"]["confirmations"] == len(asked)  # each pick confirmed once
     assert result["arms"]["base"]["adapter"] is None and result["arms"]["lora"]["adapter"] == adapter_dir
     # every post was a patch-form completion for the task; each arm: 1 greedy + one group of 4 per seed

@@ -118,11 +118,16 @@ def held_out_tasks(rows: Sequence[dict[str, Any]]) -> list[str]:
 
 
 def cell(
-    greedy: Outcome | None, sampled: Sequence[Outcome], texts: Sequence[str], samples: Sequence[int], confirmed: Callable[[str], float | None]
+    greedy: Outcome | None,
+    sampled: Sequence[Outcome],
+    texts: Sequence[str],
+    samples: Sequence[int],
+    confirmed: Callable[[str], float | None],
+    greedy_confirmed: float | None = None,
 ) -> tuple[Metrics, dict[str, Any]]:
     """One task's metrics for one arm and seed (best of N: the confirmed score of the best single score's
     completion among the first N), and the picks behind them (index, single and confirmed score)."""
-    m: Metrics = {"greedy": greedy.normalized if greedy is not None else None}
+    m: Metrics = {"greedy": greedy.normalized if greedy is not None else None, "greedy_confirmed": greedy_confirmed}
     picks: dict[str, Any] = {}
     for n in samples:
         score, i = best_of(sampled, texts, n, confirmed) if len(sampled) >= n else (None, None)
@@ -177,14 +182,15 @@ def run_model_arm(
         schema = inp["schema"] if arm.guided is not None else None
         [greedy_text] = arm.generate(inp["messages"], schema, 1, None)
         [greedy] = post(client, task, [greedy_text])
-        raw[task] = {"greedy": {"completion": greedy_text, **greedy.as_json()}, "seeds": {}}
+        greedy_confirmed = confirmed(task, greedy_text) if greedy.valid else None
+        raw[task] = {"greedy": {"completion": greedy_text, **greedy.as_json(), "confirmed": greedy_confirmed}, "seeds": {}}
         rounds_score = None
         if args.rounds:
             rounds_score, raw[task]["rounds"] = rounds_cell(client, arm, task, inp, args.rounds, confirmed)
         for seed in seeds:
             texts = arm.generate(inp["messages"], schema, n, seed)
             outs = post(client, task, texts)
-            per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, partial(confirmed, task))
+            per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, partial(confirmed, task), greedy_confirmed)
             if args.rounds:
                 per_seed[seed][task]["rounds"] = rounds_score  # greedy: the same episode for every seed
             raw[task]["seeds"][str(seed)] = {
@@ -331,12 +337,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     arms: dict[str, dict[str, Any]] = {}
     started = time.time()
+    confirmed = Confirmed(client)
     base = {t: post(client, t, ["{}"])[0] for t in tasks}
+    base_confirmed = {t: confirmed(t, "{}") for t in tasks}
     per_seed_base: dict[int, dict[str, Metrics]] = {
-        s: {t: {**{k: None for k in keys}, "greedy": o.normalized, "valid_share": 1.0 if o.valid else 0.0} for t, o in base.items()} for s in seeds
+        s: {
+            t: {**{k: None for k in keys}, "greedy": o.normalized, "greedy_confirmed": base_confirmed[t], "valid_share": 1.0 if o.valid else 0.0}
+            for t, o in base.items()
+        }
+        for s in seeds
     }
     arms["baseline"] = {"kind": "baseline", "per_seed_tasks": per_seed_base, "raw": {t: o.as_json() for t, o in base.items()}, "seconds": time.time() - started}
-    confirmed = Confirmed(client)
     for spec in args.arms:
         arms[spec.name] = run_model_arm(client, spec, args, seeds, inputs, guided, confirmed)
     if args.optuna:

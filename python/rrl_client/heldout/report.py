@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 Metrics = dict[str, float | None]
-"""One task's numbers for one arm and seed: ``greedy``, ``best_N`` per N, ``valid_share``."""
+"""One task's numbers for one arm and seed: ``greedy`` (its single score), ``greedy_confirmed`` (the same job on the
+harness's confirmation seeds), ``best_N`` per N, ``rounds`` (best of the rounds of an episode), ``valid_share``."""
 
 
 def metric_keys(samples: Sequence[int], rounds: int = 0) -> list[str]:
     """The columns: greedy, best of each N, best of the ``rounds`` jobs of an episode with feedback (when above 0), valid share."""
-    return ["greedy", *[f"best_{n}" for n in samples], *(["rounds"] if rounds else []), "valid_share"]
+    return ["greedy", "greedy_confirmed", *[f"best_{n}" for n in samples], *(["rounds"] if rounds else []), "valid_share"]
 
 
 def _mean(xs: Sequence[float]) -> float:
@@ -144,7 +145,7 @@ def markdown(result: dict[str, Any]) -> str:
     rounds: int = result["settings"].get("rounds", 0)
     keys = metric_keys(samples, rounds)
     tasks: list[str] = result["tasks"]
-    heads = ["greedy", *[f"best of {n}" for n in samples], *([f"best of {rounds} rounds"] if rounds else []), "valid share"]
+    heads = ["greedy", "greedy confirmed", *[f"best of {n}" for n in samples], *([f"best of {rounds} rounds"] if rounds else []), "valid share"]
     lines = [
         "# Held-out evaluation",
         "",
