@@ -35,6 +35,11 @@ from env_grpo import one_step_config
 from fake_server import FakeRrl
 from real_serve import TINY_PATCH, TINY_TASK, rrl_serve  # noqa: F401  (rrl_serve: the session fixture)
 from rrl_client.client import RrlClient
+from scripted_model import ScriptedModel
+
+ARS_STEP_PATCH = '{"algorithm": {"stepSize": 0.05}}'
+"""Valid only over the ARS job of TINY_PATCH (the baseline is not ARS): that the second round's job runs shows the
+patch was applied over the episode's last valid job."""
 
 GRPO_SEED = 2
 """The sampling seed of the GRPO test: the tiny model then writes one completion with a JSON object and one without."""
@@ -124,3 +129,72 @@ def test_a_grpo_step_of_a_tiny_model_runs_through_the_environment(rrl_serve: str
     after = dict(trainer.model.named_parameters())
     assert any(not torch.equal(p, after[n].detach()) for n, p in before.items()), "the GRPO update moved the model"
     assert seconds < 60
+
+
+def test_rounds_play_one_harness_episode_and_the_reward_is_its_mean(rrl_serve: str, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    from verifiers.v1.clients import EvalClientConfig, ModelContext
+
+    client = RrlClient(rrl_serve)
+    replies = [TINY_PATCH, ARS_STEP_PATCH, "I would rather not write JSON."]
+    env = rrl_jobs.load_environment(url=rrl_serve, tasks=[TINY_TASK], form="patch", rounds=3, harness="scripted_model")
+    # the taskset's own env (found through rrl_jobs.__all__), still the single-agent env
+    assert type(env) is rrl_jobs.RrlJobsEnv and isinstance(env, vf.SingleAgentEnv)
+    (task,) = list(env.taskset)
+    assert task.config.rounds == 3
+    monkeypatch.setenv("SCRIPTED_MODEL_KEY", "unused")
+    with ScriptedModel(replies).serving() as model:
+        ctx = ModelContext(model="scripted", client=EvalClientConfig(base_url=model.url, api_key_var="SCRIPTED_MODEL_KEY"))
+        episode = asyncio.run(_play(env, task, ctx))
+    assert episode.ok, episode.errors
+    (trace,) = episode.traces
+    info = trace.info["rrl"]
+    state = client.episode(info["episode"])
+    feedback = state["submissions"]
+    jobs = [client.job(str(f["job"])) for f in feedback]
+    rewards = [j.get("reward") for j in jobs]
+    print(f"\nrounds: statuses {[f['status'] for f in feedback]}; job rewards {rewards}; episode {state['reward']}; trace {trace.rewards}")
+    print(f"the second turn shown: {model.seen[1][-1]['content']!r}")
+
+    # three replies, three jobs of one episode; the ARS patch ran over the ARS job before it, the last reply is invalid
+    assert trace.num_turns == 3 and trace.stop_condition == "user_closed"  # the env closed the exchange after the third reply
+    assert [f["status"] for f in feedback] == ["succeeded", "succeeded", "invalid"]
+    assert [s["status"] for s in info["submissions"]] == ["succeeded", "succeeded", "invalid"]
+    assert jobs[1]["spec"]["algorithm"] == {**jobs[0]["spec"]["algorithm"], "stepSize": 0.05} and jobs[0]["spec"]["algorithm"]["name"] == "ars"
+    # the reward: the episode's, as the server closed it, the mean of its jobs' rewards
+    assert all(isinstance(r, (int, float)) for r in rewards) and rewards[2] == -1.0
+    reward = trace.rewards[rrl_jobs.REWARD]
+    assert reward is not None and state["status"] == "closed"
+    assert reward.score == state["reward"] == info["reward"] == pytest.approx(sum(rewards) / 3)
+    assert rrl_jobs.trace_reward(trace) == reward.score and trace.metrics["rrl_invalid"] == pytest.approx(1 / 3)
+
+    # what the model saw: the task's prompt, then per round its own reply and the feedback's ``next`` text only
+    assert len(model.seen) == 3
+    assert [(m["role"], m["content"]) for m in model.seen[0]] == [(m["role"], m["content"]) for m in client.prompt(TINY_TASK, "patch")]
+    for i in (1, 2):
+        assert [(m["role"], m["content"]) for m in model.seen[i][-2:]] == [("assistant", replies[i - 1]), ("user", feedback[i - 1]["next"])]
+        assert model.seen[i][:-2] == model.seen[i - 1]
+    shown = "\n".join(str(m["content"]) for seen in model.seen for m in seen[2:] if m["role"] == "user")
+    hidden = [j[k] for j in jobs for k in ("reward", "score") if isinstance(j.get(k), (int, float)) and j[k] != -1.0]
+    hidden += [j["score"]["normalized"] for j in jobs if isinstance(j.get("score"), dict) and isinstance(j["score"].get("normalized"), (int, float))]
+    assert hidden, "the scored jobs have hidden figures to look for"
+    for x in hidden:
+        assert repr(x) not in shown and f"{x:.3f}" not in shown, f"a hidden figure {x} was shown to the model"
+
+    # rounds = 1 through the same env: its base's single-agent run, one turn, one job, no episode
+    one = rrl_jobs.load_environment(url=rrl_serve, tasks=[TINY_TASK], form="patch", harness="scripted_model")
+    with ScriptedModel([TINY_PATCH]).serving() as model:
+        ctx = ModelContext(model="scripted", client=EvalClientConfig(base_url=model.url, api_key_var="SCRIPTED_MODEL_KEY"))
+        single = asyncio.run(_play(one, next(iter(one.taskset)), ctx))
+    (only,) = single.traces
+    assert single.ok and only.num_turns == 1 and len(model.seen) == 1
+    assert "episode" not in only.info["rrl"] and only.info["rrl"]["status"] == "succeeded"
+    assert only.rewards[rrl_jobs.REWARD].score == only.info["rrl"]["reward"] == rewards[0]
+
+    # a multi-round task scored outside its env (the TRL bridge's one-turn trace) has no episode: an error, never a reward
+    (alone,) = asyncio.run(_score(task, [TINY_PATCH]))
+    assert not alone.ok and alone.rewards[rrl_jobs.REWARD] is None and "RrlJobsEnv" in str(alone.errors)
+
+
+async def _play(env: Any, task: Any, ctx: Any) -> Any:
+    async with env.serving():
+        return await env.run_episode(task, ctx)

@@ -1,9 +1,11 @@
 """rrl-jobs: the recursive-rl harness (`rrl serve`) as a verifiers v1 taskset.
 
 One task per harness task: its prompt is ``GET /v1/tasks/{id}/prompt?form=...`` (the brief that asks
-for a training job, as a JSON spec or a JSON merge patch over the task's baseline spec). The model
-answers once (single turn); the reward posts that answer to the harness, which trains the job, scores
-it on its hidden evaluation and answers with the outer reward.
+for a training job, as a JSON spec or a JSON merge patch over the task's baseline spec). With
+``rounds = 1`` (the default) the model answers once (single turn); the reward posts that answer to the
+harness, which trains the job, scores it on its hidden evaluation and answers with the outer reward.
+With ``rounds = K > 1`` the taskset's own env (:class:`rrl_jobs.env.RrlJobsEnv`) plays an episode of up
+to K jobs over the harness's episode resource and the reward is the episode's (see there).
 
 - a reward (a number): returned, so the trace's reward is it; the job's status, reason, id, score,
   patch and ``unchanged`` go to ``trace.info["rrl"]``. A job's own failure (invalid spec, its own
@@ -29,7 +31,7 @@ import verifiers.v1 as vf
 from pydantic import Field
 from verifiers.v1.types import content_text
 
-from rrl_client.client import RewardResult, RrlClient
+from rrl_client.client import MAX_EPISODE_SUBMISSIONS, RewardResult, RrlClient
 from rrl_client.contracts import DEFAULT_URL
 from rrl_client.trl_env import score_one
 
@@ -52,6 +54,10 @@ class RrlTaskConfig(vf.TaskConfig):
     timeout: float = 1800.0
     """Seconds to wait for a job's reward (training and scoring included); past it the reward is None. Keep it
     well above the tasks' job time limits: a job the model made slow must get its real reward."""
+    rounds: int = Field(default=1, ge=1, le=MAX_EPISODE_SUBMISSIONS)
+    """Jobs per episode. 1: single turn, the one reply is one job. K > 1 (at most 8, the harness's limit): the
+    multi-turn form, which runs in the taskset's own env (``RrlJobsEnv``): each reply is submitted to one harness
+    episode, the next user turn is the harness's feedback text, up to K replies; the reward is the episode's."""
 
 
 class RrlJobData(vf.TaskData):
@@ -90,7 +96,8 @@ def _record(trace: Any, reward: float | None, result: RewardResult) -> None:
 
 
 class RrlJobTask(vf.Task[RrlJobData, vf.State, RrlTaskConfig]):
-    """Single turn; the harness's outer reward for the one answer."""
+    """Single turn (``rounds = 1``): the harness's outer reward for the one answer. Multi-turn (``rounds > 1``): the
+    reward of the harness episode ``RrlJobsEnv`` played, read when it is closed."""
 
     @property
     def key(self) -> str:
@@ -99,12 +106,23 @@ class RrlJobTask(vf.Task[RrlJobData, vf.State, RrlTaskConfig]):
 
     @vf.stop
     async def single_turn(self, trace: vf.Trace) -> bool:
-        return cast(bool, trace.num_turns >= 1)
+        """Ends a one-round task after its first reply."""
+        return cast(bool, self.config.rounds == 1 and trace.num_turns >= 1)
+
+    @vf.stop
+    async def last_round(self, trace: vf.Trace) -> bool:
+        """Ends a multi-round task after its K-th reply (the env stops feeding turns there too; this is the backstop)."""
+        return cast(bool, self.config.rounds > 1 and trace.num_turns >= self.config.rounds)
 
     @vf.reward(weight=1.0)
     async def outer_reward(self, trace: vf.Trace) -> float:
-        """Posts the answer to the harness; its outer reward (-1 for the job's own failure). Raises when there is none."""
+        """Posts the answer to the harness; its outer reward (-1 for the job's own failure). Raises when there is none.
+
+        With ``rounds > 1`` it closes the trace's harness episode instead and returns the episode's reward (the
+        server's rule: the mean of its jobs' rewards)."""
         client = client_for(self.config)
+        if self.config.rounds > 1:
+            return await self._episode_reward(client, trace)
         # The job API (POST /v1/jobs, then its event stream), one idempotency key per answer; a refusal
         # of the completion for what it holds is -1, the harness's own failures come back as None.
         outcome = await asyncio.to_thread(score_one, client, str(self.data.id), str(trace.last_reply), self.config.timeout)
@@ -113,6 +131,25 @@ class RrlJobTask(vf.Task[RrlJobData, vf.State, RrlTaskConfig]):
         if outcome.reward is None:
             raise RrlUnscorable(f"{self.data.id}: {result.get('reason') or outcome.message}")
         return float(outcome.reward)
+
+    async def _episode_reward(self, client: RrlClient, trace: Any) -> float:
+        info = trace.info.get("rrl")
+        episode = info.get("episode") if isinstance(info, dict) else None
+        if episode is None:
+            # Only the env holds the conversation open between replies; a trace made elsewhere (the TRL bridge, a plain
+            # SingleAgentEnv) has no episode, and scoring its one reply as a K-round episode would be a different game.
+            raise RuntimeError(f"{self.data.id}: rounds={self.config.rounds} needs the harness episode RrlJobsEnv opens; this trace has none")
+        closed = await asyncio.to_thread(client.close_episode, int(episode))
+        submissions = [s for s in info.get("submissions", []) if isinstance(s, dict)]
+        info["reward"] = closed["reward"]
+        info["reason"] = closed.get("reason")
+        count = max(len(submissions), 1)
+        trace.record_metric("rrl_rounds", float(closed["submitted"]))
+        trace.record_metric("rrl_invalid", sum(s.get("status") == "invalid" for s in submissions) / count)
+        trace.record_metric("rrl_unchanged", sum(bool(s.get("unchanged")) for s in submissions) / count)
+        if closed["reward"] is None:
+            raise RrlUnscorable(f"{self.data.id}: episode {episode}: {closed.get('reason') or 'no reward'}")
+        return float(closed["reward"])
 
 
 class RrlJobsConfig(vf.TasksetConfig):
@@ -203,6 +240,7 @@ def load_environment(
     timeout: float = 1800.0,
     harness: str = "null",
     runtime: str = "subprocess",
+    rounds: int = 1,
 ) -> Any:
     """The verifiers environment (a ``vf.SingleAgentEnv``) over the harness's tasks.
 
@@ -210,8 +248,10 @@ def load_environment(
     ``rrl-jobs`` with ``url`` (default ``$RRL_URL``, else loopback:8377), the tasks chosen by ``tasks`` or
     ``family``/``split``, the prompt ``form``; its agent runs the ``null`` harness (a plain chat loop, no tools)
     in the ``subprocess`` runtime, as prime-rl's single-turn examples do. ``env.taskset`` iterates the rows.
+    ``rounds`` > 1 is the multi-turn form (``[env.taskset.task] rounds``); the env is then ``RrlJobsEnv`` either way
+    (a ``vf.SingleAgentEnv`` that plays rounds = 1 exactly as its base does).
     """
-    task_cfg: dict[str, Any] = {"token_env": token_env, "timeout": timeout}
+    task_cfg: dict[str, Any] = {"token_env": token_env, "timeout": timeout, "rounds": rounds}
     if url is not None:
         task_cfg["url"] = url
     config = vf.SingleAgentEnvConfig.model_validate(
