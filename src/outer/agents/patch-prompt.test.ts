@@ -81,3 +81,20 @@ test('roundTurn shows what a practitioner sees of the job, the job the next patc
     'Job 2: succeeded; cost 20000 examples, 3.3 s.\nNo jobs left in this episode.',
   );
 });
+
+test("a wide table's variables are listed by name and kind up to the line's budget, then counted", () => {
+  const { brief, baseline } = listTasks().find((t) => t.brief.kind === 'supervised')!;
+  const features = Array.from({ length: 60 }, (_, i) => ({ name: `variable_${i}`, description: `meaning ${i}` }));
+  const columns = features.map((f, i) =>
+    i % 3 ? { name: f.name, kind: 'numeric' as const, missing: 0.25 } : { name: f.name, kind: 'categorical' as const, levels: 4, missing: 0 },
+  );
+  const wide = { ...brief, supervised: { ...brief.supervised!, features, columns } };
+  const line = buildPrompt(wide, { patch: true, example: baseline })[1]
+    .content.split('\n')
+    .find((l) => l.startsWith('Predict '))!;
+  assert.ok(line.length <= VARIABLE_CHARS, `${line.length} characters`);
+  assert.match(line, /from 60 variables: variable_0 \(categorical, 4 levels\), variable_1 \(numeric, 25% missing\), /);
+  const shown = line.match(/variable_\d+/g)!.length;
+  assert.ok(line.endsWith(` … and ${60 - shown} more`), line);
+  assert.ok(!line.includes('meaning'), 'names and kinds only, never the meanings');
+});

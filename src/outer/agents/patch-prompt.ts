@@ -122,17 +122,17 @@ function variablesLine(brief: TaskBrief): string[] {
     ];
     return `${f.name} (${facts.join(', ')})`;
   });
-  let line = `Predict ${s.target.name} (${target}) from ${named.length} variables: `;
-  for (let i = 0; i < named.length; i++) {
-    const more = named.length - i - 1;
-    const tail = more ? ` … and ${more} more` : '';
-    if (line.length + named[i].length + tail.length + 2 > VARIABLE_CHARS) {
-      line = `${line.replace(/, $/, '')} … and ${named.length - i} more`;
-      return [line];
-    }
-    line += `${named[i]}${i < named.length - 1 ? ', ' : ''}`;
+  const head = `Predict ${s.target.name} (${target}) from ${named.length} variables: `;
+  // The longest run of names that fits with the note of how many are left out.
+  const shown: string[] = [];
+  for (const name of named) {
+    const left = named.length - shown.length - 1;
+    const note = left ? ` … and ${left} more` : '';
+    if (head.length + [...shown, name].join(', ').length + note.length > VARIABLE_CHARS) break;
+    shown.push(name);
   }
-  return [line];
+  const left = named.length - shown.length;
+  return [`${head}${shown.join(', ')}${left ? ` … and ${left} more` : ''}`];
 }
 
 /** What the prompt says of the task: its title and documentation within `docChars`, or (0) its id alone. */
@@ -141,12 +141,10 @@ function taskLines(brief: TaskBrief, docChars: number): string[] {
   return [`Task "${brief.title}".`, `About it: ${cutText(brief.description, docChars)}`];
 }
 
-/** How the patch prompt is built: what it says of the task, and the job it shows. */
+/** How the patch prompt says what the task is. */
 export interface PatchPromptOptions {
   /** Characters of the task's documentation shown (default `DOC_CHARS`); 0 drops the title, description and meanings, keeping names, kinds and caps. */
   docChars?: number;
-  /** Lines after the current job: an episode's earlier rounds and their feedback. */
-  history?: string[];
 }
 
 /**
@@ -160,7 +158,6 @@ export function patchPrompt(brief: TaskBrief, current: unknown, baseline: unknow
     ...taskLines(brief, docChars),
     ...variablesLine(brief),
     `Scored by: ${clip(brief.metric.split(/[;,(]/)[0].trim(), 100)}.`,
-    ...(options.history ?? []),
     'The current training job:',
     JSON.stringify(current),
     'What you may change:',
