@@ -40,7 +40,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-length", type=int, default=1024, help="tokens per row (prompt and answer; longer rows are cut)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch's default)")
+    p.add_argument(
+        "--save-steps",
+        type=int,
+        default=0,
+        help="keep a checkpoint every N steps in OUTPUT_DIR (the last two), and resume from the newest one found there (0: none)",
+    )
     args = p.parse_args(argv)
+    if args.save_steps < 0:
+        p.error("--save-steps must be 0 or more")
     if args.epochs <= 0 or args.batch_size < 1 or args.max_length < 8:
         p.error("--epochs must be positive, --batch-size at least 1 and --max-length at least 8")
     return args
@@ -72,7 +80,7 @@ def read_rows(path: str) -> list[dict[str, Any]]:
 
 
 def sft_config(args: argparse.Namespace) -> Any:
-    """TRL's SFTConfig for these flags: CPU, completion-only loss, no checkpoints."""
+    """TRL's SFTConfig for these flags: CPU, completion-only loss, checkpoints only with ``--save-steps``."""
     import torch
     from trl.trainer.sft_config import SFTConfig
 
@@ -86,11 +94,18 @@ def sft_config(args: argparse.Namespace) -> Any:
         completion_only_loss=True,
         seed=args.seed,
         logging_steps=1,
-        save_strategy="no",
+        save_strategy="steps" if getattr(args, "save_steps", 0) else "no",
+        **({"save_steps": args.save_steps, "save_total_limit": 2} if getattr(args, "save_steps", 0) else {}),
         report_to="none",
         disable_tqdm=True,
         **extra,
     )
+
+
+def latest_checkpoint(output_dir: str) -> str | None:
+    """The newest ``checkpoint-N`` folder Trainer left in ``output_dir`` (a stopped run resumes from it), or None."""
+    found = [p for p in Path(output_dir).glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()]
+    return str(max(found, key=lambda p: int(p.name.split("-")[-1]))) if found else None
 
 
 def build_trainer(args: argparse.Namespace, model: Any, tokenizer: Any, rows: Sequence[dict[str, Any]]) -> Any:
@@ -119,7 +134,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     rows = read_rows(args.data)
     model, tokenizer = load_model(args.model, args.tokenizer, None if torch.cuda.is_available() else torch.float32)
     trainer = build_trainer(args, model, tokenizer, rows)
-    trainer.train()
+    resume = latest_checkpoint(args.output_dir) if getattr(args, "save_steps", 0) else None
+    if resume:
+        print(f"resuming from {resume}", file=sys.stderr, flush=True)
+    trainer.train(resume_from_checkpoint=resume)
     out = Path(args.output_dir)
     out.mkdir(parents=True, exist_ok=True)
     trainer.save_model(str(out / "adapter"))

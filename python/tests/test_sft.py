@@ -93,3 +93,21 @@ def test_a_tokenizer_without_a_chat_template_gets_the_plain_one() -> None:
     full = tok.apply_chat_template(prompt + [{"role": "assistant", "content": "{}"}], tokenize=False)
     assert head == "### system\nS\n\n### user\nU\n\n### assistant\n"
     assert full.startswith(head) and full[len(head) :] == "{}<|im_end|>\n", "the answer follows the prompt and ends with end of sequence"
+
+
+def test_a_stopped_sft_resumes_from_its_last_checkpoint(tmp_path: Path) -> None:
+    from rrl_client.sft import latest_checkpoint
+
+    data = tmp_path / "sft.jsonl"
+    write_rows(data)
+    out = tmp_path / "out"
+    flags = ["--model", "unused", "--data", str(data), "--output-dir", str(out), "--batch-size", "3", "--max-length", "256", "--save-steps", "2"]
+    tok = tiny_tokenizer()
+    first = build_trainer(parse_args([*flags, "--epochs", "1"]), tiny_model(tok), tok, read_rows(str(data)))
+    first.train()  # 6 rows in batches of 3: 2 steps, then "stopped"
+    assert latest_checkpoint(str(out)) == str(out / "checkpoint-2")
+    again = build_trainer(parse_args([*flags, "--epochs", "2"]), tiny_model(tok), tok, read_rows(str(data)))
+    again.train(resume_from_checkpoint=latest_checkpoint(str(out)))
+    assert again.state.global_step == 4 and len(losses(again)) == 4, "steps 3 and 4 ran; the first two came from the checkpoint"
+    assert latest_checkpoint(str(out)) == str(out / "checkpoint-4")
+    assert latest_checkpoint(str(tmp_path / "none")) is None
