@@ -1,8 +1,9 @@
 """The model arms: a causal LM (optionally with a LoRA adapter) answering each task's patch prompt.
 
 Per task: one greedy completion, and ``n`` sampled ones (temperature ``t``, top-p 1, no top-k, seeded)
-in one ``generate`` call; both constrained to the task's patch schema
-(``GET /v1/tasks/{id}/schema?form=patch``) when the grammar engine is installed and guiding is on.
+in one ``generate`` call over ``n`` rows of the prompt, which runs once (``rrl_client.prefix``); both
+constrained to the task's patch schema (``GET /v1/tasks/{id}/schema?form=patch``) when the grammar engine
+is installed and guiding is on.
 """
 
 from __future__ import annotations
@@ -67,6 +68,9 @@ class ModelArm:
         self.guided: Any = None
         if guided:
             self.guided = guided_decoding(tokenizer, model, engine)
+        from ..prefix import install_prefix_cache
+
+        install_prefix_cache(model)  # n samples of one prompt: the prompt runs once
 
     def generate(self, messages: Sequence[Message], schema: Schema | None, n: int, seed: int | None) -> list[str]:
         """``n`` completions: greedy when ``seed`` is None (then ``n`` must be 1), else sampled with ``seed``."""
@@ -88,7 +92,9 @@ class ModelArm:
             kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         else:
             torch.manual_seed(seed)
-            kwargs.update(do_sample=True, temperature=self.temperature, top_p=1.0, top_k=0, num_return_sequences=n)
+            kwargs.update(do_sample=True, temperature=self.temperature, top_p=1.0, top_k=0)
+            # n rows of the prompt rather than num_return_sequences: the rows are what the shared prompt's cache is spread to
+            ids = {k: v.repeat(n, 1) for k, v in ids.items()}
         with torch.no_grad():
             out = self.model.generate(**ids, **kwargs)
         texts: list[str] = []
