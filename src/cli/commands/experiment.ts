@@ -1,4 +1,5 @@
 /** `rrl experiment transfer`: meta-train the controller (or start from a saved prior), then compare it with random and model-based search on held-out tasks. */
+import { registerLlmTableCommand } from './llm-table.js';
 import { type Command, InvalidArgumentError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -206,4 +207,5 @@ export function registerExperimentCommand(program: Command): void {
       'meta-train the controller on the train tasks (or start from a saved prior), then compare it with random and model-based search on the held-out tasks',
     );
   addFlags(transfer, TRANSFER_FLAGS).action(runTransferExperiment);
+  registerLlmTableCommand(experiment);
 }
