@@ -44,7 +44,6 @@ from .client import RrlClient
 from .contracts import draw_task_ids
 from .expert_iteration import REPO_RRL, corpus_flags, export_sft, family_flags, serve_cmd, start_serve
 
-
 SFT_SAVE_STEPS = 8
 """SFT keeps a checkpoint every this many steps: a stopped experiment resumes its SFT from the last one (on 2 cores a step of
 4 rows with the corpus prompt takes about a minute)."""
