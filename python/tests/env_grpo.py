@@ -24,6 +24,18 @@ from real_serve import TINY_PATCH
 INVALID_PATCH = '{"algorithm": {"learningRate": "fast"}}'
 
 
+def scripted_generate(tok: Any, plan: list[str]) -> Any:
+    """A ``rrl_client.rounds.Generate`` that answers round r with ``plan[r]`` (and the end-of-sequence token) in every row."""
+    calls = [0]
+
+    def generate(prompt_ids: list[list[int]]) -> list[list[int]]:
+        text = plan[calls[0]]
+        calls[0] += 1
+        return [tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id] for _ in prompt_ids]
+
+    return generate
+
+
 def tool_call_token(name: str, **arguments: Any) -> str:
     """One tool call as Qwen3's template writes it, to add to the tokenizer as a single token."""
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}) + "\n</tool_call>"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from env_grpo import INVALID_PATCH, one_step_config
+from env_grpo import INVALID_PATCH, one_step_config, scripted_generate
 from real_serve import TINY_PATCH, TINY_TASK
 from rrl_client.chat import PLAIN_TEMPLATE
 from rrl_client.client import RrlClient
@@ -47,18 +47,6 @@ def test_continuation_ids_are_the_rendered_conversation_after_the_answer(templat
         continuation_ids(tok, messages, answer + " ", turn)
 
 
-def scripted(tok: Any, plan: list[str]) -> Any:
-    """A generate that answers round r with ``plan[r]`` (and its end-of-sequence token) in every row."""
-    calls = [0]
-
-    def generate(prompt_ids: list[list[int]]) -> list[list[int]]:
-        text = plan[calls[0]]
-        calls[0] += 1
-        return [tok(text, add_special_tokens=False)["input_ids"] + [tok.eos_token_id] for _ in prompt_ids]
-
-    return generate
-
-
 def test_an_episode_patches_its_last_valid_job_and_reads_the_harness_turns(rrl_serve: str) -> None:
     pytest.importorskip("transformers", reason="SKIPPED: transformers is missing: run python/setup-venv.sh")
     from tiny_model import tiny_tokenizer
@@ -67,7 +55,7 @@ def test_an_episode_patches_its_last_valid_job_and_reads_the_harness_turns(rrl_s
     client = RrlClient(rrl_serve)
     prompt = client.prompt(TINY_TASK, "patch")
     timing: dict[str, float] = {}
-    [e] = run_episodes(client, tok, scripted(tok, [TINY_PATCH, STEP_SIZE_PATCH, INVALID_PATCH]), [prompt], [TINY_TASK], 3, timing)
+    [e] = run_episodes(client, tok, scripted_generate(tok, [TINY_PATCH, STEP_SIZE_PATCH, INVALID_PATCH]), [prompt], [TINY_TASK], 3, timing)
     assert [fb["status"] for fb in e.feedback if fb] == ["succeeded", "succeeded", "invalid"]
     assert '"stepSize":0.05' in e.messages[-1]["content"], "the second job is the current one after the first two rounds"
     # The sequence is the conversation: the model's answers (mask 1) and the harness's turns (mask 0).
@@ -141,7 +129,7 @@ def test_the_heldout_rounds_column_is_the_confirmed_score_of_the_episodes_best_s
         guided = None
 
         def greedy_ids(self, schema: Any) -> Any:
-            return scripted(tok, [TINY_PATCH, STEP_SIZE_PATCH, INVALID_PATCH])
+            return scripted_generate(tok, [TINY_PATCH, STEP_SIZE_PATCH, INVALID_PATCH])
 
     client = RrlClient(rrl_serve)
     inp = {"messages": client.prompt(TINY_TASK, "patch"), "schema": None}

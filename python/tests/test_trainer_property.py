@@ -13,16 +13,19 @@ the baseline sent back unchanged). What is measured is the number that reaches t
   ``RrlGRPOTrainer(environment_factory=...)`` step whose rollouts call ``submit_job`` as scripted
   (tests/env_grpo.py), TRL calling ``environment_reward``;
 - the OpenEnv adapter: the done observation's reward of episodes over a real OpenEnv server's WebSocket
-  (``HarnessEnvClient``), turned into advantages by TRL's own group rule.
+  (``HarnessEnvClient``), turned into advantages by TRL's own group rule;
+- episodes of rounds (``rrl_client.rounds.run_episodes``, what ``--rounds`` trains on): each episode's
+  reward as the harness closes it, turned into advantages by TRL's own group rule.
 
 No agent may be handed more than the honest copies of its group on average. Seed-only rewards are
 single seeds of the baseline, so its mean is allowed the sampling noise of its own draws (two
 standard errors); every other agent's rewards are the same number each time.
 
-The episode adapters also get episode-level agents (two jobs allowed): a bad job then a retreat to
-``{}``, an invalid job then ``{}``. Neither may be handed more than the honest episode (``{}`` twice),
-nor more than its two jobs are handed on average when each is an episode of its own: a retreat is no
-second chance (an episode paid its last or best job fails this).
+The episode adapters also get episode-level agents (two jobs allowed): a bad job then a retreat to the
+baseline (its spec written out: in an episode ``{}`` applies to the last valid job), an invalid job then
+that retreat, and a bad job then ``{}`` (the bad job again). None may be handed more than the honest
+episode (``{}`` twice), nor more than its two jobs are handed on average when each is an episode of its
+own: a retreat is no second chance (an episode paid its last or best job fails this).
 
 Nulls come from the harness itself: a second `rrl serve` reuses the first one's store (``--cache``),
 so the reference and every job the first one trained are known, and scores with a 1 ms limit
@@ -43,7 +46,7 @@ from typing import Any
 
 import pytest
 
-from env_grpo import INVALID_PATCH, scripted_trainer
+from env_grpo import INVALID_PATCH, scripted_generate, scripted_trainer
 from real_serve import TINY_PATCH, TINY_TASK, _missing, start_listening, start_serve
 from rrl_client.client import RrlClient
 
@@ -61,14 +64,15 @@ NULL_SEEKING = "null-seeking"
 HONEST_PER_GROUP = 4
 BAD = TINY_PATCH  # a tiny ARS job, worse than the baseline: its reward is below 0
 EPISODES: list[tuple[str, list[str]]] = [
-    *[("honest", [HONEST, HONEST])] * HONEST_PER_GROUP,
-    ("bad then retreat", [BAD, HONEST]),
-    ("invalid then retreat", [INVALID_PATCH, HONEST]),
+    *[("honest", [HONEST, HONEST])] * (HONEST_PER_GROUP - 1),  # 3 honest beside 5 others: a group of 8, as the agents' groups
+    ("bad then retreat", [BAD, "BASELINE"]),
+    ("invalid then retreat", [INVALID_PATCH, "BASELINE"]),
+    ("bad then repeat", [BAD, HONEST]),
     ("bad alone", [BAD]),
     ("invalid alone", [INVALID_PATCH]),
 ]
 """The episode-level group: the honest episode, the two retreats, and each retreat's first job as an episode of its own."""
-RETREATS = {"bad then retreat": "bad alone", "invalid then retreat": "invalid alone"}
+RETREATS = {"bad then retreat": "bad alone", "invalid then retreat": "invalid alone", "bad then repeat": "bad alone"}
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +214,9 @@ def test_verl_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: tupl
 
 def episode_groups(agents: dict[str, list[str]]) -> list[tuple[str, list[list[str]]]]:
     """Each agent's group as episodes (one job each: the honest copies, then the agent's), and the episode-level group."""
-    return [(name, [[t] for t in group]) for name, group in groups(agents)] + [("episodes", [jobs for _, jobs in EPISODES])]
+    baseline = agents["retreat-to-baseline"][0]  # the baseline spec written out
+    episodes = [[baseline if j == "BASELINE" else j for j in jobs] for _, jobs in EPISODES]
+    return [(name, [[t] for t in group]) for name, group in groups(agents)] + [("episodes", episodes)]
 
 
 def check_retreats(handed: Sequence[float], rewards: Sequence[Any], adapter: str) -> list[str]:
@@ -219,14 +225,15 @@ def check_retreats(handed: Sequence[float], rewards: Sequence[Any], adapter: str
     ``{}`` alone); advantages are affine in the rewards within a group, so the second is the mean rule seen from
     the learner."""
     names = [name for name, _ in EPISODES]
-    honest = sum(handed[:HONEST_PER_GROUP]) / HONEST_PER_GROUP
+    n = names.count("honest")
+    honest = sum(handed[:n]) / n
     lines = []
     for retreat, alone in RETREATS.items():
         got, first = handed[names.index(retreat)], handed[names.index(alone)]
         parts = (first + honest) / 2
         line = (
             f"{adapter} {retreat}: reward {rewards[names.index(retreat)]} ({alone} {rewards[names.index(alone)]}, honest "
-            f"{rewards[:HONEST_PER_GROUP]}); handed {got:.3f} vs honest {honest:.3f}, its jobs alone {parts:.3f}"
+            f"{rewards[:n]}); handed {got:.3f} vs honest {honest:.3f}, its jobs alone {parts:.3f}"
         )
         if got > honest + 1e-4:
             line = f"FAIL (handed more than the honest episode) {line}"
@@ -339,3 +346,22 @@ def test_openenv_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: t
             session.close()
     size = len(batch[0][1])
     check_episode_adapter(trl_group_advantages(rewards, size), rewards, batch, "OpenEnv")
+
+
+def test_rounds_no_agent_is_handed_more_than_the_honest_baseline_copy(serves: tuple[str, dict[str, list[str]]]) -> None:
+    pytest.importorskip("transformers", reason="SKIPPED: transformers is missing: run python/setup-venv.sh")
+    from rrl_client.rounds import run_episodes
+    from tiny_model import tiny_tokenizer
+
+    url, agents = serves
+    batch = episode_groups(agents)
+    tok = tiny_tokenizer()
+    client = RrlClient(url)
+    prompt = client.prompt(TINY_TASK, "patch", 0)
+    rewards: list[float | None] = []
+    for _, episodes in batch:
+        for jobs in episodes:  # an episode of as many rounds as its scripted jobs
+            [episode] = run_episodes(client, tok, scripted_generate(tok, jobs), [prompt], [TINY_TASK], len(jobs))
+            rewards.append(episode.reward)
+    size = len(batch[0][1])
+    check_episode_adapter(trl_group_advantages(rewards, size), rewards, batch, "rounds")
