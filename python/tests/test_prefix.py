@@ -1,6 +1,7 @@
 """rrl_client.prefix: a group's shared prompt computed once gives the same tokens in generation and the same
-log-probabilities and gradients in the update as the full pass, on a tiny random model (left-padded rows
-of two prompts of different lengths, as GRPO's batches are)."""
+log-probabilities and gradients in the update as the full pass, on tiny random models of both architectures
+in use (Llama-like as SmolLM2, Gemma 3 with sliding-window layers; left-padded rows of two prompts of
+different lengths, as GRPO's batches are)."""
 
 from __future__ import annotations
 
@@ -33,14 +34,43 @@ def batch(tok: Any, completions: bool) -> tuple[Any, Any, int]:
     return torch.tensor(input_ids), torch.tensor(mask), k
 
 
-def test_generation_from_the_shared_prompt_is_the_plain_generation() -> None:
+def tiny(kind: str, tok: Any, seed: int) -> Any:
+    """A tiny random causal LM: Llama-like (SmolLM2's architecture) or Gemma 3 (sliding-window layers, a window
+    shorter than the prompts)."""
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    from tiny_model import tiny_model
+
+    if kind == "llama":
+        return tiny_model(tok, seed=seed)
+    torch.manual_seed(seed)
+    config = Gemma3TextConfig(
+        vocab_size=len(tok),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        sliding_window=8,
+        max_position_embeddings=512,
+        pad_token_id=tok.pad_token_id,
+        eos_token_id=tok.eos_token_id,
+        bos_token_id=None,
+    )
+    return Gemma3ForCausalLM(config)
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_generation_from_the_shared_prompt_is_the_plain_generation(kind: str) -> None:
     import torch
 
     from rrl_client.prefix import install_prefix_cache
-    from tiny_model import tiny_model, tiny_tokenizer
+    from tiny_model import tiny_tokenizer
 
     tok = tiny_tokenizer()
-    model = tiny_model(tok, seed=3)
+    model = tiny(kind, tok, 3)
     input_ids, mask, _ = batch(tok, completions=False)
     kw = {"max_new_tokens": 12, "do_sample": False, "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id}
     with torch.no_grad():
@@ -51,15 +81,16 @@ def test_generation_from_the_shared_prompt_is_the_plain_generation() -> None:
     assert torch.equal(plain, shared)
 
 
-def test_shared_prefix_logps_and_gradients_are_the_full_pass() -> None:
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_shared_prefix_logps_and_gradients_are_the_full_pass(kind: str) -> None:
     import torch
     from trl.trainer.utils import selective_log_softmax
 
     from rrl_client.prefix import shared_prefix_logps
-    from tiny_model import tiny_model, tiny_tokenizer
+    from tiny_model import tiny_tokenizer
 
     tok = tiny_tokenizer()
-    model = tiny_model(tok, seed=4)
+    model = tiny(kind, tok, 4)
     input_ids, mask, k = batch(tok, completions=True)
     temperature = 0.7
 
