@@ -35,31 +35,10 @@ def batch(tok: Any, completions: bool) -> tuple[Any, Any, int]:
 
 
 def tiny(kind: str, tok: Any, seed: int) -> Any:
-    """A tiny random causal LM: Llama-like (SmolLM2's architecture) or Gemma 3 (sliding-window layers, a window
-    shorter than the prompts)."""
-    import torch
-    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+    """A tiny random causal LM of either architecture in use."""
+    from tiny_model import tiny_gemma3, tiny_model
 
-    from tiny_model import tiny_model
-
-    if kind == "llama":
-        return tiny_model(tok, seed=seed)
-    torch.manual_seed(seed)
-    config = Gemma3TextConfig(
-        vocab_size=len(tok),
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=4,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=8,
-        sliding_window=8,
-        max_position_embeddings=512,
-        pad_token_id=tok.pad_token_id,
-        eos_token_id=tok.eos_token_id,
-        bos_token_id=None,
-    )
-    return Gemma3ForCausalLM(config)
+    return tiny_model(tok, seed=seed) if kind == "llama" else tiny_gemma3(tok, seed=seed)
 
 
 @pytest.mark.parametrize("kind", ["llama", "gemma3"])

@@ -67,6 +67,30 @@ def tiny_model(tokenizer: Any, seed: int = 0, max_positions: int = 512) -> Any:
     return LlamaForCausalLM(config)
 
 
+def tiny_gemma3(tokenizer: Any, seed: int = 0) -> Any:
+    """A tiny Gemma 3 causal LM with random weights: sliding-window layers (a window of 8 tokens, shorter than
+    the tests' prompts) beside global ones, as Gemma 3 270M has."""
+    import torch
+    from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+    torch.manual_seed(seed)
+    config = Gemma3TextConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        sliding_window=8,
+        max_position_embeddings=512,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+    )
+    return Gemma3ForCausalLM(config)
+
+
 def _byte_chars() -> list[str]:
     """GPT-2's byte-level alphabet: one printable character for each of the 256 bytes."""
     bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
