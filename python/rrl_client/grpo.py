@@ -464,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     trainer.add_callback(LogLines())
     trainer.train()
     trainer.save_model(str(out / "adapter"))
-    print(f"adapter saved to {out / 'adapter'}; statuses {reward.totals}", flush=True)
+    print(f"adapter saved to {out / 'adapter'}" + ("" if rollout is not None else f"; statuses {reward.totals}"), flush=True)
     return 0
 
 
