@@ -13,7 +13,8 @@
  * the environment: RRL_GRPO_MODEL (models/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf), RRL_GRPO_ADAPTER (a
  * LoRA adapter to start from, e.g. rrl_client.sft's; none by default), RRL_GRPO_CORPUS (the tasks served:
  * `validation:1@modeldata`, a validation package), RRL_GRPO_TASKS (default: every corpus task served),
- * RRL_GRPO_STEPS (4), RRL_GRPO_OUT (runs/grpo-step).
+ * RRL_GRPO_STEPS (4), RRL_GRPO_ROUNDS (1: one job per completion; K: episodes of K rounds with feedback),
+ * RRL_GRPO_OUT (runs/grpo-step).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -58,7 +59,7 @@ async function corpusTasks(url: string): Promise<string> {
 }
 
 /** Runs the trainer for one arm on all cores; echoes each step's line to stderr. */
-function runArm(arm: Arm, url: string, out: string, o: { model: string; adapter?: string; tasks: string; steps: number }): Promise<void> {
+function runArm(arm: Arm, url: string, out: string, o: { model: string; adapter?: string; tasks: string; steps: number; rounds: number }): Promise<void> {
   const args = [
     '-m',
     'rrl_client.grpo',
@@ -66,6 +67,7 @@ function runArm(arm: Arm, url: string, out: string, o: { model: string; adapter?
     ...['--num-generations', '8', '--prompts-per-step', '1', '--max-completion-length', '256', '--temperature', '0.8'],
     ...['--learning-rate', '5e-5', '--beta', '0.1', '--prompt-form', 'patch', '--guided', '--threads', '2', '--seed', '0'],
     ...(o.adapter ? ['--adapter', o.adapter] : []),
+    ...(o.rounds > 1 ? ['--rounds', String(o.rounds)] : []),
     ...ARMS[arm],
     ...['--output-dir', join(out, arm)],
   ];
@@ -111,6 +113,7 @@ export async function grpoStep(): Promise<Record<string, unknown>> {
   const adapter = process.env.RRL_GRPO_ADAPTER ? resolve(process.env.RRL_GRPO_ADAPTER) : undefined;
   const corpus = process.env.RRL_GRPO_CORPUS ?? 'validation:1@modeldata';
   const steps = Number(process.env.RRL_GRPO_STEPS ?? 4);
+  const rounds = Number(process.env.RRL_GRPO_ROUNDS ?? 1);
   if (!existsSync('.venv/bin/python')) return { skipped: 'no .venv: run python/setup-venv.sh first' };
   if (!existsSync(model)) return { skipped: `no model at ${model}: run python/fetch-model.sh first` };
   const summary: Partial<Record<Arm, Record<string, number | null>>> = {};
@@ -121,7 +124,7 @@ export async function grpoStep(): Promise<Record<string, unknown>> {
     const serve = await startServe(join(out, `serve-${arm}`), corpus);
     try {
       tasks ||= await corpusTasks(serve.url);
-      await runArm(arm, serve.url, out, { model, adapter, tasks, steps });
+      await runArm(arm, serve.url, out, { model, adapter, tasks, steps, rounds });
     } finally {
       serve.child.kill('SIGTERM');
     }
