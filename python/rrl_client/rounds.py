@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from .client import MAX_EPISODE_SUBMISSIONS, Message, RrlClient, RrlError, SubmissionFeedback
+from .client import MAX_EPISODE_SUBMISSIONS, Message, RrlClient, RrlError, RrlTimeout, SubmissionFeedback
 
 log = logging.getLogger(__name__)
 
@@ -105,8 +105,8 @@ def run_episodes(
 ) -> list[Episode]:
     """Runs one episode of ``rounds`` jobs per prompt, all in step: each round is one batched generation,
     then the round's submissions in parallel (each waits for its job); finally every episode is closed and
-    its reward read. A harness that does not answer makes that episode's reward None (no signal), never
-    a crash. ``timing`` (when given) gets ``generation_s``, ``harness_s`` and ``model_tokens``."""
+    its reward read. A harness that does not answer (an error or a timeout) makes that episode's reward
+    None (no signal), never a crash. ``timing`` (when given) gets ``generation_s``, ``harness_s`` and ``model_tokens``."""
     if not 1 <= rounds <= MAX_EPISODE_SUBMISSIONS:
         raise ValueError(f"rounds must be 1 to {MAX_EPISODE_SUBMISSIONS}, got {rounds}")
     episodes = [Episode(task=t, messages=list(p), prompt_ids=prompt_token_ids(tokenizer, p)) for p, t in zip(prompts, tasks, strict=True)]
@@ -139,7 +139,7 @@ def run_episodes(
 def _open(client: RrlClient, e: Episode, rounds: int) -> None:
     try:
         e.episode = client.open_episode(e.task, rounds, idempotency_key=f"rrl-rounds-{uuid.uuid4()}")["episode"]
-    except RrlError as err:
+    except (RrlError, RrlTimeout) as err:
         e.error = f"the harness did not open the episode: {err}"
         log.warning("%s: %s", e.task, e.error)
 
@@ -150,7 +150,7 @@ def _submit(client: RrlClient, e: Episode) -> None:
         return
     try:
         e.feedback.append(client.submit_to_episode(e.episode, e.answers[-1], idempotency_key=f"rrl-round-{uuid.uuid4()}"))
-    except RrlError as err:
+    except (RrlError, RrlTimeout) as err:
         e.feedback.append(None)
         e.error = f"the harness did not answer a submission: {err}"
         log.warning("%s: %s", e.task, e.error)
@@ -176,7 +176,7 @@ def _close(client: RrlClient, e: Episode) -> None:
         return
     try:
         e.reward = client.close_episode(e.episode)["reward"]
-    except RrlError as err:
+    except (RrlError, RrlTimeout) as err:
         e.error = f"the harness did not close the episode: {err}"
         log.warning("%s: %s", e.task, e.error)
 

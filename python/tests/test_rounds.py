@@ -160,3 +160,19 @@ def test_own_samples_post_the_models_completions_as_one_request(rrl_serve: str) 
     line = sample_task(RrlClient(rrl_serve), Scripted(), TINY_TASK, 3, 5, 0)
     assert line["valid"] == 2 and line["samples"] == 3 and isinstance(line["best_single"], float)
     assert line["rewards"][1] == -1.0 and all(isinstance(r, float) for r in line["rewards"])
+
+
+def test_a_harness_that_does_not_answer_makes_the_episode_none_not_a_crash() -> None:
+    pytest.importorskip("transformers", reason="SKIPPED: transformers is missing: run python/setup-venv.sh")
+    import socket
+
+    from tiny_model import tiny_tokenizer
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    tok = tiny_tokenizer()
+    prompt = [{"role": "user", "content": "Tune the job."}]
+    [e] = run_episodes(RrlClient(f"http://127.0.0.1:{port}", timeout=5), tok, scripted_generate(tok, [TINY_PATCH, TINY_PATCH]), [prompt], [TINY_TASK], 2)
+    assert e.episode is None and e.reward is None and e.error and e.feedback == [None, None]
+    assert len(e.answers) == 2, "the episode still ran its rounds; it is paid nothing (no advantage)"
