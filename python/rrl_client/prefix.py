@@ -5,7 +5,9 @@ forward pass is about 16 s of a 22 s ``generate`` and most of the update's forwa
 
 - :func:`install_prefix_cache` wraps ``model.generate``: each distinct row of a batch is run once over
   all but its last token into a key/value cache, the cache is spread to the batch's rows, and
-  ``generate`` continues from it (greedy outputs equal the plain call's, tested).
+  ``generate`` continues from it; rows that differ but start alike (episodes after their first round:
+  the task's prompt, then each its own answers and feedback) run the shared start once (greedy outputs
+  equal the plain call's, tested).
 - :func:`shared_prefix_logps` is the per-token log-probabilities of a batch's completions with each
   distinct prompt run once and its cache shared by its rows, gradients flowing into the shared
   prompt's pass (log-probabilities and gradients equal the full pass's, tested); what
@@ -39,10 +41,58 @@ def _cache(model: Any) -> Any:
     return DynamicCache(config=model.config)
 
 
+MIN_SHARED_TOKENS = 16
+"""Fewest tokens all rows of a batch must share for :func:`install_prefix_cache` to run them once."""
+
+
+def _common_prefix_cache(model: Any, input_ids: Any, mask: Any) -> Any:
+    """A cache of every row but its last token in which the tokens all rows start with (an episode's task prompt,
+    its later rounds differing) were run once, the rest of each row after them; None when they share fewer than
+    ``MIN_SHARED_TOKENS`` or the model's cache does not keep a whole prefix (sliding-window layers)."""
+    import torch
+
+    batch, width = input_ids.shape
+    rows = [input_ids[i][mask[i].bool()].tolist() for i in range(batch)]
+    most = min(len(r) for r in rows) - 1  # every row keeps its last token for generate
+    shared = 0
+    while shared < most and all(r[shared] == rows[0][shared] for r in rows):
+        shared += 1
+    if shared < MIN_SHARED_TOKENS:
+        return None
+    once = _cache(model)
+    with torch.no_grad():
+        model(input_ids=torch.tensor([rows[0][:shared]], device=input_ids.device), past_key_values=once, use_cache=True)
+    if any(layer.keys.shape[2] != shared for layer in once.layers):
+        return None
+    # Row i is left-padded by pads[i]: its prefix sits at [pads[i], pads[i] + shared); up to `start` every row holds only it.
+    pads = [width - len(r) for r in rows]
+    start = min(p + shared for p in pads)
+    cache = _cache(model)
+    for index, layer in enumerate(once.layers):
+        keys = layer.keys.new_zeros((batch, layer.keys.shape[1], start, layer.keys.shape[3]))
+        values = layer.values.new_zeros((batch, layer.values.shape[1], start, layer.values.shape[3]))
+        for i, p in enumerate(pads):
+            keys[i, :, p:start] = layer.keys[0, :, : start - p]
+            values[i, :, p:start] = layer.values[0, :, : start - p]
+        cache.update(keys, values, index)
+    if start < width - 1:
+        positions = (mask.long().cumsum(-1) - 1).clamp(min=0)  # generate's own positions: real tokens before each one
+        with torch.no_grad():
+            model(
+                input_ids=input_ids[:, start : width - 1],
+                attention_mask=mask[:, : width - 1],
+                position_ids=positions[:, start : width - 1],
+                past_key_values=cache,
+                use_cache=True,
+            )
+    return cache
+
+
 def install_prefix_cache(model: Any) -> None:
     """Wrap ``model.generate`` (an instance attribute, as ``grpo.install_guided`` does) so that a batch whose rows
-    repeat a prompt runs each distinct prompt once. Calls with a cache of their own, without a left-padded
-    ``attention_mask`` or with one distinct row pass through unchanged."""
+    repeat a prompt runs each distinct prompt once, and a batch of distinct rows that start alike (episodes after
+    their first round) runs what they share once. Calls with a cache of their own or without a left-padded
+    ``attention_mask`` pass through unchanged."""
     import torch
 
     plain_generate = model.generate
@@ -53,7 +103,8 @@ def install_prefix_cache(model: Any) -> None:
             return plain_generate(*a, **kw)
         keep, index = _distinct_rows(input_ids, mask)
         if len(keep) == input_ids.shape[0]:
-            return plain_generate(*a, **kw)
+            common = _common_prefix_cache(model, input_ids, mask) if len(keep) > 1 else None
+            return plain_generate(*a, **kw) if common is None else plain_generate(**kw, past_key_values=common)
         ids, m = input_ids[keep, :-1], mask[keep, :-1]
         # generate's own positions for a left-padded batch: the count of real tokens before each one
         positions = (m.long().cumsum(-1) - 1).clamp(min=0)

@@ -91,3 +91,29 @@ def test_shared_prefix_logps_and_gradients_are_the_full_pass(kind: str) -> None:
     assert g_want.keys() == g_got.keys() and g_want
     for name in g_want:
         assert torch.allclose(g_got[name], g_want[name], atol=1e-5, rtol=1e-4), name
+
+
+@pytest.mark.parametrize("kind", ["llama", "gemma3"])
+def test_rows_that_start_alike_share_their_start_and_generate_as_plain_rows(kind: str) -> None:
+    import torch
+
+    from rrl_client.prefix import MIN_SHARED_TOKENS, _common_prefix_cache, install_prefix_cache
+    from tiny_model import tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    model = tiny(kind, tok, 5)
+    task = "System: write JSON. Task: the cars table, predict mpg from weight."
+    rows = [f"{task} Job 1 succeeded.", f"{task} x", f"{task} Job 1 failed badly: try again.", task]  # an episode's rounds, apart
+    ids = [tok(r, add_special_tokens=False)["input_ids"] for r in rows]
+    width = max(len(i) for i in ids)
+    input_ids = torch.tensor([[tok.pad_token_id] * (width - len(i)) + i for i in ids])
+    mask = torch.tensor([[0] * (width - len(i)) + [1] * len(i) for i in ids])
+    kw = {"max_new_tokens": 12, "do_sample": False, "pad_token_id": tok.pad_token_id, "eos_token_id": tok.eos_token_id}
+    with torch.no_grad():
+        plain = model.generate(input_ids=input_ids, attention_mask=mask, **kw)
+    shared = _common_prefix_cache(model, input_ids, mask)
+    # Gemma 3's sliding-window layers keep only their window: the shared start cannot be copied, the rows run in full.
+    assert (shared is not None) == (kind == "llama") and len(tok(task)["input_ids"]) >= MIN_SHARED_TOKENS
+    install_prefix_cache(model)
+    with torch.no_grad():
+        assert torch.equal(model.generate(input_ids=input_ids, attention_mask=mask, **kw), plain)
