@@ -8,7 +8,7 @@
   so a whole group is one call.
 
 An unscorable completion (the harness's reward ``None``) is never paid as a number: TRL gets None
-(``rrl_client.grpo.RrlGRPOTrainer`` leaves it out of the loss); verl needs a float, so the batched
+(``rrl_client.grpo_trainer.RrlGRPOTrainer`` leaves it out of the loss); verl needs a float, so the batched
 function hands it the mean of the scored completions of its prompt row (``extra_info["index"]``),
 an advantage of 0, and the per-sample one, which cannot see the row, hands -1 (``NULL_SINGLE``).
 

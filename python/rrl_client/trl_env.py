@@ -21,12 +21,12 @@ which `rrl serve` computes (the Python side never re-implements the rule):
   completion would be);
 - ``None`` only for the harness's own failures: every submission unscorable, or no answer at all.
   TRL leaves ``None`` out of the group's baseline and gives the rollout no advantage;
-  :class:`rrl_client.grpo.RrlGRPOTrainer` also masks it out of the loss (no KL, no normaliser share).
+  :class:`rrl_client.grpo_trainer.RrlGRPOTrainer` also masks it out of the loss (no KL, no normaliser share).
 
 The server comes from ``RRL_URL`` (default ``http://127.0.0.1:8377``) and ``RRL_TOKEN``, read when an
 instance is made, or from a class made by :func:`rrl_environment` (``rrl_environment(url, token)``).
 
-    from rrl_client.grpo import RrlGRPOTrainer
+    from rrl_client.grpo_trainer import RrlGRPOTrainer
     from rrl_client.trl_env import environment_dataset, environment_reward, rrl_environment
     env_cls = rrl_environment("http://127.0.0.1:8377")
     trainer = RrlGRPOTrainer(model=..., reward_funcs=[environment_reward], environment_factory=env_cls,

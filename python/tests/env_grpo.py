@@ -139,7 +139,7 @@ def scripted_trainer(
     import torch
     from datasets import Dataset
 
-    from rrl_client.grpo import RrlGRPOTrainer
+    from rrl_client.grpo_trainer import RrlGRPOTrainer
     from rrl_client.trl_env import environment_reward
     from tiny_model import tiny_model, tiny_tool_tokenizer
 

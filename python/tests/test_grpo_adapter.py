@@ -10,7 +10,8 @@ import torch
 
 from fake_server import FakeRrl
 from rrl_client.client import RrlClient
-from rrl_client.grpo import build_trainer, flat_groups, parse_args
+from rrl_client.grpo import build_trainer, parse_args
+from rrl_client.grpo_trainer import flat_groups
 from tiny_model import tiny_model, tiny_tokenizer
 
 

@@ -80,7 +80,7 @@ def test_a_grpo_step_of_episodes_trains_only_the_lora_weights_on_the_model_token
     from datasets import Dataset
     from peft import LoraConfig
 
-    from rrl_client.grpo import RrlGRPOTrainer
+    from rrl_client.grpo_trainer import RrlGRPOTrainer
     from tiny_model import tiny_model, tiny_tokenizer
 
     torch.set_num_threads(1)

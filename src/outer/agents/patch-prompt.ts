@@ -15,7 +15,7 @@ import type { ChatMessage } from './types.js';
 
 type Node = { [key: string]: unknown };
 
-/** Characters of the task's documentation the patch prompt shows by default (about 200 tokens; a corpus brief spends about 300 of them on its own framing). */
+/** Characters of the task's documentation the patch prompt shows by default (about 200 tokens; a corpus brief spends about 300 of its characters on its own framing). */
 export const DOC_CHARS = 800;
 /** Most characters of the documentation a prompt may ask for: a corpus brief's whole description. */
 export const MAX_DOC_CHARS = 1600;
