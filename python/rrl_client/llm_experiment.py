@@ -16,12 +16,16 @@ experiment resumes where it stopped):
    search rows, SFT again from the base model; GRPO then starts from ``sft-own/``;
 3. ``grpo/`` and ``frozen/``: GRPO from the SFT adapter (``rrl_client.grpo --adapter --prompt-form
    patch``, guided) and, side by side, its control, the SFT model frozen (``--frozen``) on the same
-   prompts; each against an ``rrl serve`` of its own (``serve-grpo/``, ``serve-frozen/``, the
-   ``--train-family`` draws registered), one torch thread each;
-4. ``heldout/``: ``rrl_client.heldout`` against an ``rrl serve`` of the ``--heldout-family`` draws
-   (``serve-heldout/``): the base model, after SFT (and after SFT on its own samples) and after GRPO, the baseline, with ``--optuna``
-   Optuna's TPE, with ``--from-transfer`` the controller's and random search's rows;
-5. ``summary.json``: the GRPO arms' last-5-step figures and the held-out table's path.
+   prompts; with ``--grpo-seeds N`` also ``grpo-1/`` ... ``grpo-{N-1}/`` (seeds 1 .. N-1), two at a time;
+   each against an ``rrl serve`` of its own (``serve-grpo/``, ...), one torch thread each
+   (``--sft-adapter DIR`` skips stages 1 and 2 and starts here from that adapter);
+4. ``heldout/``: ``rrl_client.heldout`` against an ``rrl serve`` of the held-out tasks
+   (``serve-heldout/``): the base model, after SFT (and after SFT on its own samples) and after GRPO (each
+   seed an arm), the baseline, with ``--optuna`` Optuna's TPE, with ``--from-transfer`` the controller's and
+   random search's rows; with ``--ablate-doc`` ``heldout-nodoc/``, the first GRPO model with the
+   documentation removed (its greedy job); with ``--eval-rounds K`` ``heldout-rounds/``, the first GRPO model's best of K
+   rounds with feedback;
+5. ``summary.json``: the GRPO runs' last-5-step figures and the held-out tables' paths.
 
 Every server gets the environment's ``RRL_EVAL_SECRET``; give the same one to ``rrl experiment
 transfer`` when its rows are to sit beside these (the hidden evaluation's draws derive from it).
@@ -73,6 +77,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     g.add_argument("--search-iterations", type=int, default=3)
     g.add_argument("--search-group", type=int, default=8)
     g = p.add_argument_group("2. warm start")
+    g.add_argument(
+        "--sft-adapter",
+        default=None,
+        metavar="DIR",
+        help="start from this SFT adapter (rrl_client.sft's, or one of its checkpoints): no search, no SFT (--own-samples then needs --runs)",
+    )
     g.add_argument("--per-task", type=int, default=4, help="rrl export sft --per-task")
     g.add_argument(
         "--doc-chars",
@@ -105,6 +115,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     g.add_argument("--beta", type=float, default=0.1, help="GRPO's KL coefficient to the SFT model (0.1 with 5e-5, measured in §7)")
     g.add_argument("--rounds", type=int, default=1, help="jobs per GRPO episode (above 1: rounds with feedback, rrl_client.rounds)")
     g.add_argument("--no-frozen", dest="frozen", action="store_false", help="skip the frozen control arm")
+    g.add_argument(
+        "--grpo-seeds",
+        type=int,
+        default=1,
+        help="GRPO runs from the same start with seeds 0..N-1 (grpo/, grpo-1/, ...; the frozen arm beside seed 0), two at a time, each a held-out arm",
+    )
     g = p.add_argument_group("4. held-out evaluation")
     g.add_argument("--heldout-family", action="append", default=[], metavar="NAME[:COUNT]", help="held-out family draws (repeatable)")
     g.add_argument(
@@ -115,7 +131,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="held-out corpus tasks (repeatable, e.g. held-out:4@plm,psych; validation:4 where choices are made)",
     )
     g.add_argument("--heldout-tasks", default="", help="held-out task ids (default: the tasks of the --heldout-family draws and --heldout-corpus)")
-    g.add_argument("--eval-rounds", type=int, default=0, help="the held-out evaluation's best of K rounds with feedback (0: none)")
+    g.add_argument(
+        "--eval-rounds", type=int, default=0, help="also heldout-rounds/: the first GRPO model's best of K rounds with feedback on the same tasks (0: none)"
+    )
+    g.add_argument(
+        "--ablate-doc",
+        action="store_true",
+        help="also heldout-nodoc/: the first GRPO model with the documentation removed (--doc-chars 0) on the same tasks",
+    )
     g.add_argument("--seeds", type=int, default=2)
     g.add_argument("--samples", default="4,16")
     g.add_argument("--optuna", action="store_true")
@@ -124,7 +147,16 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if not args.heldout_family and not args.heldout_corpus and not args.heldout_tasks:
         p.error("give --heldout-family NAME[:COUNT] or --heldout-corpus SPLIT[:N] (or --heldout-tasks for built-in held-out tasks)")
+    if args.grpo_seeds < 1:
+        p.error("--grpo-seeds must be at least 1")
+    if args.sft_adapter and args.own_samples and not args.runs:
+        p.error("--own-samples with --sft-adapter needs --runs (the records its own samples are exported beside)")
     return args
+
+
+def grpo_arms(args: argparse.Namespace) -> list[tuple[str, int]]:
+    """The GRPO runs as (folder, seed): ``grpo`` (seed 0), the frozen control beside it, then ``grpo-K`` (seed K)."""
+    return [("grpo", 0), *([("frozen", 0)] if args.frozen else []), *((f"grpo-{k}", k) for k in range(1, args.grpo_seeds))]
 
 
 def say(msg: str) -> None:
@@ -237,66 +269,43 @@ def stage_own(args: argparse.Namespace, out: Path, runs: Sequence[str], adapter:
 
 
 def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
-    """GRPO from the SFT adapter and its frozen control, side by side, each against a server of its own."""
-    arms = [a for a in ("grpo", "frozen") if a == "grpo" or args.frozen]
-    todo = [a for a in arms if not ((out / a / "log.jsonl").exists() and len((out / a / "log.jsonl").read_text().splitlines()) >= args.steps)]
+    """The GRPO runs from the SFT adapter (``grpo_arms``), two side by side at a time (one torch thread each), each
+    against a server of its own; a run whose log has every step is kept."""
+    arms = grpo_arms(args)
+    todo = [(a, seed) for a, seed in arms if not ((out / a / "log.jsonl").exists() and len((out / a / "log.jsonl").read_text().splitlines()) >= args.steps)]
     if not todo:
-        say("GRPO: both arms' logs are complete, kept")
+        say("GRPO: every run's log is complete, kept")
         return
-    for a in todo:  # an arm stopped part way starts again from scratch, its server's history with it
+    for a, _ in todo:  # a run stopped part way starts again from scratch, its server's history with it
         for d in (out / a, out / f"serve-{a}"):
             if d.exists():
                 say(f"{a}: {d} is from a stopped attempt, removed")
                 shutil.rmtree(d)
-    serves = {a: start_serve(serve_cmd(args.node, args.rrl, out / f"serve-{a}", args.train_family, args.family_seed, args.train_corpus)) for a in todo}
+    for wave in (todo[i : i + 2] for i in range(0, len(todo), 2)):
+        run_grpo_wave(args, out, adapter, wave)
+
+
+def run_grpo_wave(args: argparse.Namespace, out: Path, adapter: str, wave: Sequence[tuple[str, int]]) -> None:
+    """GRPO runs side by side, each against an ``rrl serve`` of its own; raises naming the runs that failed."""
+    serves = {a: start_serve(serve_cmd(args.node, args.rrl, out / f"serve-{a}", args.train_family, args.family_seed, args.train_corpus)) for a, _ in wave}
     procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
-        for a in todo:
+        for a, seed in wave:
             cmd = [
-                args.python,
-                "-m",
-                "rrl_client.grpo",
-                "--url",
-                serves[a][1],
-                "--model",
-                args.model,
-                "--adapter",
-                adapter,
-                "--tasks",
-                args.grpo_tasks,
-                "--steps",
-                str(args.steps),
-                "--num-generations",
-                str(args.num_generations),
-                "--prompts-per-step",
-                str(args.prompts_per_step),
-                "--max-completion-length",
-                str(args.max_completion_length),
-                "--temperature",
-                str(args.temperature),
-                "--learning-rate",
-                str(args.learning_rate),
-                "--beta",
-                str(args.beta),
-                "--prompt-form",
-                "patch",
-                "--guided",
-                "--rounds",
-                str(args.rounds),
+                *(args.python, "-m", "rrl_client.grpo", "--url", serves[a][1], "--model", args.model, "--adapter", adapter),
+                *("--tasks", args.grpo_tasks, "--steps", str(args.steps), "--num-generations", str(args.num_generations)),
+                *("--prompts-per-step", str(args.prompts_per_step), "--max-completion-length", str(args.max_completion_length)),
+                *("--temperature", str(args.temperature), "--learning-rate", str(args.learning_rate), "--beta", str(args.beta)),
+                *("--prompt-form", "patch", "--guided", "--rounds", str(args.rounds)),
                 *(["--doc-chars", str(args.doc_chars)] if args.doc_chars is not None else []),
-                "--threads",
-                "1",
-                "--seed",
-                "0",
-                "--output-dir",
-                str(out / a),
+                *("--threads", "1", "--seed", str(seed), "--output-dir", str(out / a)),
                 *(["--frozen"] if a == "frozen" else []),
             ]
             say(f"{a}: {' '.join(cmd[1:])}")
             procs[a] = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1])
         failed = [a for a, proc in procs.items() if proc.wait() != 0]
         if failed:
-            raise RuntimeError(f"the {', '.join(failed)} arm(s) failed (see their output above)")
+            raise RuntimeError(f"the {', '.join(failed)} run(s) failed (see their output above)")
     finally:
         for proc in procs.values():
             if proc.poll() is None:
@@ -328,51 +337,46 @@ def last_five(path: Path) -> dict[str, float | None]:
     }
 
 
-def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, grpo_adapter: str, own_adapter: str | None = None) -> None:
-    """The held-out evaluation against a server of the held-out draws, unless ``heldout/heldout.json`` exists."""
-    if (out / "heldout" / "heldout.json").exists():
-        say("held-out evaluation: heldout/heldout.json exists, kept")
+def stage_heldout(args: argparse.Namespace, out: Path, sft_adapter: str, own_adapter: str | None = None) -> None:
+    """The held-out evaluations, each against a server of the held-out draws and skipped when its ``heldout.json``
+    exists: ``heldout/`` (base, SFT, own-sample SFT, every GRPO seed; the baseline, Optuna, the transfer rows),
+    with ``--ablate-doc`` ``heldout-nodoc/`` (the first GRPO model without the documentation), with ``--eval-rounds K``
+    ``heldout-rounds/`` (the first GRPO model's best of K rounds)."""
+    grpo = [f"{a}={args.model}:{out / a / 'adapter'}" for a, _ in grpo_arms(args) if a != "frozen"]
+    sft_arm = f"sft={args.model}:{sft_adapter}"
+    own = [f"sft-own={args.model}:{own_adapter}"] if own_adapter else []
+    extra = [*(["--doc-chars", str(args.doc_chars)] if args.doc_chars is not None else []), *(["--optuna"] if args.optuna else [])]
+    extra += ["--from-transfer", args.from_transfer] if args.from_transfer else []
+    run_heldout(args, out, "heldout", [f"base={args.model}", sft_arm, *own, *grpo], ["--samples", args.samples, *extra])
+    if args.ablate_doc:
+        run_heldout(args, out, "heldout-nodoc", grpo[:1], ["--samples", "0", "--doc-chars", "0"])
+    if args.eval_rounds:
+        doc = ["--doc-chars", str(args.doc_chars)] if args.doc_chars is not None else []
+        run_heldout(args, out, "heldout-rounds", grpo[:1], ["--samples", "0", "--rounds", str(args.eval_rounds), *doc])
+
+
+def run_heldout(args: argparse.Namespace, out: Path, folder: str, arms: Sequence[str], extra: Sequence[str]) -> None:
+    """One ``rrl_client.heldout`` evaluation of ``arms`` into ``out/folder`` against ``out/serve-folder``, unless its
+    ``heldout.json`` exists."""
+    if (out / folder / "heldout.json").exists():
+        say(f"{folder}: heldout.json exists, kept")
         return
-    if (out / "serve-heldout").exists():  # a stopped evaluation starts again from scratch
-        say(f"held-out evaluation: {out / 'serve-heldout'} is from a stopped attempt, removed")
-        shutil.rmtree(out / "serve-heldout")
-    proc, url = start_serve(serve_cmd(args.node, args.rrl, out / "serve-heldout", args.heldout_family, args.family_seed, args.heldout_corpus))
+    serve = out / f"serve-{folder}"
+    if serve.exists():  # a stopped evaluation starts again from scratch
+        say(f"{folder}: {serve} is from a stopped attempt, removed")
+        shutil.rmtree(serve)
+    proc, url = start_serve(serve_cmd(args.node, args.rrl, serve, args.heldout_family, args.family_seed, args.heldout_corpus))
     try:
         from .heldout.cli import main as heldout_main
 
-        argv = [
-            "--url",
-            url,
-            "--arm",
-            f"base={args.model}",
-            "--arm",
-            f"sft={args.model}:{sft_adapter}",
-            *(["--arm", f"sft-own={args.model}:{own_adapter}"] if own_adapter else []),
-            "--arm",
-            f"grpo={args.model}:{grpo_adapter}",
-            "--seeds",
-            str(args.seeds),
-            "--samples",
-            args.samples,
-            "--threads",
-            str(args.threads),
-            "--out",
-            str(out / "heldout"),
-            "--max-new-tokens",
-            str(args.max_completion_length),
-            "--temperature",
-            str(args.temperature),
-        ]
+        argv = [*(a for arm in arms for a in ("--arm", arm)), "--url", url, "--seeds", str(args.seeds), "--threads", str(args.threads)]
+        argv += ["--out", str(out / folder), "--max-new-tokens", str(args.max_completion_length), "--temperature", str(args.temperature)]
         # the held-out draws and corpus tasks alone by default (the server also lists its built-in held-out tasks)
         corpus = [str(r["id"]) for r in RrlClient(url).tasks() if str(r["id"]).startswith("corpus-")] if args.heldout_corpus else []
-        argv += ["--tasks", args.heldout_tasks or ",".join([*draw_task_ids(args.heldout_family, args.family_seed), *corpus])]
-        argv += ["--rounds", str(args.eval_rounds)] if args.eval_rounds else []
-        argv += ["--doc-chars", str(args.doc_chars)] if args.doc_chars is not None else []
-        argv += ["--optuna"] if args.optuna else []
-        argv += ["--from-transfer", args.from_transfer] if args.from_transfer else []
-        say(f"held-out evaluation: {' '.join(argv)}")
+        argv += ["--tasks", args.heldout_tasks or ",".join([*draw_task_ids(args.heldout_family, args.family_seed), *corpus]), *extra]
+        say(f"{folder}: {' '.join(argv)}")
         if heldout_main(argv) != 0:
-            raise RuntimeError("the held-out evaluation failed (see its output above)")
+            raise RuntimeError(f"the {folder} evaluation failed (see its output above)")
     finally:
         proc.terminate()
         proc.wait()
@@ -388,11 +392,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     seconds: dict[str, float] = {}
     try:
         t = time.time()
-        runs = [str(Path(r).resolve()) for r in stage_search(args, out)]
-        seconds["search"] = time.time() - t
-        t = time.time()
-        sft_summary = stage_sft(args, out, runs)
-        seconds["sft"] = time.time() - t
+        if args.sft_adapter:
+            runs = [str(Path(r).resolve()) for r in args.runs]
+            sft_summary: dict[str, Any] = {"adapter": str(Path(args.sft_adapter).resolve()), "given": True}
+        else:
+            runs = [str(Path(r).resolve()) for r in stage_search(args, out)]
+            seconds["search"] = time.time() - t
+            t = time.time()
+            sft_summary = stage_sft(args, out, runs)
+            seconds["sft"] = time.time() - t
         own_summary = None
         if args.own_samples:
             t = time.time()
@@ -403,7 +411,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         stage_grpo(args, out, start["adapter"])
         seconds["grpo"] = time.time() - t
         t = time.time()
-        stage_heldout(args, out, sft_summary["adapter"], str(out / "grpo" / "adapter"), own_summary["adapter"] if own_summary else None)
+        stage_heldout(args, out, sft_summary["adapter"], own_summary["adapter"] if own_summary else None)
         seconds["heldout"] = time.time() - t
     except (RuntimeError, subprocess.CalledProcessError) as e:
         say(f"stopped: {e}")
@@ -412,9 +420,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "runs": runs,
         "sft": sft_summary,
         "sft_own": own_summary,
-        "grpo": last_five(out / "grpo" / "log.jsonl"),
-        "frozen": last_five(out / "frozen" / "log.jsonl"),
-        "heldout": str(out / "heldout" / "heldout.md"),
+        **{a: last_five(out / a / "log.jsonl") for a, _ in grpo_arms(args)},
+        "heldout": [str(out / f / "heldout.md") for f in ("heldout", "heldout-nodoc", "heldout-rounds") if (out / f / "heldout.md").exists()],
         "seconds": {k: round(v, 1) for k, v in seconds.items()},
         "total_s": round(time.time() - began, 1),
     }

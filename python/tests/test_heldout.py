@@ -55,6 +55,10 @@ def test_arms_flags_and_task_selection() -> None:
             parse_arm(bad)
     args = parse_args(["--arm", "a=m", "--samples", "16,4"])
     assert args.samples == [4, 16] and args.seeds == 2 and args.temperature == 0.8
+    assert parse_args(["--arm", "a=m", "--samples", "0"]).samples == []  # greedy only
+    for bad in (["--samples", "0,4"], ["--samples", "0", "--optuna"]):
+        with pytest.raises(SystemExit):
+            parse_args(["--arm", "a=m", *bad])
     with pytest.raises(SystemExit):
         parse_args(["--seeds", "1"])
     with pytest.raises(SystemExit):

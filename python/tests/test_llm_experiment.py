@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rrl_client.expert_iteration import family_flags, serve_cmd
-from rrl_client.llm_experiment import last_five, parse_args, stage_grpo, stage_heldout, stage_sft
+from rrl_client.llm_experiment import grpo_arms, last_five, parse_args, stage_grpo, stage_heldout, stage_sft
 
 
 def test_family_flags_name_every_draw_and_the_seed_once() -> None:
@@ -57,19 +57,45 @@ def test_last_five_reads_the_last_five_steps(tmp_path: Path) -> None:
 
 def test_finished_stages_are_kept_not_rerun(tmp_path: Path) -> None:
     args = parse_args(
-        ["--model", "m.gguf", "--out", str(tmp_path), "--grpo-tasks", "a", "--heldout-family", "rings:1", "--steps", "2", "--node", "/nonexistent/node"]
+        [
+            "--model",
+            "m.gguf",
+            "--out",
+            str(tmp_path),
+            "--grpo-tasks",
+            "a",
+            "--heldout-family",
+            "rings:1",
+            "--steps",
+            "2",
+            "--node",
+            "/nonexistent/node",
+            "--ablate-doc",
+            "--eval-rounds",
+            "2",
+        ]
     )
     (tmp_path / "sft").mkdir()
     (tmp_path / "sft" / "summary.json").write_text(json.dumps({"adapter": "A", "rows": 3}))
     for arm in ("grpo", "frozen"):
         (tmp_path / arm).mkdir()
         (tmp_path / arm / "log.jsonl").write_text('{"step": 1}\n{"step": 2}\n')
-    (tmp_path / "heldout").mkdir()
-    (tmp_path / "heldout" / "heldout.json").write_text("{}")
+    for folder in ("heldout", "heldout-nodoc", "heldout-rounds"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "heldout.json").write_text("{}")
     # nothing is started (the node given does not exist): every stage finds its result
     assert stage_sft(args, tmp_path, ["run"]) == {"adapter": "A", "rows": 3}
     stage_grpo(args, tmp_path, "A")
-    stage_heldout(args, tmp_path, "A", "B")
+    stage_heldout(args, tmp_path, "A")
+
+
+def test_grpo_seeds_are_runs_of_their_own_and_the_frozen_arm_sits_beside_seed_0() -> None:
+    base = ["--model", "m", "--out", "o", "--grpo-tasks", "a", "--heldout-corpus", "held-out:1"]
+    assert grpo_arms(parse_args(base)) == [("grpo", 0), ("frozen", 0)]
+    assert grpo_arms(parse_args([*base, "--grpo-seeds", "3", "--no-frozen"])) == [("grpo", 0), ("grpo-1", 1), ("grpo-2", 2)]
+    for bad in (["--grpo-seeds", "0"], ["--sft-adapter", "A", "--own-samples", "4"]):
+        with pytest.raises(SystemExit):
+            parse_args([*base, *bad])
 
 
 def test_held_out_draws_are_required() -> None:

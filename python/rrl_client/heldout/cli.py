@@ -49,7 +49,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         metavar="NAME=MODEL[:ADAPTER]",
         help="a model arm (repeatable): a model directory or .gguf file, and optionally a PEFT adapter directory",
     )
-    p.add_argument("--samples", default="4,16", help="the N of the best-of-N columns, comma-separated (sampled once at the largest)")
+    p.add_argument("--samples", default="4,16", help="the N of the best-of-N columns, comma-separated (sampled once at the largest); 0: none, greedy only")
     p.add_argument("--temperature", type=float, default=0.8, help="sampling temperature of the best-of-N completions")
     p.add_argument(
         "--rounds",
@@ -92,8 +92,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.samples = sorted({int(s) for s in args.samples.split(",") if s.strip()})
     except ValueError:
         p.error(f"--samples takes comma-separated integers, got {args.samples!r}")
-    if not args.samples or args.samples[0] < 1:
-        p.error("--samples: every N must be at least 1")
+    if args.samples == [0]:
+        args.samples = []
+    elif not args.samples or args.samples[0] < 1:
+        p.error("--samples: every N must be at least 1 (or 0 alone: greedy only)")
+    if args.optuna and not args.samples:
+        p.error("--optuna needs --samples N (its best of N over N trials)")
     if args.seeds < 2:
         p.error("--seeds must be at least 2 (the tables give mean ± sd over seeds)")
     if not 0 <= args.rounds <= 8:
@@ -134,7 +138,8 @@ def cell(
         m[f"best_{n}"] = score
         if i is not None:
             picks[f"best_{n}"] = {"index": i, "single": sampled[i].normalized, "confirmed": score}
-    m["valid_share"] = valid_share(sampled)
+    # greedy only (--samples 0): the greedy job's validity, as the baseline's row has it
+    m["valid_share"] = valid_share(sampled) if sampled or greedy is None else float(greedy.valid)
     return m, picks
 
 
@@ -171,11 +176,11 @@ def run_model_arm(
     client: RrlClient, spec: ArmSpec, args: argparse.Namespace, seeds: list[int], inputs: dict[str, dict[str, Any]], guided: bool, confirmed: Confirmed
 ) -> dict[str, Any]:
     """One model arm over every task and seed: the greedy completion once per task (it does not depend
-    on the seed), ``max(samples)`` sampled completions per task and seed."""
+    on the seed), ``max(samples)`` sampled completions per task and seed (none with ``--samples 0``)."""
     started = time.time()
     model, tok = load_arm(spec)
     arm = ModelArm(model, tok, guided=guided, engine=args.guided_engine, max_new_tokens=args.max_new_tokens, temperature=args.temperature)
-    n = max(args.samples)
+    n = max(args.samples, default=0)
     per_seed: dict[int, dict[str, Metrics]] = {s: {} for s in seeds}
     raw: dict[str, Any] = {}
     for task, inp in inputs.items():
@@ -188,7 +193,7 @@ def run_model_arm(
         if args.rounds:
             rounds_score, raw[task]["rounds"] = rounds_cell(client, arm, task, inp, args.rounds, confirmed)
         for seed in seeds:
-            texts = arm.generate(inp["messages"], schema, n, seed)
+            texts = arm.generate(inp["messages"], schema, n, seed) if n else []
             outs = post(client, task, texts)
             per_seed[seed][task], picks = cell(greedy, outs, texts, args.samples, partial(confirmed, task), greedy_confirmed)
             if args.rounds:
