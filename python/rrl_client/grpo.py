@@ -80,7 +80,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--shared-prefix",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="run each group's prompt once, in generation and in the update (rrl_client.prefix; --no-shared-prefix: every row in full)",
+        help="run each group's prompt once, in generation and in the update (rrl_client.prefix); turns TRL's gradient checkpointing off, which "
+        "drops the shared cache (--no-shared-prefix: every row in full, checkpointing on, for memory)",
     )
     p.add_argument(
         "--guided-engine", default="xgrammar", choices=["xgrammar", "llguidance"], help="grammar engine of --guided (xgrammar: measured, docs/llm-training.md)"
@@ -232,6 +233,8 @@ def grpo_config(args: argparse.Namespace, cpu: bool) -> Any:
         extra.update(use_cpu=True, bf16=False, fp16=False)
     return GRPOConfig(
         output_dir=args.output_dir,
+        # the shared prompt's key/value cache does not survive checkpointed layers (rrl_client.prefix)
+        gradient_checkpointing=not getattr(args, "shared_prefix", False),
         max_steps=args.steps,
         per_device_train_batch_size=args.num_generations * args.prompts_per_step,
         gradient_accumulation_steps=1,

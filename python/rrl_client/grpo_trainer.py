@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, cast
 
-from .prefix import shared_prefix_logps
+from .prefix import checkpointing, shared_prefix_logps
 from .rewards import TrlReward
 
 
@@ -54,7 +54,9 @@ class RrlGRPOTrainer(_GRPOTrainer):
 
     **Shared prompts** (``shared_prefix``): log-probabilities (the loss's, the KL reference's, the old
     policy's) run each distinct prompt of the batch once (:func:`rrl_client.prefix.shared_prefix_logps`),
-    the same numbers as TRL's full pass; multimodal inputs and MoE auxiliary losses take TRL's path."""
+    the same numbers as TRL's full pass; multimodal inputs, MoE auxiliary losses and a model in training
+    with gradient checkpointing on (its layers drop the shared cache; ``rrl_client.grpo`` turns
+    checkpointing off with the shared prompt) take TRL's path."""
 
     def __init__(self, *args: Any, keep_flat_groups: bool = False, shared_prefix: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -74,7 +76,8 @@ class RrlGRPOTrainer(_GRPOTrainer):
         compute_aux_loss: bool = False,
         **multimodal: Any,
     ) -> Any:
-        if not self.shared_prefix or compute_aux_loss or any(v is not None for v in multimodal.values()):
+        shared = self.shared_prefix and not (model.training and checkpointing(model))
+        if not shared or compute_aux_loss or any(v is not None for v in multimodal.values()):
             return super()._get_per_token_logps_and_entropies(
                 model, input_ids, attention_mask, logits_to_keep, batch_size, compute_entropy, compute_aux_loss, **multimodal
             )

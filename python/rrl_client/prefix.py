@@ -35,6 +35,11 @@ def _distinct_rows(input_ids: Any, attention_mask: Any) -> tuple[Any, Any]:
     return torch.tensor(keep, device=input_ids.device), torch.tensor(index, device=input_ids.device)
 
 
+def checkpointing(model: Any) -> bool:
+    """Whether gradient checkpointing is on for ``model`` (a PEFT wrapper asks its base model)."""
+    return bool(getattr(model, "is_gradient_checkpointing", False))
+
+
 def _cache(model: Any) -> Any:
     from transformers import DynamicCache
 
@@ -121,10 +126,14 @@ def shared_prefix_logps(model: Any, input_ids: Any, attention_mask: Any, logits_
     """Log-probabilities of the last ``logits_to_keep`` tokens of each row (the completion) under ``model``,
     with logits divided by ``temperature`` as TRL does, and those logits; each distinct prompt (the tokens
     before them, with its mask) is run once and its key/value cache shared by its rows. Positions are
-    the plain forward pass's (0, 1, ... over the padded row), so the numbers are the full pass's."""
+    the plain forward pass's (0, 1, ... over the padded row), so the numbers are the full pass's. Raises
+    ValueError for a model in training with gradient checkpointing on: its layers drop the cache, and the
+    completion would be scored without its prompt."""
     import torch
     from trl.trainer.utils import selective_log_softmax
 
+    if model.training and checkpointing(model):
+        raise ValueError("shared_prefix_logps needs the key/value cache, which gradient checkpointing drops in training: turn one of them off")
     prompt_len = input_ids.shape[1] - logits_to_keep
     prompt_ids, prompt_mask = input_ids[:, :prompt_len], attention_mask[:, :prompt_len]
     keep, index = _distinct_rows(prompt_ids, prompt_mask)
@@ -138,4 +147,4 @@ def shared_prefix_logps(model: Any, input_ids: Any, attention_mask: Any, logits_
     return selective_log_softmax(logits, completion), logits
 
 
-__all__ = ["install_prefix_cache", "shared_prefix_logps"]
+__all__ = ["checkpointing", "install_prefix_cache", "shared_prefix_logps"]

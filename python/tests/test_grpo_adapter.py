@@ -68,6 +68,22 @@ def test_grpo_trains_on_from_the_sft_adapter(fake: FakeRrl, tmp_path: Path) -> N
     after = dict(trainer.model.named_parameters())
     assert any(not torch.equal(p, after[n].detach()) for n, p in loaded.items()), "GRPO moved the adapter"
     assert all(torch.equal(p, after[n.replace(".default.", ".ref.")].detach()) for n, p in ref.items()), "the reference stayed put"
+    # before its first update the policy is the reference, token for token: the loss's log-probabilities and the
+    # reference's are the same numbers, so the first step's KL is 0 (a shared prompt scored wrong shows here first)
+    assert trainer.state.log_history[0]["kl"] == pytest.approx(0.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_the_first_step_s_kl_is_zero_both_ways(fake: FakeRrl, tmp_path: Path, shared: bool) -> None:
+    tok = tiny_tokenizer()
+    adapter = sft_adapter(tmp_path, tok)
+    argv = ["--model", "unused", "--adapter", str(adapter), "--steps", "1", "--num-generations", "4", "--prompts-per-step", "2"]
+    argv += ["--max-completion-length", "12", "--output-dir", str(tmp_path / "grpo"), "--cpu", "--seed", "1", "--keep-flat-groups", "--beta", "0.1"]
+    args = parse_args([*argv, "--shared-prefix" if shared else "--no-shared-prefix"])
+    trainer, _ = build_trainer(args, RrlClient(fake.url), tiny_model(tok), tok, ["cartpole-balance", "iris-classify"])
+    assert trainer.args.gradient_checkpointing is not shared  # the shared prompt's cache needs it off
+    trainer.train()
+    assert trainer.state.log_history[0]["kl"] == pytest.approx(0.0, abs=1e-5)
 
 
 def test_flat_groups_are_the_groups_of_equal_rewards() -> None:

@@ -291,6 +291,24 @@ def test_transfer_rows_under_several_secrets_count_every_repetition_and_carry_th
     assert arms["transfer: optuna CMA-ES"]["summary"]["best_16"]["mean"] is None
 
 
+def test_confirmed_transfer_picks_replace_their_single_scores_and_unconfirmed_ones_are_missing(fake: FakeRrl, tmp_path: Path) -> None:
+    transfer = tmp_path / "transfer"
+    transfer.mkdir()
+    row = {"task": TASK, "zeroShot": 0.7, "randomBest4": 0.6, "randomBest16": 0.9, "optunaTpeSeededBest16": 0.95, "baseline": 0.1}
+    sure = {"task": TASK, "zeroShot": 0.65, "randomBest4": 0.5, "randomBest16": 0.7, "baseline": 0.12}  # TPE's pick not confirmed
+    per_seed = [{"seed": 1, "rows": [row], "confirmed": {"rows": [sure]}}]
+    (transfer / "transfer.json").write_text(json.dumps({"rows": [row], "perSeed": per_seed}))
+    out = tmp_path / "out"
+    assert main(["--url", fake.url, "--tasks", TASK, "--from-transfer", str(transfer), "--out", str(out)]) == 0
+    arms = json.loads((out / "heldout.json").read_text())["arms"]
+    ctrl = arms["transfer: controller"]["summary"]
+    assert ctrl["greedy"]["mean"] == pytest.approx(0.7) and ctrl["greedy_confirmed"]["mean"] == pytest.approx(0.65)
+    assert arms["transfer: random search"]["summary"]["best_16"]["mean"] == pytest.approx(0.7)
+    assert arms["transfer: random search"]["summary"]["best_4"]["mean"] == pytest.approx(0.5)
+    assert arms["transfer: optuna TPE seeded"]["summary"]["best_16"]["mean"] is None
+    assert arms["transfer: baseline"]["summary"]["greedy_confirmed"]["mean"] == pytest.approx(0.12)
+
+
 def test_from_transfer_alone_picks_its_tasks_the_server_lists(fake: FakeRrl, tmp_path: Path) -> None:
     transfer = tmp_path / "transfer"
     transfer.mkdir()

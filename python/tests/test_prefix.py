@@ -93,6 +93,21 @@ def test_shared_prefix_logps_and_gradients_are_the_full_pass(kind: str) -> None:
         assert torch.allclose(g_got[name], g_want[name], atol=1e-5, rtol=1e-4), name
 
 
+def test_shared_prefix_logps_refuses_a_model_whose_checkpointed_layers_drop_the_cache() -> None:
+    from rrl_client.prefix import shared_prefix_logps
+    from tiny_model import tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    model = tiny("llama", tok, 4)
+    input_ids, mask, k = batch(tok, completions=True)
+    model.gradient_checkpointing_enable()
+    model.train()
+    with pytest.raises(ValueError, match="gradient checkpointing"):
+        shared_prefix_logps(model, input_ids, mask, k, 1.0)
+    model.eval()  # in eval the layers keep the cache: allowed
+    shared_prefix_logps(model, input_ids, mask, k, 1.0)
+
+
 @pytest.mark.parametrize("kind", ["llama", "gemma3"])
 def test_rows_that_start_alike_share_their_start_and_generate_as_plain_rows(kind: str) -> None:
     import torch

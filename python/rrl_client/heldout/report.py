@@ -75,6 +75,8 @@ RESULT_REPETITIONS = "perSeed"
 """``transfer.json``'s repetitions (one seed under one evaluation secret)."""
 REPETITION_SEED = "seed"
 REPETITION_SECRET = "secret"
+REPETITION_CONFIRMED = "confirmed"
+"""A repetition's picks trained again on the confirmation seeds: its ``rows``, with the fields of ``rows``."""
 ROW_TASK = "task"
 
 
@@ -83,7 +85,7 @@ def transfer_fields_read() -> dict[str, set[str]]:
     TypeScript writes them, and ``tests/test_contracts.py`` checks each is among the fields it exports."""
     return {
         "result": {RESULT_ROWS, RESULT_REPETITIONS},
-        "repetition": {REPETITION_SEED, REPETITION_SECRET, RESULT_ROWS},
+        "repetition": {REPETITION_SEED, REPETITION_SECRET, RESULT_ROWS, REPETITION_CONFIRMED},
         "row": {ROW_TASK, *(field for fields in TRANSFER_ROWS.values() for field in fields.values())},
     }
 
@@ -98,17 +100,27 @@ def transfer_tasks(directory: str) -> list[str]:
     return [str(r[ROW_TASK]) for r in data.get(RESULT_ROWS, []) if isinstance(r, dict) and ROW_TASK in r]
 
 
+def _number(v: Any) -> float | None:
+    return float(v) if isinstance(v, (int, float)) else None
+
+
 def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> tuple[dict[str, dict[int, dict[str, Metrics]]], list[str]]:
     """The transfer experiment's rows for ``tasks`` from ``DIR/transfer.json``, per arm and seed (its own
     seeds), and the tasks it has no row for. Only best of 4 and 16 exist there (and failed jobs scored 0).
-    Under several evaluation secrets (``--secrets``) each repetition is its own key: the seed plus
-    ``REPETITION_STRIDE`` times the secret's index."""
+    Where a repetition has its picks confirmed (its ``confirmed`` rows: each pick trained again on the
+    harness's confirmation seeds), its best of N are those confirmed scores, as a model arm's are, and the
+    greedy job's (the zero-shot job's, the baseline's) is its ``greedy_confirmed``; a pick it did not
+    confirm is missing there rather than its single score. Under several evaluation secrets
+    (``--secrets``) each repetition is its own key: the seed plus ``REPETITION_STRIDE`` times the secret's
+    index."""
     data = json.loads((Path(directory) / TRANSFER_FILE).read_text())
     per_seed = data.get(RESULT_REPETITIONS) or [{REPETITION_SEED: 0, RESULT_ROWS: data.get(RESULT_ROWS, [])}]
     arms: dict[str, dict[int, dict[str, Metrics]]] = {name: {} for name in TRANSFER_ROWS}
     seen: set[str] = set()
     for entry in per_seed:
         seed = int(entry.get(REPETITION_SEED, 0)) + REPETITION_STRIDE * int(entry.get(REPETITION_SECRET, 0))
+        confirmed = entry.get(REPETITION_CONFIRMED)
+        sure = {r.get(ROW_TASK): r for r in confirmed.get(RESULT_ROWS, [])} if isinstance(confirmed, dict) else {}
         for row in entry.get(RESULT_ROWS, []):
             task = row.get(ROW_TASK)
             if task not in tasks:
@@ -118,8 +130,11 @@ def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> 
                 cell: Metrics = {k: None for k in keys}
                 for k, src in fields.items():
                     if k in cell:
-                        v = row.get(src)
-                        cell[k] = float(v) if isinstance(v, (int, float)) else None
+                        cell[k] = _number(row.get(src))
+                    if task in sure:
+                        picked = "greedy_confirmed" if k == "greedy" else k
+                        if picked in cell:
+                            cell[picked] = _number(sure[task].get(src))
                 arms[name].setdefault(seed, {})[task] = cell
     return arms, [t for t in tasks if t not in seen]
 
