@@ -286,7 +286,8 @@ def stage_grpo(args: argparse.Namespace, out: Path, adapter: str) -> None:
 
 
 def run_grpo_wave(args: argparse.Namespace, out: Path, adapter: str, wave: Sequence[tuple[str, int]]) -> None:
-    """GRPO runs side by side, each against an ``rrl serve`` of its own; raises naming the runs that failed."""
+    """GRPO runs side by side (one torch thread each; a run alone gets ``--threads``), each against an ``rrl serve`` of
+    its own; raises naming the runs that failed."""
     serves = {a: start_serve(serve_cmd(args.node, args.rrl, out / f"serve-{a}", args.train_family, args.family_seed, args.train_corpus)) for a, _ in wave}
     procs: dict[str, subprocess.Popen[bytes]] = {}
     try:
@@ -298,7 +299,7 @@ def run_grpo_wave(args: argparse.Namespace, out: Path, adapter: str, wave: Seque
                 *("--temperature", str(args.temperature), "--learning-rate", str(args.learning_rate), "--beta", str(args.beta)),
                 *("--prompt-form", "patch", "--guided", "--rounds", str(args.rounds)),
                 *(["--doc-chars", str(args.doc_chars)] if args.doc_chars is not None else []),
-                *("--threads", "1", "--seed", str(seed), "--output-dir", str(out / a)),
+                *("--threads", "1" if len(wave) > 1 else str(args.threads), "--seed", str(seed), "--output-dir", str(out / a)),
                 *(["--frozen"] if a == "frozen" else []),
             ]
             say(f"{a}: {' '.join(cmd[1:])}")
