@@ -27,6 +27,14 @@ test('terms: arms joined by +, the metric after a colon (greedy_confirmed by def
     metric: 'best_4',
   });
   assert.equal(parseTerm('a/sft').metric, 'greedy_confirmed');
+  assert.deepEqual(parseTerm('m/transfer: optuna TPE seeded:best_16').arms, [{ label: 'm', arm: 'transfer: optuna TPE seeded' }]);
+  assert.equal(parseTerm('m/transfer: optuna TPE seeded:best_16').metric, 'best_16');
+  assert.deepEqual(parseTerm('m/transfer: controller'), {
+    text: 'm/transfer: controller',
+    arms: [{ label: 'm', arm: 'transfer: controller' }],
+    metric: 'greedy_confirmed',
+  });
+  assert.throws(() => parseTerm('a/sft:'), /expected LABEL\/ARM/);
   assert.throws(() => parseTerm('sft'), /expected LABEL\/ARM/);
   assert.throws(() => parsePair('a/x-a/y'), /spaces around the minus/);
 });

@@ -27,16 +27,25 @@ export interface Term {
 /** The metric a term without one reads: the greedy job on the harness's confirmation seeds. */
 export const DEFAULT_METRIC = 'greedy_confirmed';
 
-/** Parses a term; throws with the expected form. */
+/**
+ * Parses a term; throws with the expected form. The metric is what follows the last colon when it is
+ * a metric's name (no spaces), so an arm named with a colon and a space — the transfer rows,
+ * `transfer: optuna TPE seeded` — reads as an arm.
+ */
 export function parseTerm(text: string): Term {
-  const [armsText, metric = DEFAULT_METRIC, ...rest] = text.trim().split(':');
+  const trimmed = text.trim();
+  const colon = trimmed.lastIndexOf(':');
+  const tail = colon < 0 ? '' : trimmed.slice(colon + 1);
+  const named = /^[a-z_0-9]+$/.test(tail);
+  const armsText = named ? trimmed.slice(0, colon) : trimmed;
+  const metric = named ? tail : DEFAULT_METRIC;
+  if (colon === trimmed.length - 1) throw new Error(`"${text}": expected LABEL/ARM[+LABEL/ARM…][:metric]`);
   const arms = armsText.split('+').map((a) => {
     const [label, arm, ...more] = a.trim().split('/');
-    if (!label || !arm || more.length) throw new Error(`"${a}": expected LABEL/ARM`);
-    return { label, arm };
+    if (!label || !arm?.trim() || more.length) throw new Error(`"${a}": expected LABEL/ARM`);
+    return { label, arm: arm.trim() };
   });
-  if (rest.length || !/^[a-z_0-9]+$/.test(metric)) throw new Error(`"${text}": expected LABEL/ARM[+LABEL/ARM…][:metric]`);
-  return { text: text.trim(), arms, metric };
+  return { text: trimmed, arms, metric };
 }
 
 /** A comparison `A - B` of two terms. */
