@@ -16,7 +16,9 @@
  * RRL_GRPO_REPORT_ONLY=1 (report the logs already in OUT without training), RRL_GRPO_LR (2e-4),
  * RRL_GRPO_BETA (0.04: the KL coefficient), RRL_GRPO_FORMAT_WEIGHT (0.5: the format reward's weight),
  * RRL_GRPO_TITLE (the plot's title). With RRL_GRPO_REPORT_ONLY=1 it reports any OUT laid out as OUT/grpo/log.jsonl
- * and OUT/frozen/log.jsonl, e.g. `python -m rrl_client.llm_experiment`'s.
+ * and OUT/frozen/log.jsonl, e.g. `python -m rrl_client.llm_experiment`'s; its further GRPO seeds
+ * (OUT/grpo-1/, OUT/grpo-2/, … of `--grpo-seeds`) get a column each, and the seeds' mean outer reward
+ * per step against the frozen arm's, paired by step with its 90 % interval.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -25,6 +27,7 @@ import { createInterface } from 'node:readline';
 import type { TopLevelSpec } from 'vega-lite';
 import { renderSvg } from '../src/outer/plots.js';
 import { num, table } from '../src/cli/format.js';
+import { pairedDifference } from '../src/util/paired-difference.js';
 
 /** One line of the trainer's `log.jsonl`. */
 interface StepLine {
@@ -115,7 +118,7 @@ function runArm(arm: Arm, url: string, out: string, settings: Settings): Promise
 }
 
 /** The steps of one arm's log. */
-function readLog(out: string, arm: Arm): StepLine[] {
+function readLog(out: string, arm: string): StepLine[] {
   const path = join(out, arm, 'log.jsonl');
   if (!existsSync(path)) return [];
   return readFileSync(path, 'utf8')
@@ -239,11 +242,41 @@ export async function grpo(): Promise<Record<string, unknown>> {
     ['generation tokens/s (median)', 'tokensPerSecond', 1],
     ['seconds per step (median)', 'secondsPerStep', 1],
   ];
+  const seeds = seedLogs(out, steps);
+  const seedSummaries = seeds.map(([, lines]) => summarise(lines, steps));
   process.stderr.write(
     `${table(
-      [`over ${steps} steps`, 'GRPO (LoRA)', 'frozen'],
-      rows.map(([label, key, digits]) => [label, num(summary.grpo[key], digits), num(summary.frozen[key], digits)]),
-    )}\nplot: ${svg}\n`,
+      [`over ${steps} steps`, 'GRPO (LoRA)', ...seeds.map(([name]) => name), 'frozen'],
+      rows.map(([label, key, digits]) => [
+        label,
+        num(summary.grpo[key], digits),
+        ...seedSummaries.map((s) => num(s[key], digits)),
+        num(summary.frozen[key], digits),
+      ]),
+    )}\n${seeds.length ? `${seedsAgainstFrozen([logs.grpo, ...seeds.map(([, l]) => l)], logs.frozen, steps)}\n` : ''}plot: ${svg}\n`,
   );
-  return { steps, tasks: settings.tasks, model: settings.model, ...summary, svg };
+  return { steps, tasks: settings.tasks, model: settings.model, ...summary, seeds: Object.fromEntries(seeds.map(([n], i) => [n, seedSummaries[i]])), svg };
+}
+
+/** The further GRPO seeds' logs in OUT (`grpo-1/`, `grpo-2/`, … while they exist), each with at least `steps` steps. */
+function seedLogs(out: string, steps: number): [string, StepLine[]][] {
+  const found: [string, StepLine[]][] = [];
+  for (let k = 1; existsSync(join(out, `grpo-${k}`, 'log.jsonl')); k++) {
+    const lines = readLog(out, `grpo-${k}`);
+    if (lines.length >= steps) found.push([`grpo-${k}`, lines]);
+  }
+  return found;
+}
+
+/** The GRPO seeds' mean outer reward per step minus the frozen arm's, paired by step (one line). */
+function seedsAgainstFrozen(runs: StepLine[][], frozen: StepLine[], steps: number): string {
+  const reward = (l: StepLine | undefined): number | null => l?.['outer/reward'] ?? null;
+  const perStep = Array.from({ length: steps }, (_, i) => {
+    const vs = runs.map((r) => reward(r[i])).filter((v): v is number => v !== null);
+    return vs.length === runs.length ? vs.reduce((a, b) => a + b, 0) / vs.length : null;
+  });
+  const d = pairedDifference(perStep, frozen.slice(0, steps).map(reward));
+  if (!d) return `GRPO over ${runs.length} seeds − frozen: no step with both`;
+  const ci = d.lo === null || d.hi === null ? '' : ` [${num(d.lo, 3)}, ${num(d.hi, 3)}] (90 %)`;
+  return `GRPO over ${runs.length} seeds − frozen, outer reward paired by step: ${num(d.mean, 3)}${ci} over ${d.n} steps`;
 }

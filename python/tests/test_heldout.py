@@ -20,6 +20,7 @@ from rrl_client.client import RrlClient
 from rrl_client.guided import schema_errors
 from rrl_client.heldout.cli import held_out_tasks, main, parse_args
 from rrl_client.heldout.models import parse_arm
+from rrl_client.heldout.report import REPETITION_STRIDE, metric_keys, read_transfer, transfer_ready, transfer_tasks
 from rrl_client.heldout.space import from_description
 
 REPO = Path(__file__).resolve().parents[2]
@@ -340,3 +341,25 @@ def test_transfer_rows_missing_at_first_are_skipped_loudly_then_added_later(fake
     assert not any("left out" in n for n in after["notes"])
     assert "| transfer: controller |" in (out / "heldout.md").read_text()
     assert main(["--add-transfer", str(tmp_path / "nowhere"), "--from-transfer", str(transfer)]) == 2
+
+
+def test_a_transfer_kept_as_its_repetitions_files_reads_as_its_transfer_json(tmp_path: Path) -> None:
+    row = {"task": TASK, "zeroShot": 0.7, "randomBest16": 0.9, "optunaTpeSeededBest16": 0.8, "baseline": 0.1}
+    reps = [
+        {"seed": 1, "secret": 0, "rows": [row], "confirmed": {"rows": [{**row, "zeroShot": 0.6}]}},
+        {"seed": 1, "secret": 1, "rows": [{**row, "randomBest16": 0.5}], "confirmed": None},
+    ]
+    whole, kept = tmp_path / "whole", tmp_path / "kept"
+    whole.mkdir()
+    (whole / "transfer.json").write_text(json.dumps({"rows": [row], "perSeed": reps}))
+    for k, rep in enumerate(reps, 1):
+        (kept / f"secret-{k}").mkdir(parents=True)
+        (kept / f"secret-{k}" / "repetition.json").write_text(json.dumps(rep))
+    keys = metric_keys([4, 16])
+    assert transfer_ready(str(kept)) and not transfer_ready(str(tmp_path / "empty"))
+    assert transfer_tasks(str(kept)) == transfer_tasks(str(whole)) == [TASK]
+    assert read_transfer(str(kept), [TASK], keys) == read_transfer(str(whole), [TASK], keys)
+    arms, absent = read_transfer(str(kept), [TASK, "elsewhere"], keys)
+    assert absent == ["elsewhere"]
+    assert arms["transfer: controller"][1][TASK]["greedy_confirmed"] == pytest.approx(0.6)
+    assert arms["transfer: random search"][REPETITION_STRIDE + 1][TASK]["best_16"] == pytest.approx(0.5)

@@ -30,7 +30,7 @@ from ..client import RrlClient
 from ..contracts import DEFAULT_URL
 from .harness import Confirmed, Outcome, best_of, post, valid_share
 from .models import ArmSpec, ModelArm, guided_unavailable, load_arm, parse_arm, warn
-from .report import TRANSFER_FILE, Metrics, metric_keys, read_transfer, summarise, transfer_tasks, write
+from .report import Metrics, metric_keys, read_transfer, summarise, transfer_ready, transfer_tasks, write
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -78,7 +78,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--space", default=None, metavar="FILE", help="the Optuna arm's design spaces from `rrl space --out FILE` (default: GET /v1/tasks/{id}/space)"
     )
-    p.add_argument("--from-transfer", default=None, metavar="DIR", help="add the rows of `rrl experiment transfer`'s DIR/transfer.json for the same tasks")
+    p.add_argument(
+        "--from-transfer",
+        default=None,
+        metavar="DIR",
+        help="add the rows of `rrl experiment transfer`'s DIR (its transfer.json, or only its repetitions' DIR/*/repetition.json) for the same tasks",
+    )
     p.add_argument(
         "--add-transfer",
         default=None,
@@ -244,16 +249,11 @@ def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int]
     return {"kind": "optuna", "trials": n, "batch": args.optuna_batch, "per_seed_tasks": per_seed, "raw": raw, "seconds": time.time() - started}
 
 
-def transfer_ready(directory: str) -> bool:
-    """Whether ``rrl experiment transfer`` has written its ``transfer.json`` in ``directory``."""
-    return (Path(directory) / TRANSFER_FILE).is_file()
-
-
 def add_transfer_rows(arms: dict[str, dict[str, Any]], notes: list[str], directory: str, tasks: Sequence[str], keys: Sequence[str]) -> None:
     """The transfer experiment's rows for ``tasks`` as arms (not yet summarised), with their notes."""
     rows, absent = read_transfer(directory, tasks, keys)
     if absent:
-        notes.append(f"transfer.json in {directory} has no row for: {', '.join(absent)}")
+        notes.append(f"the transfer rows in {directory} have no row for: {', '.join(absent)}")
     notes.append(f"transfer rows: `rrl experiment transfer` in {directory}, over its own seeds and tasks found there (a failed job scores 0 there).")
     for name, per_seed in rows.items():
         if per_seed:
@@ -274,7 +274,7 @@ def attach_transfer(out: str, directory: str) -> int:
         print(f"--add-transfer: no heldout.json in {out}", file=sys.stderr)
         return 2
     if not transfer_ready(directory):
-        print(f"--from-transfer: no transfer.json in {directory}", file=sys.stderr)
+        print(f"--from-transfer: no transfer.json or */repetition.json in {directory}", file=sys.stderr)
         return 2
     result = json.loads(path.read_text())
     tasks, keys = result["tasks"], metric_keys(result["settings"]["samples"], result["settings"].get("rounds", 0))

@@ -94,9 +94,34 @@ REPETITION_STRIDE = 1_000_000
 """Key of a transfer repetition: its seed + this × its secret's index (seeds stay below it)."""
 
 
+REPETITION_FILE = "repetition.json"
+"""A finished repetition's own file, ``DIR/<repetition>/repetition.json`` (what a transfer experiment's committed summary
+keeps, e.g. ``bench/transfer-corpus/``): its fields are a ``perSeed`` entry's."""
+
+
+def transfer_repetition_files(directory: str) -> list[Path]:
+    """The ``repetition.json`` files one level below ``directory``, by folder name."""
+    return sorted(Path(directory).glob(f"*/{REPETITION_FILE}"))
+
+
+def transfer_ready(directory: str) -> bool:
+    """Whether ``directory`` holds a transfer experiment's rows: its ``transfer.json``, or its repetitions' files."""
+    return (Path(directory) / TRANSFER_FILE).is_file() or bool(transfer_repetition_files(directory))
+
+
+def transfer_data(directory: str) -> dict[str, Any]:
+    """``DIR/transfer.json``, or, where only the repetitions were kept, their ``repetition.json`` files as its
+    ``perSeed`` (its ``rows`` then the first repetition's, which name the same tasks)."""
+    path = Path(directory) / TRANSFER_FILE
+    if path.is_file():
+        return dict(json.loads(path.read_text()))
+    reps = [json.loads(f.read_text()) for f in transfer_repetition_files(directory)]
+    return {RESULT_ROWS: reps[0].get(RESULT_ROWS, []) if reps else [], RESULT_REPETITIONS: reps}
+
+
 def transfer_tasks(directory: str) -> list[str]:
     """The held-out task ids of the transfer experiment in ``directory`` (its ``rows``, in order)."""
-    data = json.loads((Path(directory) / TRANSFER_FILE).read_text())
+    data = transfer_data(directory)
     return [str(r[ROW_TASK]) for r in data.get(RESULT_ROWS, []) if isinstance(r, dict) and ROW_TASK in r]
 
 
@@ -105,7 +130,7 @@ def _number(v: Any) -> float | None:
 
 
 def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> tuple[dict[str, dict[int, dict[str, Metrics]]], list[str]]:
-    """The transfer experiment's rows for ``tasks`` from ``DIR/transfer.json``, per arm and seed (its own
+    """The transfer experiment's rows for ``tasks`` from ``DIR/transfer.json`` (or its repetitions' files), per arm and seed (its own
     seeds), and the tasks it has no row for. Only best of 4 and 16 exist there (and failed jobs scored 0).
     Where a repetition has its picks confirmed (its ``confirmed`` rows: each pick trained again on the
     harness's confirmation seeds), its best of N are those confirmed scores, as a model arm's are, and the
@@ -113,7 +138,7 @@ def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> 
     confirm is missing there rather than its single score. Under several evaluation secrets
     (``--secrets``) each repetition is its own key: the seed plus ``REPETITION_STRIDE`` times the secret's
     index."""
-    data = json.loads((Path(directory) / TRANSFER_FILE).read_text())
+    data = transfer_data(directory)
     per_seed = data.get(RESULT_REPETITIONS) or [{REPETITION_SEED: 0, RESULT_ROWS: data.get(RESULT_ROWS, [])}]
     arms: dict[str, dict[int, dict[str, Metrics]]] = {name: {} for name in TRANSFER_ROWS}
     seen: set[str] = set()
