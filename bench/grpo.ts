@@ -255,7 +255,8 @@ export async function grpo(): Promise<Record<string, unknown>> {
       ]),
     )}\n${seeds.length ? `${seedsAgainstFrozen([logs.grpo, ...seeds.map(([, l]) => l)], logs.frozen, steps)}\n` : ''}plot: ${svg}\n`,
   );
-  return { steps, tasks: settings.tasks, model: settings.model, ...summary, seeds: Object.fromEntries(seeds.map(([n], i) => [n, seedSummaries[i]])), svg };
+  const ran = process.env.RRL_GRPO_REPORT_ONLY !== '1' ? { tasks: settings.tasks, model: settings.model } : {}; // a report of earlier logs knows neither
+  return { steps, ...ran, ...summary, seeds: Object.fromEntries(seeds.map(([n], i) => [n, seedSummaries[i]])), svg };
 }
 
 /** The further GRPO seeds' logs in OUT (`grpo-1/`, `grpo-2/`, … while they exist), each with at least `steps` steps. */

@@ -363,3 +363,19 @@ def test_a_transfer_kept_as_its_repetitions_files_reads_as_its_transfer_json(tmp
     assert absent == ["elsewhere"]
     assert arms["transfer: controller"][1][TASK]["greedy_confirmed"] == pytest.approx(0.6)
     assert arms["transfer: random search"][REPETITION_STRIDE + 1][TASK]["best_16"] == pytest.approx(0.5)
+
+
+def test_greedy_only_evaluations_keep_the_transfer_rows_best_of_n(fake: FakeRrl, tmp_path: Path) -> None:
+    transfer = tmp_path / "transfer"
+    transfer.mkdir()
+    rows = [{"task": TASK, "zeroShot": 0.7, "randomBest4": 0.6, "randomBest16": 0.9, "optunaTpeSeededBest16": 0.8, "baseline": 0.1}]
+    (transfer / "transfer.json").write_text(json.dumps({"rows": rows, "perSeed": [{"seed": 1, "rows": rows}]}))
+    out = tmp_path / "out"
+    assert main(["--url", fake.url, "--tasks", TASK, "--samples", "0", "--from-transfer", str(transfer), "--out", str(out)]) == 0
+    arms = json.loads((out / "heldout.json").read_text())["arms"]
+    assert arms["transfer: optuna TPE seeded"]["summary"]["best_16"]["mean"] == pytest.approx(0.8)
+    assert arms["transfer: random search"]["per_seed"]["1"][TASK]["best_4"] == pytest.approx(0.6)
+    assert "best_16" not in arms["baseline"]["summary"]
+    assert main(["--add-transfer", str(out), "--from-transfer", str(transfer)]) == 0
+    again = json.loads((out / "heldout.json").read_text())["arms"]
+    assert again["transfer: random search"]["summary"]["best_16"]["mean"] == pytest.approx(0.9)

@@ -30,7 +30,7 @@ from ..client import RrlClient
 from ..contracts import DEFAULT_URL
 from .harness import Confirmed, Outcome, best_of, post, valid_share
 from .models import ArmSpec, ModelArm, guided_unavailable, load_arm, parse_arm, warn
-from .report import Metrics, metric_keys, read_transfer, summarise, transfer_ready, transfer_tasks, write
+from .report import Metrics, metric_keys, read_transfer, summarise, transfer_keys, transfer_ready, transfer_tasks, write
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -251,7 +251,7 @@ def run_optuna_arm(client: RrlClient, args: argparse.Namespace, seeds: list[int]
 
 def add_transfer_rows(arms: dict[str, dict[str, Any]], notes: list[str], directory: str, tasks: Sequence[str], keys: Sequence[str]) -> None:
     """The transfer experiment's rows for ``tasks`` as arms (not yet summarised), with their notes."""
-    rows, absent = read_transfer(directory, tasks, keys)
+    rows, absent = read_transfer(directory, tasks, transfer_keys(keys))
     if absent:
         notes.append(f"the transfer rows in {directory} have no row for: {', '.join(absent)}")
     notes.append(f"transfer rows: `rrl experiment transfer` in {directory}, over its own seeds and tasks found there (a failed job scores 0 there).")
@@ -261,8 +261,10 @@ def add_transfer_rows(arms: dict[str, dict[str, Any]], notes: list[str], directo
 
 
 def summarise_arm(arm: dict[str, Any], tasks: Sequence[str], keys: Sequence[str]) -> None:
-    """Replaces an arm's ``per_seed_tasks`` cells by its summary (means over tasks, then mean ± sd over seeds) and ``per_seed``."""
+    """Replaces an arm's ``per_seed_tasks`` cells by its summary (means over tasks, then mean ± sd over seeds) and ``per_seed``
+    (a transfer row over its own columns as well, ``transfer_keys``)."""
     per_seed_tasks = arm.pop("per_seed_tasks")
+    keys = transfer_keys(keys) if arm.get("kind") == "transfer" else keys
     arm.update(summarise(per_seed_tasks, tasks, keys))
     arm["per_seed"] = {str(s): cells for s, cells in per_seed_tasks.items()}
 

@@ -129,6 +129,13 @@ def _number(v: Any) -> float | None:
     return float(v) if isinstance(v, (int, float)) else None
 
 
+def transfer_keys(keys: Sequence[str]) -> list[str]:
+    """The columns a transfer row fills: ``keys`` and the transfer's own best of 4 and 16, which it measured whatever
+    ``--samples`` the models were given (``--samples 0`` still sets the models' greedy jobs beside them)."""
+    extra = [k for k in ("best_4", "best_16") if k not in keys]
+    return [*keys[: len(keys) - 1], *extra, keys[-1]] if keys and keys[-1] == "valid_share" else [*keys, *extra]
+
+
 def read_transfer(directory: str, tasks: Sequence[str], keys: Sequence[str]) -> tuple[dict[str, dict[int, dict[str, Metrics]]], list[str]]:
     """The transfer experiment's rows for ``tasks`` from ``DIR/transfer.json`` (or its repetitions' files), per arm and seed (its own
     seeds), and the tasks it has no row for. Only best of 4 and 16 exist there (and failed jobs scored 0).
