@@ -149,6 +149,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         p.error("give --heldout-family NAME[:COUNT] or --heldout-corpus SPLIT[:N] (or --heldout-tasks for built-in held-out tasks)")
     if args.grpo_seeds < 1:
         p.error("--grpo-seeds must be at least 1")
+    if args.seeds < 2:  # refused here, not by the held-out stage after SFT and GRPO have run
+        p.error("--seeds must be at least 2 (the held-out evaluation's repetitions; greedy jobs are one per task either way)")
     if args.sft_adapter and args.own_samples and not args.runs:
         p.error("--own-samples with --sft-adapter needs --runs (the records its own samples are exported beside)")
     return args

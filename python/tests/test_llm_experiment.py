@@ -93,7 +93,7 @@ def test_grpo_seeds_are_runs_of_their_own_and_the_frozen_arm_sits_beside_seed_0(
     base = ["--model", "m", "--out", "o", "--grpo-tasks", "a", "--heldout-corpus", "held-out:1"]
     assert grpo_arms(parse_args(base)) == [("grpo", 0), ("frozen", 0)]
     assert grpo_arms(parse_args([*base, "--grpo-seeds", "3", "--no-frozen"])) == [("grpo", 0), ("grpo-1", 1), ("grpo-2", 2)]
-    for bad in (["--grpo-seeds", "0"], ["--sft-adapter", "A", "--own-samples", "4"]):
+    for bad in (["--grpo-seeds", "0"], ["--sft-adapter", "A", "--own-samples", "4"], ["--seeds", "1"]):
         with pytest.raises(SystemExit):
             parse_args([*base, *bad])
 
