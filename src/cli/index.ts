@@ -11,6 +11,7 @@ import { registerServeCommand } from './commands/serve.js';
 import { registerPromptCommand } from './commands/prompt.js';
 import { registerSpaceCommand } from './commands/space.js';
 import { registerExportCommand } from './commands/export.js';
+import { registerPredictCommand } from './commands/model.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerExperimentCommand } from './commands/experiment.js';
 import { registerCorpusCommand } from './commands/corpus.js';
@@ -28,6 +29,7 @@ for (const register of [
   registerPromptCommand,
   registerSpaceCommand,
   registerExportCommand,
+  registerPredictCommand,
   registerDashboardCommand,
   registerExperimentCommand,
   registerCorpusCommand,

@@ -6,4 +6,6 @@ declare module 'd3-dsv' {
   export function csvParseRows<T>(text: string, row: (cells: string[], index: number) => T | null | undefined): T[];
   /** Formats objects as CSV text with a header row of their keys. */
   export function csvFormat(rows: object[]): string;
+  /** Formats rows of cells as CSV text (quoting cells that need it). */
+  export function csvFormatRows(rows: readonly (readonly (string | number)[])[]): string;
 }

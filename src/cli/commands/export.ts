@@ -1,4 +1,4 @@
-/** `rrl export grpo|sft|tensorboard`: a run's records as GRPO data, SFT data or TensorBoard event files. */
+/** `rrl export grpo|sft|tensorboard|model`: a run's records as GRPO data, SFT data or TensorBoard event files, and its model (model.ts). */
 import { DOC_CHARS, MAX_DOC_CHARS } from '../../outer/agents/patch-prompt.js';
 import { registerCorpusSelection, registerCorpusTasks } from '../../tasks/corpus/register.js';
 import { listTasks } from '../../tasks/briefs.js';
@@ -12,6 +12,7 @@ import { exportTensorboard } from '../../dashboard/tensorboard.js';
 import { useTaskDir } from '../task-dir.js';
 import { int, oneOf, real } from '../flags/parse.js';
 import { taskDirFlag } from '../flags/shared.js';
+import { registerExportModel } from './model.js';
 import { type FlagValues, addFlags, flagTable } from '../flags/table.js';
 
 const GRPO_FLAGS = flagTable({
@@ -89,7 +90,7 @@ function exportTensorboardFiles(runDir: string, o: FlagValues<typeof TENSORBOARD
 
 /** Registers `rrl export` and its subcommands on `program`. */
 export function registerExportCommand(program: Command): void {
-  const exporter = program.command('export').description("export a run's records");
+  const exporter = program.command('export').description("export a run's records or its model");
   const grpo = exporter
     .command('grpo')
     .argument('<run>', 'run directory')
@@ -108,4 +109,5 @@ export function registerExportCommand(program: Command): void {
     .argument('<run>', 'run directory')
     .description("the run's scalars as TensorBoard event files: per iteration (run/), per task (tasks/TASK/), per job (jobs/jNNNNN/)");
   addFlags(tensorboard, TENSORBOARD_FLAGS).action(exportTensorboardFiles);
+  registerExportModel(exporter);
 }

@@ -16,7 +16,7 @@ export interface ProblemList {
 const MISSING = new Set(['', 'na', 'nan', 'null', 'none', 'n/a', '?']);
 
 /** A cell as a number: a finite number, `missing`, or `bad` (text that is not a number). */
-function numberOf(cell: unknown): number | 'missing' | 'bad' {
+export function numberOf(cell: unknown): number | 'missing' | 'bad' {
   if (cell === null || cell === undefined) return 'missing';
   if (typeof cell === 'number') return Number.isFinite(cell) ? cell : 'missing';
   if (typeof cell === 'boolean') return cell ? 1 : 0;
@@ -29,8 +29,8 @@ function numberOf(cell: unknown): number | 'missing' | 'bad' {
   return 'bad';
 }
 
-/** A target cell as a class label, or missing. */
-function labelOf(cell: unknown): string | 'missing' | 'bad' {
+/** A cell as a label (a target's class, a categorical feature's level), or missing. */
+export function labelOf(cell: unknown): string | 'missing' | 'bad' {
   if (cell === null || cell === undefined) return 'missing';
   if (typeof cell === 'number') return Number.isFinite(cell) ? String(cell) : 'missing';
   if (typeof cell === 'boolean') return String(cell);
