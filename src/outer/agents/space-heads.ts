@@ -8,12 +8,13 @@
  * entry here, with the next free `slot`.
  */
 import type { TaskBrief } from '../../spec/brief.js';
+import { CATALOG_IDS } from '../../tasks/supervised/catalog.js';
 
 /** Every algorithm a head may offer, in the controller's fixed option order. */
 export const ALGORITHM_ORDER = ['ppo', 'ars', 'dqn', 'reinforce', 'supervised'] as const;
 
 /** The source ids of the standard supervised catalog (one head each). */
-export const SOURCE_IDS = ['clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented'];
+export const SOURCE_IDS = CATALOG_IDS;
 
 type Section = Record<string, unknown>;
 /** A job spec while it is written: plain JSON objects, each section there. */

@@ -218,3 +218,33 @@ test('the description lists every head with its slot, path and parameter; the pa
     );
   }
 });
+
+test('every task file has a place in the output slots: its main file, up to five sources of its own and the catalogue', async () => {
+  const { registerTaskDir } = await import('../../tasks/file/register.js');
+  const { taskDir, classificationTask, writeTask } = await import('../../testing/task-files.js');
+  const { copyFileSync, rmSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const dir = taskDir('rrl-slots-');
+  try {
+    for (let k = 0; k <= 5; k++) {
+      const sources = Array.from({ length: k }, (_, i) => {
+        copyFileSync(join(dir, 'data.csv'), join(dir, `extra${i}.csv`));
+        return {
+          id: i % 2 ? `own-${i}` : ['noisy-large', 'shifted', 'augmented'][i / 2],
+          file: `extra${i}.csv`,
+          description: `another file of the same columns (${i})`,
+        };
+      });
+      const task = classificationTask(`slots-${k}`);
+      writeTask(dir, `slots-${k}.json`, { ...task, data: { ...(task.data as object), sources } });
+    }
+    await registerTaskDir(dir);
+    for (let k = 0; k <= 5; k++) {
+      const { brief } = getPublicTask(`slots-${k}`);
+      assert.ok(brief.supervised!.sources.length <= 6, `slots-${k}: ${brief.supervised!.sources.length} sources`);
+      assert.doesNotThrow(() => headLayout(buildHeads(brief)), `slots-${k}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -9,6 +9,7 @@
  */
 import type { Dataset } from '../../spec/data.js';
 import { type SourceRecipe, type SupervisedTaskDef, supervisedSpec } from '../supervised/define.js';
+import { CATALOG_IDS } from '../supervised/catalog.js';
 import { poolCatalog } from '../supervised/pool-catalog.js';
 import type { DistinctRows, NearCopies } from './near-copies.js';
 import type { SupervisedTaskFile } from './schema.js';
@@ -64,6 +65,20 @@ function keptRows(near: NearCopies, held: boolean[]): number[] {
   return keep;
 }
 
+/**
+ * The catalogue sources a task file gets beside its own: a source of the user's named after a
+ * catalogue source takes its place, and the sources in all are at most as many as the standard
+ * catalogue has (the embedded agents give each source one of that many output slots). What does not fit is
+ * left out, clean-small first (the main file's training part holds its rows), then from the end.
+ */
+function roomyCatalog(full: SourceRecipe[], own: ReadonlySet<string>): SourceRecipe[] {
+  const rest = full.filter((r) => !own.has(r.id));
+  const room = Math.max(0, CATALOG_IDS.length - own.size);
+  const order = [...rest.filter((r) => r.id !== 'clean-small'), ...rest.filter((r) => r.id === 'clean-small')];
+  const kept = new Set(order.slice(0, room).map((r) => r.id));
+  return rest.filter((r) => kept.has(r.id));
+}
+
 /** The task definition of a checked supervised task file: `dataset` is its main file's data (`mainName`), `extras` its extra sources. */
 export function supervisedFileTask(task: SupervisedTaskFile, dataset: Dataset, mainName: string, extras: ExtraSource[]): SupervisedTaskDef {
   const data = task.data;
@@ -87,9 +102,8 @@ export function supervisedFileTask(task: SupervisedTaskFile, dataset: Dataset, m
       return { ...pool, name: `${task.id}/${e.id}`, x: keep.map((i) => e.x[i]), y: keep.map((i) => e.y[i]), history: [history] };
     },
   }));
-  // A source of the user's named after a catalogue source takes its place.
   const own = new Set([data.id, ...extras.map((e) => e.id)]);
-  const catalog = data.catalog ? poolCatalog(dataset, poolSize).filter((r) => !own.has(r.id)) : [];
+  const catalog = data.catalog ? roomyCatalog(poolCatalog(dataset, poolSize), own) : [];
   const base = task.baseline;
   return {
     id: task.id,

@@ -113,7 +113,8 @@ export const SupervisedTaskFileSchema = z
           .default(true)
           .describe(
             'add the standard catalogue, made from the training part of this file by the harness (clean-small, noisy-large, shifted, imbalanced, ' +
-              'duplicated, augmented; an id one of your sources uses is left out)',
+              'duplicated, augmented; an id one of your sources uses is left out, and so many others that the sources in all are at most six, ' +
+              'clean-small first)',
           ),
         missing: z
           .enum(['keep', 'drop-row', 'error'])

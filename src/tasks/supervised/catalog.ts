@@ -7,6 +7,12 @@
 import { covariateShift, duplicate, imbalance, jitterAugment, labelNoise, subsample } from '../../inner/data/index.js';
 import type { SourceRecipe } from './define.js';
 
+/**
+ * The ids of the standard catalog, in its order. The embedded agents give each one an output slot,
+ * so a task offers at most this many sources.
+ */
+export const CATALOG_IDS: readonly string[] = ['clean-small', 'noisy-large', 'shifted', 'imbalanced', 'duplicated', 'augmented'];
+
 /** Parameters of the standard catalog for one dataset. */
 export interface CatalogOptions {
   /** Size of the pool the sources are drawn from (training part of the clean data). */
