@@ -105,8 +105,8 @@ function copyRepository(dir: string): void {
   cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true });
 }
 
-/** What the steps hand on: the tarball, then the installed package's directory. */
-const state: { tarball?: string; app?: string } = {};
+/** What the steps hand on: the tarball, the installed package's directory, the run `rrl train` made there. */
+const state: { tarball?: string; app?: string; run?: string } = {};
 
 test('npm pack --ignore-scripts of a copy holds what rrl needs at run time, and nothing of the tests, the sources or local data', () => {
   const copy = join(tmp, 'copy');
@@ -167,8 +167,10 @@ test('the installed rrl trains from a directory of its own: rrl train, 1 iterati
   const proposals = readStore(summary.dir).jobs.filter((j) => j.kind === 'proposal');
   assert.equal(proposals.length, 2);
   for (const j of proposals) assert.ok(j.status === 'succeeded' && Number.isFinite(j.normalized), `job ${j.id}: ${j.status}, score ${j.normalized}`);
+  state.run = summary.dir;
 });
 
-// The next step, once `rrl export model` lands (issue 47): the installed rrl exports the run's best
-// model, `rrl export model run --out model` in the work directory above, and the files it writes are checked.
+// The next step, once `rrl export model` lands (issue 47): the installed rrl,
+// run(join(state.app, 'node_modules', '.bin', 'rrl'), ['export', 'model', state.run, '--out', DIR], cwd),
+// exports the run's model from a directory of its own, and the files it writes are checked.
 test('the installed rrl exports the run’s model: rrl export model <run> --out DIR', { todo: 'rrl export model is not there yet (issue 47)' });
