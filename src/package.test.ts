@@ -3,24 +3,32 @@
  * repository (its files as git lists them, plus the dist/ this suite compiled; the suite's own dist/ is
  * only read), the tarball's file list checked against what `rrl` reads at run time, the tarball
  * installed into an empty directory with the documented line, and the installed `rrl` run from a
- * directory of its own, away from the repository: `rrl train`, one iteration of two proposals.
+ * directory of its own, away from the repository, as a user runs it on their own CSV with categorical
+ * columns and empty cells: `rrl train` (one iteration of two proposals), `rrl export model` and
+ * `rrl predict` on new rows.
  *
  * The install resolves the package's dependencies from the registry (npm's cache first: the install
  * adds --prefer-offline to the documented line) and builds better-sqlite3's native module, about two
- * minutes on two cores. Where the registry cannot be reached the file says so loudly and skips; with
- * RRL_REQUIRE_REGISTRY=1 (CI, .ci/run) it fails instead.
+ * minutes on two cores; so `npm test` skips this file loudly unless RRL_PACKAGE_TEST=1, and `.ci/run`
+ * runs it as a step of its own after the suite. Where the registry cannot be reached it says so loudly
+ * and skips; with RRL_REQUIRE_REGISTRY=1 (CI) it fails instead.
  */
 import test, { type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { type SpawnSyncReturns, spawnSync } from 'node:child_process';
-import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join, posix, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { importGraph } from './testing/import-graph.js';
 import { readStore } from './testing/store-view.js';
+import { churnTask, customerRows, toCsv, writeTask } from './testing/task-files.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
+/** The command that runs this file (`.ci/run` runs it after the suite). */
+const ENABLE = 'RRL_PACKAGE_TEST=1 RRL_EVAL_SECRET=1779033703 node --test dist/src/package.test.js';
+const skip = process.env.RRL_PACKAGE_TEST === '1' ? false : `the npm package test (3–4 min: it installs the tarball and builds better-sqlite3); run: ${ENABLE}`;
+if (skip) process.stderr.write(`!! SKIPPED ${skip}\n`);
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-package-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
 
@@ -105,10 +113,10 @@ function copyRepository(dir: string): void {
   cpSync(join(root, 'dist'), join(dir, 'dist'), { recursive: true });
 }
 
-/** What the steps hand on: the tarball, the installed package's directory, the run `rrl train` made there. */
-const state: { tarball?: string; app?: string; run?: string } = {};
+/** What the steps hand on: the tarball, the installed package's directory, the directory `rrl train` ran in. */
+const state: { tarball?: string; app?: string; work?: string } = {};
 
-test('npm pack --ignore-scripts of a copy holds what rrl needs at run time, and nothing of the tests, the sources or local data', () => {
+test('npm pack --ignore-scripts of a copy holds what rrl needs at run time, and nothing of the tests, the sources or local data', { skip }, () => {
   const copy = join(tmp, 'copy');
   copyRepository(copy);
   const r = run('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', tmp], copy);
@@ -125,7 +133,7 @@ test('npm pack --ignore-scripts of a copy holds what rrl needs at run time, and 
   state.tarball = join(tmp, packed.filename);
 });
 
-test('the tarball installs into an empty directory with the documented line (docs/install.md)', (t: TestContext) => {
+test('the tarball installs into an empty directory with the documented line (docs/install.md)', { skip }, (t: TestContext) => {
   if (!state.tarball) {
     t.skip('no tarball (the step before failed)');
     return;
@@ -149,14 +157,19 @@ test('the tarball installs into an empty directory with the documented line (doc
   state.app = app;
 });
 
-test('the installed rrl trains from a directory of its own: rrl train, 1 iteration × 2 proposals, a run with scores', (t: TestContext) => {
+test('the installed rrl trains on a user CSV from a directory of its own: rrl train, 1 iteration × 2 proposals, a run with scores', {
+  skip,
+}, (t: TestContext) => {
   if (!state.app) {
     t.skip('no installed package (a step before failed or skipped)');
     return;
   }
   const work = join(tmp, 'work');
-  mkdirSync(work);
-  const args = ['train', '--tasks', 'cars-mpg', '--iterations', '1', '--group', '2', '--workers', '1', '--run', 'run', '--json'];
+  mkdirSync(join(work, 'tasks'), { recursive: true });
+  writeFileSync(join(work, 'tasks', 'customers.csv'), toCsv(customerRows(300)));
+  writeTask(join(work, 'tasks'), 'churn.json', churnTask('customers.csv'));
+  // ./tasks is the default task directory.
+  const args = ['train', '--tasks', 'own-churn', '--iterations', '1', '--group', '2', '--workers', '1', '--run', 'run', '--json'];
   const r = run(join(state.app, 'node_modules', '.bin', 'rrl'), args, work);
   assert.equal(r.status, 0, `rrl train failed:\n${r.stderr}`);
   const summary = JSON.parse(r.stdout.trim().split('\n').pop() ?? '') as { jobs: number; dir: string; iterations: { meanNormalized: number }[] };
@@ -167,10 +180,25 @@ test('the installed rrl trains from a directory of its own: rrl train, 1 iterati
   const proposals = readStore(summary.dir).jobs.filter((j) => j.kind === 'proposal');
   assert.equal(proposals.length, 2);
   for (const j of proposals) assert.ok(j.status === 'succeeded' && Number.isFinite(j.normalized), `job ${j.id}: ${j.status}, score ${j.normalized}`);
-  state.run = summary.dir;
+  state.work = work;
 });
 
-// The next step, once `rrl export model` lands (issue 47): the installed rrl,
-// run(join(state.app, 'node_modules', '.bin', 'rrl'), ['export', 'model', state.run, '--out', DIR], cwd),
-// exports the run's model from a directory of its own, and the files it writes are checked.
-test('the installed rrl exports the run’s model: rrl export model <run> --out DIR', { todo: 'rrl export model is not there yet (issue 47)' });
+test('the installed rrl exports the run’s model and predicts on new rows with unseen levels and empty cells', { skip }, (t: TestContext) => {
+  if (!state.app || !state.work) {
+    t.skip('no run (a step before failed or skipped)');
+    return;
+  }
+  const rrl = join(state.app, 'node_modules', '.bin', 'rrl');
+  const exp = run(rrl, ['export', 'model', 'run', '--out', 'model'], state.work);
+  assert.equal(exp.status, 0, `rrl export model failed:\n${exp.stderr}`);
+  assert.match(exp.stderr, /own-churn: job \d+ exported to /);
+  const card = JSON.parse(readFileSync(join(state.work, 'model', 'card.json'), 'utf8')) as { versions: Record<string, string> };
+  assert.ok(card.versions['onnxruntime-node'], 'the card names the runtime the package installed');
+  const fresh = [...customerRows(20, 500), { 'Plan Type': 'enterprise', region: '', tenure: '', spend: 55 }];
+  writeFileSync(join(state.work, 'new.csv'), toCsv(fresh));
+  const pred = run(rrl, ['predict', 'model', '--data', 'new.csv'], state.work);
+  assert.equal(pred.status, 0, `rrl predict failed:\n${pred.stderr}`);
+  const lines = pred.stdout.trim().split('\n');
+  assert.equal(lines[0], 'label,p(no),p(yes)');
+  assert.equal(lines.length - 1, fresh.length, 'a prediction per row');
+});

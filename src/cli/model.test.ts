@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { csvParseRows } from 'd3-dsv';
-import { toCsv, writeTask } from '../testing/task-files.js';
+import { churnTask, customerRows, toCsv, writeTask } from '../testing/task-files.js';
 
 const cli = fileURLToPath(new URL('./index.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'rrl-model-'));
@@ -23,32 +23,10 @@ function rrl(...args: string[]): { code: number | null; stdout: string; stderr: 
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-/** A user's rows: a plan (categorical), a region with empty cells, tenure with empty cells, spend, and whether they left. */
-function rows(n: number, offset = 0): Record<string, string | number>[] {
-  return Array.from({ length: n }, (_, k) => {
-    const i = k + offset;
-    const plan = ['basic', 'plus', 'pro'][(i * 5) % 3];
-    const region = i % 13 === 0 ? '' : ['EU', 'US', 'APAC', 'LATAM'][(i * 3) % 4];
-    const tenure = i % 11 === 0 ? '' : (i * 7) % 60;
-    const spend = Number((20 + ((i * 37) % 90) + Math.sin(i)).toFixed(2));
-    const risk = (plan === 'basic' ? 1 : 0) + (typeof tenure === 'number' && tenure < 12 ? 1 : 0) + (spend < 50 ? 0.5 : 0);
-    return { 'Plan Type': plan, region, tenure, spend, churned: risk >= 1.5 ? 'yes' : 'no' };
-  });
-}
-
 const runDir = join(dir, 'run');
 const out = join(dir, 'export');
-writeFileSync(join(dir, 'customers.csv'), toCsv(rows(300)));
-writeTask(dir, 'churn.json', {
-  id: 'own-churn',
-  title: 'Which customers leave',
-  description: 'Customers of a subscription service: their plan, region, tenure in months and monthly spend.',
-  kind: 'supervised',
-  data: { file: 'customers.csv', target: 'churned', type: 'classification', features: ['Plan Type', 'region', 'tenure', 'spend'], missing: 'keep' },
-  metric: 'accuracy',
-  caps: { maxExamples: 20_000, maxWallSeconds: 60 },
-  baseline: { epochs: 10, examples: 3000, hidden: [8], learningRate: 0.01 },
-});
+writeFileSync(join(dir, 'customers.csv'), toCsv(customerRows(300)));
+writeTask(dir, 'churn.json', churnTask('customers.csv'));
 
 test('a short run on a user CSV, its model exported and predicting on new rows', () => {
   const train = rrl('train', '--task-dir', dir, '--tasks', 'own-churn', '--iterations', '1', '--group', '2', '--run', runDir);
@@ -66,7 +44,7 @@ test('a short run on a user CSV, its model exported and predicting on new rows',
   assert.equal(typeof card.data.fingerprint, 'string');
   // New rows: an unseen plan and region, empty cells in every column the model imputes.
   const fresh = [
-    ...rows(40, 1000),
+    ...customerRows(40, 1000),
     { 'Plan Type': 'enterprise', region: 'MARS', tenure: '', spend: 70 },
     { 'Plan Type': '', region: '', tenure: 3, spend: 30 },
   ];

@@ -62,3 +62,33 @@ export function writeTask(dir: string, name: string, task: Record<string, unknow
   writeFileSync(p, typeof task === 'string' ? task : JSON.stringify(task, null, 2));
   return p;
 }
+
+/**
+ * `n` rows of a user's customer table: a categorical plan (header `Plan Type`), a region with empty
+ * cells, a tenure with empty cells, a spend, and whether the customer left (`churned`, yes/no).
+ */
+export function customerRows(n: number, offset = 0): Record<string, string | number>[] {
+  return Array.from({ length: n }, (_, k) => {
+    const i = k + offset;
+    const plan = ['basic', 'plus', 'pro'][(i * 5) % 3];
+    const region = i % 13 === 0 ? '' : ['EU', 'US', 'APAC', 'LATAM'][(i * 3) % 4];
+    const tenure = i % 11 === 0 ? '' : (i * 7) % 60;
+    const spend = Number((20 + ((i * 37) % 90) + Math.sin(i)).toFixed(2));
+    const risk = (plan === 'basic' ? 1 : 0) + (typeof tenure === 'number' && tenure < 12 ? 1 : 0) + (spend < 50 ? 0.5 : 0);
+    return { 'Plan Type': plan, region, tenure, spend, churned: risk >= 1.5 ? 'yes' : 'no' };
+  });
+}
+
+/** The task file of a customer table (`customerRows`) in `file`: classification of `churned` from its four columns. */
+export function churnTask(file: string): Record<string, unknown> {
+  return {
+    id: 'own-churn',
+    title: 'Which customers leave',
+    description: 'Customers of a subscription service: their plan, region, tenure in months and monthly spend.',
+    kind: 'supervised',
+    data: { file, target: 'churned', type: 'classification', features: ['Plan Type', 'region', 'tenure', 'spend'], missing: 'keep' },
+    metric: 'accuracy',
+    caps: { maxExamples: 20_000, maxWallSeconds: 60 },
+    baseline: { epochs: 10, examples: 3000, hidden: [8], learningRate: 0.01 },
+  };
+}
