@@ -52,48 +52,53 @@ export interface ExportResult {
 const usable = (r: JobRow): boolean =>
   r.status === 'succeeded' && r.artifactDir !== null && Number.isFinite(r.normalized) && (r.share === null || r.share >= 1);
 
-/** Picks the job to export from a run's store; an unknown job or task, or a run with nothing trained, is an error in one line. */
-export function pickExport(store: Store, runId: string, req: ExportRequest): ExportPick {
-  const all = store.jobs(runId);
-  const of = (task: string, kind: JobRow['kind']): JobRow[] => all.filter((r) => r.task === task && r.kind === kind);
-  if (req.job !== undefined) {
-    const job = all.find((r) => r.id === req.job);
-    if (!job) throw new Error(`the run has no job ${req.job}`);
-    if (!usable(job)) throw new Error(`job ${job.id} has no model to export (${job.status}${job.error ? `: ${job.error}` : ''})`);
-    const reference = taskReference(of(job.task, 'baseline'));
-    const confirms = all.filter((r) => r.kind === 'confirm' && r.parentId === job.id);
-    return {
-      job,
-      reference,
-      confirmed: job.kind === 'baseline' ? baselineConfirmation(of(job.task, 'baseline'), reference) : confirmation(confirms, reference),
-    };
-  }
+/** Picks the job to export from a run's jobs; an unknown job or task, or a run with nothing trained, is an error in one line. */
+export function pickExport(all: JobRow[], req: ExportRequest): ExportPick {
+  return req.job !== undefined ? namedJob(all, req.job) : bestOfTask(all, req.task);
+}
+
+const ofTask = (all: JobRow[], task: string, kind: JobRow['kind']): JobRow[] => all.filter((r) => r.task === task && r.kind === kind);
+
+/** `--job N`: that job, with its confirmation if it has one. */
+function namedJob(all: JobRow[], id: number): ExportPick {
+  const job = all.find((r) => r.id === id);
+  if (!job) throw new Error(`the run has no job ${id}`);
+  if (!usable(job)) throw new Error(`job ${job.id} has no model to export (${job.status}${job.error ? `: ${job.error}` : ''})`);
+  const baselines = ofTask(all, job.task, 'baseline');
+  const reference = taskReference(baselines);
+  const confirms = all.filter((r) => r.kind === 'confirm' && r.parentId === job.id);
+  return { job, reference, confirmed: job.kind === 'baseline' ? baselineConfirmation(baselines, reference) : confirmation(confirms, reference) };
+}
+
+/** The task asked for (the run's only one by default): its best confirmed spec's job, else its best single score. */
+function bestOfTask(all: JobRow[], asked: string | undefined): ExportPick {
   const tasks = [...new Set(all.filter((r) => (r.kind === 'proposal' || r.kind === 'baseline') && usable(r)).map((r) => r.task))];
   if (!tasks.length) throw new Error('the run has no succeeded job with a model to export');
-  const task = req.task ?? (tasks.length === 1 ? tasks[0] : null);
-  if (task === null)
-    throw new Error(`the run trained ${tasks.length} tasks; name one with --task (${tasks.slice(0, 12).join(', ')}${tasks.length > 12 ? ', …' : ''})`);
-  if (!tasks.includes(task)) throw new Error(`the run has no trained model of task "${task}" (its tasks: ${tasks.slice(0, 12).join(', ')})`);
-  const reference = taskReference(of(task, 'baseline'));
-  const candidates: ExportPick[] = of(task, 'proposal')
+  const list = `${tasks.slice(0, 12).join(', ')}${tasks.length > 12 ? ', …' : ''}`;
+  const task = asked ?? (tasks.length === 1 ? tasks[0] : null);
+  if (task === null) throw new Error(`the run trained ${tasks.length} tasks; name one with --task (${list})`);
+  if (!tasks.includes(task)) throw new Error(`the run has no trained model of task "${task}" (its tasks: ${list})`);
+  const baselineRows = ofTask(all, task, 'baseline');
+  const reference = taskReference(baselineRows);
+  const confirms = ofTask(all, task, 'confirm');
+  const candidates: ExportPick[] = ofTask(all, task, 'proposal')
     .filter(usable)
     .map((job) => ({
       job,
       reference,
       confirmed: confirmation(
-        of(task, 'confirm').filter((c) => c.parentId === job.id),
+        confirms.filter((c) => c.parentId === job.id),
         reference,
       ),
     }));
-  const baselines = latestAttempts(of(task, 'baseline')).filter(usable);
-  if (baselines.length) candidates.push({ job: baselines[0], reference, confirmed: baselineConfirmation(of(task, 'baseline'), reference) });
+  const baseline = latestAttempts(baselineRows).filter(usable)[0];
+  if (baseline) candidates.push({ job: baseline, reference, confirmed: baselineConfirmation(baselineRows, reference) });
   const confirmedScore = (p: ExportPick): number =>
     p.confirmed?.complete && p.confirmed.normalized !== null ? p.confirmed.normalized : Number.NEGATIVE_INFINITY;
   const best = (score: (p: ExportPick) => number): ExportPick => candidates.reduce((a, b) => (score(b) > score(a) ? b : a));
   const confirmed = best(confirmedScore);
   if (Number.isFinite(confirmedScore(confirmed))) return confirmed;
-  const single = best((p) => p.job.normalized as number);
-  return { ...single, confirmed: null };
+  return { ...best((p) => p.job.normalized as number), confirmed: null };
 }
 
 /** The baseline spec's seeds as its confirmation: the reference is their mean. */

@@ -51,7 +51,7 @@ async function exportSource(path: string, o: FlagValues<typeof EXPORT_FLAGS>): P
   try {
     const run = store.getRun();
     if (!run) throw new Error(`${path}: the store holds no run`);
-    const pick = pickExport(store, run.id, { job: o.job, task: o.task });
+    const pick = pickExport(store.jobs(run.id), { job: o.job, task: o.task });
     const fingerprint = store.taskFingerprints(run.id).get(pick.job.task)?.fingerprint ?? null;
     return pickSource(path, run.id, pick, fingerprint);
   } finally {
