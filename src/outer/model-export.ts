@@ -14,7 +14,6 @@ import { POLICY_FORMAT, type PolicyFile, PolicyRunner } from '../inner/policy.js
 import { type OnnxGraph, modelGraph, policyGraph } from '../inner/onnx/model-graph.js';
 import { ONNX_ML_OPSET, ONNX_OPSET } from '../inner/onnx/graph.js';
 import type { JobRow } from '../store/rows.js';
-import type { Store } from '../store/store.js';
 import { type Confirmation, type TaskReference, confirmation, latestAttempts, taskReference } from './noise.js';
 import { CARD_FORMAT, MODEL_FILE, type ModelCard, cardMarkdown } from './model-card.js';
 
