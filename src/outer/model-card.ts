@@ -17,6 +17,8 @@ const ColumnInputSchema = z.strictObject({
   kind: z.enum(['numeric', 'categorical']),
   missing: z.boolean(),
   levels: z.array(z.string().max(1000)).max(100_000).optional(),
+  /** What the column means, as the task's brief says. */
+  description: z.string().max(4000).optional(),
 });
 
 const OutputSchema = z.strictObject({
@@ -89,9 +91,9 @@ export function cardMarkdown(c: ModelCard): string {
     ? c.inputs.map((i) => {
         const levels = i.levels ? ` (${i.levels.length} levels: ${i.levels.slice(0, 8).join(', ')}${i.levels.length > 8 ? ', …' : ''})` : '';
         const empty = i.missing ? (i.kind === 'numeric' ? 'NaN' : '""') : 'not accepted';
-        return `| \`${i.name}\` | ${i.kind === 'numeric' ? 'double' : 'string'} [N] | ${empty} | ${i.kind}${levels} |`;
+        return `| \`${i.name}\` | ${i.kind === 'numeric' ? 'double' : 'string'} [N] | ${empty} | ${i.kind}${levels} | ${i.description ?? ''} |`;
       })
-    : [`| \`observation\` | double [N, ${c.inputs.observation}] | not accepted | raw observations |`];
+    : [`| \`observation\` | double [N, ${c.inputs.observation}] | not accepted | vector | raw observations, one row per state |`];
   return [
     `# Model card: ${c.task.title ?? c.task.id}`,
     '',
@@ -109,8 +111,8 @@ export function cardMarkdown(c: ModelCard): string {
     '',
     '## Inputs',
     '',
-    '| input | type | empty cell | meaning |',
-    '| --- | --- | --- | --- |',
+    '| input | type | empty cell | kind | meaning |',
+    '| --- | --- | --- | --- | --- |',
     ...inputs,
     '',
     '## Outputs',

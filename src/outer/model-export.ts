@@ -40,6 +40,8 @@ export interface ExportPick {
 export interface TaskFacts {
   metric: string | null;
   title: string | null;
+  /** What each input (feature or observation value) means, by name, as the brief says. */
+  descriptions: Record<string, string>;
 }
 
 /** What the export wrote. */
@@ -220,7 +222,9 @@ export function writeExport(src: ExportSource, facts: TaskFacts, out: string): E
     data: { fingerprint: src.fingerprint },
     score: src.score,
     cost: src.cost,
-    inputs: graph.inputs,
+    inputs: Array.isArray(graph.inputs)
+      ? graph.inputs.map((i) => (facts.descriptions[i.name] ? { ...i, description: facts.descriptions[i.name] } : i))
+      : graph.inputs,
     outputs: graph.outputs,
     versions: versions(),
     exportedAt: new Date().toISOString(),

@@ -31,9 +31,10 @@ const PREDICT_FLAGS = flagTable({
 function taskFacts(task: string): TaskFacts {
   try {
     const { brief } = getPublicTask(task);
-    return { metric: brief.metric, title: brief.title };
+    const variables = [...(brief.supervised?.features ?? []), ...brief.environment.observation];
+    return { metric: brief.metric, title: brief.title, descriptions: Object.fromEntries(variables.map((v) => [v.name, v.description])) };
   } catch {
-    return { metric: null, title: null };
+    return { metric: null, title: null, descriptions: {} };
   }
 }
 
