@@ -1,6 +1,7 @@
 """An exported model from Python: the docs' snippet (docs/tasks-own.md, "The model in use") run verbatim
-on a model `rrl export model` wrote (from a job of a task file with categorical columns and empty cells), against `rrl predict` on the same rows; and a Gymnasium task file's
-exported policy run for whole episodes in Gymnasium, its actions against `rrl predict`'s.
+on a model `rrl export model` wrote (from a job of a task file with categorical columns and empty
+cells), against `rrl predict` on the same rows; and a Gymnasium task file's exported policy run for
+whole episodes in Gymnasium, its actions against `rrl predict`'s.
 
 Needs node and the compiled harness (dist/); skips loudly naming the command that enables it.
 """
