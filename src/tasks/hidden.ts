@@ -10,7 +10,8 @@ import { SUPERVISED_EVALUATIONS, type SupervisedEvaluation, supervisedEvaluation
 import { SUPERVISED_TASKS } from './supervised/tasks.js';
 import { EXAMPLE_TASKS } from './supervised/examples.js';
 import { CONTROL_TASKS } from './control/tasks.js';
-import { CONTROL_EVALUATIONS, controlEvaluation, secretPhysicsEvaluation } from './control/evaluate.js';
+import { type Actor, CONTROL_EVALUATIONS, controlEvaluation, episodeReturns, secretPhysicsEvaluation } from './control/evaluate.js';
+import { heldOutSeeds } from './secret.js';
 import { familyControlEvaluation, familySupervisedEvaluation } from './families/evaluate.js';
 import { taskFileEvaluation } from './file/evaluate.js';
 import { GYMNASIUM_TASKS } from './gymnasium/tasks.js';
@@ -99,4 +100,18 @@ export function getSupervisedEvaluation(taskId: string): SupervisedEvaluation {
   const s = supervisedFor(taskId);
   if (!s) throw new Error(`no supervised task "${taskId}"`);
   return s;
+}
+
+/** Anything that picks actions for a batch of observations, as a control evaluation runs it. */
+export type { Actor } from './control/evaluate.js';
+
+/**
+ * Plays `actor` on the hidden episodes of a built-in control task, as its evaluation does (harness
+ * and tests only: the check of an exported policy records the observations the engine's policy meets).
+ */
+export function playHiddenEpisodes(taskId: string, actor: Actor): void {
+  const def = CONTROL_TASKS.find((d) => d.id === taskId);
+  if (!def) throw new Error(`no built-in control task "${taskId}"`);
+  const { params } = builtIn(CONTROL_EVALUATIONS, taskId, 'control/evaluate.ts');
+  episodeReturns(actor, def.envId, heldOutSeeds(taskId, def.evaluationEpisodes), params);
 }

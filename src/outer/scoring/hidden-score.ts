@@ -3,15 +3,16 @@
  * thread; the outer loop and `rrl job run` never call them directly but through `Scorer`
  * (scorer-pool.ts), which runs them in a worker thread of their own (worker-entry.ts) with a
  * time and heap limit. This is the only module that imports the hidden evaluation
- * (tasks/hidden.ts).
+ * (tasks/hidden.ts); the check of an exported model (onnx-equality.ts) reads its hidden rows and
+ * episodes through it.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PolicyFile } from '../../inner/policy.js';
 import type { ModelFile } from '../../inner/model.js';
-import { getHiddenEvaluation, jobData } from '../../tasks/hidden.js';
+import { type Actor, getHiddenEvaluation, getSupervisedEvaluation, jobData, playHiddenEpisodes } from '../../tasks/hidden.js';
 import type { Evaluation } from '../../tasks/hidden-types.js';
-import type { SupervisedData } from '../../spec/data.js';
+import type { Dataset, SupervisedData } from '../../spec/data.js';
 
 import type { Score } from '../../spec/score.js';
 // The artifact's file names from spec/, which holds no training code: a scorer thread loads no tfjs.
@@ -78,4 +79,14 @@ export function scoreArtifact(taskId: string, dir: string, timeoutMs?: number): 
 /** The data the harness hands a job of this task (supervised sources; nothing for control). */
 export function dataForJob(taskId: string, spec: unknown): SupervisedData | undefined {
   return jobData(taskId, spec as { dataset?: { sources?: { id: string }[]; demonstrations?: string | null } });
+}
+
+/** A supervised task's hidden test rows (harness side only: the check of an exported model runs on them). */
+export function hiddenTestRows(taskId: string): Dataset {
+  return getSupervisedEvaluation(taskId).heldOut().test;
+}
+
+/** Runs `actor` on a built-in control task's hidden episodes (harness side only: the check of an exported policy). */
+export function playHidden(taskId: string, actor: Actor): void {
+  playHiddenEpisodes(taskId, actor);
 }

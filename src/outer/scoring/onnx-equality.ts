@@ -11,9 +11,7 @@ import { type PolicyFile, PolicyRunner } from '../../inner/policy.js';
 import { inputsFromCoded } from '../../inner/onnx/inputs.js';
 import { OnnxSession } from '../../inner/onnx/session.js';
 import { CONTROL_TASKS } from '../../tasks/control/tasks.js';
-import { CONTROL_EVALUATIONS, episodeReturns } from '../../tasks/control/evaluate.js';
-import { getSupervisedEvaluation } from '../../tasks/hidden.js';
-import { heldOutSeeds } from '../../tasks/secret.js';
+import { hiddenTestRows, playHidden } from './hidden-score.js';
 
 /** How far the graph's outputs are from the engine's on the hidden rows. */
 export interface SupervisedEquality {
@@ -28,7 +26,7 @@ export interface SupervisedEquality {
 
 /** The graph `bytes` of `file` against `ModelRunner` on the hidden test rows of `taskId`. */
 export async function supervisedEquality(taskId: string, file: ModelFile, bytes: Uint8Array): Promise<SupervisedEquality> {
-  const { test } = getSupervisedEvaluation(taskId).heldOut();
+  const test = hiddenTestRows(taskId);
   const runner = new ModelRunner(file);
   const session = await OnnxSession.load(bytes);
   try {
@@ -59,8 +57,7 @@ export interface ControlEquality {
 /** The graph `bytes` of `policy` against `PolicyRunner` on the hidden episodes of a built-in control task. */
 export async function controlEquality(taskId: string, policy: PolicyFile, bytes: Uint8Array): Promise<ControlEquality> {
   const def = CONTROL_TASKS.find((d) => d.id === taskId);
-  const settings = CONTROL_EVALUATIONS[taskId];
-  if (!def || !settings) throw new Error(`no built-in control task "${taskId}"`);
+  if (!def) throw new Error(`no built-in control task "${taskId}"`);
   const runner = new PolicyRunner(policy);
   const seen: number[] = [];
   const acted: number[] = [];
@@ -73,7 +70,7 @@ export async function controlEquality(taskId: string, policy: PolicyFile, bytes:
       return a;
     },
   };
-  episodeReturns(recorder, def.envId, heldOutSeeds(taskId, def.evaluationEpisodes), settings.params);
+  playHidden(taskId, recorder);
   const d = getEnvironment(def.envId).info.observationNames.length;
   const rows = seen.length / d;
   const session = await OnnxSession.load(bytes);
