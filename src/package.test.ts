@@ -27,7 +27,8 @@ import { churnTask, customerRows, toCsv, writeTask } from './testing/task-files.
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 /** The command that runs this file (`.ci/run` runs it after the suite). */
 const ENABLE = 'RRL_PACKAGE_TEST=1 RRL_EVAL_SECRET=1779033703 node --test dist/src/package.test.js';
-const skip = process.env.RRL_PACKAGE_TEST === '1' ? false : `the npm package test (3–4 min: it installs the tarball and builds better-sqlite3); run: ${ENABLE}`;
+const skip =
+  process.env.RRL_PACKAGE_TEST === '1' ? false : `the npm package test (about 2 min: it installs the tarball and builds better-sqlite3); run: ${ENABLE}`;
 if (skip) process.stderr.write(`!! SKIPPED ${skip}\n`);
 const tmp = mkdtempSync(join(tmpdir(), 'rrl-package-'));
 process.on('exit', () => rmSync(tmp, { recursive: true, force: true }));
