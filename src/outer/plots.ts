@@ -1,9 +1,10 @@
 /** SVG plots of experiments, rendered with Vega-Lite (no browser, no canvas). */
-import * as vega from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
 
 /** Renders a Vega-Lite spec to an SVG string. */
 export async function renderSvg(spec: TopLevelSpec): Promise<string> {
+  // Loaded here, not at the top: every `rrl` command imports this module, few of them plot.
+  const [vega, { compile }] = await Promise.all([import('vega'), import('vega-lite')]);
   const view = new vega.View(vega.parse(compile(spec).spec), { renderer: 'none' });
   try {
     return await view.toSVG();

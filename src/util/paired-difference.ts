@@ -3,7 +3,6 @@
  * on the same tasks, and whether the tasks' spread lets that difference be told from zero.
  */
 import jstat from 'jstat'; // a CommonJS module: its default export holds jStat
-import { mean as meanOf, std } from 'mathjs';
 
 /** The paired difference a − b over the pairs where both have a value. */
 export interface PairedDifference {
@@ -32,9 +31,9 @@ export function pairedDifference(a: (number | null)[], b: (number | null)[], lev
   });
   const n = d.length;
   if (n === 0) return null;
-  const mean = meanOf(d) as number;
+  const mean = jstat.jStat.mean(d);
   if (n < 2) return { n, mean, lo: null, hi: null };
-  const sd = std(d, 'unbiased') as number; // over n − 1
+  const sd = jstat.jStat.stdev(d, true); // over n − 1
   const half = jstat.jStat.studentt.inv(1 - (1 - level) / 2, n - 1) * (sd / Math.sqrt(n));
   return { n, mean, lo: mean - half, hi: mean + half };
 }

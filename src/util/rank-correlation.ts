@@ -1,5 +1,5 @@
 /** Rank correlation, for comparing how two fidelities order the same jobs. */
-import { corr } from 'mathjs';
+import jstat from 'jstat'; // a CommonJS module: its default export holds jStat
 
 /** Ranks from 1 in ascending order, ties sharing their mean rank. */
 export function ranks(xs: number[]): number[] {
@@ -20,5 +20,5 @@ export function spearman(a: number[], b: number[]): number | null {
   const ra = ranks(a);
   const rb = ranks(b);
   const constant = (r: number[]): boolean => r.every((v) => v === r[0]);
-  return a.length < 2 || constant(ra) || constant(rb) ? null : (corr(ra, rb) as number);
+  return a.length < 2 || constant(ra) || constant(rb) ? null : jstat.jStat.corrcoeff(ra, rb);
 }
