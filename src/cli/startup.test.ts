@@ -41,15 +41,15 @@ function heavyLoaded(args: string[]): string[] {
   return [...new Set([...r.stderr.matchAll(/^LOADED .*?\/node_modules\/([^/]+)\//gm)].map((m) => m[1]))].sort();
 }
 
-const module = (path: string): string => pathToFileURL(resolve(root, 'dist/src', path)).href;
+const built = (path: string): string => pathToFileURL(resolve(root, 'dist/src', path)).href;
 
 test('rrl --help, rrl tasks and a job worker start without mathjs or vega', () => {
   assert.deepEqual(heavyLoaded([resolve(root, 'bin/rrl.js'), '--help']), []);
   assert.deepEqual(heavyLoaded([resolve(root, 'bin/rrl.js'), 'tasks', '--json']), []);
-  assert.deepEqual(heavyLoaded(['--input-type=module', '-e', `await import('${module('run/job-worker.js')}');`]), []);
+  assert.deepEqual(heavyLoaded(['--input-type=module', '-e', `await import('${built('run/job-worker.js')}');`]), []);
 });
 
 test("the first expression loads mathjs's number-only entry, and nothing of vega", () => {
-  const script = `const { compileExpression } = await import('${module('inner/expr/expression.js')}'); compileExpression('r + 1', ['r']);`;
+  const script = `const { compileExpression } = await import('${built('inner/expr/expression.js')}'); compileExpression('r + 1', ['r']);`;
   assert.deepEqual(heavyLoaded(['--input-type=module', '-e', script]), ['mathjs']);
 });

@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { PolicyFile } from '../../inner/policy.js';
 import type { ModelFile } from '../../inner/model.js';
-import { type Actor, getHiddenEvaluation, getSupervisedEvaluation, jobData, playHiddenEpisodes } from '../../tasks/hidden.js';
+import { getHiddenEvaluation, getSupervisedEvaluation, jobData } from '../../tasks/hidden.js';
 import type { Evaluation } from '../../tasks/hidden-types.js';
 import type { Dataset, SupervisedData } from '../../spec/data.js';
 
@@ -86,7 +86,5 @@ export function hiddenTestRows(taskId: string): Dataset {
   return getSupervisedEvaluation(taskId).heldOut().test;
 }
 
-/** Runs `actor` on a built-in control task's hidden episodes (harness side only: the check of an exported policy). */
-export function playHidden(taskId: string, actor: Actor): void {
-  playHiddenEpisodes(taskId, actor);
-}
+/** Plays an actor on a built-in control task's hidden episodes (harness side only: the check of an exported policy). */
+export { playHiddenEpisodes } from '../../tasks/hidden.js';

@@ -11,7 +11,7 @@ import { type PolicyFile, PolicyRunner } from '../../inner/policy.js';
 import { inputsFromCoded } from '../../inner/onnx/inputs.js';
 import { OnnxSession } from '../../inner/onnx/session.js';
 import { CONTROL_TASKS } from '../../tasks/control/tasks.js';
-import { hiddenTestRows, playHidden } from './hidden-score.js';
+import { hiddenTestRows, playHiddenEpisodes } from './hidden-score.js';
 
 /** How far the graph's outputs are from the engine's on the hidden rows. */
 export interface SupervisedEquality {
@@ -70,7 +70,7 @@ export async function controlEquality(taskId: string, policy: PolicyFile, bytes:
       return a;
     },
   };
-  playHidden(taskId, recorder);
+  playHiddenEpisodes(taskId, recorder);
   const d = getEnvironment(def.envId).info.observationNames.length;
   const rows = seen.length / d;
   const session = await OnnxSession.load(bytes);
